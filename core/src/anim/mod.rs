@@ -1,0 +1,9 @@
+//! Animation signals: keyframe clips, expression spaces and weight streams.
+
+pub mod arkit;
+pub mod canon;
+pub mod clip;
+pub mod stream;
+
+pub use clip::{Channel, Clip, Interpolation, Property, Sampler};
+pub use stream::WeightStream;

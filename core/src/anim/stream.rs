@@ -1,0 +1,103 @@
+//! Weight streams: named channels sampled at frame times (Live Link Face CSV, Audio2Face JSON, the
+//! built-in performance), and their sampling at media time.
+
+use crate::error::{Error, Result};
+
+/// A stream of named weight channels over time, plus auxiliary channels kept as they are (head and
+/// eye angles in radians, for example).
+///
+/// `values` is `(F,C)` row-major: frame `f`, channel `c` at `values[f*C + c]`; `aux_values` is
+/// `(F,A)` likewise.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct WeightStream {
+    /// Where it came from, for messages.
+    pub source: String,
+    /// Channel names as the file spells them.
+    pub channels: Vec<String>,
+    /// Frame times `(F,)`, seconds from the stream's first frame (so `times[0] == 0`), strictly
+    /// increasing.
+    pub times: Vec<f64>,
+    /// Weights `(F,C)`, unitless.
+    pub values: Vec<f32>,
+    /// Auxiliary channel names (not blendshapes), e.g. `HeadYaw`.
+    pub aux_channels: Vec<String>,
+    /// Auxiliary values `(F,A)` in the file's units (radians for Live Link angles).
+    pub aux_values: Vec<f32>,
+    /// The nominal frame rate, frames per second, when the source states or implies one.
+    pub nominal_fps: Option<f64>,
+}
+
+impl WeightStream {
+    /// Check shapes and times.
+    ///
+    /// # Errors
+    /// [`Error::Format`] naming the source when there are no frames, times are not finite or not
+    /// strictly increasing, or `values`/`aux_values` have the wrong length.
+    pub fn validate(&self) -> Result<()> {
+        let f = self.frame_count();
+        if f == 0 {
+            return Err(Error::format(&self.source, "frames", "the stream has no frames"));
+        }
+        if self.values.len() != f * self.channels.len() {
+            return Err(Error::Mismatch { what: format!("{}: weight values", self.source), expected: (f * self.channels.len()) as u64, found: self.values.len() as u64 });
+        }
+        if self.aux_values.len() != f * self.aux_channels.len() {
+            return Err(Error::Mismatch { what: format!("{}: aux values", self.source), expected: (f * self.aux_channels.len()) as u64, found: self.aux_values.len() as u64 });
+        }
+        if let Some(i) = self.times.iter().position(|t| !t.is_finite()) {
+            return Err(Error::format_at(&self.source, "time", i, "not finite"));
+        }
+        if let Some(i) = self.times.windows(2).position(|w| w[1] <= w[0]) {
+            return Err(Error::format_at(&self.source, "time", i + 1, format!("times must increase ({} then {})", self.times[i], self.times[i + 1])));
+        }
+        Ok(())
+    }
+
+    /// Frames F.
+    pub fn frame_count(&self) -> usize {
+        self.times.len()
+    }
+
+    /// Channels C.
+    pub fn channel_count(&self) -> usize {
+        self.channels.len()
+    }
+
+    /// Time of the last frame, seconds.
+    pub fn duration(&self) -> f64 {
+        self.times.last().copied().unwrap_or(0.0)
+    }
+
+    /// Frame `f`'s weights `(C,)`.
+    pub fn frame(&self, f: usize) -> &[f32] {
+        let c = self.channels.len();
+        &self.values[f * c..(f + 1) * c]
+    }
+
+    /// Sample every channel at media time `t` seconds into `out` `(C,)`: linear between the two
+    /// neighbouring frames, clamped to the first / last frame outside them (a NaN `t` gives the
+    /// first frame). Allocation-free.
+    ///
+    /// # Panics
+    /// When `out.len() != C` or the stream has no frames.
+    pub fn sample(&self, t: f64, out: &mut [f32]) {
+        let c = self.channels.len();
+        assert_eq!(out.len(), c, "stream sample width");
+        let last = self.times.len() - 1;
+        if !(t > self.times[0]) {
+            out.copy_from_slice(self.frame(0));
+            return;
+        }
+        if t >= self.times[last] {
+            out.copy_from_slice(self.frame(last));
+            return;
+        }
+        let k1 = self.times.partition_point(|&x| x <= t);
+        let k = k1 - 1;
+        let s = (t - self.times[k]) / (self.times[k1] - self.times[k]);
+        let (a, b) = (self.frame(k), self.frame(k1));
+        for i in 0..c {
+            out[i] = (f64::from(a[i]) + s * (f64::from(b[i]) - f64::from(a[i]))) as f32;
+        }
+    }
+}

@@ -1,0 +1,119 @@
+//! The one error enum of `mien-core`.
+//!
+//! Every variant carries structured fields (file, field, index, limit, found) so a caller can act on
+//! the failure and the CLI can print a message that names what is wrong and where. Validation
+//! collects all problems before failing ([`Error::Many`]).
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong in `mien-core`.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Reading or writing a file failed at the operating-system level.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file being read or written.
+        path: PathBuf,
+        /// What the OS said.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// A file's contents are malformed or violate its format's rules.
+    ///
+    /// `field` is a JSON-pointer-like path inside the file (`accessors[12].sparse.indices`) or a
+    /// column/record name; `index` is the element, row or byte offset when one applies.
+    #[error("{file}: {field}{}: {reason}", index.map(|i| format!(" [{i}]")).unwrap_or_default())]
+    Format {
+        /// The file (path or a short label such as `<built-in>`).
+        file: String,
+        /// Where in the file.
+        field: String,
+        /// The element / row / byte offset, when one applies.
+        index: Option<usize>,
+        /// What is wrong.
+        reason: String,
+    },
+
+    /// A count exceeds a documented limit.
+    #[error("{what}: {found} exceeds the limit of {limit}")]
+    Limit {
+        /// What was counted.
+        what: String,
+        /// The documented limit.
+        limit: u64,
+        /// What the input asked for.
+        found: u64,
+    },
+
+    /// Two things that must agree do not (vertex counts, weight counts, control counts).
+    #[error("{what}: expected {expected}, found {found}")]
+    Mismatch {
+        /// What was compared.
+        what: String,
+        /// The value that was required.
+        expected: u64,
+        /// The value that was given.
+        found: u64,
+    },
+
+    /// A splat-slot operation was refused (exhaustion, overlap, double free, out of range).
+    #[error("slot allocator: {reason} (offset {offset}, count {count}, capacity {capacity})")]
+    Slots {
+        /// What went wrong.
+        reason: &'static str,
+        /// First slot of the range involved.
+        offset: u32,
+        /// Slot count of the range involved.
+        count: u32,
+        /// The allocator's capacity.
+        capacity: u32,
+    },
+
+    /// An argument is out of its documented domain (a NaN sigma, a zero frame rate).
+    #[error("{what}: {reason}")]
+    Invalid {
+        /// The argument.
+        what: String,
+        /// Why it was refused.
+        reason: String,
+    },
+
+    /// Several problems found by one validation pass, in the order they were found.
+    #[error("{} problems:\n{}", .0.len(), .0.iter().map(|e| format!("  - {e}")).collect::<Vec<_>>().join("\n"))]
+    Many(Vec<Error>),
+}
+
+/// `Result` with [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// A [`Error::Format`] without an index.
+    pub fn format(file: impl Into<String>, field: impl Into<String>, reason: impl Into<String>) -> Self {
+        Error::Format { file: file.into(), field: field.into(), index: None, reason: reason.into() }
+    }
+
+    /// A [`Error::Format`] at element `index`.
+    pub fn format_at(
+        file: impl Into<String>,
+        field: impl Into<String>,
+        index: usize,
+        reason: impl Into<String>,
+    ) -> Self {
+        Error::Format { file: file.into(), field: field.into(), index: Some(index), reason: reason.into() }
+    }
+
+    /// An [`Error::Io`] for `path`.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io { path: path.into(), source }
+    }
+
+    /// Fold a list of problems: `Ok` when empty, the single error when one, [`Error::Many`] otherwise.
+    pub fn collect(mut problems: Vec<Error>) -> Result<()> {
+        match problems.len() {
+            0 => Ok(()),
+            1 => Err(problems.remove(0)),
+            _ => Err(Error::Many(problems)),
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! Atomic file writes (temp file in the target folder, then rename).

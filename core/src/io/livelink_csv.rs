@@ -1,0 +1,1 @@
+//! Live Link Face CSV reader (filled by the expression-input work).

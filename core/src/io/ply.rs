@@ -1,0 +1,1 @@
+//! Standard 3D Gaussian Splatting PLY writer and reader (filled by the output work).

@@ -1,0 +1,17 @@
+//! `mien-core`: the data model, file formats, expression spaces, animation signals and the CPU
+//! reference math of mien, plus the backend seams ([`rig::RigBackend`], [`lift::Lift`],
+//! [`sink::SplatSink`]). No GPU crate is a dependency (STYLE 1).
+//!
+//! Units everywhere: positions in metres, angles in radians, time in seconds (f64) on the media
+//! clock, weights unitless. Right-handed, +Y up, the character looks toward +Z (glTF).
+
+pub mod anim;
+pub mod error;
+pub mod io;
+pub mod lift;
+pub mod preview;
+pub mod rig;
+pub mod sample;
+pub mod sink;
+
+pub use error::{Error, Result};

@@ -1,0 +1,20 @@
+//! Lifts: posed vertices → gaussians in a splat sink's slot range.
+
+pub mod debug;
+
+pub use debug::{CLEARED_SPLAT, DebugLiftParams, DebugShading, LiftedSplat, lift_vertex};
+
+use crate::error::Result;
+use crate::rig::backend::RigBackend;
+use crate::sink::{SlotRange, SplatSink};
+
+/// The lift seam: reads a rig backend's posed vertices, writes its slot range of a sink.
+pub trait Lift<R: RigBackend, S: SplatSink> {
+    /// The slots this lift owns.
+    fn range(&self) -> SlotRange;
+    /// Record (GPU) or run (CPU) the lift after the rig's pass in the same encoder.
+    ///
+    /// # Errors
+    /// Backend failures (device lost, out of memory).
+    fn encode(&mut self, encoder: &mut R::Encoder, rig: &R, sink: &mut S) -> Result<()>;
+}

@@ -1,0 +1,1 @@
+//! CPU splat rasteriser for PNG previews (filled by the output work).

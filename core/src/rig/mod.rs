@@ -1,0 +1,20 @@
+//! The rig: data model (meshes, morph targets, skins, hierarchy, characters), the CPU reference math
+//! (CSR morph blend, LBS), the flattened [`RigData`] backends upload, and the [`RigBackend`] seam.
+
+pub mod backend;
+pub mod character;
+pub mod ids;
+pub mod mesh;
+pub mod morph;
+pub mod rigdata;
+pub mod skeleton;
+pub mod skin;
+
+pub use backend::{PosedVertices, RigBackend, RigHandle};
+pub use character::{Character, ImportNote, Pose};
+pub use ids::{ClipId, MeshId, NodeId, SkinId};
+pub use mesh::{Mesh, Primitive};
+pub use morph::{ACTIVE_MORPH_LIMIT, DenseTarget, LimitStats, MORPH_WEIGHT_LIMIT, MorphLimiter, MorphSet, MorphVertex};
+pub use rigdata::{ControlStats, MeshInstance, PaletteEntry, RigControls, RigData};
+pub use skeleton::{Hierarchy, Node, Transform};
+pub use skin::{InfluenceFixes, Influences, Skin};

@@ -1,0 +1,1 @@
+//! The built-in default character and performance (filled by the sample work).

@@ -1,0 +1,104 @@
+//! Splat sinks: where lifts write gaussians.
+//!
+//! Source: DESIGN.md "Splat sink" and seed 000 (`SplatSink`, `SplatSinkBuffers`): four arrays indexed
+//! by absolute slot — `center: vec4<f32>` (xyz metres, w unused), `color: u32 =
+//! pack4x8unorm(r,g,b,opacity)`, `cov_a: vec4<f32> = (c00,c01,c02,c11)`, `cov_b: vec4<f32> =
+//! (c12,c22,0,0)` — an owner-set bounding sphere and a "changed" flag for re-sorting.
+
+pub mod slots;
+
+pub use slots::{SlotAllocator, SlotRange};
+
+use crate::error::Result;
+
+/// The splat-sink seam: slot allocation, bounds and the re-sort flag. The buffers themselves are
+/// backend types (CPU vectors, wgpu or Vulkan buffers).
+pub trait SplatSink {
+    /// Total slots.
+    fn capacity(&self) -> u32;
+    /// Reserve `count` contiguous slots.
+    ///
+    /// # Errors
+    /// Exhaustion or `count == 0` ([`crate::Error::Slots`]).
+    fn allocate(&mut self, count: u32) -> Result<SlotRange>;
+    /// Return a live range.
+    ///
+    /// # Errors
+    /// Double free, overlap, a range that is not live ([`crate::Error::Slots`]).
+    fn free(&mut self, range: SlotRange) -> Result<()>;
+    /// Owner-supplied bounds (metres); the sink never recomputes them from its buffers.
+    fn set_bounding_sphere(&mut self, center: [f32; 3], radius: f32);
+    /// The last bounds set.
+    fn bounding_sphere(&self) -> ([f32; 3], f32);
+    /// Ask for a re-sort on the next render.
+    fn mark_changed(&mut self);
+    /// Whether a re-sort was asked for since the last call; clears the flag.
+    fn take_changed(&mut self) -> bool;
+    /// Bytes held by the four buffers.
+    fn bytes(&self) -> u64;
+}
+
+/// Bytes one slot takes in the four buffers: 16 + 4 + 16 + 16.
+pub const BYTES_PER_SLOT: u64 = 52;
+
+/// The four sink arrays on the host, `(S,…)` by absolute slot. The CPU sink's storage, and what a GPU
+/// sink reads back into.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SplatBuffers {
+    /// Centres `(S,4)`: xyz metres, w unused (0).
+    pub center: Vec<[f32; 4]>,
+    /// `pack4x8unorm(r, g, b, opacity)` `(S,)`.
+    pub color: Vec<u32>,
+    /// Covariance `(c00, c01, c02, c11)` `(S,4)`, m².
+    pub cov_a: Vec<[f32; 4]>,
+    /// Covariance `(c12, c22, 0, 0)` `(S,4)`, m².
+    pub cov_b: Vec<[f32; 4]>,
+}
+
+impl SplatBuffers {
+    /// `capacity` slots, all cleared (opacity 0, zero covariance).
+    pub fn new(capacity: u32) -> Self {
+        let n = capacity as usize;
+        SplatBuffers { center: vec![[0.0; 4]; n], color: vec![0; n], cov_a: vec![[0.0; 4]; n], cov_b: vec![[0.0; 4]; n] }
+    }
+
+    /// Number of slots.
+    pub fn len(&self) -> usize {
+        self.center.len()
+    }
+
+    /// Whether there are no slots.
+    pub fn is_empty(&self) -> bool {
+        self.center.is_empty()
+    }
+
+    /// Slot `i`'s symmetric covariance as a row-major 3×3, m².
+    pub fn covariance(&self, i: usize) -> [[f32; 3]; 3] {
+        let (a, b) = (self.cov_a[i], self.cov_b[i]);
+        [[a[0], a[1], a[2]], [a[1], a[3], b[0]], [a[2], b[0], b[1]]]
+    }
+
+    /// Slot `i`'s colour and opacity, each in `[0,1]`.
+    pub fn rgba(&self, i: usize) -> [f32; 4] {
+        unpack4x8unorm(self.color[i])
+    }
+}
+
+/// WGSL `pack4x8unorm`: each component clamped to `[0,1]`, scaled by 255, rounded half up
+/// (`floor(0.5 + 255·c)`), component 0 in the low byte (WGSL spec §17.9 "Data Packing").
+/// NaN packs as 0.
+#[inline]
+pub fn pack4x8unorm(c: [f32; 4]) -> u32 {
+    let mut out = 0u32;
+    for (k, &x) in c.iter().enumerate() {
+        let x = if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) };
+        out |= ((0.5 + 255.0 * x).floor() as u32) << (8 * k);
+    }
+    out
+}
+
+/// Inverse of [`pack4x8unorm`] (byte / 255).
+#[inline]
+pub fn unpack4x8unorm(v: u32) -> [f32; 4] {
+    [0, 1, 2, 3].map(|k| ((v >> (8 * k)) & 0xff) as f32 / 255.0)
+}
