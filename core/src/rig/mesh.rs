@@ -16,6 +16,8 @@ pub struct Primitive {
     pub tangents: Vec<[f32; 4]>,
     /// Texture coordinates `(V,2)`, or empty.
     pub uvs: Vec<[f32; 2]>,
+    /// Linear RGBA vertex colours `(V,4)` in `[0,1]` (glTF `COLOR_0`), or empty.
+    pub colors: Vec<[f32; 4]>,
     /// Triangle list `(T*3,)` of vertex indices (< V). Strips and fans are converted on import;
     /// points and lines leave it empty.
     pub indices: Vec<u32>,
@@ -48,6 +50,7 @@ impl Primitive {
         len("NORMAL", self.normals.len(), true);
         len("TANGENT", self.tangents.len(), true);
         len("TEXCOORD_0", self.uvs.len(), true);
+        len("COLOR_0", self.colors.len(), true);
         len("morph rows", self.morph.vertex_count(), false);
         if let Some(inf) = &self.influences {
             len("JOINTS_0", inf.joints.len(), false);

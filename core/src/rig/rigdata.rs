@@ -15,6 +15,9 @@ use super::morph::{LimitStats, MorphLimiter, MorphVertex, normalize_or};
 use super::skin::{normal_matrix, skin_vertex};
 use crate::error::{Error, Result};
 
+/// The colour of a vertex whose primitive has no `COLOR_0`: a neutral light grey.
+pub const DEFAULT_TINT: [f32; 4] = [0.78, 0.76, 0.74, 1.0];
+
 /// Where one palette entry's matrix comes from.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum PaletteEntry {
@@ -65,6 +68,8 @@ pub struct RigData {
     pub normals: Vec<[f32; 3]>,
     /// Texture coordinates `(V,2)` (zeros where a primitive has none).
     pub uvs: Vec<[f32; 2]>,
+    /// Linear RGBA vertex colours `(V,4)` in `[0,1]` ([`DEFAULT_TINT`] where a primitive has none).
+    pub colors: Vec<[f32; 4]>,
     /// Triangles `(T,3)` in flattened vertex indices.
     pub triangles: Vec<[u32; 3]>,
     /// CSR row starts `(V+1,)`.
@@ -153,6 +158,11 @@ impl RigData {
                 } else {
                     rig.uvs.extend(std::iter::repeat_n([0.0; 2], prim.positions.len()));
                 }
+                if prim.colors.len() == prim.positions.len() {
+                    rig.colors.extend_from_slice(&prim.colors);
+                } else {
+                    rig.colors.extend(std::iter::repeat_n(DEFAULT_TINT, prim.positions.len()));
+                }
                 rig.triangles.extend(prim.indices.chunks_exact(3).map(|t| [t[0] + vbase, t[1] + vbase, t[2] + vbase]));
                 let m = &prim.morph;
                 let en = m.entry_normal();
@@ -217,6 +227,7 @@ impl RigData {
         };
         len("normals", self.normals.len(), nv);
         len("uvs", self.uvs.len(), nv);
+        len("colors", self.colors.len(), nv);
         len("joints", self.joints.len(), nv);
         len("weights", self.weights.len(), nv);
         len("morph_offsets", self.morph_offsets.len(), nv + 1);
