@@ -19,12 +19,17 @@ pub struct Influences {
     pub weights: Vec<[f32; 4]>,
 }
 
+/// A weight sum further than this from 1 is reported as renormalised (sums closer are float noise
+/// of the exporter and are normalised silently).
+pub const WEIGHT_SUM_TOLERANCE: f32 = 1e-3;
+
 /// What [`merge_influences`] had to change, for the import report.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct InfluenceFixes {
     /// Vertices with more than 4 non-zero influences (JOINTS_1 in use): the 4 strongest kept.
     pub truncated: u32,
-    /// Vertices whose weight sum was off 1 by more than `2e-3` (glTF's tolerance, §3.7.3.3) and were renormalised.
+    /// Vertices whose weight sum was off 1 by more than [`WEIGHT_SUM_TOLERANCE`] (every sum is
+    /// normalised to 1; only these are reported).
     pub renormalised: u32,
     /// Vertices whose influences summed to zero: bound rigidly to the first joint.
     pub zero_sum: u32,
@@ -34,7 +39,8 @@ pub struct InfluenceFixes {
 
 /// Merge one vertex's influence sets (JOINTS_0/WEIGHTS_0, optionally JOINTS_1/WEIGHTS_1, …) into at
 /// most 4 influences: duplicate joints are summed, the 4 largest weights kept (ties → lower slot),
-/// sorted strongest first, and renormalised to sum 1 when the sum is off.
+/// sorted strongest first, and divided by their sum so they sum to 1 (a sum off by more than
+/// [`WEIGHT_SUM_TOLERANCE`] is counted in `fixes.renormalised`).
 ///
 /// Weights must be finite and ≥ 0 (the importer refuses others before calling this).
 pub fn merge_influences(joints: &[u32], weights: &[f32], fixes: &mut InfluenceFixes) -> ([u32; 4], [f32; 4]) {
@@ -70,13 +76,12 @@ pub fn merge_influences(joints: &[u32], weights: &[f32], fixes: &mut InfluenceFi
         w[0] = 1.0;
         return (j, w);
     }
-    let renorm = (sum - 1.0).abs() > 2e-3;
-    if renorm {
+    if (sum - 1.0).abs() > WEIGHT_SUM_TOLERANCE {
         fixes.renormalised += 1;
     }
     for (k, (jj, ww)) in pairs.into_iter().enumerate() {
         j[k] = jj;
-        w[k] = if renorm { ww / sum } else { ww };
+        w[k] = ww / sum;
     }
     (j, w)
 }
