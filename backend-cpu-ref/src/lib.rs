@@ -1,1 +1,35 @@
-//! placeholder
+//! `mien-cpu`: mien's backend seams implemented on the CPU with the core reference math.
+//!
+//! It is both the reference every GPU backend is compared against and the test double (STYLE 1):
+//! [`CpuRigBackend`] poses a batch of rigs (morph CSR blend → LBS, [`RigData::pose_vertex`]) in one
+//! rayon-parallel pass, [`CpuSplatSink`] holds the four sink arrays on the host, and
+//! [`CpuDebugLift`] writes one isotropic gaussian per posed vertex.
+//!
+//! "Encoding" on the CPU runs the work immediately; [`CpuEncoder`] collects per-stage wall times
+//! for the report.
+//!
+//! [`RigData::pose_vertex`]: mien_core::rig::RigData::pose_vertex
+
+mod lift;
+mod rig;
+mod sink;
+
+pub use lift::CpuDebugLift;
+pub use rig::CpuRigBackend;
+pub use sink::CpuSplatSink;
+
+use std::time::Duration;
+
+/// The CPU backend's "command encoder": work runs when encoded; this records how long each stage
+/// took, summed over the encodes since it was created.
+#[derive(Clone, Debug, Default)]
+pub struct CpuEncoder {
+    /// Time spent in rig passes (morph + skin).
+    pub rig: Duration,
+    /// Time spent in lift passes.
+    pub lift: Duration,
+}
+
+/// Vertices per rayon task: large enough to amortise scheduling, small enough to balance a
+/// 2.7k-vertex face over a few cores.
+pub(crate) const CHUNK: usize = 512;

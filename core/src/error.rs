@@ -89,8 +89,17 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
     /// A [`Error::Format`] without an index.
-    pub fn format(file: impl Into<String>, field: impl Into<String>, reason: impl Into<String>) -> Self {
-        Error::Format { file: file.into(), field: field.into(), index: None, reason: reason.into() }
+    pub fn format(
+        file: impl Into<String>,
+        field: impl Into<String>,
+        reason: impl Into<String>,
+    ) -> Self {
+        Error::Format {
+            file: file.into(),
+            field: field.into(),
+            index: None,
+            reason: reason.into(),
+        }
     }
 
     /// A [`Error::Format`] at element `index`.
@@ -100,12 +109,20 @@ impl Error {
         index: usize,
         reason: impl Into<String>,
     ) -> Self {
-        Error::Format { file: file.into(), field: field.into(), index: Some(index), reason: reason.into() }
+        Error::Format {
+            file: file.into(),
+            field: field.into(),
+            index: Some(index),
+            reason: reason.into(),
+        }
     }
 
     /// An [`Error::Io`] for `path`.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
-        Error::Io { path: path.into(), source }
+        Error::Io {
+            path: path.into(),
+            source,
+        }
     }
 
     /// Fold a list of problems: `Ok` when empty, the single error when one, [`Error::Many`] otherwise.

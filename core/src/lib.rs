@@ -13,5 +13,7 @@ pub mod preview;
 pub mod rig;
 pub mod sample;
 pub mod sink;
+#[cfg(feature = "testing")]
+pub mod testing;
 
 pub use error::{Error, Result};

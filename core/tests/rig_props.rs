@@ -5,29 +5,57 @@
 
 use glam::{Mat4, Quat, Vec3};
 use mien_core::rig::morph::{DenseTarget, LimitStats, MorphLimiter, MorphSet, MorphVertex};
-use mien_core::rig::skin::{merge_influences, normal_matrix, skin_vertex, InfluenceFixes};
+use mien_core::rig::skin::{InfluenceFixes, merge_influences, normal_matrix, skin_vertex};
 use mien_core::sink::{SlotAllocator, SlotRange};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed};
 
 /// Fixed seed (STYLE 9) unless `PROPTEST_RNG_SEED` asks for another.
 fn config() -> Config {
-    let seed = std::env::var("PROPTEST_RNG_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x6d69_656e);
-    Config { cases: 96, failure_persistence: None, rng_seed: RngSeed::Fixed(seed), ..Config::default() }
+    let seed = std::env::var("PROPTEST_RNG_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x6d69_656e);
+    Config {
+        cases: 96,
+        failure_persistence: None,
+        rng_seed: RngSeed::Fixed(seed),
+        ..Config::default()
+    }
 }
 
 /// A random sparse morph set: `(V, T, per-target optional deltas)` where each target touches a
 /// random subset of vertices.
-fn morph_case() -> impl Strategy<Value = (usize, Vec<DenseTarget>, Vec<f32>, Vec<[f32; 3]>, Vec<[f32; 3]>)> {
+fn morph_case() -> impl Strategy<
+    Value = (
+        usize,
+        Vec<DenseTarget>,
+        Vec<f32>,
+        Vec<[f32; 3]>,
+        Vec<[f32; 3]>,
+    ),
+> {
     (1usize..40, 0usize..12).prop_flat_map(|(nv, nt)| {
         let target = (
-            proptest::collection::vec(proptest::option::weighted(0.3, [-0.05f32..0.05, -0.05f32..0.05, -0.05f32..0.05]), nv),
+            proptest::collection::vec(
+                proptest::option::weighted(0.3, [-0.05f32..0.05, -0.05f32..0.05, -0.05f32..0.05]),
+                nv,
+            ),
             any::<bool>(),
         )
             .prop_map(move |(cells, with_normals)| {
                 let position: Vec<[f32; 3]> = cells.iter().map(|c| c.unwrap_or([0.0; 3])).collect();
-                let normal = with_normals.then(|| cells.iter().map(|c| c.map_or([0.0; 3], |d| [d[2], d[0], d[1]])).collect());
-                DenseTarget { position: Some(position), normal, tangent: None }
+                let normal = with_normals.then(|| {
+                    cells
+                        .iter()
+                        .map(|c| c.map_or([0.0; 3], |d| [d[2], d[0], d[1]]))
+                        .collect()
+                });
+                DenseTarget {
+                    position: Some(position),
+                    normal,
+                    tangent: None,
+                }
             });
         let weight = prop_oneof![Just(0.0f32), -2.0f32..2.0, Just(1.0f32), Just(-1.0f32)];
         (
@@ -202,30 +230,87 @@ fn slot_allocator_is_first_fit_and_refuses_bad_frees() {
     assert_eq!((r1.offset, r2.offset, r3.offset), (0, 30, 60));
     a.free(r2).unwrap();
     // First fit reuses the hole at 30.
-    assert_eq!(a.allocate(10).unwrap(), SlotRange { offset: 30, count: 10 });
-    assert!(a.allocate(41).is_err(), "no block of 41 exists (20 + 10 split)");
+    assert_eq!(
+        a.allocate(10).unwrap(),
+        SlotRange {
+            offset: 30,
+            count: 10
+        }
+    );
+    assert!(
+        a.allocate(41).is_err(),
+        "no block of 41 exists (20 + 10 split)"
+    );
     assert!(a.allocate(0).is_err());
-    assert!(a.free(SlotRange { offset: 95, count: 10 }).is_err(), "outside capacity");
-    assert!(a.free(SlotRange { offset: 0, count: 10 }).is_err(), "part of a live range is not a live range");
-    assert!(a.free(SlotRange { offset: 45, count: 10 }).is_err(), "overlaps free slots");
+    assert!(
+        a.free(SlotRange {
+            offset: 95,
+            count: 10
+        })
+        .is_err(),
+        "outside capacity"
+    );
+    assert!(
+        a.free(SlotRange {
+            offset: 0,
+            count: 10
+        })
+        .is_err(),
+        "part of a live range is not a live range"
+    );
+    assert!(
+        a.free(SlotRange {
+            offset: 45,
+            count: 10
+        })
+        .is_err(),
+        "overlaps free slots"
+    );
 }
 
 #[test]
 fn morph_vertex_hand_worked() {
     // Two targets on one vertex: base (1,2,3) + 0.5·(2,0,0) + (−1)·(0,1,0) = (2,1,3).
     let targets = vec![
-        DenseTarget { position: Some(vec![[2.0, 0.0, 0.0]]), normal: Some(vec![[0.0, 0.0, 0.0]]), tangent: None },
-        DenseTarget { position: Some(vec![[0.0, 1.0, 0.0]]), normal: Some(vec![[0.0, 0.0, 1.0]]), tangent: None },
+        DenseTarget {
+            position: Some(vec![[2.0, 0.0, 0.0]]),
+            normal: Some(vec![[0.0, 0.0, 0.0]]),
+            tangent: None,
+        },
+        DenseTarget {
+            position: Some(vec![[0.0, 1.0, 0.0]]),
+            normal: Some(vec![[0.0, 0.0, 1.0]]),
+            tangent: None,
+        },
     ];
     let set = MorphSet::from_dense(1, &targets).unwrap();
     assert_eq!(set.entry_count(), 2);
-    let out = set.apply_vertex(0, &[0.5, -1.0], MorphVertex { position: [1.0, 2.0, 3.0], normal: [1.0, 0.0, 0.0], tangent: [0.0; 4] });
+    let out = set.apply_vertex(
+        0,
+        &[0.5, -1.0],
+        MorphVertex {
+            position: [1.0, 2.0, 3.0],
+            normal: [1.0, 0.0, 0.0],
+            tangent: [0.0; 4],
+        },
+    );
     assert_eq!(out.position, [2.0, 1.0, 3.0]);
     // normal (1,0,0) + (−1)(0,0,1) = (1,0,−1) → (1/√2, 0, −1/√2)
     let h = std::f32::consts::FRAC_1_SQRT_2;
-    assert!((out.normal[0] - h).abs() < 1e-6 && out.normal[1] == 0.0 && (out.normal[2] + h).abs() < 1e-6);
+    assert!(
+        (out.normal[0] - h).abs() < 1e-6
+            && out.normal[1] == 0.0
+            && (out.normal[2] + h).abs() < 1e-6
+    );
     // Non-finite deltas are refused with the target and vertex named.
-    let bad = vec![DenseTarget { position: Some(vec![[f32::NAN, 0.0, 0.0]]), normal: None, tangent: None }];
+    let bad = vec![DenseTarget {
+        position: Some(vec![[f32::NAN, 0.0, 0.0]]),
+        normal: None,
+        tangent: None,
+    }];
     let e = MorphSet::from_dense(1, &bad).unwrap_err().to_string();
-    assert!(e.contains("morph target 0") && e.contains("vertex 0"), "{e}");
+    assert!(
+        e.contains("morph target 0") && e.contains("vertex 0"),
+        "{e}"
+    );
 }

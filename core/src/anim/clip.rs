@@ -54,39 +54,83 @@ impl Sampler {
     /// times do not strictly increase (index of the first offender), the value count is not
     /// `K·width` (`3·K·width` for cubic), a value is not finite, `width` is 0, or a CUBICSPLINE
     /// sampler has fewer than 2 keys.
-    pub fn new(file: &str, what: &str, interpolation: Interpolation, times: Vec<f32>, values: Vec<f32>, width: usize) -> Result<Self> {
+    pub fn new(
+        file: &str,
+        what: &str,
+        interpolation: Interpolation,
+        times: Vec<f32>,
+        values: Vec<f32>,
+        width: usize,
+    ) -> Result<Self> {
         if times.is_empty() {
             return Err(Error::format(file, format!("{what}.input"), "no keyframes"));
         }
         if width == 0 {
-            return Err(Error::format(file, format!("{what}.output"), "zero values per key"));
+            return Err(Error::format(
+                file,
+                format!("{what}.output"),
+                "zero values per key",
+            ));
         }
         if let Some(i) = times.iter().position(|t| !t.is_finite()) {
-            return Err(Error::format_at(file, format!("{what}.input"), i, "time is not finite"));
+            return Err(Error::format_at(
+                file,
+                format!("{what}.input"),
+                i,
+                "time is not finite",
+            ));
         }
         if let Some(i) = times.windows(2).position(|w| w[1] <= w[0]) {
             return Err(Error::format_at(
                 file,
                 format!("{what}.input"),
                 i + 1,
-                format!("times must strictly increase ({} then {})", times[i], times[i + 1]),
+                format!(
+                    "times must strictly increase ({} then {})",
+                    times[i],
+                    times[i + 1]
+                ),
             ));
         }
-        let per_key = if interpolation == Interpolation::CubicSpline { 3 * width } else { width };
+        let per_key = if interpolation == Interpolation::CubicSpline {
+            3 * width
+        } else {
+            width
+        };
         if interpolation == Interpolation::CubicSpline && times.len() < 2 {
-            return Err(Error::format(file, format!("{what}.output"), "CUBICSPLINE needs at least 2 keyframes"));
+            return Err(Error::format(
+                file,
+                format!("{what}.output"),
+                "CUBICSPLINE needs at least 2 keyframes",
+            ));
         }
         if values.len() != times.len() * per_key {
             return Err(Error::format(
                 file,
                 format!("{what}.output"),
-                format!("{} values for {} keys of {} floats (expected {})", values.len(), times.len(), per_key, times.len() * per_key),
+                format!(
+                    "{} values for {} keys of {} floats (expected {})",
+                    values.len(),
+                    times.len(),
+                    per_key,
+                    times.len() * per_key
+                ),
             ));
         }
         if let Some(i) = values.iter().position(|v| !v.is_finite()) {
-            return Err(Error::format_at(file, format!("{what}.output"), i, "value is not finite"));
+            return Err(Error::format_at(
+                file,
+                format!("{what}.output"),
+                i,
+                "value is not finite",
+            ));
         }
-        Ok(Sampler { interpolation, times, values, width })
+        Ok(Sampler {
+            interpolation,
+            times,
+            values,
+            width,
+        })
     }
 
     /// Interpolation mode.
@@ -192,7 +236,11 @@ impl Sampler {
                 let mut out = [0.0f32; 4];
                 self.sample(t, &mut out);
                 let r = Quat::from_array(out);
-                if r.length_squared() > 0.0 && r.is_finite() { r.normalize() } else { q(self.key_value(k)) }
+                if r.length_squared() > 0.0 && r.is_finite() {
+                    r.normalize()
+                } else {
+                    q(self.key_value(k))
+                }
             }
         }
     }
@@ -222,16 +270,26 @@ pub struct Clip {
 impl Clip {
     /// First key time over all channels, seconds (0 for an empty clip).
     pub fn start(&self) -> f64 {
-        self.channels.iter().map(|c| f64::from(c.sampler.times()[0])).reduce(f64::min).unwrap_or(0.0)
+        self.channels
+            .iter()
+            .map(|c| f64::from(c.sampler.times()[0]))
+            .reduce(f64::min)
+            .unwrap_or(0.0)
     }
 
     /// Last key time over all channels, seconds (0 for an empty clip).
     pub fn end(&self) -> f64 {
-        self.channels.iter().filter_map(|c| c.sampler.times().last().map(|&t| f64::from(t))).reduce(f64::max).unwrap_or(0.0)
+        self.channels
+            .iter()
+            .filter_map(|c| c.sampler.times().last().map(|&t| f64::from(t)))
+            .reduce(f64::max)
+            .unwrap_or(0.0)
     }
 
     /// Whether any channel animates morph weights.
     pub fn has_weights(&self) -> bool {
-        self.channels.iter().any(|c| c.property == Property::Weights)
+        self.channels
+            .iter()
+            .any(|c| c.property == Property::Weights)
     }
 }

@@ -36,19 +36,40 @@ impl WeightStream {
     pub fn validate(&self) -> Result<()> {
         let f = self.frame_count();
         if f == 0 {
-            return Err(Error::format(&self.source, "frames", "the stream has no frames"));
+            return Err(Error::format(
+                &self.source,
+                "frames",
+                "the stream has no frames",
+            ));
         }
         if self.values.len() != f * self.channels.len() {
-            return Err(Error::Mismatch { what: format!("{}: weight values", self.source), expected: (f * self.channels.len()) as u64, found: self.values.len() as u64 });
+            return Err(Error::Mismatch {
+                what: format!("{}: weight values", self.source),
+                expected: (f * self.channels.len()) as u64,
+                found: self.values.len() as u64,
+            });
         }
         if self.aux_values.len() != f * self.aux_channels.len() {
-            return Err(Error::Mismatch { what: format!("{}: aux values", self.source), expected: (f * self.aux_channels.len()) as u64, found: self.aux_values.len() as u64 });
+            return Err(Error::Mismatch {
+                what: format!("{}: aux values", self.source),
+                expected: (f * self.aux_channels.len()) as u64,
+                found: self.aux_values.len() as u64,
+            });
         }
         if let Some(i) = self.times.iter().position(|t| !t.is_finite()) {
             return Err(Error::format_at(&self.source, "time", i, "not finite"));
         }
         if let Some(i) = self.times.windows(2).position(|w| w[1] <= w[0]) {
-            return Err(Error::format_at(&self.source, "time", i + 1, format!("times must increase ({} then {})", self.times[i], self.times[i + 1])));
+            return Err(Error::format_at(
+                &self.source,
+                "time",
+                i + 1,
+                format!(
+                    "times must increase ({} then {})",
+                    self.times[i],
+                    self.times[i + 1]
+                ),
+            ));
         }
         Ok(())
     }

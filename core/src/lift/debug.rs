@@ -70,17 +70,34 @@ impl DebugLiftParams {
         if self.range.count < self.vertex_count {
             return Err(Error::Invalid {
                 what: "debug lift range".into(),
-                reason: format!("{} slots for {} vertices", self.range.count, self.vertex_count),
+                reason: format!(
+                    "{} slots for {} vertices",
+                    self.range.count, self.vertex_count
+                ),
             });
         }
         if !(self.sigma.is_finite() && self.sigma > 0.0) {
-            return Err(Error::Invalid { what: "debug lift sigma".into(), reason: format!("{} is not a positive finite length", self.sigma) });
+            return Err(Error::Invalid {
+                what: "debug lift sigma".into(),
+                reason: format!("{} is not a positive finite length", self.sigma),
+            });
         }
         if !(0.0..=1.0).contains(&self.opacity) {
-            return Err(Error::Invalid { what: "debug lift opacity".into(), reason: format!("{} is outside [0, 1]", self.opacity) });
+            return Err(Error::Invalid {
+                what: "debug lift opacity".into(),
+                reason: format!("{} is outside [0, 1]", self.opacity),
+            });
         }
-        if !self.transform.iter().chain(&self.centroid).all(|x| x.is_finite()) {
-            return Err(Error::Invalid { what: "debug lift transform".into(), reason: "not finite".into() });
+        if !self
+            .transform
+            .iter()
+            .chain(&self.centroid)
+            .all(|x| x.is_finite())
+        {
+            return Err(Error::Invalid {
+                what: "debug lift transform".into(),
+                reason: "not finite".into(),
+            });
         }
         Ok(())
     }
@@ -90,8 +107,12 @@ impl DebugLiftParams {
         let a = &self.transform;
         let l = [[a[0], a[1], a[2]], [a[4], a[5], a[6]], [a[8], a[9], a[10]]];
         let s2 = self.sigma * self.sigma;
-        let c = |i: usize, j: usize| s2 * (l[i][0] * l[j][0] + l[i][1] * l[j][1] + l[i][2] * l[j][2]);
-        ([c(0, 0), c(0, 1), c(0, 2), c(1, 1)], [c(1, 2), c(2, 2), 0.0, 0.0])
+        let c =
+            |i: usize, j: usize| s2 * (l[i][0] * l[j][0] + l[i][1] * l[j][1] + l[i][2] * l[j][2]);
+        (
+            [c(0, 0), c(0, 1), c(0, 2), c(1, 1)],
+            [c(1, 2), c(2, 2), 0.0, 0.0],
+        )
     }
 }
 
@@ -109,12 +130,23 @@ pub struct LiftedSplat {
 }
 
 /// What a slot the range owns but does not use holds: everything zero, opacity 0.
-pub const CLEARED_SPLAT: LiftedSplat = LiftedSplat { center: [0.0; 4], color: 0, cov_a: [0.0; 4], cov_b: [0.0; 4] };
+pub const CLEARED_SPLAT: LiftedSplat = LiftedSplat {
+    center: [0.0; 4],
+    color: 0,
+    cov_a: [0.0; 4],
+    cov_b: [0.0; 4],
+};
 
 /// Lift one posed vertex (`position` metres, unit `normal`, packed `tint`) with `cov` from
 /// [`DebugLiftParams::covariance`].
 #[inline]
-pub fn lift_vertex(p: &DebugLiftParams, cov: ([f32; 4], [f32; 4]), position: [f32; 3], normal: [f32; 3], tint: u32) -> LiftedSplat {
+pub fn lift_vertex(
+    p: &DebugLiftParams,
+    cov: ([f32; 4], [f32; 4]),
+    position: [f32; 3],
+    normal: [f32; 3],
+    tint: u32,
+) -> LiftedSplat {
     let a = &p.transform;
     let x = position;
     let c = [
@@ -134,10 +166,22 @@ pub fn lift_vertex(p: &DebugLiftParams, cov: ([f32; 4], [f32; 4]), position: [f3
                 a[4] * normal[0] + a[5] * normal[1] + a[6] * normal[2],
                 a[8] * normal[0] + a[9] * normal[1] + a[10] * normal[2],
             ];
-            let away = [c[0] - p.centroid[0], c[1] - p.centroid[1], c[2] - p.centroid[2]];
-            let d = crate::rig::morph::normalize_or(n, crate::rig::morph::normalize_or(away, [0.0, 0.0, 1.0]));
+            let away = [
+                c[0] - p.centroid[0],
+                c[1] - p.centroid[1],
+                c[2] - p.centroid[2],
+            ];
+            let d = crate::rig::morph::normalize_or(
+                n,
+                crate::rig::morph::normalize_or(away, [0.0, 0.0, 1.0]),
+            );
             [0.5 + 0.5 * d[0], 0.5 + 0.5 * d[1], 0.5 + 0.5 * d[2]]
         }
     };
-    LiftedSplat { center: [c[0], c[1], c[2], 0.0], color: pack4x8unorm([rgb[0], rgb[1], rgb[2], p.opacity]), cov_a: cov.0, cov_b: cov.1 }
+    LiftedSplat {
+        center: [c[0], c[1], c[2], 0.0],
+        color: pack4x8unorm([rgb[0], rgb[1], rgb[2], p.opacity]),
+        cov_a: cov.0,
+        cov_b: cov.1,
+    }
 }

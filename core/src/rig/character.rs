@@ -65,25 +65,41 @@ impl Character {
         for (i, n) in self.nodes.iter().enumerate() {
             if let Some(m) = n.mesh {
                 match self.meshes.get(m.index()) {
-                    None => problems.push(Error::format(f, format!("nodes[{i}].mesh"), format!("mesh {m} does not exist"))),
+                    None => problems.push(Error::format(
+                        f,
+                        format!("nodes[{i}].mesh"),
+                        format!("mesh {m} does not exist"),
+                    )),
                     Some(mesh) => {
                         if let Some(w) = &n.weights {
                             if w.len() != mesh.target_count() {
                                 problems.push(Error::format(
                                     f,
                                     format!("nodes[{i}].weights"),
-                                    format!("{} weights for a mesh with {} morph targets", w.len(), mesh.target_count()),
+                                    format!(
+                                        "{} weights for a mesh with {} morph targets",
+                                        w.len(),
+                                        mesh.target_count()
+                                    ),
                                 ));
                             }
                         }
                     }
                 }
             } else if n.weights.is_some() {
-                problems.push(Error::format(f, format!("nodes[{i}].weights"), "weights on a node without a mesh"));
+                problems.push(Error::format(
+                    f,
+                    format!("nodes[{i}].weights"),
+                    "weights on a node without a mesh",
+                ));
             }
             if let Some(s) = n.skin {
                 if s.index() >= self.skins.len() {
-                    problems.push(Error::format(f, format!("nodes[{i}].skin"), format!("skin {s} does not exist")));
+                    problems.push(Error::format(
+                        f,
+                        format!("nodes[{i}].skin"),
+                        format!("skin {s} does not exist"),
+                    ));
                 }
             }
         }
@@ -92,11 +108,20 @@ impl Character {
                 problems.push(Error::format(
                     f,
                     format!("skins[{i}].inverseBindMatrices"),
-                    format!("{} matrices for {} joints", s.inverse_bind.len(), s.joints.len()),
+                    format!(
+                        "{} matrices for {} joints",
+                        s.inverse_bind.len(),
+                        s.joints.len()
+                    ),
                 ));
             }
             if let Some(j) = s.joints.iter().position(|j| j.index() >= nn) {
-                problems.push(Error::format_at(f, format!("skins[{i}].joints"), j, "joint node does not exist"));
+                problems.push(Error::format_at(
+                    f,
+                    format!("skins[{i}].joints"),
+                    j,
+                    "joint node does not exist",
+                ));
             }
         }
         for (mi, m) in self.meshes.iter().enumerate() {
@@ -104,7 +129,11 @@ impl Character {
                 problems.push(Error::format(
                     f,
                     format!("meshes[{mi}].weights"),
-                    format!("{} weights for {} morph targets", m.default_weights.len(), m.target_count()),
+                    format!(
+                        "{} weights for {} morph targets",
+                        m.default_weights.len(),
+                        m.target_count()
+                    ),
                 ));
             }
             for (pi, p) in m.primitives.iter().enumerate() {
@@ -113,7 +142,11 @@ impl Character {
                     problems.push(Error::format(
                         f,
                         format!("{label}.targets"),
-                        format!("{} targets, the mesh has {}", p.morph.target_count(), m.target_count()),
+                        format!(
+                            "{} targets, the mesh has {}",
+                            p.morph.target_count(),
+                            m.target_count()
+                        ),
                     ));
                 }
                 if let Err(e) = p.validate(f, &label) {
@@ -125,7 +158,11 @@ impl Character {
             for (hi, ch) in c.channels.iter().enumerate() {
                 let field = format!("animations[{ci}].channels[{hi}]");
                 let Some(node) = self.nodes.get(ch.node.index()) else {
-                    problems.push(Error::format(f, format!("{field}.target.node"), format!("node {} does not exist", ch.node)));
+                    problems.push(Error::format(
+                        f,
+                        format!("{field}.target.node"),
+                        format!("node {} does not exist", ch.node),
+                    ));
                     continue;
                 };
                 let want = match ch.property {
@@ -134,7 +171,11 @@ impl Character {
                     Property::Weights => match node.mesh.and_then(|m| self.meshes.get(m.index())) {
                         Some(m) => m.target_count(),
                         None => {
-                            problems.push(Error::format(f, format!("{field}.target"), "animates weights of a node without morph targets"));
+                            problems.push(Error::format(
+                                f,
+                                format!("{field}.target"),
+                                "animates weights of a node without morph targets",
+                            ));
                             continue;
                         }
                     },
@@ -143,7 +184,11 @@ impl Character {
                     problems.push(Error::format(
                         f,
                         format!("{field}.sampler"),
-                        format!("{} floats per key, {:?} needs {want}", ch.sampler.width(), ch.property),
+                        format!(
+                            "{} floats per key, {:?} needs {want}",
+                            ch.sampler.width(),
+                            ch.property
+                        ),
                     ));
                 }
             }
@@ -188,11 +233,13 @@ impl Character {
         let weights = self
             .nodes
             .iter()
-            .map(|n| match (n.mesh.and_then(|m| self.meshes.get(m.index())), &n.weights) {
-                (Some(_), Some(w)) => w.clone(),
-                (Some(m), None) => m.default_weights.clone(),
-                (None, _) => Vec::new(),
-            })
+            .map(
+                |n| match (n.mesh.and_then(|m| self.meshes.get(m.index())), &n.weights) {
+                    (Some(_), Some(w)) => w.clone(),
+                    (Some(m), None) => m.default_weights.clone(),
+                    (None, _) => Vec::new(),
+                },
+            )
             .collect();
         Pose { locals, weights }
     }
@@ -203,7 +250,11 @@ impl Character {
     /// # Errors
     /// [`Error::Invalid`] listing the clips the character has.
     pub fn find_clip(&self, key: &str) -> Result<ClipId> {
-        if let Some(i) = self.clips.iter().position(|c| c.name.as_deref() == Some(key)) {
+        if let Some(i) = self
+            .clips
+            .iter()
+            .position(|c| c.name.as_deref() == Some(key))
+        {
             return Ok(ClipId(i as u32));
         }
         if let Ok(i) = key.parse::<usize>() {
@@ -219,7 +270,11 @@ impl Character {
             .collect();
         Err(Error::Invalid {
             what: format!("clip `{key}`"),
-            reason: if names.is_empty() { "the character has no clips".into() } else { format!("no such clip; it has [{}]", names.join(", ")) },
+            reason: if names.is_empty() {
+                "the character has no clips".into()
+            } else {
+                format!("no such clip; it has [{}]", names.join(", "))
+            },
         })
     }
 
@@ -253,7 +308,8 @@ impl Character {
     pub fn world_matrices(&self, pose: &Pose, locals_scratch: &mut Vec<Mat4>, out: &mut Vec<Mat4>) {
         locals_scratch.clear();
         locals_scratch.extend(pose.locals.iter().map(Transform::matrix));
-        self.hierarchy.world_matrices(&self.nodes, locals_scratch, out);
+        self.hierarchy
+            .world_matrices(&self.nodes, locals_scratch, out);
     }
 
     /// Decompose a glTF node matrix into TRS (glTF 2.0 §3.5.3 allows a matrix instead of TRS; it
@@ -266,6 +322,10 @@ impl Character {
         if !scale.is_finite() || scale.abs().min_element() == 0.0 || !rotation.is_finite() {
             return None;
         }
-        Some(Transform { translation, rotation: rotation.normalize(), scale })
+        Some(Transform {
+            translation,
+            rotation: rotation.normalize(),
+            scale,
+        })
     }
 }

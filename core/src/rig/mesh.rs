@@ -44,7 +44,11 @@ impl Primitive {
         let mut problems = Vec::new();
         let mut len = |name: &str, n: usize, optional: bool| {
             if n != nv && !(optional && n == 0) {
-                problems.push(Error::format(file, format!("{label}.{name}"), format!("{n} elements, the primitive has {nv} vertices")));
+                problems.push(Error::format(
+                    file,
+                    format!("{label}.{name}"),
+                    format!("{n} elements, the primitive has {nv} vertices"),
+                ));
             }
         };
         len("NORMAL", self.normals.len(), true);
@@ -57,13 +61,34 @@ impl Primitive {
             len("WEIGHTS_0", inf.weights.len(), false);
         }
         if self.indices.len() % 3 != 0 {
-            problems.push(Error::format(file, format!("{label}.indices"), format!("{} indices is not a whole number of triangles", self.indices.len())));
+            problems.push(Error::format(
+                file,
+                format!("{label}.indices"),
+                format!(
+                    "{} indices is not a whole number of triangles",
+                    self.indices.len()
+                ),
+            ));
         }
         if let Some(i) = self.indices.iter().position(|&i| i as usize >= nv) {
-            problems.push(Error::format_at(file, format!("{label}.indices"), i, format!("vertex index {} ≥ vertex count {nv}", self.indices[i])));
+            problems.push(Error::format_at(
+                file,
+                format!("{label}.indices"),
+                i,
+                format!("vertex index {} ≥ vertex count {nv}", self.indices[i]),
+            ));
         }
-        if let Some(i) = self.positions.iter().position(|p| !p.iter().all(|x| x.is_finite())) {
-            problems.push(Error::format_at(file, format!("{label}.POSITION"), i, "not finite"));
+        if let Some(i) = self
+            .positions
+            .iter()
+            .position(|p| !p.iter().all(|x| x.is_finite()))
+        {
+            problems.push(Error::format_at(
+                file,
+                format!("{label}.POSITION"),
+                i,
+                "not finite",
+            ));
         }
         Error::collect(problems)
     }
@@ -80,7 +105,11 @@ impl Primitive {
             let (pa, pb, pc) = (positions[a], positions[b], positions[c]);
             let e1 = [pb[0] - pa[0], pb[1] - pa[1], pb[2] - pa[2]].map(f64::from);
             let e2 = [pc[0] - pa[0], pc[1] - pa[1], pc[2] - pa[2]].map(f64::from);
-            let n = [e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2], e1[0] * e2[1] - e1[1] * e2[0]];
+            let n = [
+                e1[1] * e2[2] - e1[2] * e2[1],
+                e1[2] * e2[0] - e1[0] * e2[2],
+                e1[0] * e2[1] - e1[1] * e2[0],
+            ];
             for &v in &[a, b, c] {
                 for k in 0..3 {
                     acc[v][k] += n[k];
@@ -90,7 +119,11 @@ impl Primitive {
         acc.into_iter()
             .map(|n| {
                 let l = (n[0] * n[0] + n[1] * n[1] + n[2] * n[2]).sqrt();
-                if l > 0.0 && l.is_finite() { [(n[0] / l) as f32, (n[1] / l) as f32, (n[2] / l) as f32] } else { [0.0, 0.0, 1.0] }
+                if l > 0.0 && l.is_finite() {
+                    [(n[0] / l) as f32, (n[1] / l) as f32, (n[2] / l) as f32]
+                } else {
+                    [0.0, 0.0, 1.0]
+                }
             })
             .collect()
     }

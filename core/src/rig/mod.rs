@@ -14,7 +14,10 @@ pub use backend::{PosedVertices, RigBackend, RigHandle};
 pub use character::{Character, ImportNote, Pose};
 pub use ids::{ClipId, MeshId, NodeId, SkinId};
 pub use mesh::{Mesh, Primitive};
-pub use morph::{ACTIVE_MORPH_LIMIT, DenseTarget, LimitStats, MORPH_WEIGHT_LIMIT, MorphLimiter, MorphSet, MorphVertex};
+pub use morph::{
+    ACTIVE_MORPH_LIMIT, DenseTarget, LimitStats, MORPH_WEIGHT_LIMIT, MorphLimiter, MorphSet,
+    MorphVertex,
+};
 pub use rigdata::{ControlStats, MeshInstance, PaletteEntry, RigControls, RigData};
 pub use skeleton::{Hierarchy, Node, Transform};
 pub use skin::{InfluenceFixes, Influences, Skin};

@@ -58,7 +58,10 @@ pub struct MorphVertex {
 impl MorphSet {
     /// An empty set for `vertex_count` vertices (no targets).
     pub fn empty(vertex_count: usize) -> Self {
-        MorphSet { vertex_offsets: vec![0; vertex_count + 1], ..Default::default() }
+        MorphSet {
+            vertex_offsets: vec![0; vertex_count + 1],
+            ..Default::default()
+        }
     }
 
     /// Build from dense per-target deltas. An entry is stored for `(v, t)` when any stream of
@@ -71,7 +74,11 @@ impl MorphSet {
     pub fn from_dense(vertex_count: usize, targets: &[DenseTarget]) -> Result<Self> {
         let mut problems = Vec::new();
         for (t, target) in targets.iter().enumerate() {
-            for (name, stream) in [("POSITION", &target.position), ("NORMAL", &target.normal), ("TANGENT", &target.tangent)] {
+            for (name, stream) in [
+                ("POSITION", &target.position),
+                ("NORMAL", &target.normal),
+                ("TANGENT", &target.tangent),
+            ] {
                 if let Some(s) = stream {
                     if s.len() != vertex_count {
                         problems.push(Error::Mismatch {
@@ -79,7 +86,8 @@ impl MorphSet {
                             expected: vertex_count as u64,
                             found: s.len() as u64,
                         });
-                    } else if let Some(v) = s.iter().position(|d| !d.iter().all(|x| x.is_finite())) {
+                    } else if let Some(v) = s.iter().position(|d| !d.iter().all(|x| x.is_finite()))
+                    {
                         problems.push(Error::Invalid {
                             what: format!("morph target {t} {name} delta at vertex {v}"),
                             reason: format!("not finite: {:?}", s[v]),
@@ -90,7 +98,11 @@ impl MorphSet {
         }
         Error::collect(problems)?;
         if targets.len() > u32::MAX as usize {
-            return Err(Error::Limit { what: "morph targets".into(), limit: u32::MAX as u64, found: targets.len() as u64 });
+            return Err(Error::Limit {
+                what: "morph targets".into(),
+                limit: u32::MAX as u64,
+                found: targets.len() as u64,
+            });
         }
         let has_normal = targets.iter().any(|t| t.normal.is_some());
         let has_tangent = targets.iter().any(|t| t.tangent.is_some());
@@ -107,7 +119,11 @@ impl MorphSet {
         set.vertex_offsets.push(0);
         for v in 0..vertex_count {
             for (t, target) in targets.iter().enumerate() {
-                let (p, n, tg) = (get(&target.position, v), get(&target.normal, v), get(&target.tangent, v));
+                let (p, n, tg) = (
+                    get(&target.position, v),
+                    get(&target.normal, v),
+                    get(&target.tangent, v),
+                );
                 if p == zero && n == zero && tg == zero {
                     continue;
                 }
@@ -122,7 +138,11 @@ impl MorphSet {
             }
             let nnz = set.entry_target.len();
             if nnz > u32::MAX as usize {
-                return Err(Error::Limit { what: "morph entries".into(), limit: u32::MAX as u64, found: nnz as u64 });
+                return Err(Error::Limit {
+                    what: "morph entries".into(),
+                    limit: u32::MAX as u64,
+                    found: nnz as u64,
+                });
             }
             set.vertex_offsets.push(nnz as u32);
         }
@@ -176,8 +196,15 @@ impl MorphSet {
         let mut lens = Vec::new();
         for v in 0..self.vertex_count() {
             lens.clear();
-            let (a, b) = (self.vertex_offsets[v] as usize, self.vertex_offsets[v + 1] as usize);
-            lens.extend(self.entry_position[a..b].iter().map(|d| (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt()));
+            let (a, b) = (
+                self.vertex_offsets[v] as usize,
+                self.vertex_offsets[v + 1] as usize,
+            );
+            lens.extend(
+                self.entry_position[a..b]
+                    .iter()
+                    .map(|d| (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt()),
+            );
             lens.sort_by(|x, y| y.total_cmp(x));
             best = best.max(lens.iter().take(active).sum::<f32>() * max_weight);
         }
@@ -197,7 +224,10 @@ impl MorphSet {
     /// When `v >= vertex_count()` or `weights.len() < target_count()`.
     #[inline]
     pub fn apply_vertex(&self, v: usize, weights: &[f32], base: MorphVertex) -> MorphVertex {
-        let (a, b) = (self.vertex_offsets[v] as usize, self.vertex_offsets[v + 1] as usize);
+        let (a, b) = (
+            self.vertex_offsets[v] as usize,
+            self.vertex_offsets[v + 1] as usize,
+        );
         let mut out = base;
         let mut touched = false;
         let mut n = base.normal;
@@ -253,7 +283,11 @@ impl MorphSet {
             if len == nv || (allow_empty && len == 0) {
                 Ok(())
             } else {
-                Err(Error::Mismatch { what: what.into(), expected: nv as u64, found: len as u64 })
+                Err(Error::Mismatch {
+                    what: what.into(),
+                    expected: nv as u64,
+                    found: len as u64,
+                })
             }
         };
         check("morph base positions", positions.len(), false)?;
@@ -352,7 +386,12 @@ impl MorphLimiter {
             return;
         }
         // Strongest first; equal |w| keeps the lower index first (stable on index order).
-        self.order.sort_by(|&a, &b| weights[b as usize].abs().total_cmp(&weights[a as usize].abs()).then(a.cmp(&b)));
+        self.order.sort_by(|&a, &b| {
+            weights[b as usize]
+                .abs()
+                .total_cmp(&weights[a as usize].abs())
+                .then(a.cmp(&b))
+        });
         for &i in &self.order[limit..] {
             weights[i as usize] = 0.0;
             stats.dropped.push(i);

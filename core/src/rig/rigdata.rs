@@ -118,20 +118,31 @@ impl RigData {
     /// [`Error::Limit`] when the flattened counts do not fit `u32`; [`Error::Format`] when a skinned
     /// primitive's joint index is outside its skin.
     pub fn from_character(character: &Character) -> Result<Self> {
-        let mut rig = RigData { morph_offsets: vec![0], ..Default::default() };
+        let mut rig = RigData {
+            morph_offsets: vec![0],
+            ..Default::default()
+        };
         let mut skin_base: Vec<Option<u32>> = vec![None; character.skins.len()];
         for node_id in character.mesh_nodes() {
             let node = &character.nodes[node_id.index()];
-            let Some((mesh_id, mesh)) = character.node_mesh(node_id) else { continue };
-            let skin = node.skin.and_then(|s| character.skins.get(s.index()).map(|sk| (s, sk)));
+            let Some((mesh_id, mesh)) = character.node_mesh(node_id) else {
+                continue;
+            };
+            let skin = node
+                .skin
+                .and_then(|s| character.skins.get(s.index()).map(|sk| (s, sk)));
             // Palette entries: a skin's joints once per skin; a rigid node one entry.
             let (palette_base, rigid) = match skin {
                 Some((sid, sk)) => {
                     let base = *skin_base[sid.index()].get_or_insert_with(|| {
                         let b = rig.palette.len() as u32;
-                        rig.palette.extend(
-                            sk.joints.iter().zip(&sk.inverse_bind).map(|(&node, &ib)| PaletteEntry::Joint { node, inverse_bind: ib }),
-                        );
+                        rig.palette
+                            .extend(sk.joints.iter().zip(&sk.inverse_bind).map(|(&node, &ib)| {
+                                PaletteEntry::Joint {
+                                    node,
+                                    inverse_bind: ib,
+                                }
+                            }));
                         b
                     });
                     (base, false)
@@ -156,25 +167,38 @@ impl RigData {
                 if prim.uvs.len() == prim.positions.len() {
                     rig.uvs.extend_from_slice(&prim.uvs);
                 } else {
-                    rig.uvs.extend(std::iter::repeat_n([0.0; 2], prim.positions.len()));
+                    rig.uvs
+                        .extend(std::iter::repeat_n([0.0; 2], prim.positions.len()));
                 }
                 if prim.colors.len() == prim.positions.len() {
                     rig.colors.extend_from_slice(&prim.colors);
                 } else {
-                    rig.colors.extend(std::iter::repeat_n(DEFAULT_TINT, prim.positions.len()));
+                    rig.colors
+                        .extend(std::iter::repeat_n(DEFAULT_TINT, prim.positions.len()));
                 }
-                rig.triangles.extend(prim.indices.chunks_exact(3).map(|t| [t[0] + vbase, t[1] + vbase, t[2] + vbase]));
+                rig.triangles.extend(
+                    prim.indices
+                        .chunks_exact(3)
+                        .map(|t| [t[0] + vbase, t[1] + vbase, t[2] + vbase]),
+                );
                 let m = &prim.morph;
                 let en = m.entry_normal();
                 for v in 0..m.vertex_count() {
-                    let (a, b) = (m.vertex_offsets()[v] as usize, m.vertex_offsets()[v + 1] as usize);
+                    let (a, b) = (
+                        m.vertex_offsets()[v] as usize,
+                        m.vertex_offsets()[v + 1] as usize,
+                    );
                     for e in a..b {
-                        rig.morph_target.push(inst.weight_base + m.entry_target()[e]);
+                        rig.morph_target
+                            .push(inst.weight_base + m.entry_target()[e]);
                         rig.morph_position.push(m.entry_position()[e]);
                         rig.morph_normal.push(en.map_or([0.0; 3], |n| n[e]));
                     }
-                    let nnz = u32::try_from(rig.morph_target.len())
-                        .map_err(|_| Error::Limit { what: "flattened morph entries".into(), limit: u32::MAX as u64, found: rig.morph_target.len() as u64 })?;
+                    let nnz = u32::try_from(rig.morph_target.len()).map_err(|_| Error::Limit {
+                        what: "flattened morph entries".into(),
+                        limit: u32::MAX as u64,
+                        found: rig.morph_target.len() as u64,
+                    })?;
                     rig.morph_offsets.push(nnz);
                 }
                 match (&prim.influences, rigid) {
@@ -186,16 +210,27 @@ impl RigData {
                                     character.source.clone(),
                                     format!("meshes[{}].primitives[{pi}].JOINTS_0", mesh_id),
                                     v,
-                                    format!("joint {} is outside the skin's {joint_count} joints", j[k]),
+                                    format!(
+                                        "joint {} is outside the skin's {joint_count} joints",
+                                        j[k]
+                                    ),
                                 ));
                             }
-                            rig.joints.push(j.map(|x| palette_base + x.min(joint_count.saturating_sub(1))));
+                            rig.joints.push(
+                                j.map(|x| palette_base + x.min(joint_count.saturating_sub(1))),
+                            );
                             rig.weights.push(*w);
                         }
                     }
                     _ => {
-                        rig.joints.extend(std::iter::repeat_n([palette_base, palette_base, palette_base, palette_base], prim.positions.len()));
-                        rig.weights.extend(std::iter::repeat_n([1.0, 0.0, 0.0, 0.0], prim.positions.len()));
+                        rig.joints.extend(std::iter::repeat_n(
+                            [palette_base, palette_base, palette_base, palette_base],
+                            prim.positions.len(),
+                        ));
+                        rig.weights.extend(std::iter::repeat_n(
+                            [1.0, 0.0, 0.0, 0.0],
+                            prim.positions.len(),
+                        ));
                     }
                 }
             }
@@ -203,7 +238,11 @@ impl RigData {
             rig.instances.push(inst);
         }
         if rig.positions.len() > u32::MAX as usize - 1 {
-            return Err(Error::Limit { what: "flattened vertices".into(), limit: u32::MAX as u64 - 1, found: rig.positions.len() as u64 });
+            return Err(Error::Limit {
+                what: "flattened vertices".into(),
+                limit: u32::MAX as u64 - 1,
+                found: rig.positions.len() as u64,
+            });
         }
         Ok(rig)
     }
@@ -222,7 +261,11 @@ impl RigData {
         let mut problems = Vec::new();
         let mut len = |name: &str, n: usize, want: usize| {
             if n != want {
-                problems.push(Error::Mismatch { what: format!("rig.{name} length"), expected: want as u64, found: n as u64 });
+                problems.push(Error::Mismatch {
+                    what: format!("rig.{name} length"),
+                    expected: want as u64,
+                    found: n as u64,
+                });
             }
         };
         len("normals", self.normals.len(), nv);
@@ -236,29 +279,83 @@ impl RigData {
         Error::collect(problems)?;
         let mut problems = Vec::new();
         if self.morph_offsets[0] != 0 || self.morph_offsets[nv] as usize != nnz {
-            problems.push(Error::format(f, "morph_offsets", format!("must run from 0 to {nnz}")));
+            problems.push(Error::format(
+                f,
+                "morph_offsets",
+                format!("must run from 0 to {nnz}"),
+            ));
         }
         if let Some(i) = self.morph_offsets.windows(2).position(|w| w[1] < w[0]) {
-            problems.push(Error::format_at(f, "morph_offsets", i + 1, "row offsets decrease"));
+            problems.push(Error::format_at(
+                f,
+                "morph_offsets",
+                i + 1,
+                "row offsets decrease",
+            ));
         }
-        if let Some(e) = self.morph_target.iter().position(|&t| t >= self.weight_count) {
-            problems.push(Error::format_at(f, "morph_target", e, format!("weight slot {} ≥ {}", self.morph_target[e], self.weight_count)));
+        if let Some(e) = self
+            .morph_target
+            .iter()
+            .position(|&t| t >= self.weight_count)
+        {
+            problems.push(Error::format_at(
+                f,
+                "morph_target",
+                e,
+                format!(
+                    "weight slot {} ≥ {}",
+                    self.morph_target[e], self.weight_count
+                ),
+            ));
         }
-        if let Some(v) = (0..nv).find(|&v| (0..4).any(|k| self.weights[v][k] != 0.0 && self.joints[v][k] as usize >= np)) {
-            problems.push(Error::format_at(f, "joints", v, format!("palette index ≥ palette size {np}")));
+        if let Some(v) = (0..nv).find(|&v| {
+            (0..4).any(|k| self.weights[v][k] != 0.0 && self.joints[v][k] as usize >= np)
+        }) {
+            problems.push(Error::format_at(
+                f,
+                "joints",
+                v,
+                format!("palette index ≥ palette size {np}"),
+            ));
         }
         let finite3 = |a: &[[f32; 3]]| a.iter().position(|x| !x.iter().all(|c| c.is_finite()));
-        for (name, arr) in [("positions", &self.positions), ("normals", &self.normals), ("morph_position", &self.morph_position), ("morph_normal", &self.morph_normal)] {
+        for (name, arr) in [
+            ("positions", &self.positions),
+            ("normals", &self.normals),
+            ("morph_position", &self.morph_position),
+            ("morph_normal", &self.morph_normal),
+        ] {
             if let Some(i) = finite3(arr) {
                 problems.push(Error::format_at(f, name, i, "not finite"));
             }
         }
-        if let Some(i) = self.weights.iter().position(|w| !w.iter().all(|c| c.is_finite() && *c >= 0.0)) {
-            problems.push(Error::format_at(f, "weights", i, "skin weight negative or not finite"));
+        if let Some(i) = self
+            .weights
+            .iter()
+            .position(|w| !w.iter().all(|c| c.is_finite() && *c >= 0.0))
+        {
+            problems.push(Error::format_at(
+                f,
+                "weights",
+                i,
+                "skin weight negative or not finite",
+            ));
         }
-        let end = self.instances.iter().map(|i| i.weight_base + i.target_count).max().unwrap_or(0);
+        let end = self
+            .instances
+            .iter()
+            .map(|i| i.weight_base + i.target_count)
+            .max()
+            .unwrap_or(0);
         if end > self.weight_count {
-            problems.push(Error::format(f, "instances", format!("weight slots up to {end} exceed weight_count {}", self.weight_count)));
+            problems.push(Error::format(
+                f,
+                "instances",
+                format!(
+                    "weight slots up to {end} exceed weight_count {}",
+                    self.weight_count
+                ),
+            ));
         }
         Error::collect(problems)
     }
@@ -269,15 +366,18 @@ impl RigData {
     pub fn controls_from_pose(&self, pose: &Pose, world: &[Mat4], controls: &mut RigControls) {
         controls.weights.resize(self.weight_count as usize, 0.0);
         for inst in &self.instances {
-            let dst = &mut controls.weights[inst.weight_base as usize..(inst.weight_base + inst.target_count) as usize];
+            let dst = &mut controls.weights
+                [inst.weight_base as usize..(inst.weight_base + inst.target_count) as usize];
             let src = &pose.weights[inst.node.index()];
             dst.copy_from_slice(&src[..dst.len()]);
         }
         controls.palette.clear();
-        controls.palette.extend(self.palette.iter().map(|e| match *e {
-            PaletteEntry::Joint { node, inverse_bind } => world[node.index()] * inverse_bind,
-            PaletteEntry::Rigid { node } => world[node.index()],
-        }));
+        controls
+            .palette
+            .extend(self.palette.iter().map(|e| match *e {
+                PaletteEntry::Joint { node, inverse_bind } => world[node.index()] * inverse_bind,
+                PaletteEntry::Rigid { node } => world[node.index()],
+            }));
     }
 
     /// Normal matrices `(P,)` of `palette` (inverse transpose of each linear part), into `out`.
@@ -288,16 +388,25 @@ impl RigData {
 
     /// Apply the weight rules (non-finite → 0, clamp ±2, [`super::morph::ACTIVE_MORPH_LIMIT`] per
     /// instance) to `weights` `(weight_count,)` in place.
-    pub fn limit_weights(&self, weights: &mut [f32], limiter: &mut MorphLimiter, scratch: &mut LimitStats, stats: &mut ControlStats) {
+    pub fn limit_weights(
+        &self,
+        weights: &mut [f32],
+        limiter: &mut MorphLimiter,
+        scratch: &mut LimitStats,
+        stats: &mut ControlStats,
+    ) {
         stats.clamped = 0;
         stats.non_finite = 0;
         stats.dropped.clear();
         for (ii, inst) in self.instances.iter().enumerate() {
-            let w = &mut weights[inst.weight_base as usize..(inst.weight_base + inst.target_count) as usize];
+            let w = &mut weights
+                [inst.weight_base as usize..(inst.weight_base + inst.target_count) as usize];
             limiter.limit(w, super::morph::ACTIVE_MORPH_LIMIT, scratch);
             stats.clamped += scratch.clamped;
             stats.non_finite += scratch.non_finite;
-            stats.dropped.extend(scratch.dropped.iter().map(|&t| (ii as u32, t)));
+            stats
+                .dropped
+                .extend(scratch.dropped.iter().map(|&t| (ii as u32, t)));
         }
     }
 
@@ -307,15 +416,35 @@ impl RigData {
     /// # Panics
     /// When `v ≥ V` or the controls are shorter than the rig needs.
     #[inline]
-    pub fn pose_vertex(&self, v: usize, weights: &[f32], palette: &[Mat4], normal_palette: &[Mat3]) -> ([f32; 3], [f32; 3]) {
+    pub fn pose_vertex(
+        &self,
+        v: usize,
+        weights: &[f32],
+        palette: &[Mat4],
+        normal_palette: &[Mat3],
+    ) -> ([f32; 3], [f32; 3]) {
         let m = self.morph_vertex(v, weights);
-        skin_vertex(m.position, m.normal, self.joints[v], self.weights[v], palette, normal_palette)
+        skin_vertex(
+            m.position,
+            m.normal,
+            self.joints[v],
+            self.weights[v],
+            palette,
+            normal_palette,
+        )
     }
 
     /// The morph stage alone for one vertex (no skinning), for tests and tools.
     pub fn morph_vertex(&self, v: usize, weights: &[f32]) -> MorphVertex {
-        let (a, b) = (self.morph_offsets[v] as usize, self.morph_offsets[v + 1] as usize);
-        let mut out = MorphVertex { position: self.positions[v], normal: self.normals[v], tangent: [0.0; 4] };
+        let (a, b) = (
+            self.morph_offsets[v] as usize,
+            self.morph_offsets[v + 1] as usize,
+        );
+        let mut out = MorphVertex {
+            position: self.positions[v],
+            normal: self.normals[v],
+            tangent: [0.0; 4],
+        };
         let mut touched = false;
         for e in a..b {
             let w = weights[self.morph_target[e] as usize];

@@ -22,7 +22,11 @@ pub struct Transform {
 
 impl Default for Transform {
     fn default() -> Self {
-        Transform { translation: Vec3::ZERO, rotation: Quat::IDENTITY, scale: Vec3::ONE }
+        Transform {
+            translation: Vec3::ZERO,
+            rotation: Quat::IDENTITY,
+            scale: Vec3::ONE,
+        }
     }
 }
 
@@ -71,11 +75,24 @@ impl Hierarchy {
         for (i, node) in nodes.iter().enumerate() {
             for &c in &node.children {
                 if c.index() >= n {
-                    problems.push(Error::format_at(file, format!("nodes[{i}].children"), c.index(), "child index out of range"));
+                    problems.push(Error::format_at(
+                        file,
+                        format!("nodes[{i}].children"),
+                        c.index(),
+                        "child index out of range",
+                    ));
                 } else if c.index() == i {
-                    problems.push(Error::format(file, format!("nodes[{i}].children"), "a node cannot be its own child"));
+                    problems.push(Error::format(
+                        file,
+                        format!("nodes[{i}].children"),
+                        "a node cannot be its own child",
+                    ));
                 } else if let Some(p) = parent[c.index()] {
-                    problems.push(Error::format(file, format!("nodes[{}]", c.index()), format!("has two parents: nodes[{p}] and nodes[{i}]")));
+                    problems.push(Error::format(
+                        file,
+                        format!("nodes[{}]", c.index()),
+                        format!("has two parents: nodes[{p}] and nodes[{i}]"),
+                    ));
                 } else {
                     parent[c.index()] = Some(i);
                 }
@@ -91,7 +108,11 @@ impl Hierarchy {
         if order.len() != n {
             let seen: std::collections::HashSet<_> = order.iter().map(|id| id.index()).collect();
             let first = (0..n).find(|i| !seen.contains(i)).unwrap_or(0);
-            return Err(Error::format(file, format!("nodes[{first}]"), "is part of a cycle of children"));
+            return Err(Error::format(
+                file,
+                format!("nodes[{first}]"),
+                "is part of a cycle of children",
+            ));
         }
         Ok(Hierarchy { order })
     }

@@ -43,7 +43,11 @@ pub struct InfluenceFixes {
 /// [`WEIGHT_SUM_TOLERANCE`] is counted in `fixes.renormalised`).
 ///
 /// Weights must be finite and ≥ 0 (the importer refuses others before calling this).
-pub fn merge_influences(joints: &[u32], weights: &[f32], fixes: &mut InfluenceFixes) -> ([u32; 4], [f32; 4]) {
+pub fn merge_influences(
+    joints: &[u32],
+    weights: &[f32],
+    fixes: &mut InfluenceFixes,
+) -> ([u32; 4], [f32; 4]) {
     debug_assert_eq!(joints.len(), weights.len());
     let mut pairs: Vec<(u32, f32)> = Vec::with_capacity(joints.len());
     let mut duplicate = false;
@@ -102,7 +106,11 @@ pub struct Skin {
 pub fn normal_matrix(m: &Mat4) -> Mat3 {
     let l = Mat3::from_mat4(*m);
     let det = l.determinant();
-    if det.abs() > f32::MIN_POSITIVE && det.is_finite() { l.inverse().transpose() } else { l }
+    if det.abs() > f32::MIN_POSITIVE && det.is_finite() {
+        l.inverse().transpose()
+    } else {
+        l
+    }
 }
 
 /// Skin one vertex: `p' = Σ wᵢ·(Mᵢ·p)`, `n' = normalize(Σ wᵢ·(Nᵢ·n))` with `Nᵢ` the normal matrix

@@ -59,7 +59,12 @@ impl SplatBuffers {
     /// `capacity` slots, all cleared (opacity 0, zero covariance).
     pub fn new(capacity: u32) -> Self {
         let n = capacity as usize;
-        SplatBuffers { center: vec![[0.0; 4]; n], color: vec![0; n], cov_a: vec![[0.0; 4]; n], cov_b: vec![[0.0; 4]; n] }
+        SplatBuffers {
+            center: vec![[0.0; 4]; n],
+            color: vec![0; n],
+            cov_a: vec![[0.0; 4]; n],
+            cov_b: vec![[0.0; 4]; n],
+        }
     }
 
     /// Number of slots.

@@ -41,7 +41,11 @@ impl SlotAllocator {
         if capacity > 0 {
             free.insert(0, capacity);
         }
-        SlotAllocator { capacity, free, live: BTreeMap::new() }
+        SlotAllocator {
+            capacity,
+            free,
+            live: BTreeMap::new(),
+        }
     }
 
     /// Total slots.
@@ -56,16 +60,27 @@ impl SlotAllocator {
 
     /// The free blocks in ascending offset order (a copy).
     pub fn blocks(&self) -> Vec<SlotRange> {
-        self.free.iter().map(|(&offset, &count)| SlotRange { offset, count }).collect()
+        self.free
+            .iter()
+            .map(|(&offset, &count)| SlotRange { offset, count })
+            .collect()
     }
 
     /// The live ranges in ascending offset order (a copy).
     pub fn live(&self) -> Vec<SlotRange> {
-        self.live.iter().map(|(&offset, &count)| SlotRange { offset, count }).collect()
+        self.live
+            .iter()
+            .map(|(&offset, &count)| SlotRange { offset, count })
+            .collect()
     }
 
     fn err(&self, reason: &'static str, offset: u32, count: u32) -> Error {
-        Error::Slots { reason, offset, count, capacity: self.capacity }
+        Error::Slots {
+            reason,
+            offset,
+            count,
+            capacity: self.capacity,
+        }
     }
 
     /// Reserve `count` contiguous slots at the lowest offset where they fit.
@@ -102,12 +117,20 @@ impl SlotAllocator {
         let before = self.free.range(..end).next_back().map(|(&o, &c)| (o, c));
         if let Some((o, c)) = before {
             if o + c > offset {
-                let reason = if o <= offset && o + c >= end { "double free: the range is already free" } else { "range overlaps free slots" };
+                let reason = if o <= offset && o + c >= end {
+                    "double free: the range is already free"
+                } else {
+                    "range overlaps free slots"
+                };
                 return Err(self.err(reason, offset, count));
             }
         }
         if self.live.get(&offset) != Some(&count) {
-            return Err(self.err("not a live range: free exactly what allocate returned", offset, count));
+            return Err(self.err(
+                "not a live range: free exactly what allocate returned",
+                offset,
+                count,
+            ));
         }
         self.live.remove(&offset);
         let (mut o, mut c) = (offset, count);

@@ -1,0 +1,125 @@
+//! The debug vertex lift on the CPU.
+
+use std::time::Instant;
+
+use mien_core::lift::{CLEARED_SPLAT, DebugLiftParams, Lift, lift_vertex};
+use mien_core::rig::{RigBackend, RigHandle};
+use mien_core::sink::{SlotRange, SplatSink, pack4x8unorm};
+use mien_core::{Error, Result};
+use rayon::prelude::*;
+
+use crate::{CHUNK, CpuEncoder, CpuRigBackend, CpuSplatSink};
+
+/// One isotropic gaussian per posed vertex of one rig ([`lift_vertex`]), written into its slot
+/// range of a [`CpuSplatSink`]; slots of the range past the vertex count are cleared.
+#[derive(Clone, Debug)]
+pub struct CpuDebugLift {
+    rig: RigHandle,
+    params: DebugLiftParams,
+    tint: Vec<u32>,
+}
+
+impl CpuDebugLift {
+    /// A lift of `rig` into `range` (allocate it from the sink first). Tints are the rig's vertex
+    /// colours, packed.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] when the parameters are out of domain (see [`DebugLiftParams::validate`]),
+    /// their vertex count is not the rig's, or the range leaves the sink.
+    pub fn new(
+        backend: &CpuRigBackend,
+        rig: RigHandle,
+        sink: &CpuSplatSink,
+        params: DebugLiftParams,
+    ) -> Result<Self> {
+        params.validate()?;
+        let nv = backend.vertex_count(rig);
+        if params.vertex_count != nv {
+            return Err(Error::Mismatch {
+                what: "debug lift vertex count".into(),
+                expected: u64::from(nv),
+                found: u64::from(params.vertex_count),
+            });
+        }
+        if params.range.end() > u64::from(sink.capacity()) {
+            return Err(Error::Invalid {
+                what: "debug lift range".into(),
+                reason: format!(
+                    "ends at {} past the sink's {} slots",
+                    params.range.end(),
+                    sink.capacity()
+                ),
+            });
+        }
+        let tint = backend
+            .rig_data(rig)
+            .colors
+            .iter()
+            .map(|c| pack4x8unorm(*c))
+            .collect();
+        Ok(CpuDebugLift { rig, params, tint })
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> &DebugLiftParams {
+        &self.params
+    }
+
+    /// Change σ, opacity, shading, transform (the range and vertex count stay).
+    ///
+    /// # Errors
+    /// Out-of-domain parameters.
+    pub fn set_params(&mut self, params: DebugLiftParams) -> Result<()> {
+        if params.range != self.params.range || params.vertex_count != self.params.vertex_count {
+            return Err(Error::Invalid {
+                what: "debug lift params".into(),
+                reason: "range and vertex count are fixed for a lift's lifetime".into(),
+            });
+        }
+        params.validate()?;
+        self.params = params;
+        Ok(())
+    }
+}
+
+impl Lift<CpuRigBackend, CpuSplatSink> for CpuDebugLift {
+    fn range(&self) -> SlotRange {
+        self.params.range
+    }
+
+    fn encode(
+        &mut self,
+        encoder: &mut CpuEncoder,
+        rig: &CpuRigBackend,
+        sink: &mut CpuSplatSink,
+    ) -> Result<()> {
+        let start = Instant::now();
+        let (pos, nrm) = rig.posed(self.rig);
+        let p = &self.params;
+        let cov = p.covariance();
+        let r = p.range.offset as usize..p.range.end() as usize;
+        let b = sink.buffers_mut();
+        let nv = p.vertex_count as usize;
+        let tint = &self.tint;
+        b.center[r.clone()]
+            .par_chunks_mut(CHUNK)
+            .zip(b.color[r.clone()].par_chunks_mut(CHUNK))
+            .zip(b.cov_a[r.clone()].par_chunks_mut(CHUNK))
+            .zip(b.cov_b[r].par_chunks_mut(CHUNK))
+            .enumerate()
+            .for_each(|(c, (((ce, co), ca), cb))| {
+                for i in 0..ce.len() {
+                    let v = c * CHUNK + i;
+                    let s = if v < nv {
+                        lift_vertex(p, cov, pos[v], nrm[v], tint[v])
+                    } else {
+                        CLEARED_SPLAT
+                    };
+                    (ce[i], co[i], ca[i], cb[i]) = (s.center, s.color, s.cov_a, s.cov_b);
+                }
+            });
+        sink.mark_changed();
+        encoder.lift += start.elapsed();
+        Ok(())
+    }
+}
