@@ -1,1 +1,15 @@
-//! CPU splat rasteriser for PNG previews (filled by the output work).
+//! PNG previews of splats: a perspective camera framed on the character, a CPU EWA splat
+//! rasteriser, and contact sheets of several frames seen by one camera.
+//!
+//! Flow: [`splat_bounds`] → [`Camera::framing`] → [`rasterize`] (one `RgbImage` per frame) →
+//! [`ContactSheet`] → [`write_png`] (atomic). [`render_sheet`] does all of it for a list of
+//! [`Frame`]s. Everything is single-threaded and deterministic (bit-identical output for the same
+//! input).
+
+pub mod camera;
+pub mod raster;
+pub mod sheet;
+
+pub use camera::{Aabb, Camera, FRAMING_MARGIN, MAX_IMAGE_SIDE, splat_bounds};
+pub use raster::{RasterStats, Rendered, rasterize};
+pub use sheet::{ContactSheet, Frame, SheetOptions, render_sheet, write_png};

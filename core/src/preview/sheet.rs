@@ -1,0 +1,262 @@
+//! Contact sheets: K rendered frames in a grid, all seen by one camera, written as PNG.
+//!
+//! The camera is framed once on the union of every frame's splat bounds, so motion between frames
+//! shows as motion in the grid rather than being re-centred away.
+
+use std::path::Path;
+
+use glam::DVec3;
+use image::codecs::png::PngEncoder;
+use image::{ExtendedColorType, ImageEncoder, Rgb, RgbImage};
+
+use super::camera::{Aabb, Camera, check_size, splat_bounds};
+use super::raster::{RasterStats, rasterize};
+use crate::error::{Error, Result};
+use crate::io::atomic::write_atomic;
+use crate::sink::{SlotRange, SplatBuffers};
+
+/// A grid of equally sized cells separated (and surrounded) by `gap` pixels of `background`,
+/// filled row by row.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ContactSheet {
+    cols: u32,
+    cell_w: u32,
+    cell_h: u32,
+    gap: u32,
+    background: Rgb<u8>,
+    cells: Vec<RgbImage>,
+}
+
+impl ContactSheet {
+    /// An empty sheet of `cols` columns of `cell_w × cell_h` cells, a 4-pixel gap, black gaps.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] when `cols` or a cell side is 0; [`Error::Limit`] when a cell side or the
+    /// sheet's width exceeds [`super::MAX_IMAGE_SIDE`].
+    pub fn new(cols: u32, cell_w: u32, cell_h: u32) -> Result<Self> {
+        if cols == 0 {
+            return Err(Error::Invalid {
+                what: "contact sheet columns".into(),
+                reason: "0".into(),
+            });
+        }
+        check_size(cell_w, cell_h)?;
+        let sheet = ContactSheet {
+            cols,
+            cell_w,
+            cell_h,
+            gap: 4,
+            background: Rgb([0, 0, 0]),
+            cells: Vec::new(),
+        };
+        sheet.size()?;
+        Ok(sheet)
+    }
+
+    /// Set the gap between cells, pixels.
+    ///
+    /// # Errors
+    /// [`Error::Limit`] when the sheet's width would exceed [`super::MAX_IMAGE_SIDE`].
+    pub fn with_gap(mut self, gap: u32) -> Result<Self> {
+        self.gap = gap;
+        self.size()?;
+        Ok(self)
+    }
+
+    /// Set the colour of the gaps and of empty cells.
+    pub fn with_background(mut self, background: Rgb<u8>) -> Self {
+        self.background = background;
+        self
+    }
+
+    /// Number of cells pushed.
+    pub fn len(&self) -> usize {
+        self.cells.len()
+    }
+
+    /// Whether no cell was pushed.
+    pub fn is_empty(&self) -> bool {
+        self.cells.is_empty()
+    }
+
+    /// Append a cell.
+    ///
+    /// # Errors
+    /// [`Error::Mismatch`] when `image` is not `cell_w × cell_h`; [`Error::Limit`] when the sheet
+    /// would grow past [`super::MAX_IMAGE_SIDE`] pixels high.
+    pub fn push(&mut self, image: RgbImage) -> Result<()> {
+        for (what, expected, found) in [
+            ("contact sheet cell width", self.cell_w, image.width()),
+            ("contact sheet cell height", self.cell_h, image.height()),
+        ] {
+            if expected != found {
+                return Err(Error::Mismatch {
+                    what: what.into(),
+                    expected: expected.into(),
+                    found: found.into(),
+                });
+            }
+        }
+        self.cells.push(image);
+        if let Err(e) = self.size() {
+            self.cells.pop();
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// Sheet size in pixels: `cols·cell_w + (cols+1)·gap` wide, `rows·cell_h + (rows+1)·gap` high
+    /// with `rows = max(1, ⌈len / cols⌉)`.
+    ///
+    /// # Errors
+    /// [`Error::Limit`] when a side exceeds [`super::MAX_IMAGE_SIDE`].
+    pub fn size(&self) -> Result<(u32, u32)> {
+        let rows = self.cells.len().div_ceil(self.cols as usize).max(1) as u64;
+        let side = |n: u64, cell: u32| n * u64::from(cell) + (n + 1) * u64::from(self.gap);
+        let (w, h) = (
+            side(u64::from(self.cols), self.cell_w),
+            side(rows, self.cell_h),
+        );
+        let limit = u64::from(super::MAX_IMAGE_SIDE);
+        if w.max(h) > limit {
+            return Err(Error::Limit {
+                what: "contact sheet side, pixels".into(),
+                limit,
+                found: w.max(h),
+            });
+        }
+        Ok((w as u32, h as u32))
+    }
+
+    /// The composed sheet.
+    ///
+    /// # Errors
+    /// As [`ContactSheet::size`] (cannot fail for a sheet built through this API).
+    pub fn compose(&self) -> Result<RgbImage> {
+        let (w, h) = self.size()?;
+        let mut out = RgbImage::from_pixel(w, h, self.background);
+        for (k, cell) in self.cells.iter().enumerate() {
+            let (col, row) = ((k as u32) % self.cols, (k as u32) / self.cols);
+            let x = self.gap + col * (self.cell_w + self.gap);
+            let y = self.gap + row * (self.cell_h + self.gap);
+            image::imageops::replace(&mut out, cell, i64::from(x), i64::from(y));
+        }
+        Ok(out)
+    }
+
+    /// Compose and write the sheet as PNG (see [`write_png`]).
+    ///
+    /// # Errors
+    /// As [`ContactSheet::compose`] and [`write_png`].
+    pub fn write_png(&self, path: &Path) -> Result<()> {
+        write_png(path, &self.compose()?)
+    }
+}
+
+/// Write an RGB8 image as PNG (the `image` crate's encoder) through [`write_atomic`].
+///
+/// # Errors
+/// [`Error::Io`] naming `path` when encoding or writing fails; the target is then left as it was.
+pub fn write_png(path: &Path, image: &RgbImage) -> Result<()> {
+    write_atomic(path, |w| {
+        PngEncoder::new(w)
+            .write_image(
+                image.as_raw(),
+                image.width(),
+                image.height(),
+                ExtendedColorType::Rgb8,
+            )
+            .map_err(std::io::Error::other)
+    })
+}
+
+/// One frame of a sheet: sink buffers and the slot ranges to draw.
+#[derive(Clone, Copy, Debug)]
+pub struct Frame<'a> {
+    /// The frame's buffers.
+    pub buffers: &'a SplatBuffers,
+    /// The slots drawn.
+    pub ranges: &'a [SlotRange],
+}
+
+/// How [`render_sheet`] lays out and frames the sheet.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SheetOptions {
+    /// Columns of the grid.
+    pub cols: u32,
+    /// Cell width, pixels.
+    pub cell_w: u32,
+    /// Cell height, pixels.
+    pub cell_h: u32,
+    /// Gap between cells, pixels.
+    pub gap: u32,
+    /// Vertical field of view, radians.
+    pub fov_y: f64,
+    /// Camera yaw about +Y, radians (0 = in front, see [`Camera::framing`]).
+    pub yaw: f64,
+    /// Background of every cell, RGB in `[0,1]`.
+    pub background: [f32; 3],
+    /// Colour of the gaps and of unused cells, RGB in `[0,1]`.
+    pub gap_color: [f32; 3],
+}
+
+impl Default for SheetOptions {
+    /// 4 columns of 256×256 cells, 4-pixel dark gaps, 30° fov, front view, mid-grey background.
+    fn default() -> Self {
+        SheetOptions {
+            cols: 4,
+            cell_w: 256,
+            cell_h: 256,
+            gap: 4,
+            fov_y: 30f64.to_radians(),
+            yaw: 0.0,
+            background: [0.5, 0.5, 0.5],
+            gap_color: [0.1, 0.1, 0.1],
+        }
+    }
+}
+
+/// Render `frames` into a contact sheet with one camera framed on the union of all frames'
+/// [`splat_bounds`] (a 1 m sphere at the origin when no frame has a visible splat). Returns the
+/// sheet, the camera used, and the summed rasteriser statistics.
+///
+/// # Errors
+/// As [`ContactSheet::new`], [`Camera::framing`], [`splat_bounds`] and
+/// [`super::raster::rasterize`].
+pub fn render_sheet(
+    frames: &[Frame<'_>],
+    options: &SheetOptions,
+) -> Result<(ContactSheet, Camera, RasterStats)> {
+    let gap_color = options
+        .gap_color
+        .map(|c| (255.0 * c.clamp(0.0, 1.0)).round() as u8);
+    let mut sheet = ContactSheet::new(options.cols, options.cell_w, options.cell_h)?
+        .with_gap(options.gap)?
+        .with_background(Rgb(gap_color));
+    let mut bounds: Option<Aabb> = None;
+    for f in frames {
+        if let Some(b) = splat_bounds(f.buffers, f.ranges)? {
+            bounds = Some(bounds.map_or(b, |o| o.union(b)));
+        }
+    }
+    let (center, radius) = bounds.map_or((DVec3::ZERO, 1.0), Aabb::sphere);
+    let camera = Camera::framing(
+        center,
+        radius,
+        options.cell_w,
+        options.cell_h,
+        options.fov_y,
+        options.yaw,
+    )?;
+    let mut stats = RasterStats::default();
+    for f in frames {
+        let r = rasterize(&camera, f.buffers, f.ranges, options.background)?;
+        stats.drawn += r.stats.drawn;
+        stats.transparent += r.stats.transparent;
+        stats.behind += r.stats.behind;
+        stats.degenerate += r.stats.degenerate;
+        stats.offscreen += r.stats.offscreen;
+        sheet.push(r.image)?;
+    }
+    Ok((sheet, camera, stats))
+}

@@ -1,0 +1,139 @@
+//! Contact sheets: layout, a camera shared by all frames, PNG output.
+
+use mien_core::preview::{ContactSheet, Frame, SheetOptions, render_sheet, write_png};
+use mien_core::sink::{SlotRange, SplatBuffers, pack4x8unorm};
+
+/// One white gaussian (σ = 1 cm) at `x`.
+fn frame_at(x: f32) -> SplatBuffers {
+    let mut b = SplatBuffers::new(1);
+    b.center[0] = [x, 1.5, 0.0, 0.0];
+    b.color[0] = pack4x8unorm([1.0; 4]);
+    b.cov_a[0] = [1e-4, 0.0, 0.0, 1e-4];
+    b.cov_b[0] = [0.0, 1e-4, 0.0, 0.0];
+    b
+}
+
+/// Column of the brightest pixel of a cell.
+fn peak_x(img: &image::RgbImage, x0: u32, y0: u32, w: u32, h: u32) -> u32 {
+    let mut best = (0u8, 0u32);
+    for y in y0..y0 + h {
+        for x in x0..x0 + w {
+            let p = img.get_pixel(x, y)[0];
+            if p > best.0 {
+                best = (p, x - x0);
+            }
+        }
+    }
+    best.1
+}
+
+#[test]
+fn shared_camera_shows_motion_and_layout_is_exact() {
+    let frames: Vec<SplatBuffers> = [-0.1f32, 0.0, 0.1].iter().map(|&x| frame_at(x)).collect();
+    let ranges = [SlotRange {
+        offset: 0,
+        count: 1,
+    }];
+    let list: Vec<Frame> = frames
+        .iter()
+        .map(|b| Frame {
+            buffers: b,
+            ranges: &ranges,
+        })
+        .collect();
+    let opts = SheetOptions {
+        cols: 2,
+        cell_w: 64,
+        cell_h: 48,
+        gap: 3,
+        background: [0.0; 3],
+        gap_color: [0.2; 3],
+        ..SheetOptions::default()
+    };
+    let (sheet, camera, stats) = render_sheet(&list, &opts).unwrap();
+    assert_eq!(stats.drawn, 3);
+    assert_eq!(sheet.len(), 3);
+    // 2 columns, 2 rows: 2·64 + 3·3 = 137 by 2·48 + 3·3 = 105.
+    assert_eq!(sheet.size().unwrap(), (137, 105));
+    // The camera looks at the union's centre (x = 0, y = 1.5).
+    assert!(camera.target.x.abs() < 1e-6 && (camera.target.y - 1.5).abs() < 1e-6);
+    let img = sheet.compose().unwrap();
+    let cells = [(3, 3), (70, 3), (3, 54)];
+    let xs: Vec<u32> = cells
+        .iter()
+        .map(|&(x, y)| peak_x(&img, x, y, 64, 48))
+        .collect();
+    // The splat moves left → centre → right inside cells framed by one camera.
+    assert!(xs[0] < xs[1] && xs[1] < xs[2], "{xs:?}");
+    assert!((xs[1] as i32 - 31).abs() <= 1, "{xs:?}");
+    // Gaps and the unused fourth cell hold the gap colour (0.2 → 51).
+    for (x, y) in [(0, 0), (67, 20), (100, 80), (136, 104)] {
+        assert_eq!(img.get_pixel(x, y).0, [51, 51, 51], "({x},{y})");
+    }
+
+    // The PNG decodes to the composed image.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sheet.png");
+    sheet.write_png(&path).unwrap();
+    let back = image::open(&path).unwrap().to_rgb8();
+    assert_eq!(back, img);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+}
+
+#[test]
+fn sheet_refuses_wrong_cells_and_sizes() {
+    let mut sheet = ContactSheet::new(3, 10, 10).unwrap();
+    assert!(matches!(
+        sheet.push(image::RgbImage::new(10, 11)),
+        Err(mien_core::Error::Mismatch { .. })
+    ));
+    assert!(sheet.is_empty());
+    assert!(ContactSheet::new(0, 10, 10).is_err());
+    assert!(ContactSheet::new(2, 0, 10).is_err());
+    assert!(ContactSheet::new(2000, 10, 10).is_err());
+    // An empty sheet is one row of gap colour.
+    assert_eq!(sheet.size().unwrap(), (3 * 10 + 4 * 4, 10 + 2 * 4));
+}
+
+#[test]
+fn all_empty_frames_render_background() {
+    let b = SplatBuffers::new(2);
+    let ranges = [SlotRange {
+        offset: 0,
+        count: 2,
+    }];
+    let opts = SheetOptions {
+        cols: 1,
+        cell_w: 8,
+        cell_h: 8,
+        gap: 0,
+        background: [1.0, 0.0, 0.0],
+        ..SheetOptions::default()
+    };
+    let (sheet, _, stats) = render_sheet(
+        &[Frame {
+            buffers: &b,
+            ranges: &ranges,
+        }],
+        &opts,
+    )
+    .unwrap();
+    assert_eq!(stats.transparent, 2);
+    assert!(
+        sheet
+            .compose()
+            .unwrap()
+            .pixels()
+            .all(|p| p.0 == [255, 0, 0])
+    );
+}
+
+#[test]
+fn write_png_into_missing_folder_fails_cleanly() {
+    let err = write_png(
+        std::path::Path::new("/nonexistent/mien/out.png"),
+        &image::RgbImage::new(2, 2),
+    )
+    .unwrap_err();
+    assert!(matches!(err, mien_core::Error::Io { .. }), "{err}");
+}
