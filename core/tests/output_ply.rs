@@ -1,5 +1,7 @@
 //! The 3DGS PLY writer and reader: literal INRIA header, a hand-worked splat, random round trips.
 
+mod support;
+
 use mien_core::io::ply::{
     PlyOptions, ShBands, TransparentSlots, read_splat_ply, write_splat_ply, write_splat_ply_with,
 };
@@ -277,7 +279,7 @@ fn quat_to_matrix([w, x, y, z]: [f64; 4]) -> [[f64; 3]; 3] {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+    #![proptest_config(support::proptest_config(64))]
 
     /// Write random splats (two ranges, opacity-0 ones skipped), read back: centres bit-exact,
     /// colour bytes equal, opacity = byte/255 through the logit, covariances within 1e-5 relative.

@@ -1,5 +1,7 @@
 //! Bad PLY files: each is refused with a typed error naming what is wrong; none panics.
 
+mod support;
+
 use mien_core::Error;
 use mien_core::io::ply::{parse_splat_ply, read_splat_ply};
 use proptest::prelude::*;
@@ -207,7 +209,7 @@ fn missing_file_is_an_io_error() {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
+    #![proptest_config(support::proptest_config(3000))]
 
     /// Mutating or truncating a valid file never panics (an error or a cloud comes back).
     #[test]

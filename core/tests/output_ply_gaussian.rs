@@ -1,6 +1,8 @@
 //! Covariance ↔ (log-scale, quaternion) conversion of the 3DGS PLY, checked against an f64
 //! reference written here: `Σ = R·diag(σ²)·Rᵀ` with `R` from the textbook quaternion formula.
 
+mod support;
+
 use mien_core::io::ply::gaussian::{
     OPACITY_EPS, SH_C0, SIGMA2_FLOOR, compose_covariance, decompose_covariance, logit_to_opacity,
     opacity_to_logit, rgb_to_sh_dc, sh_dc_to_rgb,
@@ -73,7 +75,7 @@ fn unit_quat() -> impl Strategy<Value = [f64; 4]> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+    #![proptest_config(support::proptest_config(2000))]
 
     /// Σ built from a random rotation and random σ (0.1 mm – 10 cm) decomposes into a unit
     /// quaternion with w ≥ 0, a proper rotation, scales that are the sorted ln σ, and a
