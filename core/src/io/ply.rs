@@ -103,38 +103,6 @@ pub fn inria_property_names(sh: ShBands) -> Vec<String> {
     names
 }
 
-/// Check that the four sink arrays have one length and every range lies inside them.
-///
-/// # Errors
-/// [`Error::Mismatch`] for arrays of different lengths, [`Error::Slots`] for a range past the end.
-pub(crate) fn check_ranges(buffers: &SplatBuffers, ranges: &[SlotRange]) -> Result<()> {
-    let n = buffers.center.len();
-    for (what, len) in [
-        ("splat buffers: color length", buffers.color.len()),
-        ("splat buffers: cov_a length", buffers.cov_a.len()),
-        ("splat buffers: cov_b length", buffers.cov_b.len()),
-    ] {
-        if len != n {
-            return Err(Error::Mismatch {
-                what: what.into(),
-                expected: n as u64,
-                found: len as u64,
-            });
-        }
-    }
-    for r in ranges {
-        if r.end() > n as u64 {
-            return Err(Error::Slots {
-                reason: "range lies outside the splat buffers",
-                offset: r.offset,
-                count: r.count,
-                capacity: u32::try_from(n).unwrap_or(u32::MAX),
-            });
-        }
-    }
-    Ok(())
-}
-
 /// One splat in file units, before serialisation.
 struct Record {
     center: [f32; 3],
@@ -173,7 +141,7 @@ pub fn write_splat_ply_with(
     ranges: &[SlotRange],
     options: &PlyOptions,
 ) -> Result<PlyStats> {
-    check_ranges(buffers, ranges)?;
+    buffers.check_ranges(ranges)?;
     let mut stats = PlyStats::default();
     let mut records = Vec::new();
     for r in ranges {

@@ -214,7 +214,7 @@ impl Aabb {
 /// As the range check of the PLY writer: [`Error::Mismatch`] for buffers of different lengths,
 /// [`Error::Slots`] for a range outside them.
 pub fn splat_bounds(buffers: &SplatBuffers, ranges: &[SlotRange]) -> Result<Option<Aabb>> {
-    crate::io::ply::check_ranges(buffers, ranges)?;
+    buffers.check_ranges(ranges)?;
     let mut out: Option<Aabb> = None;
     for r in ranges {
         for i in r.offset as usize..r.end() as usize {

@@ -88,7 +88,7 @@ pub fn rasterize(
     ranges: &[SlotRange],
     background: [f32; 3],
 ) -> Result<Rendered> {
-    crate::io::ply::check_ranges(buffers, ranges)?;
+    buffers.check_ranges(ranges)?;
     camera.validate()?;
     let (w, h) = (camera.width as usize, camera.height as usize);
     let proj = Projector::new(camera);

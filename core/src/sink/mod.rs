@@ -9,7 +9,7 @@ pub mod slots;
 
 pub use slots::{SlotAllocator, SlotRange};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// The splat-sink seam: slot allocation, bounds and the re-sort flag. The buffers themselves are
 /// backend types (CPU vectors, wgpu or Vulkan buffers).
@@ -75,6 +75,36 @@ impl SplatBuffers {
     /// Whether there are no slots.
     pub fn is_empty(&self) -> bool {
         self.center.is_empty()
+    }
+
+    /// Check that the four arrays have one length and every range lies inside them.
+    ///
+    /// # Errors
+    /// [`Error::Mismatch`] for unequal arrays, [`Error::Slots`] for a range past the end.
+    pub fn check_ranges(&self, ranges: &[SlotRange]) -> Result<()> {
+        let n = self.center.len();
+        for (what, len) in [
+            ("splat buffers: color length", self.color.len()),
+            ("splat buffers: cov_a length", self.cov_a.len()),
+            ("splat buffers: cov_b length", self.cov_b.len()),
+        ] {
+            if len != n {
+                return Err(Error::Mismatch {
+                    what: what.into(),
+                    expected: n as u64,
+                    found: len as u64,
+                });
+            }
+        }
+        if let Some(r) = ranges.iter().find(|r| r.end() > n as u64) {
+            return Err(Error::Slots {
+                reason: "range lies outside the splat buffers",
+                offset: r.offset,
+                count: r.count,
+                capacity: u32::try_from(n).unwrap_or(u32::MAX),
+            });
+        }
+        Ok(())
     }
 
     /// Slot `i`'s symmetric covariance as a row-major 3×3, m².
