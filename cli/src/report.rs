@@ -1,0 +1,178 @@
+//! `report.json`: what a run read, did, dropped and wrote.
+
+use serde::Serialize;
+
+/// The whole report.
+#[derive(Debug, Default, Serialize)]
+pub struct Report {
+    /// `mien <version>`.
+    pub tool: String,
+    /// The command line.
+    pub command: Vec<String>,
+    /// What was loaded.
+    pub character: CharacterReport,
+    /// What drove it.
+    pub animation: AnimationReport,
+    /// The timeline.
+    pub frames: FramesReport,
+    /// Which backend ran and why.
+    pub backend: BackendReport,
+    /// Morph weight rules applied.
+    pub morphs: MorphReport,
+    /// Wall times, milliseconds.
+    pub timings_ms: Timings,
+    /// Memory: slots and bytes.
+    pub memory: MemoryReport,
+    /// Files written (relative to the output folder).
+    pub outputs: OutputsReport,
+}
+
+/// The character.
+#[derive(Debug, Default, Serialize)]
+pub struct CharacterReport {
+    /// Path or `<built-in sample head>`.
+    pub source: String,
+    /// Meshes drawn (mesh nodes in the scene).
+    pub mesh_instances: usize,
+    /// Vertices posed per frame.
+    pub vertices: usize,
+    /// Triangles.
+    pub triangles: usize,
+    /// Morph targets over all drawn meshes.
+    pub morph_targets: usize,
+    /// Stored CSR entries.
+    pub morph_entries: usize,
+    /// Skins and their joint counts.
+    pub skin_joints: Vec<usize>,
+    /// Clips (name or `(unnamed)`).
+    pub clips: Vec<String>,
+    /// Required glTF extensions.
+    pub required_extensions: Vec<String>,
+    /// Bounds of the rest pose, metres: min, max.
+    pub bounds_m: [[f32; 3]; 2],
+    /// Importer notes (what it changed or ignored).
+    pub notes: Vec<String>,
+}
+
+/// The animation source.
+#[derive(Debug, Default, Serialize)]
+pub struct AnimationReport {
+    /// `clip`, `arkit`, `builtin` or `rest`.
+    pub kind: String,
+    /// Clip name / stream file.
+    pub name: String,
+    /// Media-time span of the source, seconds.
+    pub span_s: [f64; 2],
+    /// Channel binding (streams only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub binding: Option<serde_json::Value>,
+    /// Anything worth knowing (e.g. aux channels kept but not applied).
+    pub notes: Vec<String>,
+}
+
+/// The timeline.
+#[derive(Debug, Default, Serialize)]
+pub struct FramesReport {
+    /// Frames posed.
+    pub count: u32,
+    /// Frames per second.
+    pub fps: f64,
+    /// Media time of the first and last frame, seconds.
+    pub span_s: [f64; 2],
+}
+
+/// The backend.
+#[derive(Debug, Default, Serialize)]
+pub struct BackendReport {
+    /// What was asked (`cpu`, `auto`).
+    pub requested: String,
+    /// What ran.
+    pub used: String,
+    /// Why (for `auto`).
+    pub reason: String,
+    /// CPU threads (rayon).
+    pub threads: usize,
+}
+
+/// Weight rules.
+#[derive(Debug, Default, Serialize)]
+pub struct MorphReport {
+    /// Active limit per mesh and frame.
+    pub active_limit: usize,
+    /// Weights clamped to ±2, all frames.
+    pub clamped: u64,
+    /// Non-finite weights zeroed, all frames.
+    pub non_finite: u64,
+    /// (mesh instance, target) pairs dropped by the active limit, all frames.
+    pub dropped: u64,
+    /// Distinct dropped targets with the first frame each was dropped.
+    pub dropped_targets: Vec<DroppedTarget>,
+}
+
+/// A target the active limit dropped.
+#[derive(Debug, Serialize)]
+pub struct DroppedTarget {
+    /// Mesh node name or index.
+    pub mesh: String,
+    /// Target name.
+    pub target: String,
+    /// First frame it was dropped.
+    pub first_frame: u32,
+    /// Frames it was dropped in.
+    pub frames: u32,
+}
+
+/// Wall times, milliseconds.
+#[derive(Debug, Default, Serialize)]
+pub struct Timings {
+    /// Loading and validating inputs.
+    pub load: f64,
+    /// Sampling the animation and building controls (CPU), all frames.
+    pub animate: f64,
+    /// Rig passes (morph + skin), all frames.
+    pub rig: f64,
+    /// Lift passes, all frames.
+    pub lift: f64,
+    /// Writing .ply files.
+    pub ply: f64,
+    /// Rasterising and writing the preview.
+    pub preview: f64,
+    /// The whole run.
+    pub total: f64,
+    /// Mean rig pass per frame.
+    pub rig_per_frame: f64,
+    /// Mean lift pass per frame.
+    pub lift_per_frame: f64,
+}
+
+/// Memory.
+#[derive(Debug, Default, Serialize)]
+pub struct MemoryReport {
+    /// Sink capacity, slots.
+    pub sink_slots: u32,
+    /// Slots owned by the character's lift.
+    pub character_slots: u32,
+    /// Bytes the rig backend holds.
+    pub rig_bytes: u64,
+    /// Bytes the sink's four buffers hold.
+    pub sink_bytes: u64,
+}
+
+/// Files written.
+#[derive(Debug, Default, Serialize)]
+pub struct OutputsReport {
+    /// `frames/frame_00000.ply` … (count and first/last name).
+    pub ply_files: u32,
+    /// First and last .ply file names.
+    pub ply_span: Vec<String>,
+    /// Bytes of all .ply files.
+    pub ply_bytes: u64,
+    /// PLY layout.
+    pub ply_layout: String,
+    /// Splats per .ply.
+    pub splats_per_frame: u64,
+    /// `preview.png`, when written.
+    pub preview: Option<String>,
+    /// Frames shown in the preview.
+    pub preview_frames: Vec<u32>,
+}
