@@ -20,6 +20,8 @@ fn real_spellings_of_eye_blink_left() {
         "head_geo:blendShape1:eyeBlinkLeft",
         "|root|head|blendShape1|eyeBlink_L",
         "blendShape1.eyeBlink.L",
+        "eyeBlink_L.001",
+        "eyeBlink.L.002",
         "EYE_BLINK_LEFT",
         "eye-blink-left",
         "eye blink Left",
@@ -128,6 +130,8 @@ fn non_arkit_names_are_none() {
         "jawOpenExtra",
         "MTH_A",
         "viseme_aa",
+        "001",
+        "blendShape1.001",
     ] {
         assert_eq!(canonicalize(s), None, "{s:?}");
     }

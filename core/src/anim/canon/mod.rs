@@ -12,6 +12,7 @@
 //! | `eyeBlink_L`, `EyeBlink_L`, `eyeBlinkL`, `eyeBlink.L` | facecap / ICT-FaceKit, Blender, hand-made rigs |
 //! | `blendShape1.eyeBlink_L`, `BS_node.eyeBlinkLeft` | glTF / FBX channel paths (`node.target`) |
 //! | `head:BS:eyeBlinkLeft`, `|root|head|eyeBlink_L` | Maya namespaces and DAG paths |
+//! | `eyeBlink_L.001` | Blender's suffix for a duplicated shape key |
 //!
 //! Side channels that ARKit keeps whole but rigs split (`browInnerUp_L`) are recognised as
 //! [`Canon::Half`] through the explicit [`SPLIT_CHANNELS`] table; known non-ARKit channels
@@ -22,12 +23,14 @@
 
 mod binding;
 mod bound;
+mod report;
 
-pub use binding::{
-    Ambiguity, Binding, BindingReport, FanUse, IgnoredChannel, MatchedPair, NamedIndex, Route,
-    RouteRule, UnmatchedChannel,
-};
+pub use binding::{Binding, Route};
 pub use bound::BoundStream;
+pub use report::{
+    Ambiguity, BindingReport, FanUse, IgnoredChannel, MatchedPair, NamedIndex, RouteRule,
+    UnmatchedChannel,
+};
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -137,8 +140,9 @@ fn side_token(token: &str) -> Option<Side> {
 
 /// Reduce `name` to its [`NameKey`].
 ///
-/// 1. Namespace: split on `.`, `:` and `|` and keep the last non-empty segment; when that segment
-///    is only a side (`eyeBlink.L`), it becomes the side and the segment before it the stem.
+/// 1. Namespace: split on `.`, `:` and `|` and keep the last non-empty segment, after dropping a
+///    trailing all-digit segment (Blender's duplicate suffix `eyeBlink_L.001`); when that segment is
+///    only a side (`eyeBlink.L`), it becomes the side and the segment before it the stem.
 /// 2. Split the stem into tokens on any non-alphanumeric character; a first or last token that is
 ///    `L`/`R`/`Left`/`Right` (any case, with at least one other token) is the side.
 /// 3. Join the tokens lowercased; without a side yet, a trailing `left`/`right` word is the side
@@ -150,12 +154,19 @@ pub fn name_key(name: &str) -> NameKey {
         .filter(|s| !s.is_empty())
         .collect();
     let mut side = SideMark::None;
+    let mut segments: &[&str] = &segments;
+    if let [rest @ .., last] = segments
+        && !rest.is_empty()
+        && last.bytes().all(|b| b.is_ascii_digit())
+    {
+        segments = rest;
+    }
     let mut stem = segments.last().copied().unwrap_or("");
-    if segments.len() >= 2
-        && let Some(s) = side_token(stem)
+    if let [.., before, last] = segments
+        && let Some(s) = side_token(last)
     {
         side = SideMark::Explicit(s);
-        stem = segments[segments.len() - 2];
+        stem = before;
     }
     let mut tokens: Vec<&str> = stem.split(is_separator).filter(|t| !t.is_empty()).collect();
     if side == SideMark::None && tokens.len() >= 2 {
