@@ -161,12 +161,15 @@ impl Binding {
             if s.is_empty() && d.is_empty() {
                 continue;
             }
-            let conflict = match (s.conflict(), d.conflict()) {
-                (Some(r), _) if !s.is_empty() => Some(format!("stream: {r}")),
-                (_, Some(r)) => Some(format!("character: {r}")),
-                _ => None,
-            };
-            if let Some(reason) = conflict {
+            let conflicts: Vec<String> = [
+                s.conflict().map(|r| format!("stream: {r}")),
+                d.conflict().map(|r| format!("character: {r}")),
+            ]
+            .into_iter()
+            .flatten()
+            .collect();
+            if !conflicts.is_empty() {
+                let reason = conflicts.join("; ");
                 s.all().iter().for_each(|&i| ambiguous_channel[i] = true);
                 report.ambiguous.push(Ambiguity {
                     arkit: Some(ARKIT_52[k]),
