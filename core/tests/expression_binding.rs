@@ -1,6 +1,8 @@
 //! Binding stream channels to morph targets by name: hand-worked fan-out / fan-in examples,
 //! ambiguity and non-ARKit characters, the report, and property tests.
 
+mod support;
+
 use mien_core::anim::arkit::ARKIT_52;
 use mien_core::anim::canon::{Binding, BoundStream, Route, RouteRule};
 use mien_core::anim::stream::WeightStream;
@@ -314,7 +316,7 @@ fn respell(name: &str, style: usize) -> String {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+    #![proptest_config(support::proptest_config(64))]
 
     /// Any permutation and spelling of the 52 on both sides: each target gets exactly its channel.
     #[test]

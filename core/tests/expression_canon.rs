@@ -1,6 +1,8 @@
 //! The name canonicaliser: hand-written spellings with hand-written expectations, and property
 //! tests over generated spellings of every ARKit-52 name.
 
+mod support;
+
 use mien_core::anim::arkit::ARKIT_52;
 use mien_core::anim::canon::{Canon, Side, canonical_index, canonical_name, canonicalize};
 use proptest::prelude::*;
@@ -247,7 +249,7 @@ fn spell(name: &str, st: &Style) -> String {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+    #![proptest_config(support::proptest_config(300))]
 
     #[test]
     fn every_spelling_of_every_name_is_recovered(st in style()) {

@@ -3,6 +3,8 @@
 // Expected cells are copied verbatim (10 decimals) from the CSV.
 #![allow(clippy::excessive_precision)]
 
+mod support;
+
 use std::path::{Path, PathBuf};
 
 use mien_core::anim::canon::{Binding, BoundStream};
@@ -326,7 +328,7 @@ use proptest::prelude::*;
 const RATES: [u32; 8] = [24, 25, 30, 48, 50, 60, 100, 120];
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+    #![proptest_config(support::proptest_config(64))]
 
     /// A regular take at any standard rate, starting anywhere in the day with any sub-frame, that
     /// crosses at least one whole second: the rate is recovered and row k is at k / fps.
