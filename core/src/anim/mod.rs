@@ -3,7 +3,9 @@
 pub mod arkit;
 pub mod canon;
 pub mod clip;
+pub mod drive;
 pub mod stream;
 
 pub use clip::{Channel, Clip, Interpolation, Property, Sampler};
+pub use drive::{Drive, StreamDrive};
 pub use stream::WeightStream;

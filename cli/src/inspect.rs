@@ -1,0 +1,177 @@
+//! `mien inspect FILE`: what a character, stream or splat file holds.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use mien_core::anim::canon::canonical_name;
+use mien_core::anim::Property;
+use mien_core::io::{gltf::import_gltf, livelink_csv::read_livelink_csv, ply::read_splat_ply};
+use serde_json::json;
+
+/// Describe `path` as text (or JSON when `as_json`).
+///
+/// # Errors
+/// Unknown file kinds and every reader error, with the file named.
+pub fn run(path: &Path, as_json: bool) -> Result<String> {
+    let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+    let value = match ext.as_deref() {
+        Some("glb" | "gltf") => character(path)?,
+        Some("csv") => stream(path)?,
+        Some("ply") => splats(path)?,
+        _ => bail!("{}: mien reads .glb/.gltf characters, Live Link Face .csv streams and 3DGS .ply files", path.display()),
+    };
+    if as_json {
+        return serde_json::to_string_pretty(&value).context("cannot serialise");
+    }
+    Ok(to_text(&value, 0))
+}
+
+fn character(path: &Path) -> Result<serde_json::Value> {
+    let ch = import_gltf(path).with_context(|| format!("cannot load {}", path.display()))?;
+    let meshes: Vec<_> = ch
+        .meshes
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let targets: Vec<String> = m
+                .target_names
+                .iter()
+                .map(|n| match canonical_name(n) {
+                    Some(c) if c != n => format!("{n} (ARKit {c})"),
+                    Some(_) => format!("{n} (ARKit)"),
+                    None => n.clone(),
+                })
+                .collect();
+            json!({
+                "mesh": format!("{i}: {}", m.name.as_deref().unwrap_or("(unnamed)")),
+                "primitives": m.primitives.len(),
+                "vertices": m.vertex_count(),
+                "triangles": m.primitives.iter().map(|p| p.indices.len() / 3).sum::<usize>(),
+                "skinned": m.primitives.iter().any(|p| p.influences.is_some()),
+                "morph_targets": targets,
+            })
+        })
+        .collect();
+    let arkit = ch.meshes.iter().flat_map(|m| &m.target_names).filter(|n| canonical_name(n).is_some()).count();
+    let clips: Vec<_> = ch
+        .clips
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let count = |p: Property| c.channels.iter().filter(|x| x.property == p).count();
+            json!({
+                "clip": format!("{i}: {}", c.name.as_deref().unwrap_or("(unnamed)")),
+                "span_s": [c.start(), c.end()],
+                "channels": format!(
+                    "{} weights, {} translation, {} rotation, {} scale",
+                    count(Property::Weights), count(Property::Translation), count(Property::Rotation), count(Property::Scale)
+                ),
+            })
+        })
+        .collect();
+    let skins: Vec<_> = ch
+        .skins
+        .iter()
+        .enumerate()
+        .map(|(i, s)| json!({"skin": format!("{i}: {}", s.name.as_deref().unwrap_or("(unnamed)")), "joints": s.joints.len()}))
+        .collect();
+    Ok(json!({
+        "file": path.display().to_string(),
+        "kind": "character (glTF 2.0)",
+        "nodes": ch.nodes.len(),
+        "required_extensions": ch.required_extensions,
+        "meshes": meshes,
+        "arkit_named_targets": arkit,
+        "skins": skins,
+        "clips": clips,
+        "import_notes": ch.notes.iter().map(|n| format!("{}: {}", n.field, n.message)).collect::<Vec<_>>(),
+    }))
+}
+
+fn stream(path: &Path) -> Result<serde_json::Value> {
+    let s = read_livelink_csv(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let channels: Vec<String> = s
+        .channels
+        .iter()
+        .map(|n| match canonical_name(n) {
+            Some(c) => format!("{n} (ARKit {c})"),
+            None => format!("{n} (not ARKit)"),
+        })
+        .collect();
+    Ok(json!({
+        "file": path.display().to_string(),
+        "kind": "ARKit weight stream (Live Link Face CSV)",
+        "frames": s.frame_count(),
+        "nominal_fps": s.nominal_fps,
+        "duration_s": s.duration(),
+        "channels": channels,
+        "aux_channels": s.aux_channels,
+    }))
+}
+
+fn splats(path: &Path) -> Result<serde_json::Value> {
+    let c = read_splat_ply(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut b = [[f32::INFINITY; 3], [f32::NEG_INFINITY; 3]];
+    for p in &c.center {
+        for k in 0..3 {
+            b[0][k] = b[0][k].min(p[k]);
+            b[1][k] = b[1][k].max(p[k]);
+        }
+    }
+    Ok(json!({
+        "file": path.display().to_string(),
+        "kind": "3D Gaussian Splatting .ply",
+        "splats": c.len(),
+        "properties": c.properties.iter().map(|p| p.name.clone()).collect::<Vec<_>>().join(" "),
+        "bounds_m": if c.is_empty() { serde_json::Value::Null } else { json!(b) },
+    }))
+}
+
+/// Indented `key: value` text of a JSON value.
+fn to_text(v: &serde_json::Value, indent: usize) -> String {
+    let pad = "  ".repeat(indent);
+    let mut out = String::new();
+    match v {
+        serde_json::Value::Object(map) => {
+            for (k, x) in map {
+                match x {
+                    serde_json::Value::Object(_) => {
+                        let _ = writeln!(out, "{pad}{k}:");
+                        out.push_str(&to_text(x, indent + 1));
+                    }
+                    serde_json::Value::Array(a) if a.iter().any(|e| e.is_object()) => {
+                        let _ = writeln!(out, "{pad}{k}:");
+                        for e in a {
+                            out.push_str(&to_text(e, indent + 1));
+                            let _ = writeln!(out);
+                        }
+                    }
+                    serde_json::Value::Array(a) if a.len() > 6 => {
+                        let _ = writeln!(out, "{pad}{k} ({}):", a.len());
+                        for e in a {
+                            let _ = writeln!(out, "{pad}  {}", scalar(e));
+                        }
+                    }
+                    _ => {
+                        let _ = writeln!(out, "{pad}{k}: {}", scalar(x));
+                    }
+                }
+            }
+        }
+        other => {
+            let _ = writeln!(out, "{pad}{}", scalar(other));
+        }
+    }
+    out
+}
+
+fn scalar(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Array(a) if a.is_empty() => "none".into(),
+        serde_json::Value::Array(a) => a.iter().map(scalar).collect::<Vec<_>>().join(", "),
+        serde_json::Value::Null => "-".into(),
+        other => other.to_string(),
+    }
+}

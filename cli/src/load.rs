@@ -1,0 +1,111 @@
+//! Loading a run's inputs: the character and what drives it.
+
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use mien_core::anim::{Drive, StreamDrive};
+use mien_core::io::{gltf::import_gltf, livelink_csv::read_livelink_csv};
+use mien_core::rig::Character;
+use mien_core::sample::{sample_head, sample_performance};
+
+use crate::report::AnimationReport;
+
+/// Frame rate of the built-in performance stream (it is resampled at the run's `--fps`).
+const BUILTIN_STREAM_FPS: f64 = 60.0;
+
+/// A loaded character and whether it is the built-in sample.
+pub struct Loaded {
+    /// The character.
+    pub character: Character,
+    /// True for the built-in sample head.
+    pub builtin: bool,
+}
+
+/// Load `path` (glTF / GLB), or the built-in sample head when `None`.
+///
+/// # Errors
+/// Unsupported extensions and every importer error, with the file named.
+pub fn character(path: Option<&Path>) -> Result<Loaded> {
+    let Some(path) = path else {
+        return Ok(Loaded { character: sample_head(), builtin: true });
+    };
+    let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+    match ext.as_deref() {
+        Some("glb" | "gltf") => {
+            let character = import_gltf(path).with_context(|| format!("cannot load character {}", path.display()))?;
+            Ok(Loaded { character, builtin: false })
+        }
+        _ => bail!("{}: not a character file mien reads (expected .glb or .gltf)", path.display()),
+    }
+}
+
+/// Choose the drive: `--arkit` stream, `--clip`, the built-in performance for the sample head, the
+/// character's first clip, or its rest pose.
+///
+/// # Errors
+/// Unreadable streams, a stream that binds to nothing, an unknown clip.
+pub fn drive(loaded: &Loaded, arkit: Option<&Path>, clip: Option<&str>) -> Result<(Drive, AnimationReport)> {
+    let ch = &loaded.character;
+    let mut report = AnimationReport::default();
+    let drive = if let Some(path) = arkit {
+        let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+        if ext.as_deref() != Some("csv") {
+            bail!("{}: not an ARKit stream mien reads (expected a Live Link Face .csv)", path.display());
+        }
+        let stream = read_livelink_csv(path).with_context(|| format!("cannot read ARKit stream {}", path.display()))?;
+        report.kind = "arkit".into();
+        report.name = path.display().to_string();
+        if !stream.aux_channels.is_empty() {
+            report.notes.push(format!(
+                "{} head/eye angle channels kept in the stream but not applied to bones: {}",
+                stream.aux_channels.len(),
+                stream.aux_channels.join(", ")
+            ));
+        }
+        Drive::Stream(StreamDrive::new(stream, ch).context("cannot map the stream onto the character")?)
+    } else if let Some(key) = clip {
+        let id = ch.find_clip(key)?;
+        report.kind = "clip".into();
+        report.name = clip_label(ch, id.index());
+        Drive::Clip(id)
+    } else if loaded.builtin {
+        report.kind = "builtin".into();
+        report.name = "built-in performance (speech, blinks, smile, gaze)".into();
+        Drive::Stream(StreamDrive::new(sample_performance(BUILTIN_STREAM_FPS), ch)?)
+    } else if !ch.clips.is_empty() {
+        report.kind = "clip".into();
+        report.name = clip_label(ch, 0);
+        report.notes.push("no --clip or --arkit given: playing the character's first clip".into());
+        Drive::Clip(mien_core::rig::ClipId(0))
+    } else {
+        report.kind = "rest".into();
+        report.name = "rest pose".into();
+        report.notes.push("the character has no clips and no --arkit stream was given: posing its rest pose".into());
+        Drive::Rest
+    };
+    if let Drive::Stream(s) = &drive {
+        let reports: Vec<serde_json::Value> = s
+            .reports()
+            .map(|(node, r)| {
+                serde_json::json!({
+                    "mesh_node": node_label(ch, node.index()),
+                    "report": r,
+                })
+            })
+            .collect();
+        report.binding = Some(serde_json::Value::Array(reports));
+    }
+    let span = drive.span(ch);
+    report.span_s = [span.0, span.1];
+    Ok((drive, report))
+}
+
+/// `index: name` of a clip, `(unnamed)` when the file gives none.
+pub fn clip_label(ch: &Character, i: usize) -> String {
+    format!("{i}: {}", ch.clips[i].name.as_deref().unwrap_or("(unnamed)"))
+}
+
+/// A node's name, or `node <i>`.
+pub fn node_label(ch: &Character, i: usize) -> String {
+    ch.nodes[i].name.clone().unwrap_or_else(|| format!("node {i}"))
+}
