@@ -357,6 +357,40 @@ mod tests {
         assert_eq!(normalize(51.0, ComponentType::U8), 0.2);
     }
 
+    /// glTF-Validator's `get_elements_sparse.gltf`: a sparse accessor fully covering implicit zeros
+    /// (u8 indices) and one partially overriding u32 data; values worked out from its base64.
+    #[test]
+    fn validator_sparse_elements() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(
+            "../../shared/data/gltf-validator/base__data__accessor_data__get_elements_sparse.gltf",
+        );
+        let bytes = std::fs::read(&path).unwrap();
+        let g = gltf::Gltf::from_slice_without_validation(&bytes).unwrap();
+        let root = g.document.as_json();
+        let mut ctx = Ctx {
+            file: "t",
+            root,
+            buffers: super::super::buffers::Buffers::new(
+                "t",
+                None,
+                None,
+                root.buffers.len(),
+                root.buffer_views.len(),
+            ),
+            notes: Vec::new(),
+        };
+        assert_eq!(read_f32(&mut ctx, 0).unwrap().1, vec![0.0, 0.0]);
+        assert_eq!(read_f32(&mut ctx, 1).unwrap().1, vec![0.125, 1024.0]);
+        assert_eq!(
+            read_u32(&mut ctx, 2).unwrap().1,
+            vec![70_000, 100_001, 54_321, 200_002]
+        );
+        assert!(
+            read_u32(&mut ctx, 1).is_err(),
+            "floats are not unsigned integers"
+        );
+    }
+
     #[test]
     fn matrix_columns_are_padded() {
         let f = Format {

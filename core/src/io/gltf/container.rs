@@ -212,7 +212,7 @@ mod tests {
 
     fn glb(json: &[u8], bin: Option<&[u8]>) -> Vec<u8> {
         let mut out = Vec::new();
-        let mut chunk = |out: &mut Vec<u8>, data: &[u8], ty: u32, pad: u8| {
+        let chunk = |out: &mut Vec<u8>, data: &[u8], ty: u32, pad: u8| {
             let mut d = data.to_vec();
             while d.len() % 4 != 0 {
                 d.push(pad);

@@ -162,6 +162,26 @@ fn ignored_notes(ctx: &mut Ctx) {
             ctx.note(name, format!("{n} {name} ignored: mien imports geometry, skins and animation only (images are never opened)"));
         }
     }
+    let ignored: Vec<&str> = r
+        .extensions_used
+        .iter()
+        .map(String::as_str)
+        .filter(|e| {
+            !matches!(
+                *e,
+                "KHR_mesh_quantization" | "EXT_meshopt_compression" | "KHR_texture_transform"
+            )
+        })
+        .collect();
+    if !ignored.is_empty() {
+        ctx.note(
+            "extensionsUsed",
+            format!(
+                "ignored (not needed for geometry or animation): {}",
+                ignored.join(", ")
+            ),
+        );
+    }
     if !r.cameras.is_empty() {
         ctx.note("cameras", format!("{} cameras ignored", r.cameras.len()));
     }
