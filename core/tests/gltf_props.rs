@@ -282,3 +282,17 @@ fn undamaged_glb_imports() {
     )
     .unwrap();
 }
+
+/// An accessor without a bufferView costs no file bytes: its size is capped before anything is
+/// allocated (a 200-byte file asking for 2²¹ MAT4 zeros is refused at once).
+#[test]
+fn implicit_zero_accessors_are_capped() {
+    let doc = br#"{"asset":{"version":"2.0"},"accessors":[{"componentType":5126,"type":"MAT4","count":2097152}]}"#;
+    let e = import_gltf_bytes(doc, None, "big.gltf")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("big.gltf") && e.contains("accessors[0].count"),
+        "{e}"
+    );
+}

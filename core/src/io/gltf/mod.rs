@@ -102,6 +102,7 @@ pub fn import_gltf_bytes(bytes: &[u8], base_dir: Option<&Path>, label: &str) -> 
             root.buffer_views.len(),
         ),
         notes: parts.notes,
+        decoded: 0,
     };
     ignored_notes(&mut ctx);
 
@@ -133,6 +134,8 @@ pub(crate) struct Ctx<'a> {
     root: &'a json::Root,
     buffers: buffers::Buffers<'a>,
     notes: Vec<ImportNote>,
+    /// Components decoded from accessors so far (see [`accessor::MAX_DECODED_COMPONENTS`]).
+    decoded: u64,
 }
 
 impl Ctx<'_> {

@@ -241,14 +241,16 @@ fn accessors(root: &json::Root, file: &str, p: &mut Vec<Error>) {
                     format!("{} elements of {esize} bytes (stride {stride}, offset {off}) do not fit bufferViews[{v}] ({} bytes)", a.count.0, bv.byte_length.0),
                 ));
             }
-        } else if a.buffer_view.is_none() && a.count.0 > accessor::MAX_IMPLICIT_ELEMENTS {
+        } else if a.buffer_view.is_none()
+            && a.count.0.saturating_mul(fmt.width() as u64) > accessor::MAX_IMPLICIT_COMPONENTS
+        {
             p.push(Error::format(
                 file,
                 format!("{field}.count"),
                 format!(
-                    "{} elements without a bufferView exceed mien's limit of {}",
+                    "{} elements without a bufferView exceed mien's limit of {} components",
                     a.count.0,
-                    accessor::MAX_IMPLICIT_ELEMENTS
+                    accessor::MAX_IMPLICIT_COMPONENTS
                 ),
             ));
         }
