@@ -100,7 +100,7 @@ fn decoded(t: u32, v: i64) -> f64 {
 }
 
 fn pad4(b: &mut Vec<u8>) {
-    while b.len() % 4 != 0 {
+    while !b.len().is_multiple_of(4) {
         b.push(0);
     }
 }

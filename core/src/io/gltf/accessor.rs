@@ -137,15 +137,15 @@ pub(super) fn normalize(c: f64, ct: ComponentType) -> f64 {
 /// index is out of order or range, or the data cannot be read.
 pub(super) fn read_f32(ctx: &mut Ctx, i: usize) -> Result<(Format, Vec<f32>)> {
     let (fmt, raw) = read_raw(ctx, i)?;
-    if fmt.ct == ComponentType::F32 {
-        if let Some(k) = raw.iter().position(|x| !x.is_finite()) {
-            return Err(Error::format_at(
-                ctx.file,
-                format!("accessors[{i}]"),
-                k / fmt.width(),
-                format!("component {} is {}", k % fmt.width(), raw[k]),
-            ));
-        }
+    if fmt.ct == ComponentType::F32
+        && let Some(k) = raw.iter().position(|x| !x.is_finite())
+    {
+        return Err(Error::format_at(
+            ctx.file,
+            format!("accessors[{i}]"),
+            k / fmt.width(),
+            format!("component {} is {}", k % fmt.width(), raw[k]),
+        ));
     }
     let out = if fmt.normalized {
         raw.iter().map(|&c| normalize(c, fmt.ct) as f32).collect()
@@ -320,15 +320,15 @@ fn apply_sparse(
                 format!("index {idx} ≥ accessor count {count}"),
             ));
         }
-        if let Some(&prev) = indices.last() {
-            if idx <= prev {
-                return Err(Error::format_at(
-                    file,
-                    format!("{field}.indices"),
-                    k,
-                    format!("indices must strictly increase ({prev} then {idx})"),
-                ));
-            }
+        if let Some(&prev) = indices.last()
+            && idx <= prev
+        {
+            return Err(Error::format_at(
+                file,
+                format!("{field}.indices"),
+                k,
+                format!("indices must strictly increase ({prev} then {idx})"),
+            ));
         }
         indices.push(idx);
     }

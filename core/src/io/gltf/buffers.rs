@@ -269,16 +269,15 @@ fn relative_path(uri: &str) -> std::result::Result<std::path::PathBuf, String> {
     let mut out = Vec::with_capacity(b.len());
     let mut k = 0;
     while k < b.len() {
-        if b[k] == b'%' {
-            if let Some(v) = uri
+        if b[k] == b'%'
+            && let Some(v) = uri
                 .get(k + 1..k + 3)
                 .filter(|h| h.bytes().all(|c| c.is_ascii_hexdigit()))
                 .and_then(|h| u8::from_str_radix(h, 16).ok())
-            {
-                out.push(v);
-                k += 3;
-                continue;
-            }
+        {
+            out.push(v);
+            k += 3;
+            continue;
         }
         out.push(b[k]);
         k += 1;

@@ -211,14 +211,14 @@ fn meshes(root: &json::Root, file: &str, p: &mut Vec<Error>) {
                     quantized,
                     fmt,
                 );
-                if let (Some(n), Some(a)) = (vcount, root.accessors.get(acc.value())) {
-                    if a.count.0 != n {
-                        p.push(Error::format(
-                            file,
-                            field.clone(),
-                            format!("{} elements, POSITION has {n}", a.count.0),
-                        ));
-                    }
+                if let (Some(n), Some(a)) = (vcount, root.accessors.get(acc.value()))
+                    && a.count.0 != n
+                {
+                    p.push(Error::format(
+                        file,
+                        field.clone(),
+                        format!("{} elements, POSITION has {n}", a.count.0),
+                    ));
                 }
                 mark(p, acc.value(), Usage::Vertex, &field);
                 let pair = match sem {
@@ -238,17 +238,16 @@ fn meshes(root: &json::Root, file: &str, p: &mut Vec<Error>) {
             }
             if let Some(idx) = prim.indices.map(|i| i.value()) {
                 let field = format!("{pf}.indices");
-                if let Some(fmt) = format(root, idx) {
-                    if fmt.ty != Type::Scalar
+                if let Some(fmt) = format(root, idx)
+                    && (fmt.ty != Type::Scalar
                         || fmt.normalized
-                        || !matches!(fmt.ct, C::U8 | C::U16 | C::U32)
-                    {
-                        p.push(Error::format(
-                            file,
-                            field.clone(),
-                            format!("invalid indices format {}", fmt.describe()),
-                        ));
-                    }
+                        || !matches!(fmt.ct, C::U8 | C::U16 | C::U32))
+                {
+                    p.push(Error::format(
+                        file,
+                        field.clone(),
+                        format!("invalid indices format {}", fmt.describe()),
+                    ));
                 }
                 let view = root
                     .accessors
@@ -327,14 +326,14 @@ fn meshes(root: &json::Root, file: &str, p: &mut Vec<Error>) {
                 p.push(Error::format(file, field, format!("{} morph targets, primitive 0 has {t0}: all primitives must have the same number", targets.len())));
             }
         }
-        if let Some(w) = &mesh.weights {
-            if w.len() != t0 {
-                p.push(Error::format(
-                    file,
-                    format!("meshes[{mi}].weights"),
-                    format!("{} weights for {t0} morph targets", w.len()),
-                ));
-            }
+        if let Some(w) = &mesh.weights
+            && w.len() != t0
+        {
+            p.push(Error::format(
+                file,
+                format!("meshes[{mi}].weights"),
+                format!("{} weights for {t0} morph targets", w.len()),
+            ));
         }
     }
 }

@@ -155,7 +155,7 @@ fn split_glb<'a>(bytes: &'a [u8], file: &str) -> Result<Parts<'a>> {
                 ),
             ));
         };
-        if len % 4 != 0 {
+        if !len.is_multiple_of(4) {
             return Err(err(
                 &field,
                 format!("chunk length {len} is not a multiple of 4 (GLB chunks are padded)"),
@@ -214,7 +214,7 @@ mod tests {
         let mut out = Vec::new();
         let chunk = |out: &mut Vec<u8>, data: &[u8], ty: u32, pad: u8| {
             let mut d = data.to_vec();
-            while d.len() % 4 != 0 {
+            while !d.len().is_multiple_of(4) {
                 d.push(pad);
             }
             out.extend_from_slice(&(d.len() as u32).to_le_bytes());

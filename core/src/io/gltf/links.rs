@@ -121,23 +121,23 @@ fn skins(root: &json::Root, file: &str, p: &mut Vec<Error>) {
             continue;
         };
         let field = format!("skins[{i}].inverseBindMatrices");
-        if let Some(fmt) = format(root, ibm) {
-            if fmt.ty != Type::Mat4 || fmt.ct != C::F32 {
-                p.push(Error::format(
-                    file,
-                    field.clone(),
-                    format!("must be f32 MAT4, found {}", fmt.describe()),
-                ));
-            }
+        if let Some(fmt) = format(root, ibm)
+            && (fmt.ty != Type::Mat4 || fmt.ct != C::F32)
+        {
+            p.push(Error::format(
+                file,
+                field.clone(),
+                format!("must be f32 MAT4, found {}", fmt.describe()),
+            ));
         }
-        if let Some(a) = root.accessors.get(ibm) {
-            if a.count.0 != s.joints.len() as u64 {
-                p.push(Error::format(
-                    file,
-                    field,
-                    format!("{} matrices for {} joints", a.count.0, s.joints.len()),
-                ));
-            }
+        if let Some(a) = root.accessors.get(ibm)
+            && a.count.0 != s.joints.len() as u64
+        {
+            p.push(Error::format(
+                file,
+                field,
+                format!("{} matrices for {} joints", a.count.0, s.joints.len()),
+            ));
         }
     }
 }
@@ -170,14 +170,14 @@ fn animations(root: &json::Root, file: &str, p: &mut Vec<Error>) {
         for (s, smp) in anim.samplers.iter().enumerate() {
             let field = format!("animations[{a}].samplers[{s}]");
             let input = root.accessors.get(smp.input.value());
-            if let Some(fmt) = format(root, smp.input.value()) {
-                if fmt.ty != Type::Scalar || fmt.ct != C::F32 {
-                    p.push(Error::format(
-                        file,
-                        format!("{field}.input"),
-                        format!("must be f32 SCALAR, found {}", fmt.describe()),
-                    ));
-                }
+            if let Some(fmt) = format(root, smp.input.value())
+                && (fmt.ty != Type::Scalar || fmt.ct != C::F32)
+            {
+                p.push(Error::format(
+                    file,
+                    format!("{field}.input"),
+                    format!("must be f32 SCALAR, found {}", fmt.describe()),
+                ));
             }
             if input.is_some_and(|i| i.min.is_none() || i.max.is_none()) {
                 p.push(Error::format(

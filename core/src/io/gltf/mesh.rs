@@ -233,7 +233,7 @@ fn triangulate(ctx: &mut Ctx, pf: &str, mode: Mode, raw: Vec<u32>) -> Vec<u32> {
     let n = raw.len();
     match mode {
         Mode::Triangles => {
-            if n % 3 != 0 {
+            if !n.is_multiple_of(3) {
                 ctx.note(
                     format!("{pf}.indices"),
                     format!(

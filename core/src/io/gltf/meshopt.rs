@@ -235,11 +235,11 @@ pub(super) fn decode(file: &str, view: usize, c: &Compressed, encoded: &[u8]) ->
             apply_filter(c, &mut words);
             Ok(bytemuck::cast_slice(&words).to_vec())
         }
-        (Mode::Triangles, 2) if c.count % 3 == 0 => index_bytes::<u16>(
+        (Mode::Triangles, 2) if c.count.is_multiple_of(3) => index_bytes::<u16>(
             ::meshopt::encoding::decode_index_buffer::<u16>(encoded, c.count),
             failed,
         ),
-        (Mode::Triangles, 4) if c.count % 3 == 0 => index_bytes::<u32>(
+        (Mode::Triangles, 4) if c.count.is_multiple_of(3) => index_bytes::<u32>(
             ::meshopt::encoding::decode_index_buffer::<u32>(encoded, c.count),
             failed,
         ),

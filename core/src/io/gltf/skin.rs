@@ -22,12 +22,11 @@ use crate::rig::{InfluenceFixes, Influences, NodeId, Skin};
 pub(super) fn mesh_skins(root: &json::Root) -> Vec<Vec<(usize, usize)>> {
     let mut out = vec![Vec::new(); root.meshes.len()];
     for n in &root.nodes {
-        if let (Some(m), Some(s)) = (n.mesh, n.skin) {
-            if let (Some(list), Some(skin)) = (out.get_mut(m.value()), root.skins.get(s.value())) {
-                if !list.iter().any(|&(k, _)| k == s.value()) {
-                    list.push((s.value(), skin.joints.len()));
-                }
-            }
+        if let (Some(m), Some(s)) = (n.mesh, n.skin)
+            && let (Some(list), Some(skin)) = (out.get_mut(m.value()), root.skins.get(s.value()))
+            && !list.iter().any(|&(k, _)| k == s.value())
+        {
+            list.push((s.value(), skin.joints.len()));
         }
     }
     out
@@ -91,7 +90,7 @@ pub(super) fn influences(
                         ctx.err(format!("{pf}.attributes.JOINTS_{s}"), format!("vertex {v} component {c}: joint {j} ≥ the {count} joints of skins[{skin}]"))
                     });
                 }
-                if !(w >= 0.0) || !w.is_finite() {
+                if !w.is_finite() || w < 0.0 {
                     neg.get_or_insert_with(|| {
                         ctx.err(
                             format!("{pf}.attributes.WEIGHTS_{s}"),

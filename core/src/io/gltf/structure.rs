@@ -225,7 +225,7 @@ fn accessors(root: &json::Root, file: &str, p: &mut Vec<Error>) {
             }
             let stride = bv.byte_stride.map_or(esize, |s| s.0 as u64);
             if stride < esize {
-                p.push(Error::format(file, format!("{field}"), format!("bufferViews[{v}] byteStride {stride} is smaller than the {esize}-byte element")));
+                p.push(Error::format(file, field.to_string(), format!("bufferViews[{v}] byteStride {stride} is smaller than the {esize}-byte element")));
             }
             let need = a
                 .count
