@@ -7,7 +7,8 @@
 //! | `container.rs` | GLB header / chunk checks, or plain JSON |
 //! | `validate.rs` | the `gltf` crate's JSON validation, filtered to the extensions mien handles |
 //! | `structure.rs` | glTF-Validator-style checks of buffers, views, accessors, extensions |
-//! | `checks.rs` | meshes, nodes, skins and animations checked before any data is read |
+//! | `checks.rs` | meshes (formats, counts, morph targets, buffer-view usage) checked before any data is read |
+//! | `links.rs` | nodes, skins, scenes and animation samplers checked before any data is read |
 //! | `buffers.rs` | buffer bytes (GLB BIN, external files, `data:` URIs) and buffer-view slices |
 //! | `meshopt.rs` | `EXT_meshopt_compression` views decoded with meshoptimizer |
 //! | `accessor.rs` | accessors decoded by their own component type, `normalized` flag and sparse part |
@@ -190,7 +191,7 @@ fn ignored_notes(ctx: &mut Ctx) {
     }
 }
 
-/// `[a, b, c]` → `a.b.c`-style helpers for field names.
+/// The field prefix of a primitive: `meshes[m].primitives[p]`.
 pub(crate) fn prim_field(mesh: usize, prim: usize) -> String {
     format!("meshes[{mesh}].primitives[{prim}]")
 }
