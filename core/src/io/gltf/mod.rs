@@ -1,1 +1,197 @@
-//! glTF 2.0 import (filled by the glTF work).
+//! glTF 2.0 import into a [`Character`] (nodes, meshes, morph targets, skins, clips).
+//!
+//! The pipeline, one file per stage:
+//!
+//! | file | stage |
+//! |---|---|
+//! | `container.rs` | GLB header / chunk checks, or plain JSON |
+//! | `validate.rs` | the `gltf` crate's JSON validation, filtered to the extensions mien handles |
+//! | `structure.rs` | glTF-Validator-style checks of buffers, views, accessors, extensions |
+//! | `checks.rs` | meshes (formats, counts, morph targets, buffer-view usage) checked before any data is read |
+//! | `links.rs` | nodes, skins, scenes and animation samplers checked before any data is read |
+//! | `buffers.rs` | buffer bytes (GLB BIN, external files, `data:` URIs) and buffer-view slices |
+//! | `meshopt.rs` | `EXT_meshopt_compression` views decoded with meshoptimizer |
+//! | `accessor.rs` | accessors decoded by their own component type, `normalized` flag and sparse part |
+//! | `scene.rs` | nodes (TRS / decomposed matrices), hierarchy, scene roots |
+//! | `mesh.rs` | primitives, triangle lists, normals, UVs, morph targets |
+//! | `skin.rs` | skin influences (`JOINTS_n` / `WEIGHTS_n`) and skins |
+//! | `animation.rs` | clips and their samplers |
+//!
+//! Sources: the glTF 2.0 specification (Khronos, §3.5 nodes, §3.6 buffers and accessors, §3.7 meshes and
+//! skins, §3.11 animations, §4.4 GLB), `KHR_mesh_quantization`, `EXT_meshopt_compression`, and the
+//! checks (and tolerances) of the Khronos glTF-Validator. Problems are named like a glTF-Validator JSON
+//! pointer in field syntax: `/meshes/0/weights` is reported as `meshes[0].weights`.
+//!
+//! Textures and images are never opened: a missing PNG does not stop geometry from loading.
+
+mod accessor;
+mod animation;
+mod buffers;
+mod checks;
+mod container;
+mod links;
+mod mesh;
+mod meshopt;
+mod scene;
+mod skin;
+mod structure;
+mod validate;
+
+use std::path::Path;
+
+use gltf::json;
+
+use crate::error::{Error, Result};
+use crate::rig::{Character, ImportNote};
+
+/// Extensions whose `extensionsRequired` entry mien accepts: geometry ones it decodes itself and
+/// texture-only ones it can ignore because textures are never loaded.
+pub const HANDLED_REQUIRED_EXTENSIONS: &[&str] = &[
+    "KHR_mesh_quantization",
+    "EXT_meshopt_compression",
+    "KHR_texture_basisu",
+    "KHR_texture_transform",
+    "EXT_texture_webp",
+];
+
+/// Import a `.gltf` or `.glb` file into a validated [`Character`]. External buffers (`.bin`) are
+/// resolved relative to the file's folder; images are never opened.
+///
+/// Every field of the character is filled: nodes (a node `matrix` is decomposed into TRS), the
+/// hierarchy, the scene roots (`scene`, else scene 0, else all parentless nodes), meshes with morph
+/// targets, skins, clips, `required_extensions`, and an [`ImportNote`] for everything changed or
+/// ignored. Positions stay in the file's units (glTF: metres), quantised data is dequantised per
+/// `KHR_mesh_quantization` (the dequantisation transform stays in the node transform, as in the file).
+///
+/// # Errors
+/// [`Error::Format`] (or [`Error::Many`] with every problem found) naming the file, the field in
+/// glTF-Validator pointer form (`meshes[0].primitives[1].targets`) and the index; this includes
+/// unreadable external buffers.
+pub fn import_gltf(path: &Path) -> Result<Character> {
+    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    import_gltf_bytes(&bytes, path.parent(), &path.display().to_string())
+}
+
+/// Import a glTF from memory: `bytes` is a GLB or glTF JSON; external buffer URIs resolve against
+/// `base_dir` (an external URI with no `base_dir` is an error); `label` names the source in messages
+/// and becomes [`Character::source`].
+///
+/// # Errors
+/// As [`import_gltf`].
+pub fn import_gltf_bytes(bytes: &[u8], base_dir: Option<&Path>, label: &str) -> Result<Character> {
+    let parts = container::split(bytes, label)?;
+    let gltf = gltf::Gltf::from_slice_without_validation(parts.json).map_err(|e| {
+        Error::format(
+            label,
+            if parts.glb { "JSON chunk" } else { "JSON" },
+            format!("not valid glTF JSON: {e}"),
+        )
+    })?;
+    let root = gltf.document.as_json();
+    validate::crate_validation(root, label)?;
+    structure::check(root, label)?;
+    checks::check(root, label)?;
+
+    let mut ctx = Ctx {
+        file: label,
+        root,
+        buffers: buffers::Buffers::new(
+            label,
+            base_dir,
+            parts.bin,
+            root.buffers.len(),
+            root.buffer_views.len(),
+        ),
+        notes: parts.notes,
+        decoded: 0,
+    };
+    ignored_notes(&mut ctx);
+
+    let nodes = scene::nodes(&mut ctx)?;
+    let hierarchy = crate::rig::Hierarchy::new(label, &nodes)?;
+    let scene_roots = scene::scene_roots(&mut ctx, &nodes)?;
+    let meshes = mesh::meshes(&mut ctx)?;
+    let skins = skin::skins(&mut ctx)?;
+    let clips = animation::clips(&mut ctx, &meshes)?;
+
+    let character = Character {
+        source: label.to_string(),
+        nodes,
+        hierarchy,
+        scene_roots,
+        meshes,
+        skins,
+        clips,
+        required_extensions: root.extensions_required.clone(),
+        notes: ctx.notes,
+    };
+    character.validate()?;
+    Ok(character)
+}
+
+/// Shared state of one import: the file label, the parsed JSON, buffer data and the notes so far.
+pub(crate) struct Ctx<'a> {
+    file: &'a str,
+    root: &'a json::Root,
+    buffers: buffers::Buffers<'a>,
+    notes: Vec<ImportNote>,
+    /// Components decoded from accessors so far (see [`accessor::MAX_DECODED_COMPONENTS`]).
+    decoded: u64,
+}
+
+impl Ctx<'_> {
+    /// An [`Error::Format`] for this file.
+    fn err(&self, field: impl Into<String>, reason: impl Into<String>) -> Error {
+        Error::format(self.file, field, reason)
+    }
+
+    /// Record something the importer changed or ignored.
+    fn note(&mut self, field: impl Into<String>, message: impl Into<String>) {
+        self.notes.push(ImportNote {
+            field: field.into(),
+            message: message.into(),
+        });
+    }
+}
+
+/// Notes for whole categories mien does not import.
+fn ignored_notes(ctx: &mut Ctx) {
+    let r = ctx.root;
+    for (name, n) in [
+        ("materials", r.materials.len()),
+        ("textures", r.textures.len()),
+        ("images", r.images.len()),
+    ] {
+        if n > 0 {
+            ctx.note(name, format!("{n} {name} ignored: mien imports geometry, skins and animation only (images are never opened)"));
+        }
+    }
+    let ignored: Vec<&str> = r
+        .extensions_used
+        .iter()
+        .map(String::as_str)
+        .filter(|e| {
+            !matches!(
+                *e,
+                "KHR_mesh_quantization" | "EXT_meshopt_compression" | "KHR_texture_transform"
+            )
+        })
+        .collect();
+    if !ignored.is_empty() {
+        ctx.note(
+            "extensionsUsed",
+            format!(
+                "ignored (not needed for geometry or animation): {}",
+                ignored.join(", ")
+            ),
+        );
+    }
+    if !r.cameras.is_empty() {
+        ctx.note("cameras", format!("{} cameras ignored", r.cameras.len()));
+    }
+}
+
+/// The field prefix of a primitive: `meshes[m].primitives[p]`.
+pub(crate) fn prim_field(mesh: usize, prim: usize) -> String {
+    format!("meshes[{mesh}].primitives[{prim}]")
+}
