@@ -40,15 +40,38 @@ fn ms(d: std::time::Duration) -> f64 {
 /// Bad input (named), or a failure while writing; nothing is left half-written.
 pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
     let t_total = Instant::now();
-    ensure!(args.fps.is_finite() && args.fps > 0.0 && args.fps <= 1000.0, "--fps {}: must be a frame rate in (0, 1000]", args.fps);
-    ensure!(args.start.is_finite() && args.start >= 0.0, "--start {}: must be a media time ≥ 0 seconds", args.start);
+    ensure!(
+        args.fps.is_finite() && args.fps > 0.0 && args.fps <= 1000.0,
+        "--fps {}: must be a frame rate in (0, 1000]",
+        args.fps
+    );
+    ensure!(
+        args.start.is_finite() && args.start >= 0.0,
+        "--start {}: must be a media time ≥ 0 seconds",
+        args.start
+    );
     if let Some(s) = args.sigma {
-        ensure!(s.is_finite() && s > 0.0, "--sigma {s}: must be a positive length in metres");
+        ensure!(
+            s.is_finite() && s > 0.0,
+            "--sigma {s}: must be a positive length in metres"
+        );
     }
-    ensure!(args.cell >= 16 && args.cell <= 4096, "--cell {}: must be 16–4096 pixels", args.cell);
-    ensure!(args.sheet <= 64, "--sheet {}: at most 64 frames in a contact sheet", args.sheet);
+    ensure!(
+        args.cell >= 16 && args.cell <= 4096,
+        "--cell {}: must be 16–4096 pixels",
+        args.cell
+    );
+    ensure!(
+        args.sheet <= 64,
+        "--sheet {}: at most 64 frames in a contact sheet",
+        args.sheet
+    );
 
-    let mut report = Report { tool: format!("mien {}", env!("CARGO_PKG_VERSION")), command, ..Default::default() };
+    let mut report = Report {
+        tool: format!("mien {}", env!("CARGO_PKG_VERSION")),
+        command,
+        ..Default::default()
+    };
 
     // Inputs, all validated before anything is written.
     let t_load = Instant::now();
@@ -56,19 +79,30 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
     let ch = &loaded.character;
     let rig = RigData::from_character(ch).context("cannot flatten the character for posing")?;
     if rig.vertex_count() == 0 {
-        bail!("{}: the displayed scene has no mesh geometry to pose", ch.source);
+        bail!(
+            "{}: the displayed scene has no mesh geometry to pose",
+            ch.source
+        );
     }
-    let (mut drive, anim_report) = load::drive(&loaded, args.arkit.as_deref(), args.clip.as_deref())?;
+    let (mut drive, anim_report) =
+        load::drive(&loaded, args.arkit.as_deref(), args.clip.as_deref())?;
     report.animation = anim_report;
     let span = drive.span(ch);
     let frames = match args.frames {
         Some(n) => n,
         None => {
             let n = ((span.1 - args.start) * args.fps + 1e-6).floor();
-            if n.is_finite() && n >= 0.0 { (n as u64 + 1).min(u64::from(MAX_FRAMES) + 1) as u32 } else { 1 }
+            if n.is_finite() && n >= 0.0 {
+                (n as u64 + 1).min(u64::from(MAX_FRAMES) + 1) as u32
+            } else {
+                1
+            }
         }
     };
-    ensure!((1..=MAX_FRAMES).contains(&frames), "{frames} frames: a run poses 1–{MAX_FRAMES} frames (use --frames / --fps / --start)");
+    ensure!(
+        (1..=MAX_FRAMES).contains(&frames),
+        "{frames} frames: a run poses 1–{MAX_FRAMES} frames (use --frames / --fps / --start)"
+    );
     report.frames.count = frames;
     report.frames.fps = args.fps;
     report.frames.span_s = [args.start, args.start + f64::from(frames - 1) / args.fps];
@@ -77,7 +111,11 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
     // Backend.
     let (used, reason) = match args.backend {
         BackendChoice::Cpu => ("cpu", "asked for".to_string()),
-        BackendChoice::Auto => ("cpu", "no GPU backend is compiled into this build yet; the CPU reference backend runs".to_string()),
+        BackendChoice::Auto => (
+            "cpu",
+            "no GPU backend is compiled into this build yet; the CPU reference backend runs"
+                .to_string(),
+        ),
     };
     report.backend.requested = format!("{:?}", args.backend).to_lowercase();
     report.backend.used = used.into();
@@ -99,15 +137,25 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
     backend.encode(&mut enc)?;
     let (rest_pos, _) = backend.posed(handle);
     report.character.bounds_m = bounds(rest_pos);
-    let sigma = args.sigma.unwrap_or_else(|| 0.5 * median_edge(&rig, rest_pos));
-    ensure!(sigma.is_finite() && sigma > 0.0, "{}: cannot derive a gaussian size from degenerate geometry; pass --sigma", ch.source);
+    let sigma = args
+        .sigma
+        .unwrap_or_else(|| 0.5 * median_edge(&rig, rest_pos));
+    ensure!(
+        sigma.is_finite() && sigma > 0.0,
+        "{}: cannot derive a gaussian size from degenerate geometry; pass --sigma",
+        ch.source
+    );
     report.timings_ms.load = ms(t_load.elapsed());
 
     let mut sink = CpuSplatSink::new(nv);
     let range = sink.allocate(nv)?;
     let mut params = DebugLiftParams::new(range, nv);
     params.sigma = sigma;
-    let has_colors = ch.meshes.iter().flat_map(|m| &m.primitives).any(|p| !p.colors.is_empty());
+    let has_colors = ch
+        .meshes
+        .iter()
+        .flat_map(|m| &m.primitives)
+        .any(|p| !p.colors.is_empty());
     params.shading = match args.shading {
         Shading::Auto if has_colors => DebugShading::Tint,
         Shading::Auto | Shading::Normal => DebugShading::Normal,
@@ -124,8 +172,14 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
     // Outputs go to a staging folder and move into place only on success.
     let staging = Staging::new(&args.out)?;
     let ply_options = match args.ply {
-        PlyLayout::Inria | PlyLayout::None => PlyOptions { sh: ShBands::Degree3, transparent: TransparentSlots::Keep },
-        PlyLayout::Compact => PlyOptions { sh: ShBands::Dc, transparent: TransparentSlots::Keep },
+        PlyLayout::Inria | PlyLayout::None => PlyOptions {
+            sh: ShBands::Degree3,
+            transparent: TransparentSlots::Keep,
+        },
+        PlyLayout::Compact => PlyOptions {
+            sh: ShBands::Dc,
+            transparent: TransparentSlots::Keep,
+        },
     };
     let sheet_frames = sheet_indices(frames, args.sheet);
     let mut kept: Vec<(u32, SplatBuffers)> = Vec::with_capacity(sheet_frames.len());
@@ -145,7 +199,10 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
         report.morphs.non_finite += u64::from(stats.non_finite);
         report.morphs.dropped += stats.dropped.len() as u64;
         for &pair in &stats.dropped {
-            dropped.entry(pair).and_modify(|e| e.1 += 1).or_insert((i, 1));
+            dropped
+                .entry(pair)
+                .and_modify(|e| e.1 += 1)
+                .or_insert((i, 1));
         }
         backend.encode(&mut enc)?;
         lift.encode(&mut enc, &backend, &mut sink)?;
@@ -153,7 +210,10 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
         sink.set_bounding_sphere(c, r);
         if args.ply != PlyLayout::None {
             let t1 = Instant::now();
-            let path = staging.path().join("frames").join(format!("frame_{i:05}.ply"));
+            let path = staging
+                .path()
+                .join("frames")
+                .join(format!("frame_{i:05}.ply"));
             let st = write_splat_ply_with(&path, sink.buffers(), &[range], &ply_options)?;
             report.outputs.splats_per_frame = st.written;
             report.outputs.ply_bytes += std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
@@ -180,26 +240,49 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
             let mesh = &ch.meshes[inst.mesh.index()];
             DroppedTarget {
                 mesh: load::node_label(ch, inst.node.index()),
-                target: mesh.target_names.get(target as usize).cloned().unwrap_or_else(|| format!("target_{target}")),
+                target: mesh
+                    .target_names
+                    .get(target as usize)
+                    .cloned()
+                    .unwrap_or_else(|| format!("target_{target}")),
                 first_frame: first,
                 frames: n,
             }
         })
         .collect();
     if args.ply == PlyLayout::None {
-        std::fs::remove_dir_all(staging.path().join("frames")).context("cannot tidy the staging folder")?;
+        std::fs::remove_dir_all(staging.path().join("frames"))
+            .context("cannot tidy the staging folder")?;
     } else {
         report.outputs.ply_layout = format!("{:?}", args.ply).to_lowercase();
-        report.outputs.ply_span = vec![format!("frames/frame_{:05}.ply", 0), format!("frames/frame_{:05}.ply", frames - 1)];
+        report.outputs.ply_span = vec![
+            format!("frames/frame_{:05}.ply", 0),
+            format!("frames/frame_{:05}.ply", frames - 1),
+        ];
     }
 
     // Preview.
     if !kept.is_empty() {
         let t2 = Instant::now();
-        let ranges = [SlotRange { offset: 0, count: range.count }];
-        let views: Vec<Frame<'_>> = kept.iter().map(|(_, b)| Frame { buffers: b, ranges: &ranges }).collect();
+        let ranges = [SlotRange {
+            offset: 0,
+            count: range.count,
+        }];
+        let views: Vec<Frame<'_>> = kept
+            .iter()
+            .map(|(_, b)| Frame {
+                buffers: b,
+                ranges: &ranges,
+            })
+            .collect();
         let cols = (views.len() as f64).sqrt().ceil().max(1.0) as u32;
-        let options = SheetOptions { cols, cell_w: args.cell, cell_h: args.cell, background: [0.12, 0.12, 0.14], ..SheetOptions::default() };
+        let options = SheetOptions {
+            cols,
+            cell_w: args.cell,
+            cell_h: args.cell,
+            background: [0.12, 0.12, 0.14],
+            ..SheetOptions::default()
+        };
         let (sheet, _, _) = render_sheet(&views, &options).context("cannot render the preview")?;
         sheet.write_png(&staging.path().join("preview.png"))?;
         report.outputs.preview = Some("preview.png".into());
@@ -211,7 +294,10 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
     let json = serde_json::to_vec_pretty(&report).context("cannot serialise the report")?;
     write_atomic_bytes(&staging.path().join("report.json"), &json)?;
     staging.commit()?;
-    Ok(Outcome { report, out: args.out.clone() })
+    Ok(Outcome {
+        report,
+        out: args.out.clone(),
+    })
 }
 
 fn fill_character_report(report: &mut Report, ch: &mien_core::rig::Character, rig: &RigData) {
@@ -223,9 +309,15 @@ fn fill_character_report(report: &mut Report, ch: &mien_core::rig::Character, ri
     c.morph_targets = rig.weight_count as usize;
     c.morph_entries = rig.morph_target.len();
     c.skin_joints = ch.skins.iter().map(|s| s.joints.len()).collect();
-    c.clips = (0..ch.clips.len()).map(|i| load::clip_label(ch, i)).collect();
+    c.clips = (0..ch.clips.len())
+        .map(|i| load::clip_label(ch, i))
+        .collect();
     c.required_extensions = ch.required_extensions.clone();
-    c.notes = ch.notes.iter().map(|n| format!("{}: {}", n.field, n.message)).collect();
+    c.notes = ch
+        .notes
+        .iter()
+        .map(|n| format!("{}: {}", n.field, n.message))
+        .collect();
 }
 
 /// Evenly spaced frame indices for the contact sheet (first and last included), ascending, unique.
@@ -237,14 +329,21 @@ pub fn sheet_indices(frames: u32, want: u32) -> Vec<u32> {
     if k == 1 {
         return vec![0];
     }
-    let mut v: Vec<u32> = (0..k).map(|j| ((f64::from(j) * f64::from(frames - 1) / f64::from(k - 1)).round()) as u32).collect();
+    let mut v: Vec<u32> = (0..k)
+        .map(|j| ((f64::from(j) * f64::from(frames - 1) / f64::from(k - 1)).round()) as u32)
+        .collect();
     v.dedup();
     v
 }
 
 fn copy_range(b: &SplatBuffers, r: SlotRange) -> SplatBuffers {
     let s = r.offset as usize..r.end() as usize;
-    SplatBuffers { center: b.center[s.clone()].to_vec(), color: b.color[s.clone()].to_vec(), cov_a: b.cov_a[s.clone()].to_vec(), cov_b: b.cov_b[s].to_vec() }
+    SplatBuffers {
+        center: b.center[s.clone()].to_vec(),
+        color: b.color[s.clone()].to_vec(),
+        cov_a: b.cov_a[s.clone()].to_vec(),
+        cov_b: b.cov_b[s].to_vec(),
+    }
 }
 
 fn bounds(p: &[[f32; 3]]) -> [[f32; 3]; 2] {
@@ -265,7 +364,10 @@ fn center(b: &[[f32; 3]; 2]) -> [f32; 3] {
 fn sphere(p: &[[f32; 3]]) -> ([f32; 3], f32) {
     let b = bounds(p);
     let c = center(&b);
-    let r = p.iter().map(|v| ((v[0] - c[0]).powi(2) + (v[1] - c[1]).powi(2) + (v[2] - c[2]).powi(2)).sqrt()).fold(0.0f32, f32::max);
+    let r = p
+        .iter()
+        .map(|v| ((v[0] - c[0]).powi(2) + (v[1] - c[1]).powi(2) + (v[2] - c[2]).powi(2)).sqrt())
+        .fold(0.0f32, f32::max);
     (c, r)
 }
 
@@ -298,7 +400,9 @@ fn progress_bar(len: u64, quiet: bool) -> ProgressBar {
         return ProgressBar::hidden();
     }
     let pb = ProgressBar::new(len);
-    if let Ok(style) = ProgressStyle::with_template("{spinner} posing {bar:40} {pos}/{len} frames  {elapsed_precise} eta {eta}") {
+    if let Ok(style) = ProgressStyle::with_template(
+        "{spinner} posing {bar:40} {pos}/{len} frames  {elapsed_precise} eta {eta}",
+    ) {
         pb.set_style(style);
     }
     pb

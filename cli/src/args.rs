@@ -71,7 +71,12 @@ pub struct AnimateArgs {
 
     /// Drive the face with an ARKit-52 weight stream (Live Link Face .csv). Channels are mapped onto
     /// the character's morph targets by name; unmatched channels are listed in the report.
-    #[arg(long, value_name = "FILE", conflicts_with = "clip", help_heading = "Animation")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with = "clip",
+        help_heading = "Animation"
+    )]
     pub arkit: Option<PathBuf>,
 
     /// Play one of the character's own clips, by name or by index (`--clip 0`; real files often
@@ -80,7 +85,12 @@ pub struct AnimateArgs {
     pub clip: Option<String>,
 
     /// Frames per second, sampled on the media clock.
-    #[arg(long, default_value_t = 30.0, value_name = "N", help_heading = "Timeline")]
+    #[arg(
+        long,
+        default_value_t = 30.0,
+        value_name = "N",
+        help_heading = "Timeline"
+    )]
     pub fps: f64,
 
     /// Number of frames. Default: enough to cover the whole animation.
@@ -88,12 +98,23 @@ pub struct AnimateArgs {
     pub frames: Option<u32>,
 
     /// Media time of the first frame, seconds.
-    #[arg(long, default_value_t = 0.0, value_name = "SECONDS", help_heading = "Timeline")]
+    #[arg(
+        long,
+        default_value_t = 0.0,
+        value_name = "SECONDS",
+        help_heading = "Timeline"
+    )]
     pub start: f64,
 
     /// Output folder (created if missing). Its `frames/`, `preview.png` and `report.json` are
     /// replaced only when the run succeeds.
-    #[arg(short, long, default_value = "mien-out", value_name = "DIR", help_heading = "Output")]
+    #[arg(
+        short,
+        long,
+        default_value = "mien-out",
+        value_name = "DIR",
+        help_heading = "Output"
+    )]
     pub out: PathBuf,
 
     /// Layout of the per-frame splat files.
@@ -105,7 +126,12 @@ pub struct AnimateArgs {
     pub sheet: u32,
 
     /// Width and height of one contact-sheet cell, pixels.
-    #[arg(long, default_value_t = 320, value_name = "PX", help_heading = "Output")]
+    #[arg(
+        long,
+        default_value_t = 320,
+        value_name = "PX",
+        help_heading = "Output"
+    )]
     pub cell: u32,
 
     /// Gaussian standard deviation, metres. Default: half the median triangle edge of the character.

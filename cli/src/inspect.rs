@@ -4,8 +4,8 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
-use mien_core::anim::canon::canonical_name;
 use mien_core::anim::Property;
+use mien_core::anim::canon::canonical_name;
 use mien_core::io::{gltf::import_gltf, livelink_csv::read_livelink_csv, ply::read_splat_ply};
 use serde_json::json;
 
@@ -14,12 +14,18 @@ use serde_json::json;
 /// # Errors
 /// Unknown file kinds and every reader error, with the file named.
 pub fn run(path: &Path, as_json: bool) -> Result<String> {
-    let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
     let value = match ext.as_deref() {
         Some("glb" | "gltf") => character(path)?,
         Some("csv") => stream(path)?,
         Some("ply") => splats(path)?,
-        _ => bail!("{}: mien reads .glb/.gltf characters, Live Link Face .csv streams and 3DGS .ply files", path.display()),
+        _ => bail!(
+            "{}: mien reads .glb/.gltf characters, Live Link Face .csv streams and 3DGS .ply files",
+            path.display()
+        ),
     };
     if as_json {
         return serde_json::to_string_pretty(&value).context("cannot serialise");
@@ -53,7 +59,12 @@ fn character(path: &Path) -> Result<serde_json::Value> {
             })
         })
         .collect();
-    let arkit = ch.meshes.iter().flat_map(|m| &m.target_names).filter(|n| canonical_name(n).is_some()).count();
+    let arkit = ch
+        .meshes
+        .iter()
+        .flat_map(|m| &m.target_names)
+        .filter(|n| canonical_name(n).is_some())
+        .count();
     let clips: Vec<_> = ch
         .clips
         .iter()

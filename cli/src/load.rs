@@ -27,15 +27,28 @@ pub struct Loaded {
 /// Unsupported extensions and every importer error, with the file named.
 pub fn character(path: Option<&Path>) -> Result<Loaded> {
     let Some(path) = path else {
-        return Ok(Loaded { character: sample_head(), builtin: true });
+        return Ok(Loaded {
+            character: sample_head(),
+            builtin: true,
+        });
     };
-    let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
     match ext.as_deref() {
         Some("glb" | "gltf") => {
-            let character = import_gltf(path).with_context(|| format!("cannot load character {}", path.display()))?;
-            Ok(Loaded { character, builtin: false })
+            let character = import_gltf(path)
+                .with_context(|| format!("cannot load character {}", path.display()))?;
+            Ok(Loaded {
+                character,
+                builtin: false,
+            })
         }
-        _ => bail!("{}: not a character file mien reads (expected .glb or .gltf)", path.display()),
+        _ => bail!(
+            "{}: not a character file mien reads (expected .glb or .gltf)",
+            path.display()
+        ),
     }
 }
 
@@ -44,15 +57,26 @@ pub fn character(path: Option<&Path>) -> Result<Loaded> {
 ///
 /// # Errors
 /// Unreadable streams, a stream that binds to nothing, an unknown clip.
-pub fn drive(loaded: &Loaded, arkit: Option<&Path>, clip: Option<&str>) -> Result<(Drive, AnimationReport)> {
+pub fn drive(
+    loaded: &Loaded,
+    arkit: Option<&Path>,
+    clip: Option<&str>,
+) -> Result<(Drive, AnimationReport)> {
     let ch = &loaded.character;
     let mut report = AnimationReport::default();
     let drive = if let Some(path) = arkit {
-        let ext = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase);
         if ext.as_deref() != Some("csv") {
-            bail!("{}: not an ARKit stream mien reads (expected a Live Link Face .csv)", path.display());
+            bail!(
+                "{}: not an ARKit stream mien reads (expected a Live Link Face .csv)",
+                path.display()
+            );
         }
-        let stream = read_livelink_csv(path).with_context(|| format!("cannot read ARKit stream {}", path.display()))?;
+        let stream = read_livelink_csv(path)
+            .with_context(|| format!("cannot read ARKit stream {}", path.display()))?;
         report.kind = "arkit".into();
         report.name = path.display().to_string();
         if !stream.aux_channels.is_empty() {
@@ -62,7 +86,9 @@ pub fn drive(loaded: &Loaded, arkit: Option<&Path>, clip: Option<&str>) -> Resul
                 stream.aux_channels.join(", ")
             ));
         }
-        Drive::Stream(StreamDrive::new(stream, ch).context("cannot map the stream onto the character")?)
+        Drive::Stream(
+            StreamDrive::new(stream, ch).context("cannot map the stream onto the character")?,
+        )
     } else if let Some(key) = clip {
         let id = ch.find_clip(key)?;
         report.kind = "clip".into();
@@ -71,16 +97,24 @@ pub fn drive(loaded: &Loaded, arkit: Option<&Path>, clip: Option<&str>) -> Resul
     } else if loaded.builtin {
         report.kind = "builtin".into();
         report.name = "built-in performance (speech, blinks, smile, gaze)".into();
-        Drive::Stream(StreamDrive::new(sample_performance(BUILTIN_STREAM_FPS), ch)?)
+        Drive::Stream(StreamDrive::new(
+            sample_performance(BUILTIN_STREAM_FPS),
+            ch,
+        )?)
     } else if !ch.clips.is_empty() {
         report.kind = "clip".into();
         report.name = clip_label(ch, 0);
-        report.notes.push("no --clip or --arkit given: playing the character's first clip".into());
+        report
+            .notes
+            .push("no --clip or --arkit given: playing the character's first clip".into());
         Drive::Clip(mien_core::rig::ClipId(0))
     } else {
         report.kind = "rest".into();
         report.name = "rest pose".into();
-        report.notes.push("the character has no clips and no --arkit stream was given: posing its rest pose".into());
+        report.notes.push(
+            "the character has no clips and no --arkit stream was given: posing its rest pose"
+                .into(),
+        );
         Drive::Rest
     };
     if let Drive::Stream(s) = &drive {
@@ -102,10 +136,16 @@ pub fn drive(loaded: &Loaded, arkit: Option<&Path>, clip: Option<&str>) -> Resul
 
 /// `index: name` of a clip, `(unnamed)` when the file gives none.
 pub fn clip_label(ch: &Character, i: usize) -> String {
-    format!("{i}: {}", ch.clips[i].name.as_deref().unwrap_or("(unnamed)"))
+    format!(
+        "{i}: {}",
+        ch.clips[i].name.as_deref().unwrap_or("(unnamed)")
+    )
 }
 
 /// A node's name, or `node <i>`.
 pub fn node_label(ch: &Character, i: usize) -> String {
-    ch.nodes[i].name.clone().unwrap_or_else(|| format!("node {i}"))
+    ch.nodes[i]
+        .name
+        .clone()
+        .unwrap_or_else(|| format!("node {i}"))
 }

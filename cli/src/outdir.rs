@@ -27,23 +27,36 @@ impl Staging {
         if out.exists() && !out.is_dir() {
             bail!("{}: exists and is not a folder", out.display());
         }
-        fs::create_dir_all(out).with_context(|| format!("{}: cannot create the output folder", out.display()))?;
+        fs::create_dir_all(out)
+            .with_context(|| format!("{}: cannot create the output folder", out.display()))?;
         let frames = out.join("frames");
         if frames.is_dir() {
-            for e in fs::read_dir(&frames).with_context(|| format!("{}: cannot list", frames.display()))? {
+            for e in fs::read_dir(&frames)
+                .with_context(|| format!("{}: cannot list", frames.display()))?
+            {
                 let name = e?.file_name();
                 let name = name.to_string_lossy();
                 if !(name.starts_with("frame_") && name.ends_with(".ply")) {
-                    bail!("{}: holds `{name}`, which mien did not write; choose another --out", frames.display());
+                    bail!(
+                        "{}: holds `{name}`, which mien did not write; choose another --out",
+                        frames.display()
+                    );
                 }
             }
         }
         let dir = out.join(format!(".mien-staging-{}", std::process::id()));
         if dir.exists() {
-            fs::remove_dir_all(&dir).with_context(|| format!("{}: cannot clear a stale staging folder", dir.display()))?;
+            fs::remove_dir_all(&dir).with_context(|| {
+                format!("{}: cannot clear a stale staging folder", dir.display())
+            })?;
         }
-        fs::create_dir_all(dir.join("frames")).with_context(|| format!("{}: cannot create", dir.display()))?;
-        Ok(Staging { out: out.to_path_buf(), dir, committed: false })
+        fs::create_dir_all(dir.join("frames"))
+            .with_context(|| format!("{}: cannot create", dir.display()))?;
+        Ok(Staging {
+            out: out.to_path_buf(),
+            dir,
+            committed: false,
+        })
     }
 
     /// The staging folder (write results here).
@@ -62,19 +75,29 @@ impl Staging {
             if !staged.exists() {
                 // Not produced this run (e.g. --ply none): remove the previous run's copy.
                 if target.is_dir() {
-                    fs::remove_dir_all(&target).with_context(|| format!("{}: cannot remove", target.display()))?;
+                    fs::remove_dir_all(&target)
+                        .with_context(|| format!("{}: cannot remove", target.display()))?;
                 } else if target.exists() {
-                    fs::remove_file(&target).with_context(|| format!("{}: cannot remove", target.display()))?;
+                    fs::remove_file(&target)
+                        .with_context(|| format!("{}: cannot remove", target.display()))?;
                 }
                 continue;
             }
             if target.is_dir() {
                 let old = self.dir.join(format!("{name}.old"));
-                fs::rename(&target, &old).with_context(|| format!("{}: cannot move aside", target.display()))?;
+                fs::rename(&target, &old)
+                    .with_context(|| format!("{}: cannot move aside", target.display()))?;
             }
-            fs::rename(&staged, &target).with_context(|| format!("{} → {}: cannot move into place", staged.display(), target.display()))?;
+            fs::rename(&staged, &target).with_context(|| {
+                format!(
+                    "{} → {}: cannot move into place",
+                    staged.display(),
+                    target.display()
+                )
+            })?;
         }
-        fs::remove_dir_all(&self.dir).with_context(|| format!("{}: cannot remove the staging folder", self.dir.display()))?;
+        fs::remove_dir_all(&self.dir)
+            .with_context(|| format!("{}: cannot remove the staging folder", self.dir.display()))?;
         self.committed = true;
         Ok(())
     }

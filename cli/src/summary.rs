@@ -3,7 +3,11 @@
 use crate::animate::Outcome;
 
 fn mb(b: u64) -> String {
-    if b >= 1 << 20 { format!("{:.1} MB", b as f64 / (1u64 << 20) as f64) } else { format!("{:.0} KB", b as f64 / 1024.0) }
+    if b >= 1 << 20 {
+        format!("{:.1} MB", b as f64 / (1u64 << 20) as f64)
+    } else {
+        format!("{:.0} KB", b as f64 / 1024.0)
+    }
 }
 
 /// Print `o` to stdout.
@@ -19,12 +23,22 @@ pub fn print(o: &Outcome) {
         c.vertices,
         c.triangles,
         c.morph_targets,
-        if c.skin_joints.is_empty() { String::new() } else { format!(", skin of {} joints", c.skin_joints.iter().sum::<usize>()) }
+        if c.skin_joints.is_empty() {
+            String::new()
+        } else {
+            format!(", skin of {} joints", c.skin_joints.iter().sum::<usize>())
+        }
     );
     if !c.notes.is_empty() {
-        println!("             {} import note(s) in report.json", c.notes.len());
+        println!(
+            "             {} import note(s) in report.json",
+            c.notes.len()
+        );
     }
-    println!("  animation  {} — {} ({:.3}–{:.3} s)", r.animation.kind, r.animation.name, r.animation.span_s[0], r.animation.span_s[1]);
+    println!(
+        "  animation  {} — {} ({:.3}–{:.3} s)",
+        r.animation.kind, r.animation.name, r.animation.span_s[0], r.animation.span_s[1]
+    );
     if let Some(serde_json::Value::Array(b)) = &r.animation.binding {
         for m in b {
             let rep = &m["report"];
@@ -36,22 +50,35 @@ pub fn print(o: &Outcome) {
                 matched,
                 rep["channel_count"],
                 unmatched,
-                if unmatched > 0 { " (listed in report.json)" } else { "" }
+                if unmatched > 0 {
+                    " (listed in report.json)"
+                } else {
+                    ""
+                }
             );
         }
     }
     for n in &r.animation.notes {
         println!("             note: {n}");
     }
-    println!("  frames     {} at {} fps, media time {:.3}–{:.3} s", r.frames.count, r.frames.fps, r.frames.span_s[0], r.frames.span_s[1]);
-    println!("  backend    {} ({}); {} CPU threads", r.backend.used, r.backend.reason, r.backend.threads);
+    println!(
+        "  frames     {} at {} fps, media time {:.3}–{:.3} s",
+        r.frames.count, r.frames.fps, r.frames.span_s[0], r.frames.span_s[1]
+    );
+    println!(
+        "  backend    {} ({}); {} CPU threads",
+        r.backend.used, r.backend.reason, r.backend.threads
+    );
     println!(
         "  morphs     active limit {} per mesh: {} dropped, {} clamped to ±2, {} non-finite",
         r.morphs.active_limit, r.morphs.dropped, r.morphs.clamped, r.morphs.non_finite
     );
     println!(
         "  time       rig {:.3} ms/frame, lift {:.3} ms/frame, .ply {:.0} ms, preview {:.0} ms",
-        r.timings_ms.rig_per_frame, r.timings_ms.lift_per_frame, r.timings_ms.ply, r.timings_ms.preview
+        r.timings_ms.rig_per_frame,
+        r.timings_ms.lift_per_frame,
+        r.timings_ms.ply,
+        r.timings_ms.preview
     );
     println!(
         "  memory     {} splat slots; rig {}, sink {}",
@@ -71,7 +98,10 @@ pub fn print(o: &Outcome) {
         );
     }
     if let Some(p) = &r.outputs.preview {
-        println!("             {out}/{p} (contact sheet of {} frames)", r.outputs.preview_frames.len());
+        println!(
+            "             {out}/{p} (contact sheet of {} frames)",
+            r.outputs.preview_frames.len()
+        );
     }
     println!("             {out}/report.json");
 }
