@@ -1,4 +1,4 @@
-//! Meshes: every primitive's positions, normals, tangents, `TEXCOORD_0`, triangle list, morph
+//! Meshes: every primitive's positions, normals, tangents, `TEXCOORD_0`, `COLOR_0`, triangle list, morph
 //! targets and skin influences; target names and default weights.
 //!
 //! Source: glTF 2.0 §3.7.2.1 "Topology" (strip `pᵢ = {vᵢ, v_{i+(1+i%2)}, v_{i+(2−i%2)}}`, fan
@@ -190,6 +190,39 @@ fn primitive(
         None => Vec::new(),
     };
 
+    let colors = match attr(Semantic::Colors(0)) {
+        Some(a) => {
+            let (fmt, v) = read_f32(ctx, a)?;
+            let w = fmt.width();
+            if w != 3 && w != 4 {
+                return Err(ctx.err(
+                    format!("{pf}.attributes.COLOR_0"),
+                    format!("{w} components; COLOR_0 is VEC3 or VEC4"),
+                ));
+            }
+            let mut clamped = 0usize;
+            let out: Vec<[f32; 4]> = v
+                .chunks_exact(w)
+                .map(|c| {
+                    let mut rgba = [1.0f32; 4];
+                    for (k, x) in c.iter().enumerate() {
+                        clamped += usize::from(!(0.0..=1.0).contains(x));
+                        rgba[k] = x.clamp(0.0, 1.0);
+                    }
+                    rgba
+                })
+                .collect();
+            if clamped > 0 {
+                ctx.note(
+                    format!("{pf}.attributes.COLOR_0"),
+                    format!("{clamped} colour components outside [0, 1] clamped"),
+                );
+            }
+            out
+        }
+        None => Vec::new(),
+    };
+
     let ignored: Vec<String> = p
         .attributes
         .keys()
@@ -201,6 +234,7 @@ fn primitive(
                         | Semantic::Normals
                         | Semantic::Tangents
                         | Semantic::TexCoords(0)
+                        | Semantic::Colors(0)
                         | Semantic::Joints(_)
                         | Semantic::Weights(_)
                 )
@@ -222,6 +256,7 @@ fn primitive(
         normals,
         tangents,
         uvs,
+        colors,
         indices,
         morph,
         influences,
