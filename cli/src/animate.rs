@@ -193,6 +193,10 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
         drive.pose_at(ch, &rest, t, &mut pose);
         ch.world_matrices(&pose, &mut locals, &mut world);
         rig.controls_from_pose(&pose, &world, &mut controls);
+        for inst in &rig.instances {
+            let w = &controls.weights[inst.weight_base as usize..(inst.weight_base + inst.target_count) as usize];
+            report.morphs.peak_nonzero = report.morphs.peak_nonzero.max(w.iter().filter(|x| **x != 0.0).count() as u32);
+        }
         let stats = backend.set_controls(handle, &controls)?;
         t_anim += t0.elapsed();
         report.morphs.clamped += u64::from(stats.clamped);

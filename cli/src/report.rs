@@ -105,6 +105,8 @@ pub struct MorphReport {
     pub non_finite: u64,
     /// (mesh instance, target) pairs dropped by the active limit, all frames.
     pub dropped: u64,
+    /// Most non-zero weights one mesh instance had in one frame, before the active limit.
+    pub peak_nonzero: u32,
     /// Distinct dropped targets with the first frame each was dropped.
     pub dropped_targets: Vec<DroppedTarget>,
 }
