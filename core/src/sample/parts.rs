@@ -157,9 +157,9 @@ pub(super) fn cavity() -> Part {
 pub(super) fn teeth(upper: bool) -> Part {
     let (half, rows) = (14usize, 7usize);
     let (w, depth, z0) = if upper {
-        (0.0215, 0.016, 0.0805)
+        (0.0195, 0.017, 0.0805)
     } else {
-        (0.0195, 0.015, 0.0788)
+        (0.0175, 0.016, 0.0788)
     };
     // Rows from the biting edge (row 0 for the upper teeth's bottom) upward.
     let (y_low, y_high) = if upper {
