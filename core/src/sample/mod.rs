@@ -131,15 +131,20 @@ pub fn sample_landmarks() -> SampleLandmarks {
 /// the exact mirror image of its `…Left` shape.
 ///
 /// # Panics
-/// Never in practice: the build has no input; a failure is a bug (covered by the tests).
+/// Never in practice: the build has no input; a failure is a bug (covered by the tests). Use
+/// [`try_sample_head`] to get it as an error instead.
 pub fn sample_head() -> Character {
-    match build() {
+    match try_sample_head() {
         Ok(c) => c,
         Err(e) => panic!("the built-in sample head failed to build: {e}"),
     }
 }
 
-fn build() -> Result<Character> {
+/// [`sample_head`], returning a build failure as an error instead of panicking.
+///
+/// # Errors
+/// [`crate::Error`] from building the morph sets or validating the character (none is expected).
+pub fn try_sample_head() -> Result<Character> {
     let m = model::assemble();
     let deltas = targets::deltas(&m)?;
     let sets = targets::morph_sets(&m, &deltas)?;
