@@ -30,7 +30,7 @@ const BAND_SEGMENTS: [(f64, f64); 7] = [
 ];
 /// Target spacing of cap rows on the surface and the widest column spacing a cap ring may have,
 /// metres: `[crown, neck]`.
-const CAP_STEP: [f64; 2] = [0.004, 0.0045];
+const CAP_STEP: [f64; 2] = [0.0044, 0.0048];
 const CAP_COLUMN_MAX: [f64; 2] = [0.005, 0.0052];
 /// One ring of the skin grid.
 #[derive(Clone, Copy, Debug)]

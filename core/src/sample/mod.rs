@@ -2,10 +2,10 @@
 //! stylised human head generated entirely by code (no asset, no randomness but a seeded
 //! SplitMix64), rigged with all 52 ARKit blendshapes, and a six-second performance for it.
 //!
-//! The head, in metres, +Y up, facing +Z, character-left = +X, centred near the origin (the eyes'
-//! centres at y = 0.012; the crown at y ≈ 0.118 with hair, the chin at y ≈ −0.1, a short neck cut
-//! flat at y = −0.135): about 0.25 m tall with the neck (0.22 m crown to chin) and 0.16 m wide
-//! across the ears. One mesh, one root node, seven primitives ([`SamplePart`]) sharing one
+//! The head, in metres, +Y up, facing +Z, character-left = +X, centred near the origin: the eyes'
+//! centres at y = 0.012, the crown at y ≈ 0.119 (with hair), the chin at y ≈ −0.101, a short neck
+//! cut flat at y = −0.132; 0.22 m from crown to chin (0.25 m with the neck), 0.15 m across the
+//! temples and 0.17 m across the ears, from z ≈ −0.109 (back of the hair) to 0.112 (nose tip). One mesh, one root node, seven primitives ([`SamplePart`]) sharing one
 //! 52-weight array in [`ARKIT_52`] order; vertex colours in `COLOR_0`. See [`sample_head`].
 //!
 //! Pipeline of this module: `sdf` (the sculpted shape) → `layout` (rows and columns of the skin
@@ -122,7 +122,7 @@ pub fn sample_landmarks() -> SampleLandmarks {
 /// `head` holding one mesh `sample_head` of seven primitives ([`SamplePart`]) with positions
 /// `(V,3)` in metres, unit normals `(V,3)`, linear RGBA colours `(V,4)`, u32 triangles, and the 52
 /// ARKit morph targets ([`ARKIT_52`] order; position and normal deltas; default weights 0).
-/// About 12k vertices and 23k triangles; see the module docs for frame and size.
+/// About 15k vertices (13k of them skin) and 30k triangles; see the module docs for frame and size.
 ///
 /// Shapes: the lids close over the eyeballs by turning about the eye centres; `eyeLook*` turn the
 /// eyeballs 23–26° (each side's own left/right); `jawOpen` turns the jaw, chin, lower lip, lower
@@ -131,15 +131,20 @@ pub fn sample_landmarks() -> SampleLandmarks {
 /// the exact mirror image of its `…Left` shape.
 ///
 /// # Panics
-/// Never in practice: the build has no input; a failure is a bug (covered by the tests).
+/// Never in practice: the build has no input; a failure is a bug (covered by the tests). Use
+/// [`try_sample_head`] to get it as an error instead.
 pub fn sample_head() -> Character {
-    match build() {
+    match try_sample_head() {
         Ok(c) => c,
         Err(e) => panic!("the built-in sample head failed to build: {e}"),
     }
 }
 
-fn build() -> Result<Character> {
+/// [`sample_head`], returning a build failure as an error instead of panicking.
+///
+/// # Errors
+/// [`crate::Error`] from building the morph sets or validating the character (none is expected).
+pub fn try_sample_head() -> Result<Character> {
     let m = model::assemble();
     let deltas = targets::deltas(&m)?;
     let sets = targets::morph_sets(&m, &deltas)?;

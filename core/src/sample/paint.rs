@@ -4,10 +4,13 @@
 use glam::DVec3;
 
 use super::head::SkinTag;
+use super::sdf;
 use super::sdf::{EYE_CENTRE, MOUTH_HALF_WIDTH, MOUTH_Y};
 
 /// Thickness of the hair cap, metres.
 pub(super) const HAIR_THICKNESS: f64 = 0.004;
+/// Darkening per metre of occlusion (see `shading`).
+const AO_STRENGTH: f64 = 40.0;
 
 fn smoothstep(e0: f64, e1: f64, x: f64) -> f64 {
     let t = ((x - e0) / (e1 - e0)).clamp(0.0, 1.0);
@@ -106,5 +109,31 @@ pub(super) fn skin_color(p: DVec3, t: &SkinTag, lash: bool) -> [f32; 4] {
     let nostril = (DVec3::new(x, p.y, p.z) - DVec3::new(0.0068, -0.0335, 0.0975)).length();
     c = mix(c, DARK, 1.0 - smoothstep(0.0018, 0.0032, nostril));
     c = mix(c, HAIR, hair(p));
-    [c[0] as f32, c[1] as f32, c[2] as f32, 1.0]
+    let k = shading(p);
+    [(c[0] * k) as f32, (c[1] * k) as f32, (c[2] * k) as f32, 1.0]
+}
+
+/// Ambient occlusion and a soft key light from above-front, baked into the colour because splats
+/// coloured by vertex colour carry no shading of their own. The occlusion compares the field a few
+/// millimetres out along its gradient with the distance travelled (Quílez, "Rendering with distance
+/// fields", 2008), relative to the field at `p` (the hair cap sits off the field's surface).
+fn shading(p: DVec3) -> f64 {
+    let e = 5e-4;
+    let d = |q: DVec3| sdf::head(q);
+    let n = DVec3::new(
+        d(p + DVec3::X * e) - d(p - DVec3::X * e),
+        d(p + DVec3::Y * e) - d(p - DVec3::Y * e),
+        d(p + DVec3::Z * e) - d(p - DVec3::Z * e),
+    )
+    .normalize_or(DVec3::Z);
+    let d0 = d(p);
+    let (mut occlusion, mut w) = (0.0, 1.0);
+    for i in 1..=5 {
+        let h = 0.003 * f64::from(i);
+        occlusion += w * (h - (d(p + n * h) - d0)).max(0.0);
+        w *= 0.6;
+    }
+    let ao = (1.0 - AO_STRENGTH * occlusion).clamp(0.5, 1.0);
+    let key = n.dot(DVec3::new(0.3, 0.55, 0.78).normalize()).max(0.0);
+    ao * (0.8 + 0.2 * key)
 }

@@ -73,8 +73,8 @@ fn fill_rings(
 pub(super) fn eyeball() -> Part {
     // Polar angles from the gaze axis: coarse over the hidden back, finer over the iris.
     let alpha: Vec<f64> = [
-        168.0, 156.0, 144.0, 132.0, 120.0, 108.0, 96.0, 84.0, 72.0, 61.0, 52.0, 45.0, 39.0, 34.0,
-        29.0, 24.5, 20.0, 15.5, 11.0, 6.0,
+        166.0, 148.0, 130.0, 112.0, 96.0, 82.0, 70.0, 60.0, 52.0, 45.0, 39.0, 34.0, 29.0, 24.5,
+        20.0, 15.5, 11.0, 6.0,
     ]
     .map(f64::to_radians)
     .to_vec();
@@ -109,7 +109,7 @@ fn eye_color(a: f64, psi: f64) -> [f64; 3] {
     const IRIS_IN: [f64; 3] = [0.36, 0.24, 0.08];
     const IRIS_OUT: [f64; 3] = [0.12, 0.36, 0.55];
     const SCLERA: [f64; 3] = [0.74, 0.71, 0.66];
-    const SCLERA_BACK: [f64; 3] = [0.62, 0.42, 0.38];
+    const SCLERA_BACK: [f64; 3] = [0.2, 0.08, 0.07];
     if a < 0.11 {
         return PUPIL;
     }
@@ -119,7 +119,7 @@ fn eye_color(a: f64, psi: f64) -> [f64; 3] {
         let limbus = 1.0 - 0.6 * ((a - 0.4) / 0.07).clamp(0.0, 1.0);
         return base.map(|x| x * fibre * limbus);
     }
-    lerp3(SCLERA, SCLERA_BACK, (a - 1.1) / 1.2)
+    lerp3(SCLERA, SCLERA_BACK, (a - 1.3) / 0.6)
 }
 
 /// The mouth cavity: half an ellipsoid open toward the lips, bent to follow the face and tilted
@@ -155,11 +155,11 @@ pub(super) fn cavity() -> Part {
 /// Upper (`upper = true`) or lower teeth: a front sheet along a parabolic arch, gum band at the
 /// root, darker gaps between teeth.
 pub(super) fn teeth(upper: bool) -> Part {
-    let (half, rows) = (16usize, 7usize);
+    let (half, rows) = (14usize, 7usize);
     let (w, depth, z0) = if upper {
-        (0.0215, 0.016, 0.0805)
+        (0.0195, 0.017, 0.0805)
     } else {
-        (0.0195, 0.015, 0.0788)
+        (0.0175, 0.016, 0.0788)
     };
     // Rows from the biting edge (row 0 for the upper teeth's bottom) upward.
     let (y_low, y_high) = if upper {
@@ -231,4 +231,38 @@ pub(super) fn tongue() -> Part {
             (point(a, 0.0), color(a, 0.0))
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sample::sdf;
+
+    /// Every inner part lies inside the sculpted head (at rest), so none pokes through the skin.
+    #[test]
+    fn parts_are_inside_the_head() {
+        for (name, part) in [
+            ("eyeball", eyeball()),
+            ("cavity", cavity()),
+            ("upper teeth", teeth(true)),
+            ("lower teeth", teeth(false)),
+            ("tongue", tongue()),
+        ] {
+            let worst = part
+                .pos
+                .iter()
+                .map(|&p| sdf::head(p))
+                .fold(f64::MIN, f64::max);
+            assert!(worst < -0.0005, "{name} reaches {worst} m from the surface");
+        }
+    }
+
+    #[test]
+    fn eye_colours_have_a_dark_pupil_and_white_sclera() {
+        let lum = |c: [f64; 3]| 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2];
+        assert!(lum(eye_color(0.0, 0.0)) < 0.02);
+        assert!(lum(eye_color(0.7, 1.0)) > 0.6);
+        let iris = eye_color(0.3, 0.4);
+        assert!(lum(iris) > 0.05 && lum(iris) < 0.5);
+    }
 }

@@ -82,6 +82,12 @@ pub(super) fn head(p: DVec3) -> f64 {
         ellipsoid(q, v(0.0, -0.083, 0.072), v(0.02, 0.014, 0.014)),
         0.012,
     );
+    // Under the chin: a line sloping down to the throat (no hollow the skin rays cannot see).
+    d = smin(
+        d,
+        ellipsoid(q, v(0.0, -0.094, 0.04), v(0.034, 0.01, 0.034)),
+        0.012,
+    );
     // A short neck, cut flat.
     d = smin(
         d,
