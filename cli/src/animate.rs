@@ -172,11 +172,11 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
     // Outputs go to a staging folder and move into place only on success.
     let staging = Staging::new(&args.out)?;
     let ply_options = match args.ply {
-        PlyLayout::Inria | PlyLayout::None => PlyOptions {
+        PlyLayout::Sh3 => PlyOptions {
             sh: ShBands::Degree3,
             transparent: TransparentSlots::Keep,
         },
-        PlyLayout::Compact => PlyOptions {
+        PlyLayout::Dc | PlyLayout::None => PlyOptions {
             sh: ShBands::Dc,
             transparent: TransparentSlots::Keep,
         },
@@ -194,8 +194,12 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
         ch.world_matrices(&pose, &mut locals, &mut world);
         rig.controls_from_pose(&pose, &world, &mut controls);
         for inst in &rig.instances {
-            let w = &controls.weights[inst.weight_base as usize..(inst.weight_base + inst.target_count) as usize];
-            report.morphs.peak_nonzero = report.morphs.peak_nonzero.max(w.iter().filter(|x| **x != 0.0).count() as u32);
+            let w = &controls.weights
+                [inst.weight_base as usize..(inst.weight_base + inst.target_count) as usize];
+            report.morphs.peak_nonzero = report
+                .morphs
+                .peak_nonzero
+                .max(w.iter().filter(|x| **x != 0.0).count() as u32);
         }
         let stats = backend.set_controls(handle, &controls)?;
         t_anim += t0.elapsed();

@@ -51,12 +51,13 @@ pub enum Shading {
 /// Property layout of the written `.ply` files.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum PlyLayout {
-    /// The full INRIA layout with 45 zero `f_rest_*` (62 floats per splat): every splat viewer,
-    /// including INRIA's SIBR viewer, opens it.
-    Inria,
-    /// Degree-0 colour only (17 floats per splat, 3.6× smaller): web viewers (SuperSplat,
-    /// antimatter15/splat, gsplat) open it; SIBR does not.
-    Compact,
+    /// The INRIA 3DGS properties with degree-0 colour: x y z nx ny nz f_dc_0..2 opacity
+    /// scale_0..2 rot_0..3 (17 floats per splat). SuperSplat, antimatter15/splat, gsplat and most
+    /// viewers that read the header open it.
+    Dc,
+    /// The same plus 45 zero `f_rest_*` (62 floats per splat, 3.6× larger), for INRIA's SIBR
+    /// viewer, which reads fixed-size records.
+    Sh3,
     /// Write no .ply files (preview and report only).
     None,
 }
@@ -80,7 +81,9 @@ pub struct AnimateArgs {
     pub arkit: Option<PathBuf>,
 
     /// Play one of the character's own clips, by name or by index (`--clip 0`; real files often
-    /// leave clips unnamed). Default: the first clip, or the built-in performance for the sample head.
+    /// leave clips unnamed), or `all` of them together. Default: the first clip together with the
+    /// other clips of its take (exporters split one take into `node|Take 001|BaseLayer` clips), or
+    /// the built-in performance for the sample head.
     #[arg(long, value_name = "NAME|INDEX", help_heading = "Animation")]
     pub clip: Option<String>,
 
@@ -118,7 +121,7 @@ pub struct AnimateArgs {
     pub out: PathBuf,
 
     /// Layout of the per-frame splat files.
-    #[arg(long, value_enum, default_value_t = PlyLayout::Inria, help_heading = "Output")]
+    #[arg(long, value_enum, default_value_t = PlyLayout::Dc, help_heading = "Output")]
     pub ply: PlyLayout,
 
     /// Frames shown in the preview contact sheet (evenly spaced over the run; 0 = no preview).

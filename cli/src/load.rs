@@ -5,7 +5,7 @@ use std::path::Path;
 use anyhow::{Context, Result, bail};
 use mien_core::anim::{Drive, StreamDrive};
 use mien_core::io::{gltf::import_gltf, livelink_csv::read_livelink_csv};
-use mien_core::rig::Character;
+use mien_core::rig::{Character, ClipId};
 use mien_core::sample::{sample_head, sample_performance};
 
 use crate::report::AnimationReport;
@@ -89,11 +89,19 @@ pub fn drive(
         Drive::Stream(
             StreamDrive::new(stream, ch).context("cannot map the stream onto the character")?,
         )
+    } else if clip == Some("all") && ch.clips.iter().all(|c| c.name.as_deref() != Some("all")) {
+        if ch.clips.is_empty() {
+            bail!("{}: --clip all: the character has no clips", ch.source);
+        }
+        let ids: Vec<ClipId> = (0..ch.clips.len() as u32).map(ClipId).collect();
+        report.kind = "clip".into();
+        report.name = format!("all {} clips together", ids.len());
+        Drive::Clips(ids)
     } else if let Some(key) = clip {
         let id = ch.find_clip(key)?;
         report.kind = "clip".into();
         report.name = clip_label(ch, id.index());
-        Drive::Clip(id)
+        Drive::Clips(vec![id])
     } else if loaded.builtin {
         report.kind = "builtin".into();
         report.name = "built-in performance (speech, blinks, smile, gaze)".into();
@@ -102,12 +110,19 @@ pub fn drive(
             ch,
         )?)
     } else if !ch.clips.is_empty() {
+        let take = ch.take_of(ClipId(0));
         report.kind = "clip".into();
-        report.name = clip_label(ch, 0);
-        report
-            .notes
-            .push("no --clip or --arkit given: playing the character's first clip".into());
-        Drive::Clip(mien_core::rig::ClipId(0))
+        report.name = take
+            .iter()
+            .map(|c| clip_label(ch, c.index()))
+            .collect::<Vec<_>>()
+            .join(" + ");
+        report.notes.push(if take.len() > 1 {
+            format!("no --clip or --arkit given: playing the first clip with the {} other clips of its take", take.len() - 1)
+        } else {
+            "no --clip or --arkit given: playing the character's first clip".into()
+        });
+        Drive::Clips(take)
     } else {
         report.kind = "rest".into();
         report.name = "rest pose".into();

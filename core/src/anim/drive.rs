@@ -72,20 +72,26 @@ impl StreamDrive {
 pub enum Drive {
     /// The rest pose, unchanging.
     Rest,
-    /// One of the character's own clips.
-    Clip(ClipId),
+    /// Some of the character's own clips, played together in this order (a later clip overrides an
+    /// earlier one where both animate the same property).
+    Clips(Vec<ClipId>),
     /// A bound weight stream (targets it does not drive keep their rest weights).
     Stream(StreamDrive),
 }
 
 impl Drive {
-    /// The media-time span the source covers, seconds: `[0, 0]` for the rest pose, `[0, end]` for a
-    /// clip (the media clock starts at 0 even when the first key is later; before it the first key
+    /// The media-time span the source covers, seconds: `[0, 0]` for the rest pose, `[0, end]` for
+    /// clips (the latest end) (the media clock starts at 0 even when the first key is later; before it the first key
     /// holds), `[0, duration]` for a stream.
     pub fn span(&self, character: &Character) -> (f64, f64) {
         match self {
             Drive::Rest => (0.0, 0.0),
-            Drive::Clip(c) => (0.0, character.clips[c.index()].end()),
+            Drive::Clips(c) => (
+                0.0,
+                c.iter()
+                    .map(|c| character.clips[c.index()].end())
+                    .fold(0.0, f64::max),
+            ),
             Drive::Stream(s) => (0.0, s.stream.duration()),
         }
     }
@@ -97,7 +103,11 @@ impl Drive {
         pose.clone_from(rest);
         match self {
             Drive::Rest => {}
-            Drive::Clip(c) => character.apply_clip(*c, t, pose),
+            Drive::Clips(c) => {
+                for &c in c.iter() {
+                    character.apply_clip(c, t, pose);
+                }
+            }
             Drive::Stream(s) => {
                 s.stream.sample(t, &mut s.scratch);
                 for (node, binding) in &s.bindings {

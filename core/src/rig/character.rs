@@ -278,6 +278,31 @@ impl Character {
         })
     }
 
+    /// The clips of the same take as `clip`, `clip` first: exporters that split one recorded take
+    /// into a clip per node name them `<node>|<take>|<layer>` (FBX2glTF, Face Cap: `Key|Take
+    /// 001|BaseLayer`, `grp_eyeLeft|Take 001|BaseLayer`); every clip whose name has the same text
+    /// after its first `|` belongs to the take. A clip without `|` in its name is a take of its own.
+    ///
+    /// # Panics
+    /// When `clip` is out of range.
+    pub fn take_of(&self, clip: ClipId) -> Vec<ClipId> {
+        let suffix = |c: &Clip| {
+            c.name
+                .as_deref()
+                .and_then(|n| n.split_once('|'))
+                .map(|(_, rest)| rest.to_owned())
+        };
+        let mut out = vec![clip];
+        if let Some(take) = suffix(&self.clips[clip.index()]) {
+            for (i, c) in self.clips.iter().enumerate() {
+                if i != clip.index() && suffix(c).as_deref() == Some(take.as_str()) {
+                    out.push(ClipId(i as u32));
+                }
+            }
+        }
+        out
+    }
+
     /// Overwrite the properties `clip` animates with their values at media time `t` seconds
     /// (clamped to the clip's keys). `pose` must come from [`Character::rest_pose`] of this
     /// character. Allocation-free.
