@@ -19,6 +19,10 @@ use crate::load;
 use crate::outdir::Staging;
 use crate::report::{DroppedTarget, Report};
 
+/// Default gaussian σ as a fraction of the character's median triangle edge: large enough that
+/// neighbouring splats overlap on an evenly meshed surface, small enough to keep features.
+pub const DEFAULT_SIGMA_EDGES: f32 = 0.6;
+
 /// Most frames one run may pose (at 30 fps, over 55 minutes).
 pub const MAX_FRAMES: u32 = 100_000;
 
@@ -139,7 +143,7 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
     report.character.bounds_m = bounds(rest_pos);
     let sigma = args
         .sigma
-        .unwrap_or_else(|| 0.5 * median_edge(&rig, rest_pos));
+        .unwrap_or_else(|| DEFAULT_SIGMA_EDGES * median_edge(&rig, rest_pos));
     ensure!(
         sigma.is_finite() && sigma > 0.0,
         "{}: cannot derive a gaussian size from degenerate geometry; pass --sigma",

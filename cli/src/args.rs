@@ -137,7 +137,7 @@ pub struct AnimateArgs {
     )]
     pub cell: u32,
 
-    /// Gaussian standard deviation, metres. Default: half the median triangle edge of the character.
+    /// Gaussian standard deviation, metres. Default: 0.6 × the median triangle edge of the character.
     #[arg(long, value_name = "METRES", help_heading = "Splats")]
     pub sigma: Option<f32>,
 

@@ -1,5 +1,7 @@
 //! Contact sheets: layout, a camera shared by all frames, PNG output.
 
+mod support;
+
 use mien_core::preview::{ContactSheet, Frame, SheetOptions, render_sheet, write_png};
 use mien_core::sink::{SlotRange, SplatBuffers, pack4x8unorm};
 
@@ -136,4 +138,42 @@ fn write_png_into_missing_folder_fails_cleanly() {
     )
     .unwrap_err();
     assert!(matches!(err, mien_core::Error::Io { .. }), "{err}");
+}
+
+mod box_framing {
+    use super::support;
+    use glam::DVec3;
+    use mien_core::preview::{Aabb, Camera};
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(support::proptest_config(256))]
+
+        /// Every corner of the box projects inside the image, and at least one touches the 6 %
+        /// margin on some side (the fit is tight, not merely safe).
+        #[test]
+        fn every_corner_lands_inside_with_a_tight_margin(
+            lo in [-1.0f64..1.0, -1.0f64..1.0, -1.0f64..1.0],
+            size in [0.01f64..2.0, 0.01f64..2.0, 0.01f64..2.0],
+            w in 32u32..800, h in 32u32..800, fov_deg in 10.0f64..90.0, yaw in -3.0f64..3.0,
+        ) {
+            let b = Aabb { min: DVec3::from(lo), max: DVec3::from(lo) + DVec3::from(size) };
+            let cam = Camera::framing_box(b, w, h, fov_deg.to_radians(), yaw).unwrap();
+            let mut slack = f64::INFINITY;
+            for i in 0..8 {
+                let c = DVec3::new(
+                    if i & 1 == 0 { b.min.x } else { b.max.x },
+                    if i & 2 == 0 { b.min.y } else { b.max.y },
+                    if i & 4 == 0 { b.min.z } else { b.max.z },
+                );
+                let (x, y, _) = cam.project(c).expect("corner in front of the camera");
+                let (mx, my) = (0.06 * f64::from(w), 0.06 * f64::from(h));
+                prop_assert!(x >= mx - 1e-6 && x <= f64::from(w) - mx + 1e-6, "corner {i} x {x} of {w}");
+                prop_assert!(y >= my - 1e-6 && y <= f64::from(h) - my + 1e-6, "corner {i} y {y} of {h}");
+                slack = slack.min((x - mx) / f64::from(w)).min((f64::from(w) - mx - x) / f64::from(w));
+                slack = slack.min((y - my) / f64::from(h)).min((f64::from(h) - my - y) / f64::from(h));
+            }
+            prop_assert!(slack < 0.01, "the tightest corner is {slack} of the image from the margin");
+        }
+    }
 }

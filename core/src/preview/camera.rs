@@ -97,6 +97,61 @@ impl Camera {
         })
     }
 
+    /// A camera on the yaw circle around `bounds` (see [`Camera::framing`] for the yaw convention)
+    /// at the smallest distance at which every corner of the box projects inside the image with a
+    /// 6 % margin on each side — tighter than [`Camera::framing`], which fits the box's bounding
+    /// sphere. For a corner at lateral offsets `(x, y)` and depth offset `z` toward the camera the
+    /// pinhole needs `d ≥ z + |x|·m / tan(fov_x/2)` and `d ≥ z + |y|·m / tan(fov_y/2)`.
+    ///
+    /// # Errors
+    /// As [`Camera::framing`]; a box that is not finite is refused.
+    pub fn framing_box(
+        bounds: Aabb,
+        width: u32,
+        height: u32,
+        fov_y: f64,
+        yaw: f64,
+    ) -> Result<Camera> {
+        let (center, radius) = bounds.sphere();
+        let mut cam = Camera::framing(center, radius, width, height, fov_y, yaw)?;
+        let back = DVec3::new(yaw.sin(), 0.0, yaw.cos());
+        let right = DVec3::new(yaw.cos(), 0.0, -yaw.sin());
+        let tan_y = (fov_y / 2.0).tan();
+        let tan_x = tan_y * f64::from(width) / f64::from(height);
+        let m = 1.0 / (1.0 - 2.0 * 0.06);
+        let mut dist = 0.0f64;
+        let mut depth = 0.0f64;
+        for i in 0..8 {
+            let c = DVec3::new(
+                if i & 1 == 0 {
+                    bounds.min.x
+                } else {
+                    bounds.max.x
+                },
+                if i & 2 == 0 {
+                    bounds.min.y
+                } else {
+                    bounds.max.y
+                },
+                if i & 4 == 0 {
+                    bounds.min.z
+                } else {
+                    bounds.max.z
+                },
+            ) - center;
+            let (x, y, z) = (c.dot(right), c.y, c.dot(back));
+            dist = dist
+                .max(z + x.abs() * m / tan_x)
+                .max(z + y.abs() * m / tan_y);
+            depth = depth.max(z);
+        }
+        // Never inside the box, even for a flat one seen edge-on.
+        let dist = dist.max(depth + 1e-3 * radius.max(1e-3));
+        cam.eye = center + dist * back;
+        cam.near = dist * 1e-3;
+        Ok(cam)
+    }
+
     /// Check the fields: positions finite, `eye ≠ target`, `fov_y` in `(0, π)`, `near` finite and
     /// ≥ 0, image sides in `1..=MAX_IMAGE_SIDE`.
     ///

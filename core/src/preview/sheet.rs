@@ -239,15 +239,23 @@ pub fn render_sheet(
             bounds = Some(bounds.map_or(b, |o| o.union(b)));
         }
     }
-    let (center, radius) = bounds.map_or((DVec3::ZERO, 1.0), Aabb::sphere);
-    let camera = Camera::framing(
-        center,
-        radius,
-        options.cell_w,
-        options.cell_h,
-        options.fov_y,
-        options.yaw,
-    )?;
+    let camera = match bounds {
+        Some(b) => Camera::framing_box(
+            b,
+            options.cell_w,
+            options.cell_h,
+            options.fov_y,
+            options.yaw,
+        )?,
+        None => Camera::framing(
+            DVec3::ZERO,
+            1.0,
+            options.cell_w,
+            options.cell_h,
+            options.fov_y,
+            options.yaw,
+        )?,
+    };
     let mut stats = RasterStats::default();
     for f in frames {
         let r = rasterize(&camera, f.buffers, f.ranges, options.background)?;
