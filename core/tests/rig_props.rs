@@ -24,17 +24,18 @@ fn config() -> Config {
     }
 }
 
+/// `(V, targets, weights, base positions, base normals)`.
+type MorphCase = (
+    usize,
+    Vec<DenseTarget>,
+    Vec<f32>,
+    Vec<[f32; 3]>,
+    Vec<[f32; 3]>,
+);
+
 /// A random sparse morph set: `(V, T, per-target optional deltas)` where each target touches a
 /// random subset of vertices.
-fn morph_case() -> impl Strategy<
-    Value = (
-        usize,
-        Vec<DenseTarget>,
-        Vec<f32>,
-        Vec<[f32; 3]>,
-        Vec<[f32; 3]>,
-    ),
-> {
+fn morph_case() -> impl Strategy<Value = MorphCase> {
     (1usize..40, 0usize..12).prop_flat_map(|(nv, nt)| {
         let target = (
             proptest::collection::vec(

@@ -169,7 +169,7 @@ impl Sampler {
     /// `(k, 0)` when clamped to a single key.
     fn locate(&self, t: f64) -> (usize, f64) {
         let last = self.times.len() - 1;
-        if !(t > f64::from(self.times[0])) {
+        if t.is_nan() || t <= f64::from(self.times[0]) {
             return (0, 0.0);
         }
         if t >= f64::from(self.times[last]) {

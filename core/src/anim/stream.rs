@@ -105,7 +105,7 @@ impl WeightStream {
         let c = self.channels.len();
         assert_eq!(out.len(), c, "stream sample width");
         let last = self.times.len() - 1;
-        if !(t > self.times[0]) {
+        if t.is_nan() || t <= self.times[0] {
             out.copy_from_slice(self.frame(0));
             return;
         }

@@ -71,18 +71,18 @@ impl Character {
                         format!("mesh {m} does not exist"),
                     )),
                     Some(mesh) => {
-                        if let Some(w) = &n.weights {
-                            if w.len() != mesh.target_count() {
-                                problems.push(Error::format(
-                                    f,
-                                    format!("nodes[{i}].weights"),
-                                    format!(
-                                        "{} weights for a mesh with {} morph targets",
-                                        w.len(),
-                                        mesh.target_count()
-                                    ),
-                                ));
-                            }
+                        if let Some(w) = &n.weights
+                            && w.len() != mesh.target_count()
+                        {
+                            problems.push(Error::format(
+                                f,
+                                format!("nodes[{i}].weights"),
+                                format!(
+                                    "{} weights for a mesh with {} morph targets",
+                                    w.len(),
+                                    mesh.target_count()
+                                ),
+                            ));
                         }
                     }
                 }
@@ -93,14 +93,14 @@ impl Character {
                     "weights on a node without a mesh",
                 ));
             }
-            if let Some(s) = n.skin {
-                if s.index() >= self.skins.len() {
-                    problems.push(Error::format(
-                        f,
-                        format!("nodes[{i}].skin"),
-                        format!("skin {s} does not exist"),
-                    ));
-                }
+            if let Some(s) = n.skin
+                && s.index() >= self.skins.len()
+            {
+                problems.push(Error::format(
+                    f,
+                    format!("nodes[{i}].skin"),
+                    format!("skin {s} does not exist"),
+                ));
             }
         }
         for (i, s) in self.skins.iter().enumerate() {
@@ -208,10 +208,10 @@ impl Character {
         let mut out = Vec::new();
         for &id in self.hierarchy.order() {
             let i = id.index();
-            if let Some(p) = self.nodes[i].parent {
-                if in_scene[p.index()] {
-                    in_scene[i] = true;
-                }
+            if let Some(p) = self.nodes[i].parent
+                && in_scene[p.index()]
+            {
+                in_scene[i] = true;
             }
             if in_scene[i] && self.nodes[i].mesh.is_some() {
                 out.push(id);
@@ -257,10 +257,10 @@ impl Character {
         {
             return Ok(ClipId(i as u32));
         }
-        if let Ok(i) = key.parse::<usize>() {
-            if i < self.clips.len() {
-                return Ok(ClipId(i as u32));
-            }
+        if let Ok(i) = key.parse::<usize>()
+            && i < self.clips.len()
+        {
+            return Ok(ClipId(i as u32));
         }
         let names: Vec<String> = self
             .clips

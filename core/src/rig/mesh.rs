@@ -60,7 +60,7 @@ impl Primitive {
             len("JOINTS_0", inf.joints.len(), false);
             len("WEIGHTS_0", inf.weights.len(), false);
         }
-        if self.indices.len() % 3 != 0 {
+        if !self.indices.len().is_multiple_of(3) {
             problems.push(Error::format(
                 file,
                 format!("{label}.indices"),

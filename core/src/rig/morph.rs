@@ -238,9 +238,8 @@ impl MorphSet {
                 continue;
             }
             touched = true;
-            let d = self.entry_position[e];
-            for k in 0..3 {
-                out.position[k] += w * d[k];
+            for (o, d) in out.position.iter_mut().zip(self.entry_position[e]) {
+                *o += w * d;
             }
             if let Some(en) = &self.entry_normal {
                 for k in 0..3 {
@@ -277,7 +276,7 @@ impl MorphSet {
         positions: &[[f32; 3]],
         normals: &[[f32; 3]],
         tangents: &[[f32; 4]],
-    ) -> Result<(Vec<[f32; 3]>, Vec<[f32; 3]>, Vec<[f32; 4]>)> {
+    ) -> Result<Blended> {
         let nv = self.vertex_count();
         let check = |what: &str, len: usize, allow_empty: bool| {
             if len == nv || (allow_empty && len == 0) {
@@ -303,9 +302,9 @@ impl MorphSet {
         let mut p = Vec::with_capacity(nv);
         let mut n = Vec::with_capacity(normals.len());
         let mut t = Vec::with_capacity(tangents.len());
-        for v in 0..nv {
+        for (v, &position) in positions.iter().enumerate() {
             let base = MorphVertex {
-                position: positions[v],
+                position,
                 normal: normals.get(v).copied().unwrap_or_default(),
                 tangent: tangents.get(v).copied().unwrap_or_default(),
             };
@@ -321,6 +320,10 @@ impl MorphSet {
         Ok((p, n, t))
     }
 }
+
+/// Blended positions `(V,3)`, normals `(V,3)` and tangents `(V,4)` from [`MorphSet::apply`] (the
+/// last two empty when the base has none).
+pub type Blended = (Vec<[f32; 3]>, Vec<[f32; 3]>, Vec<[f32; 4]>);
 
 /// `normalize(v)`, or `fallback` when `|v|` is zero or not finite.
 #[inline]

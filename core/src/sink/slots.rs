@@ -115,15 +115,15 @@ impl SlotAllocator {
         }
         let end = offset + count;
         let before = self.free.range(..end).next_back().map(|(&o, &c)| (o, c));
-        if let Some((o, c)) = before {
-            if o + c > offset {
-                let reason = if o <= offset && o + c >= end {
-                    "double free: the range is already free"
-                } else {
-                    "range overlaps free slots"
-                };
-                return Err(self.err(reason, offset, count));
-            }
+        if let Some((o, c)) = before
+            && o + c > offset
+        {
+            let reason = if o <= offset && o + c >= end {
+                "double free: the range is already free"
+            } else {
+                "range overlaps free slots"
+            };
+            return Err(self.err(reason, offset, count));
         }
         if self.live.get(&offset) != Some(&count) {
             return Err(self.err(
@@ -134,12 +134,12 @@ impl SlotAllocator {
         }
         self.live.remove(&offset);
         let (mut o, mut c) = (offset, count);
-        if let Some((po, pc)) = before {
-            if po + pc == offset {
-                self.free.remove(&po);
-                o = po;
-                c += pc;
-            }
+        if let Some((po, pc)) = before
+            && po + pc == offset
+        {
+            self.free.remove(&po);
+            o = po;
+            c += pc;
         }
         if let Some(nc) = self.free.remove(&end) {
             c += nc;
