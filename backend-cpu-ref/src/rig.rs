@@ -12,6 +12,14 @@ use rayon::prelude::*;
 
 use crate::{CHUNK, CpuEncoder};
 
+/// The error for a handle this backend never issued.
+fn unknown(rig: RigHandle) -> Error {
+    Error::Invalid {
+        what: "rig handle".into(),
+        reason: format!("{} was not uploaded to this backend", rig.0),
+    }
+}
+
 /// One uploaded rig and its per-frame state.
 #[derive(Debug)]
 struct CpuRig {
@@ -106,10 +114,7 @@ impl RigBackend for CpuRigBackend {
         let r = self
             .rigs
             .get_mut(rig.0 as usize)
-            .ok_or_else(|| Error::Invalid {
-                what: "rig handle".into(),
-                reason: format!("{} was not uploaded to this backend", rig.0),
-            })?;
+            .ok_or_else(|| unknown(rig))?;
         if controls.weights.len() != r.data.weight_count as usize {
             return Err(Error::Mismatch {
                 what: "rig controls: morph weights".into(),
@@ -169,13 +174,7 @@ impl RigBackend for CpuRigBackend {
     }
 
     fn read_vertices(&self, rig: RigHandle) -> Result<PosedVertices> {
-        let r = self
-            .rigs
-            .get(rig.0 as usize)
-            .ok_or_else(|| Error::Invalid {
-                what: "rig handle".into(),
-                reason: format!("{} was not uploaded to this backend", rig.0),
-            })?;
+        let r = self.rigs.get(rig.0 as usize).ok_or_else(|| unknown(rig))?;
         Ok(PosedVertices {
             positions: r.positions.clone(),
             normals: r.normals.clone(),
