@@ -1,3 +1,127 @@
-//! Every WGSL kernel of mien, one file per stage (filled by issue 3).
+//! `mien-shaders`: every WGSL compute kernel of mien, one source per pipeline stage, shared by the
+//! wgpu and Vulkan backends (STYLE 6: no templating of shader text), and the `#[repr(C)]` Rust
+//! mirrors of the uniform structs they read (checked field by field against the WGSL in
+//! `tests/layout.rs`).
 //!
-//! Empty until its issue lands; see `README.md` in this folder.
+//! | kernel | entry points | reads | writes |
+//! |---|---|---|---|
+//! | [`MORPH`] | `main` | bind `(V,6)`, CSR, weights `(W,)` | morphed `(V,6)` |
+//! | [`SKIN`] | `main` | morphed `(V,6)`, joints, skin weights, palette | posed `(V,6)` |
+//! | [`LIFT_DEBUG`] | `lift`, `clear` | posed `(V,6)`, tints | the four sink buffers |
+//!
+//! Every kernel runs [`WORKGROUP_SIZE`] invocations per workgroup and maps invocation
+//! `gid.x + gid.y · row_width` to an element, so a dispatch larger than the per-dimension workgroup
+//! limit is laid out in 2D ([`dispatch_size`]).
+
+use bytemuck::{Pod, Zeroable};
+
+/// A WGSL kernel: its file name, source text and compute entry points.
+#[derive(Clone, Copy, Debug)]
+pub struct Kernel {
+    /// File name in `shaders/src/`.
+    pub file: &'static str,
+    /// WGSL source.
+    pub source: &'static str,
+    /// Compute entry points.
+    pub entry_points: &'static [&'static str],
+}
+
+/// The morph CSR blend (`morph.wgsl`).
+pub const MORPH: Kernel = Kernel {
+    file: "morph.wgsl",
+    source: include_str!("morph.wgsl"),
+    entry_points: &["main"],
+};
+
+/// Linear-blend skinning (`skin.wgsl`).
+pub const SKIN: Kernel = Kernel {
+    file: "skin.wgsl",
+    source: include_str!("skin.wgsl"),
+    entry_points: &["main"],
+};
+
+/// The debug vertex lift and the clear-unused-slots pass (`lift_debug.wgsl`).
+pub const LIFT_DEBUG: Kernel = Kernel {
+    file: "lift_debug.wgsl",
+    source: include_str!("lift_debug.wgsl"),
+    entry_points: &["lift", "clear"],
+};
+
+/// Every kernel.
+pub const ALL: [Kernel; 3] = [MORPH, SKIN, LIFT_DEBUG];
+
+/// Invocations per workgroup of every kernel (`@workgroup_size(64)`).
+pub const WORKGROUP_SIZE: u32 = 64;
+
+/// The uniform of [`MORPH`] and [`SKIN`] (WGSL `DispatchParams`, 16 bytes).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct DispatchParams {
+    /// Elements (vertices) this dispatch covers.
+    pub count: u32,
+    /// Invocations per dispatch row: `workgroups_x · WORKGROUP_SIZE`.
+    pub row_width: u32,
+    /// Padding to 16 bytes (uniform structs are 16-byte aligned).
+    pub _pad0: u32,
+    /// Padding.
+    pub _pad1: u32,
+}
+
+/// One palette entry as [`SKIN`] reads it (WGSL `Joint`, 128 bytes): the joint matrix and its normal
+/// matrix (3×3 in the upper-left of a column-major 4×4).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct JointMatrices {
+    /// Joint matrix, column-major.
+    pub m: [f32; 16],
+    /// Normal matrix (inverse transpose of the 3×3 part), column-major, fourth row/column zero.
+    pub n: [f32; 16],
+}
+
+/// The uniform of [`LIFT_DEBUG`] (WGSL `LiftParams`, 128 bytes).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct LiftParams {
+    /// Row 0 of the row-major 3×4 affine `A`.
+    pub row0: [f32; 4],
+    /// Row 1.
+    pub row1: [f32; 4],
+    /// Row 2.
+    pub row2: [f32; 4],
+    /// `(c00, c01, c02, c11)` of `σ²·L·Lᵀ`, m².
+    pub cov_a: [f32; 4],
+    /// `(c12, c22, 0, 0)`, m².
+    pub cov_b: [f32; 4],
+    /// Flat colour rgb in `[0,1]`, w = opacity.
+    pub flat_color: [f32; 4],
+    /// xyz: centre normal shading points away from when a normal is zero, metres.
+    pub centroid: [f32; 4],
+    /// Vertices (`lift`) or slots (`clear`) in this dispatch.
+    pub count: u32,
+    /// Invocations per dispatch row.
+    pub row_width: u32,
+    /// First slot relative to the bound range of `center`, `cov_a`, `cov_b`.
+    pub slot_base_vec4: u32,
+    /// First slot relative to the bound range of `color`.
+    pub slot_base_color: u32,
+    /// 0 tint, 1 normal, 2 flat.
+    pub shading: u32,
+    /// Padding to a multiple of 16 bytes.
+    pub _pad: [u32; 3],
+}
+
+/// Workgroups `(x, y)` and `row_width` for `count` invocations when one dispatch dimension holds at
+/// most `max_per_dimension` workgroups: `x = min(groups, max)`, `y = ceil(groups / x)`.
+///
+/// Returns `None` when even a square 2D layout cannot hold `count` (more than `max² · 64`
+/// invocations).
+pub fn dispatch_size(count: u32, max_per_dimension: u32) -> Option<(u32, u32, u32)> {
+    let groups = count.div_ceil(WORKGROUP_SIZE).max(1);
+    let max = max_per_dimension.max(1);
+    let x = groups.min(max);
+    let y = groups.div_ceil(x);
+    if y > max {
+        return None;
+    }
+    Some((x, y, x * WORKGROUP_SIZE))
+}

@@ -1,0 +1,80 @@
+// The debug vertex lift: one isotropic gaussian per posed vertex into a splat sink's slots, and a
+// clear pass for the slots of the range past the vertex count (opacity 0, never stale).
+//
+//   centre = A·(v,1)  (A row-major 3×4),  Σ = σ²·L·Lᵀ (L = A's 3×3 part; precomputed on the CPU),
+//   colour = tint | 0.5 + 0.5·normalize(L·n) | flat,   color = pack4x8unorm(r, g, b, opacity).
+// Source: DESIGN.md "Debug vertex lift", seed 000 DebugVertexLift; the CPU reference is
+// mien_core::lift::lift_vertex.
+
+struct LiftParams {
+    row0: vec4<f32>,          // A's rows
+    row1: vec4<f32>,
+    row2: vec4<f32>,
+    cov_a: vec4<f32>,         // (c00, c01, c02, c11)
+    cov_b: vec4<f32>,         // (c12, c22, 0, 0)
+    flat_color: vec4<f32>,    // rgb for flat shading, w = opacity
+    centroid: vec4<f32>,      // xyz: what normal shading points away from when a normal is zero
+    count: u32,               // vertices (lift) or slots (clear) in this dispatch
+    row_width: u32,           // invocations per dispatch row
+    slot_base_vec4: u32,      // first slot, relative to the bound range of center / cov_a / cov_b
+    slot_base_color: u32,     // first slot, relative to the bound range of color
+    shading: u32,             // 0 tint, 1 normal, 2 flat
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+}
+
+@group(0) @binding(0) var<uniform> params: LiftParams;
+// Posed world position xyz then unit normal xyz per vertex: (V,6) f32.
+@group(0) @binding(1) var<storage, read> posed: array<f32>;
+// pack4x8unorm tint per vertex (V,).
+@group(0) @binding(2) var<storage, read> tint: array<u32>;
+@group(0) @binding(3) var<storage, read_write> center: array<vec4<f32>>;
+@group(0) @binding(4) var<storage, read_write> color: array<u32>;
+@group(0) @binding(5) var<storage, read_write> cov_a: array<vec4<f32>>;
+@group(0) @binding(6) var<storage, read_write> cov_b: array<vec4<f32>>;
+
+fn normalize_or(v: vec3<f32>, fallback: vec3<f32>) -> vec3<f32> {
+    let len2 = dot(v, v);
+    if (len2 > 0.0 && len2 <= 3.4028235e38) {
+        return v * (1.0 / sqrt(len2));
+    }
+    return fallback;
+}
+
+@compute @workgroup_size(64)
+fn lift(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let v = gid.x + gid.y * params.row_width;
+    if (v >= params.count) {
+        return;
+    }
+    let b = 6u * v;
+    let x = vec4<f32>(posed[b], posed[b + 1u], posed[b + 2u], 1.0);
+    let n = vec3<f32>(posed[b + 3u], posed[b + 4u], posed[b + 5u]);
+    let c = vec3<f32>(dot(params.row0, x), dot(params.row1, x), dot(params.row2, x));
+    var rgb = params.flat_color.xyz;
+    if (params.shading == 0u) {
+        rgb = unpack4x8unorm(tint[v]).xyz;
+    } else if (params.shading == 1u) {
+        let m = vec3<f32>(dot(params.row0.xyz, n), dot(params.row1.xyz, n), dot(params.row2.xyz, n));
+        let away = normalize_or(c - params.centroid.xyz, vec3<f32>(0.0, 0.0, 1.0));
+        let d = normalize_or(m, away);
+        rgb = vec3<f32>(0.5) + 0.5 * d;
+    }
+    center[params.slot_base_vec4 + v] = vec4<f32>(c, 0.0);
+    color[params.slot_base_color + v] = pack4x8unorm(vec4<f32>(rgb, params.flat_color.w));
+    cov_a[params.slot_base_vec4 + v] = params.cov_a;
+    cov_b[params.slot_base_vec4 + v] = params.cov_b;
+}
+
+@compute @workgroup_size(64)
+fn clear(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x + gid.y * params.row_width;
+    if (i >= params.count) {
+        return;
+    }
+    center[params.slot_base_vec4 + i] = vec4<f32>(0.0);
+    color[params.slot_base_color + i] = 0u;
+    cov_a[params.slot_base_vec4 + i] = vec4<f32>(0.0);
+    cov_b[params.slot_base_vec4 + i] = vec4<f32>(0.0);
+}

@@ -1,0 +1,104 @@
+//! Every struct shared between Rust and WGSL has the same size and field offsets on both sides,
+//! read from naga's layout of the parsed shader (Bevy documents each padding field; brush reflects
+//! structs from the shader).
+
+use std::mem::{offset_of, size_of};
+
+use mien_shaders::{DispatchParams, JointMatrices, LIFT_DEBUG, LiftParams, MORPH, SKIN};
+
+/// `(member name, offset)` pairs and the span of WGSL struct `name` in `source`.
+fn wgsl_struct(source: &str, name: &str) -> (Vec<(String, u32)>, u32) {
+    let m = naga::front::wgsl::parse_str(source).unwrap();
+    // Validation computes the layouts naga uses for offsets.
+    naga::valid::Validator::new(
+        naga::valid::ValidationFlags::all(),
+        naga::valid::Capabilities::empty(),
+    )
+    .validate(&m)
+    .unwrap();
+    for (_, ty) in m.types.iter() {
+        if ty.name.as_deref() == Some(name) {
+            if let naga::TypeInner::Struct { members, span } = &ty.inner {
+                return (
+                    members
+                        .iter()
+                        .map(|mm| (mm.name.clone().unwrap(), mm.offset))
+                        .collect(),
+                    *span,
+                );
+            }
+        }
+    }
+    panic!("struct {name} not found");
+}
+
+fn check(source: &str, name: &str, rust_size: usize, rust: &[(&str, usize)]) {
+    let (members, span) = wgsl_struct(source, name);
+    assert_eq!(
+        span as usize, rust_size,
+        "{name}: WGSL size {span} vs Rust {rust_size}"
+    );
+    let wgsl: Vec<(String, usize)> = members
+        .into_iter()
+        .filter(|(n, _)| !n.starts_with("_pad"))
+        .map(|(n, o)| (n, o as usize))
+        .collect();
+    let rust: Vec<(String, usize)> = rust.iter().map(|(n, o)| (n.to_string(), *o)).collect();
+    assert_eq!(wgsl, rust, "{name}: field names and offsets");
+}
+
+#[test]
+fn dispatch_params_match_in_morph_and_skin() {
+    let rust = [
+        ("count", offset_of!(DispatchParams, count)),
+        ("row_width", offset_of!(DispatchParams, row_width)),
+    ];
+    check(
+        MORPH.source,
+        "DispatchParams",
+        size_of::<DispatchParams>(),
+        &rust,
+    );
+    check(
+        SKIN.source,
+        "DispatchParams",
+        size_of::<DispatchParams>(),
+        &rust,
+    );
+}
+
+#[test]
+fn joint_matrices_match() {
+    check(
+        SKIN.source,
+        "Joint",
+        size_of::<JointMatrices>(),
+        &[
+            ("m", offset_of!(JointMatrices, m)),
+            ("n", offset_of!(JointMatrices, n)),
+        ],
+    );
+}
+
+#[test]
+fn lift_params_match() {
+    check(
+        LIFT_DEBUG.source,
+        "LiftParams",
+        size_of::<LiftParams>(),
+        &[
+            ("row0", offset_of!(LiftParams, row0)),
+            ("row1", offset_of!(LiftParams, row1)),
+            ("row2", offset_of!(LiftParams, row2)),
+            ("cov_a", offset_of!(LiftParams, cov_a)),
+            ("cov_b", offset_of!(LiftParams, cov_b)),
+            ("flat_color", offset_of!(LiftParams, flat_color)),
+            ("centroid", offset_of!(LiftParams, centroid)),
+            ("count", offset_of!(LiftParams, count)),
+            ("row_width", offset_of!(LiftParams, row_width)),
+            ("slot_base_vec4", offset_of!(LiftParams, slot_base_vec4)),
+            ("slot_base_color", offset_of!(LiftParams, slot_base_color)),
+            ("shading", offset_of!(LiftParams, shading)),
+        ],
+    );
+}

@@ -1,0 +1,72 @@
+//! Every kernel parses and validates with naga, declares the entry points the Rust side names, and
+//! runs `WORKGROUP_SIZE` invocations per workgroup.
+
+use mien_shaders::{ALL, WORKGROUP_SIZE, dispatch_size};
+
+fn module(k: &mien_shaders::Kernel) -> (naga::Module, naga::valid::ModuleInfo) {
+    let m = naga::front::wgsl::parse_str(k.source)
+        .unwrap_or_else(|e| panic!("{}: {}", k.file, e.emit_to_string(k.source)));
+    let info = naga::valid::Validator::new(
+        naga::valid::ValidationFlags::all(),
+        naga::valid::Capabilities::empty(),
+    )
+    .validate(&m)
+    .unwrap_or_else(|e| panic!("{}: {}", k.file, e.emit_to_string(k.source)));
+    (m, info)
+}
+
+#[test]
+fn every_kernel_parses_and_validates() {
+    for k in &ALL {
+        let (m, _) = module(k);
+        let names: Vec<&str> = m.entry_points.iter().map(|e| e.name.as_str()).collect();
+        assert_eq!(names, k.entry_points, "{}: entry points", k.file);
+        for e in &m.entry_points {
+            assert_eq!(e.stage, naga::ShaderStage::Compute, "{} {}", k.file, e.name);
+            assert_eq!(
+                e.workgroup_size,
+                [WORKGROUP_SIZE, 1, 1],
+                "{} {}",
+                k.file,
+                e.name
+            );
+        }
+    }
+}
+
+#[test]
+fn the_kernel_files_on_disk_are_the_ones_compiled_in() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut on_disk: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".wgsl"))
+        .collect();
+    on_disk.sort();
+    let mut known: Vec<String> = ALL.iter().map(|k| k.file.to_string()).collect();
+    known.sort();
+    assert_eq!(
+        on_disk, known,
+        "every .wgsl in shaders/src is listed in mien_shaders::ALL"
+    );
+}
+
+#[test]
+fn dispatch_size_covers_every_invocation() {
+    // Hand-worked: 1000 vertices → 16 groups in one row of 1024 invocations.
+    assert_eq!(dispatch_size(1000, 65535), Some((16, 1, 1024)));
+    // 5 groups with at most 3 per dimension → 3 × 2; with at most 2 → 2 × 3 does not fit.
+    assert_eq!(dispatch_size(5 * 64, 3), Some((3, 2, 192)));
+    assert_eq!(dispatch_size(5 * 64, 2), None);
+    assert_eq!(dispatch_size(0, 65535), Some((1, 1, 64)));
+    assert_eq!(dispatch_size(u32::MAX, 2), None);
+    for count in [1u32, 63, 64, 65, 4_194_240, 4_194_241, 300_000_000] {
+        let (x, y, w) = dispatch_size(count, 65535).unwrap();
+        assert!(u64::from(x) * u64::from(y) * 64 >= u64::from(count));
+        assert!(
+            u64::from(x) * u64::from(y - 1) * 64 < u64::from(count).max(1),
+            "no wasted row"
+        );
+        assert_eq!(w, x * 64);
+    }
+}
