@@ -10,6 +10,8 @@
 //!
 //! [`RigData::pose_vertex`]: mien_core::rig::RigData::pose_vertex
 
+#[cfg(feature = "conformance")]
+pub mod conformance;
 mod lift;
 mod rig;
 mod sink;

@@ -2,10 +2,8 @@
 
 use std::time::Instant;
 
-use glam::{Mat3, Mat4};
 use mien_core::rig::{
-    ControlStats, LimitStats, MorphLimiter, PosedVertices, RigBackend, RigControls, RigData,
-    RigHandle,
+    ControlStats, FrameControls, PosedVertices, RigBackend, RigControls, RigData, RigHandle,
 };
 use mien_core::{Error, Result};
 use rayon::prelude::*;
@@ -24,11 +22,7 @@ fn unknown(rig: RigHandle) -> Error {
 #[derive(Debug)]
 struct CpuRig {
     data: RigData,
-    weights: Vec<f32>,
-    palette: Vec<Mat4>,
-    normal_palette: Vec<Mat3>,
-    limiter: MorphLimiter,
-    scratch: LimitStats,
+    frame: FrameControls,
     positions: Vec<[f32; 3]>,
     normals: Vec<[f32; 3]>,
 }
@@ -94,11 +88,7 @@ impl RigBackend for CpuRigBackend {
         // Before any controls: the bind pose with an identity palette (posed = bind).
         self.rigs.push(CpuRig {
             data: rig.clone(),
-            weights: vec![0.0; rig.weight_count as usize],
-            palette: vec![Mat4::IDENTITY; rig.palette.len()],
-            normal_palette: vec![Mat3::IDENTITY; rig.palette.len()],
-            limiter: MorphLimiter::new(),
-            scratch: LimitStats::default(),
+            frame: FrameControls::new(rig),
             positions: rig.positions.clone(),
             normals: rig.normals.clone(),
         });
@@ -115,34 +105,7 @@ impl RigBackend for CpuRigBackend {
             .rigs
             .get_mut(rig.0 as usize)
             .ok_or_else(|| unknown(rig))?;
-        if controls.weights.len() != r.data.weight_count as usize {
-            return Err(Error::Mismatch {
-                what: "rig controls: morph weights".into(),
-                expected: r.data.weight_count as u64,
-                found: controls.weights.len() as u64,
-            });
-        }
-        if controls.palette.len() != r.data.palette.len() {
-            return Err(Error::Mismatch {
-                what: "rig controls: palette matrices".into(),
-                expected: r.data.palette.len() as u64,
-                found: controls.palette.len() as u64,
-            });
-        }
-        if let Some(i) = controls.palette.iter().position(|m| !m.is_finite()) {
-            return Err(Error::Invalid {
-                what: format!("rig controls: palette[{i}]"),
-                reason: "matrix is not finite".into(),
-            });
-        }
-        r.weights.copy_from_slice(&controls.weights);
-        let mut stats = ControlStats::default();
-        r.data
-            .limit_weights(&mut r.weights, &mut r.limiter, &mut r.scratch, &mut stats);
-        r.palette.copy_from_slice(&controls.palette);
-        for (n, m) in r.normal_palette.iter_mut().zip(&r.palette) {
-            *n = mien_core::rig::skin::normal_matrix(m);
-        }
+        let stats = r.frame.set(controls)?;
         Ok(stats)
     }
 
@@ -151,13 +114,12 @@ impl RigBackend for CpuRigBackend {
         self.rigs.par_iter_mut().for_each(|r| {
             let CpuRig {
                 data,
-                weights,
-                palette,
-                normal_palette,
+                frame,
                 positions,
                 normals,
-                ..
             } = r;
+            let (weights, palette, normal_palette) =
+                (&frame.weights, &frame.palette, &frame.normal_palette);
             positions
                 .par_chunks_mut(CHUNK)
                 .zip(normals.par_chunks_mut(CHUNK))
@@ -186,8 +148,9 @@ impl RigBackend for CpuRigBackend {
             .iter()
             .map(|r| {
                 r.data.upload_bytes()
-                    + (r.weights.len() * 4 + r.palette.len() * (64 + 36) + r.positions.len() * 24)
-                        as u64
+                    + (r.frame.weights.len() * 4
+                        + r.frame.palette.len() * (64 + 36)
+                        + r.positions.len() * 24) as u64
             })
             .sum()
     }

@@ -1,3 +1,49 @@
-//! Mien's backend traits on wgpu compute (filled by issue 3).
+//! `mien-wgpu`: mien's rig backend, debug lift and splat sink as wgpu compute, from the shared WGSL
+//! kernels of `mien-shaders`, equal to the CPU reference (`mien-cpu`) within the conformance bound.
 //!
-//! Empty until its issue lands; see `README.md` in this folder.
+//! A frame is recorded into one command encoder — [`WgpuRigBackend::encode`] (morph pass, skin pass
+//! for every uploaded rig) then [`WgpuDebugLift::encode`] for each lift — and submitted once by the
+//! caller; nothing is allocated per frame and nothing is read back unless asked
+//! ([`mien_core::rig::RigBackend::read_vertices`], [`WgpuSplatSink::read`]).
+//!
+//! ```no_run
+//! use mien_core::lift::{DebugLiftParams, Lift};
+//! use mien_core::rig::RigBackend;
+//! use mien_core::sink::SplatSink;
+//! # fn demo(rig: &mien_core::rig::RigData, controls: &mien_core::rig::RigControls) -> mien_core::Result<()> {
+//! let ctx = mien_wgpu::WgpuContext::new(&Default::default())?;
+//! let mut backend = mien_wgpu::WgpuRigBackend::new(&ctx);
+//! let h = backend.upload(rig)?;
+//! let mut sink = mien_wgpu::WgpuSplatSink::new(&ctx, 100_000)?;
+//! let range = sink.allocate(backend.vertex_count(h))?;
+//! let mut lift = mien_wgpu::WgpuDebugLift::new(&backend, h, &sink, DebugLiftParams::new(range, range.count))?;
+//! backend.set_controls(h, controls)?;
+//! let mut enc = ctx.device().create_command_encoder(&Default::default());
+//! backend.encode(&mut enc)?;
+//! lift.encode(&mut enc, &backend, &mut sink)?;
+//! ctx.submit(enc);
+//! # Ok(()) }
+//! ```
+
+mod context;
+mod error;
+mod lift;
+mod pipelines;
+mod rig;
+mod sink;
+mod timing;
+
+pub use context::{ContextOptions, WgpuContext};
+pub use error::{Error, Result};
+pub use lift::WgpuDebugLift;
+pub use rig::WgpuRigBackend;
+pub use sink::WgpuSplatSink;
+pub use timing::{Stage, StageTimes, Timestamps};
+/// The wgpu this crate is built on (an engine sharing its device must use the same version).
+pub use wgpu;
+
+/// Whether GPU tests must find an adapter: `MIEN_REQUIRE_GPU=1` (set by `.ci/run`) turns "no
+/// adapter" from a skip into a failure.
+pub fn gpu_required() -> bool {
+    std::env::var("MIEN_REQUIRE_GPU").is_ok_and(|v| v == "1")
+}

@@ -8,13 +8,13 @@ use glam::Mat4;
 use indicatif::{ProgressBar, ProgressStyle};
 use mien_core::io::atomic::write_atomic_bytes;
 use mien_core::io::ply::{PlyOptions, ShBands, TransparentSlots, write_splat_ply_with};
-use mien_core::lift::{DebugLiftParams, DebugShading, Lift};
+use mien_core::lift::{DebugLiftParams, DebugShading};
 use mien_core::preview::{Frame, SheetOptions, render_sheet};
-use mien_core::rig::{ACTIVE_MORPH_LIMIT, RigBackend, RigControls, RigData};
-use mien_core::sink::{SlotRange, SplatBuffers, SplatSink};
-use mien_cpu::{CpuDebugLift, CpuEncoder, CpuRigBackend, CpuSplatSink};
+use mien_core::rig::{ACTIVE_MORPH_LIMIT, RigControls, RigData};
+use mien_core::sink::{SlotRange, SplatBuffers};
 
-use crate::args::{AnimateArgs, BackendChoice, PlyLayout, Shading};
+use crate::args::{AnimateArgs, PlyLayout, Shading};
+use crate::engine;
 use crate::load;
 use crate::outdir::Staging;
 use crate::report::{DroppedTarget, Report};
@@ -113,20 +113,12 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
     fill_character_report(&mut report, ch, &rig);
 
     // Backend.
-    let (used, reason) = match args.backend {
-        BackendChoice::Cpu => ("cpu", "asked for".to_string()),
-        BackendChoice::Auto => (
-            "cpu",
-            "no GPU backend is compiled into this build yet; the CPU reference backend runs"
-                .to_string(),
-        ),
-    };
+    let (mut engine, reason) = engine::choose(args.backend, &rig)?;
     report.backend.requested = format!("{:?}", args.backend).to_lowercase();
-    report.backend.used = used.into();
+    report.backend.used = engine.name().into();
     report.backend.reason = reason;
+    report.backend.adapter = engine.adapter();
     report.backend.threads = rayon_threads();
-    let mut backend = CpuRigBackend::new();
-    let handle = backend.upload(&rig)?;
     let nv = rig.vertex_count() as u32;
 
     // Rest pose once: bounds and the default σ.
@@ -136,14 +128,12 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
     let mut controls = RigControls::default();
     ch.world_matrices(&rest, &mut locals, &mut world);
     rig.controls_from_pose(&rest, &world, &mut controls);
-    backend.set_controls(handle, &controls)?;
-    let mut enc = CpuEncoder::default();
-    backend.encode(&mut enc)?;
-    let (rest_pos, _) = backend.posed(handle);
-    report.character.bounds_m = bounds(rest_pos);
+    engine.set_controls(&controls)?;
+    let rest_pos = engine.pose_and_read()?;
+    report.character.bounds_m = bounds(&rest_pos);
     let sigma = args
         .sigma
-        .unwrap_or_else(|| DEFAULT_SIGMA_EDGES * median_edge(&rig, rest_pos));
+        .unwrap_or_else(|| DEFAULT_SIGMA_EDGES * median_edge(&rig, &rest_pos));
     ensure!(
         sigma.is_finite() && sigma > 0.0,
         "{}: cannot derive a gaussian size from degenerate geometry; pass --sigma",
@@ -151,8 +141,10 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
     );
     report.timings_ms.load = ms(t_load.elapsed());
 
-    let mut sink = CpuSplatSink::new(nv);
-    let range = sink.allocate(nv)?;
+    let range = SlotRange {
+        offset: 0,
+        count: nv,
+    };
     let mut params = DebugLiftParams::new(range, nv);
     params.sigma = sigma;
     let has_colors = ch
@@ -167,11 +159,12 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
         Shading::Flat => DebugShading::Flat,
     };
     params.centroid = center(&report.character.bounds_m);
-    let mut lift = CpuDebugLift::new(&backend, handle, &sink, params)?;
-    report.memory.sink_slots = sink.capacity();
+    engine.attach_lift(params)?;
+    let (rig_bytes, sink_bytes) = engine.bytes();
+    report.memory.sink_slots = nv;
     report.memory.character_slots = range.count;
-    report.memory.rig_bytes = backend.bytes();
-    report.memory.sink_bytes = sink.bytes();
+    report.memory.rig_bytes = rig_bytes;
+    report.memory.sink_bytes = sink_bytes;
 
     // Outputs go to a staging folder and move into place only on success.
     let staging = Staging::new(&args.out)?;
@@ -190,7 +183,6 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
     let mut dropped: BTreeMap<(u32, u32), (u32, u32)> = BTreeMap::new();
     let progress = progress_bar(u64::from(frames), args.quiet);
     let (mut t_anim, mut t_ply) = (std::time::Duration::ZERO, std::time::Duration::ZERO);
-    let mut enc = CpuEncoder::default();
     for i in 0..frames {
         let t = args.start + f64::from(i) / args.fps;
         let t0 = Instant::now();
@@ -205,7 +197,7 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
                 .peak_nonzero
                 .max(w.iter().filter(|x| **x != 0.0).count() as u32);
         }
-        let stats = backend.set_controls(handle, &controls)?;
+        let stats = engine.set_controls(&controls)?;
         t_anim += t0.elapsed();
         report.morphs.clamped += u64::from(stats.clamped);
         report.morphs.non_finite += u64::from(stats.non_finite);
@@ -216,31 +208,44 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
                 .and_modify(|e| e.1 += 1)
                 .or_insert((i, 1));
         }
-        backend.encode(&mut enc)?;
-        lift.encode(&mut enc, &backend, &mut sink)?;
-        let (c, r) = sphere(backend.posed(handle).0);
-        sink.set_bounding_sphere(c, r);
-        if args.ply != PlyLayout::None {
+        engine.frame()?;
+        let keep = sheet_frames.binary_search(&i).is_ok();
+        let splats = if args.ply != PlyLayout::None || keep {
+            Some(engine.splats()?)
+        } else {
+            None
+        };
+        if let (Some(splats), true) = (&splats, args.ply != PlyLayout::None) {
             let t1 = Instant::now();
             let path = staging
                 .path()
                 .join("frames")
                 .join(format!("frame_{i:05}.ply"));
-            let st = write_splat_ply_with(&path, sink.buffers(), &[range], &ply_options)?;
+            let st = write_splat_ply_with(&path, splats, &[range], &ply_options)?;
             report.outputs.splats_per_frame = st.written;
             report.outputs.ply_bytes += std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
             report.outputs.ply_files += 1;
             t_ply += t1.elapsed();
         }
-        if sheet_frames.binary_search(&i).is_ok() {
-            kept.push((i, copy_range(sink.buffers(), range)));
+        if let (Some(splats), true) = (splats, keep) {
+            kept.push((i, splats));
         }
         progress.inc(1);
     }
+    engine.finish()?;
     progress.finish_and_clear();
+    let times = engine.times();
     report.timings_ms.animate = ms(t_anim);
-    report.timings_ms.rig = ms(enc.rig);
-    report.timings_ms.lift = ms(enc.lift);
+    report.timings_ms.rig = ms(times.rig);
+    report.timings_ms.lift = ms(times.lift);
+    if let Some([morph, skin, lift]) = times.gpu_ms {
+        report.timings_ms.gpu = Some(crate::report::GpuTimes {
+            morph,
+            skin,
+            lift,
+            per_frame: (morph + skin + lift) / f64::from(frames),
+        });
+    }
     report.timings_ms.ply = ms(t_ply);
     report.timings_ms.rig_per_frame = report.timings_ms.rig / f64::from(frames);
     report.timings_ms.lift_per_frame = report.timings_ms.lift / f64::from(frames);
@@ -348,16 +353,6 @@ pub fn sheet_indices(frames: u32, want: u32) -> Vec<u32> {
     v
 }
 
-fn copy_range(b: &SplatBuffers, r: SlotRange) -> SplatBuffers {
-    let s = r.offset as usize..r.end() as usize;
-    SplatBuffers {
-        center: b.center[s.clone()].to_vec(),
-        color: b.color[s.clone()].to_vec(),
-        cov_a: b.cov_a[s.clone()].to_vec(),
-        cov_b: b.cov_b[s].to_vec(),
-    }
-}
-
 fn bounds(p: &[[f32; 3]]) -> [[f32; 3]; 2] {
     let mut b = [[f32::INFINITY; 3], [f32::NEG_INFINITY; 3]];
     for v in p {
@@ -371,16 +366,6 @@ fn bounds(p: &[[f32; 3]]) -> [[f32; 3]; 2] {
 
 fn center(b: &[[f32; 3]; 2]) -> [f32; 3] {
     [0, 1, 2].map(|k| 0.5 * (b[0][k] + b[1][k]))
-}
-
-fn sphere(p: &[[f32; 3]]) -> ([f32; 3], f32) {
-    let b = bounds(p);
-    let c = center(&b);
-    let r = p
-        .iter()
-        .map(|v| ((v[0] - c[0]).powi(2) + (v[1] - c[1]).powi(2) + (v[2] - c[2]).powi(2)).sqrt())
-        .fold(0.0f32, f32::max);
-    (c, r)
 }
 
 /// Median triangle edge length of the posed rest positions (metres); 1 cm when there are no

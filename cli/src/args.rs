@@ -31,7 +31,9 @@ pub enum Command {
 pub enum BackendChoice {
     /// The CPU reference backend (rayon-parallel).
     Cpu,
-    /// A real GPU when one is compiled in and present, else the CPU (says why).
+    /// wgpu compute (Vulkan on Linux); a software adapter (lavapipe) is accepted when asked for.
+    Wgpu,
+    /// A real GPU when one is present, else the CPU; the report says why.
     Auto,
 }
 

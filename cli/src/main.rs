@@ -2,6 +2,7 @@
 
 mod animate;
 mod args;
+mod engine;
 mod inspect;
 mod load;
 mod outdir;

@@ -90,6 +90,8 @@ pub struct BackendReport {
     pub used: String,
     /// Why (for `auto`).
     pub reason: String,
+    /// The GPU adapter (name, type, backend, driver), when a GPU backend ran.
+    pub adapter: Option<String>,
     /// CPU threads (rayon).
     pub threads: usize,
 }
@@ -145,6 +147,21 @@ pub struct Timings {
     pub rig_per_frame: f64,
     /// Mean lift pass per frame.
     pub lift_per_frame: f64,
+    /// GPU time per stage from timestamp queries, all frames (GPU backends whose adapter has them).
+    pub gpu: Option<GpuTimes>,
+}
+
+/// GPU milliseconds per stage, summed over all frames.
+#[derive(Debug, Default, Serialize)]
+pub struct GpuTimes {
+    /// Morph CSR blend passes.
+    pub morph: f64,
+    /// Skinning passes.
+    pub skin: f64,
+    /// Lift passes.
+    pub lift: f64,
+    /// Mean of the three per frame.
+    pub per_frame: f64,
 }
 
 /// Memory.

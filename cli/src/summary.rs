@@ -69,6 +69,9 @@ pub fn print(o: &Outcome) {
         "  backend    {} ({}); {} CPU threads",
         r.backend.used, r.backend.reason, r.backend.threads
     );
+    if let Some(a) = &r.backend.adapter {
+        println!("             adapter {a}");
+    }
     println!(
         "  morphs     active limit {} per mesh: {} dropped, {} clamped to ±2, {} non-finite",
         r.morphs.active_limit, r.morphs.dropped, r.morphs.clamped, r.morphs.non_finite
@@ -80,6 +83,15 @@ pub fn print(o: &Outcome) {
         r.timings_ms.ply,
         r.timings_ms.preview
     );
+    if let Some(g) = &r.timings_ms.gpu {
+        let n = f64::from(r.frames.count.max(1));
+        println!(
+            "  GPU time   morph {:.3} ms/frame, skin {:.3} ms/frame, lift {:.3} ms/frame (timestamp queries)",
+            g.morph / n,
+            g.skin / n,
+            g.lift / n
+        );
+    }
     println!(
         "  memory     {} splat slots; rig {}, sink {}",
         r.memory.character_slots,

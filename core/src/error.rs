@@ -79,6 +79,17 @@ pub enum Error {
         reason: String,
     },
 
+    /// A GPU backend failed: no adapter, a rig over the device's limits, device lost, out of
+    /// memory. The source is the backend's own typed error.
+    #[error("{backend} backend: {source}")]
+    Backend {
+        /// `wgpu` or `vulkan`.
+        backend: &'static str,
+        /// The backend's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync + 'static>,
+    },
+
     /// Several problems found by one validation pass, in the order they were found.
     #[error("{} problems:\n{}", .0.len(), .0.iter().map(|e| format!("  - {e}")).collect::<Vec<_>>().join("\n"))]
     Many(Vec<Error>),

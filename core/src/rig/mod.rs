@@ -18,6 +18,6 @@ pub use morph::{
     ACTIVE_MORPH_LIMIT, DenseTarget, LimitStats, MORPH_WEIGHT_LIMIT, MorphLimiter, MorphSet,
     MorphVertex,
 };
-pub use rigdata::{ControlStats, MeshInstance, PaletteEntry, RigControls, RigData};
+pub use rigdata::{ControlStats, FrameControls, MeshInstance, PaletteEntry, RigControls, RigData};
 pub use skeleton::{Hierarchy, Node, Transform};
 pub use skin::{InfluenceFixes, Influences, Skin};

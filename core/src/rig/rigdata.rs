@@ -106,6 +106,102 @@ pub struct ControlStats {
     pub dropped: Vec<(u32, u32)>,
 }
 
+/// The weight rules of [`RigData::limit_weights`] over `instances`' weight ranges.
+fn limit_instances(
+    instances: &[MeshInstance],
+    weights: &mut [f32],
+    limiter: &mut MorphLimiter,
+    scratch: &mut LimitStats,
+    stats: &mut ControlStats,
+) {
+    stats.clamped = 0;
+    stats.non_finite = 0;
+    stats.dropped.clear();
+    for (ii, inst) in instances.iter().enumerate() {
+        let w = &mut weights
+            [inst.weight_base as usize..(inst.weight_base + inst.target_count) as usize];
+        limiter.limit(w, super::morph::ACTIVE_MORPH_LIMIT, scratch);
+        stats.clamped += scratch.clamped;
+        stats.non_finite += scratch.non_finite;
+        stats
+            .dropped
+            .extend(scratch.dropped.iter().map(|&t| (ii as u32, t)));
+    }
+}
+
+/// A rig's per-frame CPU work, shared by every backend's `set_controls`: checks the controls'
+/// shapes, applies the weight rules into its own buffer, and computes the palette's normal matrices.
+/// Allocation-free after construction.
+#[derive(Clone, Debug)]
+pub struct FrameControls {
+    instances: Vec<MeshInstance>,
+    limiter: MorphLimiter,
+    scratch: LimitStats,
+    /// Limited weights `(W,)`.
+    pub weights: Vec<f32>,
+    /// Palette matrices `(P,)`.
+    pub palette: Vec<Mat4>,
+    /// Their normal matrices `(P,)`.
+    pub normal_palette: Vec<Mat3>,
+}
+
+impl FrameControls {
+    /// Buffers for `rig`: zero weights, identity palette.
+    pub fn new(rig: &RigData) -> Self {
+        FrameControls {
+            instances: rig.instances.clone(),
+            limiter: MorphLimiter::new(),
+            scratch: LimitStats::default(),
+            weights: vec![0.0; rig.weight_count as usize],
+            palette: vec![Mat4::IDENTITY; rig.palette.len()],
+            normal_palette: vec![Mat3::IDENTITY; rig.palette.len()],
+        }
+    }
+
+    /// Take `controls`: copy, limit and clamp the weights; copy the palette and derive normal
+    /// matrices.
+    ///
+    /// # Errors
+    /// [`Error::Mismatch`] when an array's length is not the rig's; [`Error::Invalid`] naming the
+    /// first non-finite palette matrix.
+    pub fn set(&mut self, controls: &RigControls) -> Result<ControlStats> {
+        if controls.weights.len() != self.weights.len() {
+            return Err(Error::Mismatch {
+                what: "rig controls: morph weights".into(),
+                expected: self.weights.len() as u64,
+                found: controls.weights.len() as u64,
+            });
+        }
+        if controls.palette.len() != self.palette.len() {
+            return Err(Error::Mismatch {
+                what: "rig controls: palette matrices".into(),
+                expected: self.palette.len() as u64,
+                found: controls.palette.len() as u64,
+            });
+        }
+        if let Some(i) = controls.palette.iter().position(|m| !m.is_finite()) {
+            return Err(Error::Invalid {
+                what: format!("rig controls: palette[{i}]"),
+                reason: "matrix is not finite".into(),
+            });
+        }
+        self.weights.copy_from_slice(&controls.weights);
+        let mut stats = ControlStats::default();
+        limit_instances(
+            &self.instances,
+            &mut self.weights,
+            &mut self.limiter,
+            &mut self.scratch,
+            &mut stats,
+        );
+        self.palette.copy_from_slice(&controls.palette);
+        for (n, m) in self.normal_palette.iter_mut().zip(&self.palette) {
+            *n = normal_matrix(m);
+        }
+        Ok(stats)
+    }
+}
+
 impl RigData {
     /// Vertex count V.
     pub fn vertex_count(&self) -> usize {
@@ -395,19 +491,7 @@ impl RigData {
         scratch: &mut LimitStats,
         stats: &mut ControlStats,
     ) {
-        stats.clamped = 0;
-        stats.non_finite = 0;
-        stats.dropped.clear();
-        for (ii, inst) in self.instances.iter().enumerate() {
-            let w = &mut weights
-                [inst.weight_base as usize..(inst.weight_base + inst.target_count) as usize];
-            limiter.limit(w, super::morph::ACTIVE_MORPH_LIMIT, scratch);
-            stats.clamped += scratch.clamped;
-            stats.non_finite += scratch.non_finite;
-            stats
-                .dropped
-                .extend(scratch.dropped.iter().map(|&t| (ii as u32, t)));
-        }
+        limit_instances(&self.instances, weights, limiter, scratch, stats);
     }
 
     /// The reference for one vertex: CSR blend with limited `weights`, then LBS with `palette` and

@@ -1,0 +1,321 @@
+//! The device mien runs on: one it creates, or one the caller (an engine) owns.
+
+use std::sync::{Arc, Mutex, OnceLock};
+
+use crate::error::{Error, Result};
+use crate::pipelines::Pipelines;
+use crate::timing::Timestamps;
+
+/// How [`WgpuContext::new`] picks an adapter.
+#[derive(Clone, Copy, Debug)]
+pub struct ContextOptions {
+    /// Prefer a discrete GPU.
+    pub power_preference: wgpu::PowerPreference,
+    /// Accept a software adapter (lavapipe, SwiftShader): slower than the CPU backend, but a real
+    /// Vulkan implementation for tests.
+    pub allow_software: bool,
+    /// Ask for timestamp queries when the adapter has them (per-stage GPU times).
+    pub timestamps: bool,
+}
+
+impl Default for ContextOptions {
+    fn default() -> Self {
+        ContextOptions {
+            power_preference: wgpu::PowerPreference::HighPerformance,
+            allow_software: true,
+            timestamps: true,
+        }
+    }
+}
+
+struct Inner {
+    device: wgpu::Device,
+    queue: wgpu::Queue,
+    info: wgpu::AdapterInfo,
+    limits: wgpu::Limits,
+    lost: Arc<Mutex<Option<String>>>,
+    uncaptured: Arc<Mutex<Option<String>>>,
+    pipelines: OnceLock<Pipelines>,
+    timestamps: Option<Timestamps>,
+}
+
+/// A wgpu device and queue with what mien needs to know about them. Cheap to clone (shared).
+#[derive(Clone)]
+pub struct WgpuContext {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for WgpuContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WgpuContext")
+            .field("adapter", &self.inner.info.name)
+            .field("backend", &self.inner.info.backend)
+            .finish()
+    }
+}
+
+impl WgpuContext {
+    /// Create an instance, pick an adapter and create a device with the adapter's own limits
+    /// (wgpu's defaults cap storage bindings at 128 MiB and 8 per stage) and, when available and
+    /// asked for, timestamp queries. Blocks until done.
+    ///
+    /// # Errors
+    /// [`Error::NoAdapter`] when no adapter exists (or only a software one and
+    /// `allow_software` is false); [`Error::NoDevice`] when the adapter refuses.
+    pub fn new(options: &ContextOptions) -> Result<Self> {
+        let instance =
+            wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+        let adapter = pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions {
+            power_preference: options.power_preference,
+            force_fallback_adapter: false,
+            ..Default::default()
+        }))
+        .map_err(|e| Error::NoAdapter {
+            reason: e.to_string(),
+        })?;
+        let info = adapter.get_info();
+        if !options.allow_software && info.device_type == wgpu::DeviceType::Cpu {
+            return Err(Error::NoAdapter {
+                reason: format!("only the software adapter `{}` was found", info.name),
+            });
+        }
+        let mut features = wgpu::Features::empty();
+        if options.timestamps && adapter.features().contains(wgpu::Features::TIMESTAMP_QUERY) {
+            features |= wgpu::Features::TIMESTAMP_QUERY;
+        }
+        let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+            label: Some("mien"),
+            required_features: features,
+            required_limits: adapter.limits(),
+            experimental_features: wgpu::ExperimentalFeatures::disabled(),
+            memory_hints: wgpu::MemoryHints::Performance,
+            trace: wgpu::Trace::Off,
+        }))
+        .map_err(|e| Error::NoDevice {
+            adapter: info.name.clone(),
+            reason: e.to_string(),
+        })?;
+        let ctx = Self::build(device, queue, info, true);
+        Ok(ctx)
+    }
+
+    /// Use a device the caller owns (an engine's). mien creates its buffers and pipelines on it
+    /// and records into the caller's encoders; it installs no error or device-lost handlers (those
+    /// belong to the caller), so device loss is reported only through the caller's own handler.
+    /// Timestamps are used when the device was created with [`wgpu::Features::TIMESTAMP_QUERY`].
+    pub fn from_device(device: wgpu::Device, queue: wgpu::Queue, info: wgpu::AdapterInfo) -> Self {
+        Self::build(device, queue, info, false)
+    }
+
+    fn build(device: wgpu::Device, queue: wgpu::Queue, info: wgpu::AdapterInfo, own: bool) -> Self {
+        let lost = Arc::new(Mutex::new(None));
+        let uncaptured = Arc::new(Mutex::new(None));
+        if own {
+            let l = lost.clone();
+            device.set_device_lost_callback(move |reason, message| {
+                if let Ok(mut g) = l.lock() {
+                    *g = Some(format!("{reason:?}: {message}"));
+                }
+            });
+            let u = uncaptured.clone();
+            device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
+                if let Ok(mut g) = u.lock() {
+                    g.get_or_insert_with(|| e.to_string());
+                }
+            }));
+        }
+        let limits = device.limits();
+        let timestamps = device
+            .features()
+            .contains(wgpu::Features::TIMESTAMP_QUERY)
+            .then(|| Timestamps::new(&device, &queue));
+        WgpuContext {
+            inner: Arc::new(Inner {
+                device,
+                queue,
+                info,
+                limits,
+                lost,
+                uncaptured,
+                pipelines: OnceLock::new(),
+                timestamps,
+            }),
+        }
+    }
+
+    /// The device.
+    pub fn device(&self) -> &wgpu::Device {
+        &self.inner.device
+    }
+
+    /// The queue.
+    pub fn queue(&self) -> &wgpu::Queue {
+        &self.inner.queue
+    }
+
+    /// The adapter's name, driver, type and backend.
+    pub fn info(&self) -> &wgpu::AdapterInfo {
+        &self.inner.info
+    }
+
+    /// The device's limits.
+    pub fn limits(&self) -> &wgpu::Limits {
+        &self.inner.limits
+    }
+
+    /// True for a software adapter (lavapipe, SwiftShader, WARP).
+    pub fn is_software(&self) -> bool {
+        self.inner.info.device_type == wgpu::DeviceType::Cpu
+    }
+
+    /// The largest storage binding (and buffer) mien may create: the smaller of
+    /// `max_storage_buffer_binding_size` and `max_buffer_size`, bytes.
+    pub fn binding_limit(&self) -> u64 {
+        u64::from(self.inner.limits.max_storage_buffer_binding_size)
+            .min(self.inner.limits.max_buffer_size)
+    }
+
+    /// Per-pass timestamps, when the device has them.
+    pub fn timestamps(&self) -> Option<&Timestamps> {
+        self.inner.timestamps.as_ref()
+    }
+
+    pub(crate) fn pipelines(&self) -> &Pipelines {
+        self.inner
+            .pipelines
+            .get_or_init(|| Pipelines::new(&self.inner.device))
+    }
+
+    /// Fail when the device was lost or wgpu reported an error nobody captured.
+    ///
+    /// # Errors
+    /// [`Error::DeviceLost`], [`Error::Internal`].
+    pub fn check(&self) -> Result<()> {
+        if let Some(reason) = self.inner.lost.lock().ok().and_then(|g| g.clone()) {
+            return Err(Error::DeviceLost { reason });
+        }
+        if let Some(message) = self.inner.uncaptured.lock().ok().and_then(|mut g| g.take()) {
+            if message.contains("lost") {
+                return Err(Error::DeviceLost { reason: message });
+            }
+            return Err(Error::Internal {
+                what: "a previous command".into(),
+                message,
+            });
+        }
+        Ok(())
+    }
+
+    /// Run `f` (buffer and bind-group creation) under out-of-memory and validation error scopes.
+    ///
+    /// # Errors
+    /// [`Error::OutOfMemory`] or [`Error::Internal`] naming `what`.
+    pub(crate) fn scoped<T>(&self, what: &str, f: impl FnOnce() -> T) -> Result<T> {
+        let d = &self.inner.device;
+        let validation = d.push_error_scope(wgpu::ErrorFilter::Validation);
+        let oom = d.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let out = f();
+        let oom = pollster::block_on(oom.pop());
+        let validation = pollster::block_on(validation.pop());
+        if oom.is_some() {
+            return Err(Error::OutOfMemory { what: what.into() });
+        }
+        if let Some(e) = validation {
+            return Err(Error::Internal {
+                what: what.into(),
+                message: e.to_string(),
+            });
+        }
+        self.check()?;
+        Ok(out)
+    }
+
+    /// Submit one encoder's commands.
+    pub fn submit(&self, encoder: wgpu::CommandEncoder) -> wgpu::SubmissionIndex {
+        self.inner.queue.submit(std::iter::once(encoder.finish()))
+    }
+
+    /// Block until the queue is idle.
+    ///
+    /// # Errors
+    /// [`Error::DeviceLost`] when waiting fails because the device is gone.
+    pub fn wait(&self) -> Result<()> {
+        self.inner
+            .device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| Error::DeviceLost {
+                reason: e.to_string(),
+            })?;
+        self.check()
+    }
+
+    /// Copy `size` bytes of each `(buffer, offset)` into host memory: one submission, one wait.
+    ///
+    /// # Errors
+    /// [`Error::Readback`] when mapping fails; device loss.
+    pub fn read_buffers(
+        &self,
+        what: &str,
+        parts: &[(&wgpu::Buffer, u64, u64)],
+    ) -> Result<Vec<Vec<u8>>> {
+        let d = &self.inner.device;
+        let staging: Vec<wgpu::Buffer> = parts
+            .iter()
+            .map(|&(_, _, size)| {
+                d.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("mien readback"),
+                    size: size.max(4).next_multiple_of(4),
+                    usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                    mapped_at_creation: false,
+                })
+            })
+            .collect();
+        let mut enc = d.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("mien readback"),
+        });
+        for ((src, offset, size), dst) in parts.iter().zip(&staging) {
+            if *size > 0 {
+                enc.copy_buffer_to_buffer(src, *offset, dst, 0, *size);
+            }
+        }
+        self.submit(enc);
+        let results: Arc<Mutex<Vec<Option<std::result::Result<(), wgpu::BufferAsyncError>>>>> =
+            Arc::new(Mutex::new(vec![None; staging.len()]));
+        for (i, s) in staging.iter().enumerate() {
+            let r = results.clone();
+            s.slice(..).map_async(wgpu::MapMode::Read, move |res| {
+                if let Ok(mut g) = r.lock() {
+                    g[i] = Some(res);
+                }
+            });
+        }
+        self.wait()?;
+        let mut out = Vec::with_capacity(staging.len());
+        for (i, (s, (_, _, size))) in staging.iter().zip(parts).enumerate() {
+            let status = results.lock().ok().and_then(|g| g[i].clone());
+            match status {
+                Some(Ok(())) => {}
+                Some(Err(e)) => {
+                    return Err(Error::Readback {
+                        what: what.into(),
+                        reason: e.to_string(),
+                    });
+                }
+                None => {
+                    return Err(Error::Readback {
+                        what: what.into(),
+                        reason: "the map never completed".into(),
+                    });
+                }
+            }
+            let view = s.get_mapped_range(..).map_err(|e| Error::Readback {
+                what: what.into(),
+                reason: e.to_string(),
+            })?;
+            out.push(view[..*size as usize].to_vec());
+            drop(view);
+            s.unmap();
+        }
+        Ok(out)
+    }
+}

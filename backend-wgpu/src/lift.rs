@@ -1,0 +1,275 @@
+//! The debug vertex lift on wgpu: one `lift` dispatch per rig chunk writing its vertices' slots, and
+//! `clear` dispatches for the slots of the range past the vertex count, in one compute pass.
+
+use std::num::NonZeroU64;
+
+use mien_core::lift::{DebugLiftParams, DebugShading, Lift};
+use mien_core::rig::{RigBackend, RigHandle};
+use mien_core::sink::{SlotRange, SplatSink};
+use mien_shaders::{LiftParams, dispatch_size};
+use wgpu::util::DeviceExt;
+
+use crate::context::WgpuContext;
+use crate::error::Error;
+use crate::pipelines::bind_group;
+use crate::rig::WgpuRigBackend;
+use crate::sink::WgpuSplatSink;
+use crate::timing::Stage;
+
+/// One dispatch: its uniform, bind group, grid and what it covers.
+struct Piece {
+    uniform: wgpu::Buffer,
+    group: wgpu::BindGroup,
+    groups: (u32, u32),
+    params: LiftParams,
+    clear: bool,
+}
+
+/// [`Lift`] of one rig into one slot range of a [`WgpuSplatSink`]: [`mien_core::lift::lift_vertex`]
+/// on the GPU. Its sink bindings are ranges of the sink buffers (offsets aligned to the device's
+/// `min_storage_buffer_offset_alignment`), so a sink larger than the binding limit works.
+pub struct WgpuDebugLift {
+    ctx: WgpuContext,
+    params: DebugLiftParams,
+    pieces: Vec<Piece>,
+}
+
+impl std::fmt::Debug for WgpuDebugLift {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WgpuDebugLift")
+            .field("range", &self.params.range)
+            .field("dispatches", &self.pieces.len())
+            .finish()
+    }
+}
+
+fn shading_code(s: DebugShading) -> u32 {
+    match s {
+        DebugShading::Tint => 0,
+        DebugShading::Normal => 1,
+        DebugShading::Flat => 2,
+    }
+}
+
+/// The uniform contents for `p`, without the per-dispatch fields.
+fn base_params(p: &DebugLiftParams) -> LiftParams {
+    let a = &p.transform;
+    let (cov_a, cov_b) = p.covariance();
+    LiftParams {
+        row0: [a[0], a[1], a[2], a[3]],
+        row1: [a[4], a[5], a[6], a[7]],
+        row2: [a[8], a[9], a[10], a[11]],
+        cov_a,
+        cov_b,
+        flat_color: [p.flat_color[0], p.flat_color[1], p.flat_color[2], p.opacity],
+        centroid: [p.centroid[0], p.centroid[1], p.centroid[2], 0.0],
+        shading: shading_code(p.shading),
+        ..LiftParams::default()
+    }
+}
+
+/// A binding of `count` elements of `stride` bytes starting at element `first` of `buffer`, with the
+/// offset aligned down to `align`; returns the binding and the element index of `first` inside it.
+fn range_binding(
+    buffer: &wgpu::Buffer,
+    first: u64,
+    count: u64,
+    stride: u64,
+    align: u64,
+) -> (wgpu::BindingResource<'_>, u32) {
+    let byte = first * stride;
+    let offset = byte - byte % align;
+    let base = (byte - offset) / stride;
+    let size = ((base + count.max(1)) * stride).min(buffer.size() - offset);
+    (
+        wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+            buffer,
+            offset,
+            size: NonZeroU64::new(size),
+        }),
+        base as u32,
+    )
+}
+
+impl WgpuDebugLift {
+    /// A lift of `rig` into `params.range` of `sink` (allocate the range from the sink first).
+    ///
+    /// # Errors
+    /// Out-of-domain parameters ([`DebugLiftParams::validate`]), a vertex count other than the rig's,
+    /// a range outside the sink, or device errors.
+    pub fn new(
+        backend: &WgpuRigBackend,
+        rig: RigHandle,
+        sink: &WgpuSplatSink,
+        params: DebugLiftParams,
+    ) -> mien_core::Result<Self> {
+        params.validate()?;
+        let nv = backend.vertex_count(rig);
+        if params.vertex_count != nv {
+            return Err(mien_core::Error::Mismatch {
+                what: "debug lift vertex count".into(),
+                expected: u64::from(nv),
+                found: u64::from(params.vertex_count),
+            });
+        }
+        if params.range.end() > u64::from(sink.capacity()) {
+            return Err(mien_core::Error::Invalid {
+                what: "debug lift range".into(),
+                reason: format!(
+                    "ends at {} past the sink's {} slots",
+                    params.range.end(),
+                    sink.capacity()
+                ),
+            });
+        }
+        let ctx = backend.context().clone();
+        let chunks = backend.chunks(rig)?;
+        let pieces = ctx.scoped("a debug lift", || -> mien_core::Result<Vec<Piece>> {
+            let align = u64::from(ctx.limits().min_storage_buffer_offset_alignment).max(4);
+            let max_groups = ctx.limits().max_compute_workgroups_per_dimension;
+            let layout = &ctx.pipelines().lift_layout;
+            let base = base_params(&params);
+            let mut pieces = Vec::new();
+            let mut add = |slot: u64,
+                           count: u32,
+                           posed: &wgpu::Buffer,
+                           tint: &wgpu::Buffer,
+                           clear: bool|
+             -> mien_core::Result<()> {
+                let (gx, gy, row_width) =
+                    dispatch_size(count, max_groups).ok_or_else(|| Error::OverLimits {
+                        what: format!("a lift dispatch of {count} slots"),
+                        limit_name: "max_compute_workgroups_per_dimension",
+                        limit: u64::from(max_groups),
+                        needed: u64::from(count.div_ceil(64)),
+                    })?;
+                let n = u64::from(count);
+                let (center, b16) = range_binding(&sink.center, slot, n, 16, align);
+                let (color, b4) = range_binding(&sink.color, slot, n, 4, align);
+                let (cov_a, _) = range_binding(&sink.cov_a, slot, n, 16, align);
+                let (cov_b, _) = range_binding(&sink.cov_b, slot, n, 16, align);
+                let lp = LiftParams {
+                    count,
+                    row_width,
+                    slot_base_vec4: b16,
+                    slot_base_color: b4,
+                    ..base
+                };
+                let uniform = ctx
+                    .device()
+                    .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                        label: Some("mien lift params"),
+                        contents: bytemuck::bytes_of(&lp),
+                        usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                    });
+                let group = bind_group(
+                    ctx.device(),
+                    "mien lift",
+                    layout,
+                    &[
+                        uniform.as_entire_binding(),
+                        posed.as_entire_binding(),
+                        tint.as_entire_binding(),
+                        center,
+                        color,
+                        cov_a,
+                        cov_b,
+                    ],
+                );
+                pieces.push(Piece {
+                    uniform,
+                    group,
+                    groups: (gx, gy),
+                    params: lp,
+                    clear,
+                });
+                Ok(())
+            };
+            let offset = u64::from(params.range.offset);
+            for c in chunks {
+                add(offset + u64::from(c.v0), c.count, &c.posed, &c.tint, false)?;
+            }
+            // Clear the range's slots past the vertices, in pieces that fit one binding.
+            let limit_slots = ((ctx.binding_limit() - align) / 16).max(1);
+            let (mut slot, end) = (offset + u64::from(nv), u64::from(params.range.end()));
+            let first = chunks.first().ok_or_else(|| mien_core::Error::Invalid {
+                what: "debug lift".into(),
+                reason: "the rig has no vertices".into(),
+            })?;
+            while slot < end {
+                let n = (end - slot).min(limit_slots).min(u64::from(u32::MAX)) as u32;
+                add(slot, n, &first.posed, &first.tint, true)?;
+                slot += u64::from(n);
+            }
+            Ok(pieces)
+        })??;
+        Ok(WgpuDebugLift {
+            ctx,
+            params,
+            pieces,
+        })
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> &DebugLiftParams {
+        &self.params
+    }
+
+    /// Change σ, opacity, shading, transform (the range and vertex count stay); written with
+    /// `queue.write_buffer`.
+    ///
+    /// # Errors
+    /// Out-of-domain parameters, or a different range / vertex count.
+    pub fn set_params(&mut self, params: DebugLiftParams) -> mien_core::Result<()> {
+        if params.range != self.params.range || params.vertex_count != self.params.vertex_count {
+            return Err(mien_core::Error::Invalid {
+                what: "debug lift params".into(),
+                reason: "range and vertex count are fixed for a lift's lifetime".into(),
+            });
+        }
+        params.validate()?;
+        let base = base_params(&params);
+        for p in &mut self.pieces {
+            p.params = LiftParams {
+                count: p.params.count,
+                row_width: p.params.row_width,
+                slot_base_vec4: p.params.slot_base_vec4,
+                slot_base_color: p.params.slot_base_color,
+                ..base
+            };
+            self.ctx
+                .queue()
+                .write_buffer(&p.uniform, 0, bytemuck::bytes_of(&p.params));
+        }
+        self.params = params;
+        Ok(())
+    }
+}
+
+impl Lift<WgpuRigBackend, WgpuSplatSink> for WgpuDebugLift {
+    fn range(&self) -> SlotRange {
+        self.params.range
+    }
+
+    fn encode(
+        &mut self,
+        encoder: &mut wgpu::CommandEncoder,
+        _rig: &WgpuRigBackend,
+        sink: &mut WgpuSplatSink,
+    ) -> mien_core::Result<()> {
+        self.ctx.check()?;
+        let p = self.ctx.pipelines();
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("mien lift"),
+            timestamp_writes: self.ctx.timestamps().map(|t| t.writes(Stage::Lift)),
+        });
+        for piece in &self.pieces {
+            pass.set_pipeline(if piece.clear { &p.clear } else { &p.lift });
+            pass.set_bind_group(0, &piece.group, &[]);
+            pass.dispatch_workgroups(piece.groups.0, piece.groups.1, 1);
+        }
+        drop(pass);
+        sink.mark_changed();
+        Ok(())
+    }
+}

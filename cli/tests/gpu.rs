@@ -1,0 +1,194 @@
+//! `--backend wgpu` writes the same `.ply` frames as `--backend cpu` (the conformance bound of
+//! `mien_cpu::conformance`: 1e-5 of the largest magnitude; colour bytes within one) on the real
+//! files: facecap over its whole capture, CesiumMan walking. `--backend auto` on a machine with only
+//! a software adapter picks the CPU and says why.
+//!
+//! Without an adapter these tests print a notice and pass, unless `MIEN_REQUIRE_GPU=1`.
+#![cfg(feature = "wgpu")]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use mien_core::io::ply::read_splat_ply;
+
+fn data(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/data")
+        .join(rel)
+}
+
+/// The adapter, or `None` with a notice.
+fn adapter() -> Option<mien_wgpu::WgpuContext> {
+    match mien_wgpu::WgpuContext::new(&Default::default()) {
+        Ok(c) => Some(c),
+        Err(e) if mien_wgpu::gpu_required() => panic!("MIEN_REQUIRE_GPU=1 but {e}"),
+        Err(e) => {
+            eprintln!("notice: skipping GPU CLI tests: {e}");
+            None
+        }
+    }
+}
+
+fn animate(out: &Path, args: &[&str]) -> serde_json::Value {
+    let o = Command::new(env!("CARGO_BIN_EXE_mien"))
+        .args([
+            "animate",
+            "--quiet",
+            "--sheet",
+            "0",
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap()
+}
+
+/// Every frame of `a` equals the same frame of `b` within the conformance bound.
+fn same_frames(a: &Path, b: &Path, frames: u64) {
+    for i in 0..frames {
+        let name = format!("frames/frame_{i:05}.ply");
+        let (x, y) = (
+            read_splat_ply(&a.join(&name)).unwrap(),
+            read_splat_ply(&b.join(&name)).unwrap(),
+        );
+        assert_eq!(x.len(), y.len(), "{name}");
+        let scale = y
+            .center
+            .iter()
+            .flatten()
+            .fold(1.0f32, |m, v| m.max(v.abs()));
+        let bound = 1e-5 * scale;
+        for (s, (p, q)) in x.center.iter().zip(&y.center).enumerate() {
+            for k in 0..3 {
+                assert!(
+                    (p[k] - q[k]).abs() <= bound,
+                    "{name} splat {s}: wgpu {p:?} vs cpu {q:?} (bound {bound})"
+                );
+            }
+        }
+        for (s, (p, q)) in x.rgba.iter().zip(&y.rgba).enumerate() {
+            for k in 0..4 {
+                assert!(
+                    (p[k] - q[k]).abs() <= 1.0 / 255.0 + 1e-4,
+                    "{name} splat {s}: colour {p:?} vs {q:?}"
+                );
+            }
+        }
+        for (s, (p, q)) in x.covariance.iter().zip(&y.covariance).enumerate() {
+            let m = q.iter().flatten().fold(0.0f32, |m, v| m.max(v.abs()));
+            for r in 0..3 {
+                for c in 0..3 {
+                    assert!(
+                        (p[r][c] - q[r][c]).abs() <= 1e-4 * m,
+                        "{name} splat {s}: covariance {p:?} vs {q:?}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn facecap_whole_capture_matches_the_cpu() {
+    let Some(_ctx) = adapter() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let facecap = data("facecap/facecap.glb");
+    let f = facecap.to_str().unwrap();
+    let cpu = animate(
+        &dir.path().join("cpu"),
+        &["--character", f, "--backend", "cpu"],
+    );
+    let gpu = animate(
+        &dir.path().join("gpu"),
+        &["--character", f, "--backend", "wgpu"],
+    );
+    assert_eq!(gpu["backend"]["used"], "wgpu");
+    let frames = cpu["frames"]["count"].as_u64().unwrap();
+    assert_eq!(frames, 336, "the whole 11.18 s capture at 30 fps");
+    assert_eq!(gpu["frames"]["count"], frames);
+    assert_eq!(
+        gpu["morphs"]["dropped"], cpu["morphs"]["dropped"],
+        "the same weight rules ran"
+    );
+    same_frames(&dir.path().join("gpu"), &dir.path().join("cpu"), frames);
+}
+
+#[test]
+fn cesium_man_walking_matches_the_cpu() {
+    let Some(_ctx) = adapter() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let man = data("khronos/CesiumMan/CesiumMan_chromedays.glb");
+    let f = man.to_str().unwrap();
+    let cpu = animate(
+        &dir.path().join("cpu"),
+        &["--character", f, "--backend", "cpu"],
+    );
+    animate(
+        &dir.path().join("gpu"),
+        &["--character", f, "--backend", "wgpu"],
+    );
+    same_frames(
+        &dir.path().join("gpu"),
+        &dir.path().join("cpu"),
+        cpu["frames"]["count"].as_u64().unwrap(),
+    );
+}
+
+#[test]
+fn auto_prefers_the_cpu_over_a_software_adapter() {
+    let Some(ctx) = adapter() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let r = animate(
+        dir.path(),
+        &["--frames", "2", "--ply", "none", "--backend", "auto"],
+    );
+    if ctx.is_software() {
+        assert_eq!(r["backend"]["used"], "cpu");
+        assert!(
+            r["backend"]["reason"]
+                .as_str()
+                .unwrap()
+                .contains("software"),
+            "{}",
+            r["backend"]
+        );
+    } else {
+        assert_eq!(r["backend"]["used"], "wgpu");
+        assert!(
+            r["backend"]["adapter"]
+                .as_str()
+                .unwrap()
+                .contains(&ctx.info().name)
+        );
+    }
+}
+
+#[test]
+fn gpu_runs_report_the_adapter_and_stage_times() {
+    let Some(ctx) = adapter() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let r = animate(
+        dir.path(),
+        &["--frames", "3", "--ply", "none", "--backend", "wgpu"],
+    );
+    assert!(
+        r["backend"]["adapter"]
+            .as_str()
+            .unwrap()
+            .contains(&ctx.info().name)
+    );
+    if ctx.timestamps().is_some() {
+        let g = &r["timings_ms"]["gpu"];
+        assert!(
+            g["morph"].as_f64().unwrap() >= 0.0 && g["per_frame"].as_f64().unwrap() > 0.0,
+            "{g}"
+        );
+    }
+}
