@@ -1,0 +1,170 @@
+//! Typed errors with their numbers, a device the caller owns, and device loss.
+//!
+//! Without an adapter these tests print a notice and pass, unless `MIEN_REQUIRE_GPU=1`.
+
+use mien_core::lift::{DebugLiftParams, Lift};
+use mien_core::rig::RigBackend;
+use mien_core::sink::SplatSink;
+use mien_core::testing::{RigShape, random_controls, random_rig};
+use mien_wgpu::{Error, WgpuContext, WgpuDebugLift, WgpuRigBackend, WgpuSplatSink};
+
+fn context() -> Option<WgpuContext> {
+    match WgpuContext::new(&Default::default()) {
+        Ok(c) => Some(c),
+        Err(e) if mien_wgpu::gpu_required() => panic!("MIEN_REQUIRE_GPU=1 but {e}"),
+        Err(e) => {
+            eprintln!("notice: skipping wgpu tests: {e}");
+            None
+        }
+    }
+}
+
+fn wgpu_error(e: &mien_core::Error) -> &Error {
+    match e {
+        mien_core::Error::Backend { source, .. } => {
+            source.downcast_ref::<Error>().expect("a mien_wgpu::Error")
+        }
+        other => panic!("not a backend error: {other}"),
+    }
+}
+
+#[test]
+fn a_rig_over_the_limits_is_refused_with_the_numbers() {
+    let Some(ctx) = context() else { return };
+    // 40 joints × 128 bytes = 5120 bytes of palette under a forced 4096-byte binding limit.
+    let rig = random_rig(
+        1,
+        RigShape {
+            vertices: 50,
+            targets: 3,
+            density: 0.5,
+            joints: 40,
+        },
+    );
+    let mut b = WgpuRigBackend::with_binding_limit(&ctx, 4096);
+    let e = b.upload(&rig).unwrap_err();
+    match wgpu_error(&e) {
+        Error::OverLimits {
+            what,
+            limit,
+            needed,
+            limit_name,
+        } => {
+            assert_eq!(
+                (*limit, *needed, *limit_name),
+                (4096, 5120, "max_storage_buffer_binding_size")
+            );
+            assert!(what.contains("palette"), "{what}");
+        }
+        other => panic!("{other}"),
+    }
+    assert!(
+        e.to_string().contains("5120") && e.to_string().contains("4096"),
+        "{e}"
+    );
+    // A sink past max_buffer_size.
+    let cap = u32::try_from(ctx.limits().max_buffer_size / 16 + 1).unwrap_or(u32::MAX);
+    if u64::from(cap) * 16 > ctx.limits().max_buffer_size {
+        let e = WgpuSplatSink::new(&ctx, cap).unwrap_err();
+        assert!(
+            matches!(
+                wgpu_error(&e),
+                Error::OverLimits {
+                    limit_name: "max_buffer_size",
+                    ..
+                }
+            ),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn a_device_the_caller_owns_works_and_keeps_its_handlers() {
+    let Some(_) = context() else { return };
+    // The "engine": its own instance, adapter and device.
+    let instance =
+        wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+    let adapter = pollster::block_on(instance.request_adapter(&Default::default())).unwrap();
+    let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+        required_limits: adapter.limits(),
+        ..Default::default()
+    }))
+    .unwrap();
+    let ctx = WgpuContext::from_device(device.clone(), queue.clone(), adapter.get_info());
+    let rig = random_rig(
+        5,
+        RigShape {
+            vertices: 300,
+            targets: 8,
+            density: 0.3,
+            joints: 4,
+        },
+    );
+    let controls = random_controls(5, &rig);
+    let mut backend = WgpuRigBackend::new(&ctx);
+    let h = backend.upload(&rig).unwrap();
+    backend.set_controls(h, &controls).unwrap();
+    let mut sink = WgpuSplatSink::new(&ctx, 400).unwrap();
+    let range = sink.allocate(300).unwrap();
+    let mut lift =
+        WgpuDebugLift::new(&backend, h, &sink, DebugLiftParams::new(range, 300)).unwrap();
+    // Record into the engine's own encoder, submit on the engine's queue.
+    let mut enc = device.create_command_encoder(&Default::default());
+    backend.encode(&mut enc).unwrap();
+    lift.encode(&mut enc, &backend, &mut sink).unwrap();
+    queue.submit([enc.finish()]);
+    let got = backend.read_vertices(h).unwrap();
+    let mut cpu = mien_cpu::CpuRigBackend::new();
+    let hc = cpu.upload(&rig).unwrap();
+    cpu.set_controls(hc, &controls).unwrap();
+    cpu.encode(&mut mien_cpu::CpuEncoder::default()).unwrap();
+    let want = cpu.read_vertices(hc).unwrap();
+    let scale = want
+        .positions
+        .iter()
+        .flatten()
+        .fold(1.0f32, |m, v| m.max(v.abs()));
+    for (g, w) in got.positions.iter().zip(&want.positions) {
+        for k in 0..3 {
+            assert!((g[k] - w[k]).abs() <= 1e-5 * scale, "{g:?} vs {w:?}");
+        }
+    }
+    let splats = sink.read(range).unwrap();
+    assert!(
+        splats.color.iter().all(|c| c >> 24 == 255),
+        "every gaussian written with opacity 1"
+    );
+}
+
+#[test]
+fn a_lost_device_is_a_typed_error_not_a_hang() {
+    let Some(ctx) = context() else { return };
+    let rig = random_rig(
+        9,
+        RigShape {
+            vertices: 100,
+            targets: 2,
+            density: 0.5,
+            joints: 2,
+        },
+    );
+    let mut backend = WgpuRigBackend::new(&ctx);
+    let h = backend.upload(&rig).unwrap();
+    ctx.device().destroy();
+    let _ = ctx.device().poll(wgpu::PollType::Poll);
+    let mut enc = ctx.device().create_command_encoder(&Default::default());
+    let err = backend.encode(&mut enc).and_then(|_| {
+        ctx.submit(enc);
+        backend.read_vertices(h).map(|_| ())
+    });
+    let e = err.expect_err("a destroyed device cannot pose");
+    eprintln!("device loss reported as: {e}");
+    assert!(
+        matches!(
+            wgpu_error(&e),
+            Error::DeviceLost { .. } | Error::Readback { .. }
+        ),
+        "{e}"
+    );
+}
