@@ -159,12 +159,5 @@ fn a_lost_device_is_a_typed_error_not_a_hang() {
         backend.read_vertices(h).map(|_| ())
     });
     let e = err.expect_err("a destroyed device cannot pose");
-    eprintln!("device loss reported as: {e}");
-    assert!(
-        matches!(
-            wgpu_error(&e),
-            Error::DeviceLost { .. } | Error::Readback { .. }
-        ),
-        "{e}"
-    );
+    assert!(matches!(wgpu_error(&e), Error::DeviceLost { .. }), "{e}");
 }
