@@ -21,7 +21,7 @@ fn config(cases: u32) -> Config {
         .and_then(|s| s.parse().ok())
         .unwrap_or(0x6d69_656e);
     Config {
-        cases,
+        cases: cases_from_env(cases),
         failure_persistence: None,
         rng_seed: RngSeed::Fixed(seed),
         ..Config::default()
@@ -238,4 +238,12 @@ fn controls_of_the_wrong_shape_are_refused() {
         backend.upload(&bad).is_err(),
         "a rig whose CSR names a missing weight slot must be refused"
     );
+}
+
+/// `cases`, or `$MIEN_PROPTEST_CASES` when set (more cases on a fast machine).
+fn cases_from_env(cases: u32) -> u32 {
+    std::env::var("MIEN_PROPTEST_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(cases)
 }

@@ -278,9 +278,9 @@ impl WgpuContext {
                 enc.copy_buffer_to_buffer(src, *offset, dst, 0, *size);
             }
         }
-        self.submit(enc);
-        let results: Arc<Mutex<Vec<Option<std::result::Result<(), wgpu::BufferAsyncError>>>>> =
-            Arc::new(Mutex::new(vec![None; staging.len()]));
+        let index = self.submit(enc);
+        type MapResults = Arc<Mutex<Vec<Option<std::result::Result<(), wgpu::BufferAsyncError>>>>>;
+        let results: MapResults = Arc::new(Mutex::new(vec![None; staging.len()]));
         for (i, s) in staging.iter().enumerate() {
             let r = results.clone();
             s.slice(..).map_async(wgpu::MapMode::Read, move |res| {
@@ -289,7 +289,43 @@ impl WgpuContext {
                 }
             });
         }
-        self.wait()?;
+        // Wait for the copy, then keep polling until every map callback has run: when another
+        // thread polls the same device it may be the one that runs our callbacks, a moment after
+        // our own wait returns.
+        let start = std::time::Instant::now();
+        let mut wait = wgpu::PollType::Wait {
+            submission_index: Some(index),
+            timeout: Some(std::time::Duration::from_secs(1)),
+        };
+        loop {
+            match self.inner.device.poll(wait) {
+                Ok(_) | Err(wgpu::PollError::Timeout) => {}
+                Err(e) => {
+                    return Err(Error::DeviceLost {
+                        reason: e.to_string(),
+                    });
+                }
+            }
+            self.check()?;
+            if results
+                .lock()
+                .map(|g| g.iter().all(Option::is_some))
+                .unwrap_or(false)
+            {
+                break;
+            }
+            if start.elapsed() > std::time::Duration::from_secs(120) {
+                return Err(Error::Readback {
+                    what: what.into(),
+                    reason: "the GPU did not finish within 120 s".into(),
+                });
+            }
+            wait = wgpu::PollType::Wait {
+                submission_index: None,
+                timeout: Some(std::time::Duration::from_millis(10)),
+            };
+            std::thread::yield_now();
+        }
         let mut out = Vec::with_capacity(staging.len());
         for (i, (s, (_, _, size))) in staging.iter().zip(parts).enumerate() {
             let status = results.lock().ok().and_then(|g| g[i].clone());

@@ -18,7 +18,7 @@ fn config(cases: u32) -> Config {
         .and_then(|s| s.parse().ok())
         .unwrap_or(0x6d69_656e);
     Config {
-        cases,
+        cases: cases_from_env(cases),
         failure_persistence: None,
         rng_seed: RngSeed::Fixed(seed),
         ..Config::default()
@@ -114,4 +114,12 @@ proptest! {
         let Some(ctx) = context() else { return Ok(()) };
         conformance::check(&mut Wgpu { ctx, binding_limit: Some(limit) }, &case).map_err(TestCaseError::fail)?;
     }
+}
+
+/// `cases`, or `$MIEN_PROPTEST_CASES` when set (more cases on a fast machine).
+fn cases_from_env(cases: u32) -> u32 {
+    std::env::var("MIEN_PROPTEST_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(cases)
 }

@@ -11,10 +11,20 @@ use std::process::Command;
 
 use mien_core::io::ply::read_splat_ply;
 
+/// `../shared/data`, or `$MIEN_DATA` (a copy of it on a machine without the checkout).
 fn data(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/data")
+    std::env::var_os("MIEN_DATA")
+        .map_or_else(
+            || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"),
+            PathBuf::from,
+        )
         .join(rel)
+}
+
+/// The `mien` binary under test, or `$MIEN_BIN`.
+fn bin() -> PathBuf {
+    std::env::var_os("MIEN_BIN")
+        .map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_mien")), PathBuf::from)
 }
 
 /// The adapter, or `None` with a notice.
@@ -30,7 +40,7 @@ fn adapter() -> Option<mien_wgpu::WgpuContext> {
 }
 
 fn animate(out: &Path, args: &[&str]) -> serde_json::Value {
-    let o = Command::new(env!("CARGO_BIN_EXE_mien"))
+    let o = Command::new(bin())
         .args([
             "animate",
             "--quiet",

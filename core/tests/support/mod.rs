@@ -12,7 +12,7 @@ pub fn proptest_config(cases: u32) -> Config {
         .and_then(|s| s.parse().ok())
         .unwrap_or(0x6d69_656e);
     Config {
-        cases,
+        cases: cases_from_env(cases),
         failure_persistence: None,
         rng_seed: RngSeed::Fixed(seed),
         ..Config::default()
@@ -22,4 +22,12 @@ pub fn proptest_config(cases: u32) -> Config {
 /// `../shared/data` seen from the workspace root (tests run with the crate folder as cwd).
 pub fn data_dir() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data")
+}
+
+/// `cases`, or `$MIEN_PROPTEST_CASES` when set (more cases on a fast machine).
+fn cases_from_env(cases: u32) -> u32 {
+    std::env::var("MIEN_PROPTEST_CASES")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(cases)
 }
