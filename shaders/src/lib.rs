@@ -15,7 +15,7 @@
 
 use bytemuck::{Pod, Zeroable};
 
-/// A WGSL kernel: its file name, source text and compute entry points.
+/// A WGSL kernel: its file name, source text, compute entry points and their SPIR-V.
 #[derive(Clone, Copy, Debug)]
 pub struct Kernel {
     /// File name in `shaders/src/`.
@@ -24,6 +24,30 @@ pub struct Kernel {
     pub source: &'static str,
     /// Compute entry points.
     pub entry_points: &'static [&'static str],
+    /// SPIR-V 1.3 of each entry point (same order), compiled from `source` by naga in `build.rs`;
+    /// little-endian words as bytes (read with `ash::util::read_spv` or [`spirv_words`]).
+    pub spirv: &'static [&'static [u8]],
+}
+
+/// The SPIR-V of `entry` in `kernel`, as words.
+///
+/// # Panics
+/// Never for the kernels of this crate (their byte lengths are multiples of 4); returns `None`
+/// for an unknown entry point.
+pub fn spirv_words(kernel: &Kernel, entry: &str) -> Option<Vec<u32>> {
+    let i = kernel.entry_points.iter().position(|e| *e == entry)?;
+    Some(
+        kernel.spirv[i]
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect(),
+    )
+}
+
+macro_rules! spv {
+    ($name:literal) => {
+        include_bytes!(concat!(env!("OUT_DIR"), "/", $name))
+    };
 }
 
 /// The morph CSR blend (`morph.wgsl`).
@@ -31,6 +55,7 @@ pub const MORPH: Kernel = Kernel {
     file: "morph.wgsl",
     source: include_str!("morph.wgsl"),
     entry_points: &["main"],
+    spirv: &[spv!("morph.main.spv")],
 };
 
 /// Linear-blend skinning (`skin.wgsl`).
@@ -38,6 +63,7 @@ pub const SKIN: Kernel = Kernel {
     file: "skin.wgsl",
     source: include_str!("skin.wgsl"),
     entry_points: &["main"],
+    spirv: &[spv!("skin.main.spv")],
 };
 
 /// The debug vertex lift and the clear-unused-slots pass (`lift_debug.wgsl`).
@@ -45,6 +71,7 @@ pub const LIFT_DEBUG: Kernel = Kernel {
     file: "lift_debug.wgsl",
     source: include_str!("lift_debug.wgsl"),
     entry_points: &["lift", "clear"],
+    spirv: &[spv!("lift_debug.lift.spv"), spv!("lift_debug.clear.spv")],
 };
 
 /// Every kernel.
