@@ -3,7 +3,7 @@
 
 use std::num::NonZeroU64;
 
-use mien_core::lift::{DebugLiftParams, DebugShading, Lift};
+use mien_core::lift::{DebugLiftParams, Lift};
 use mien_core::rig::{RigBackend, RigHandle};
 use mien_core::sink::{SlotRange, SplatSink};
 use mien_shaders::{LiftParams, dispatch_size};
@@ -40,31 +40,6 @@ impl std::fmt::Debug for WgpuDebugLift {
             .field("range", &self.params.range)
             .field("dispatches", &self.pieces.len())
             .finish()
-    }
-}
-
-fn shading_code(s: DebugShading) -> u32 {
-    match s {
-        DebugShading::Tint => 0,
-        DebugShading::Normal => 1,
-        DebugShading::Flat => 2,
-    }
-}
-
-/// The uniform contents for `p`, without the per-dispatch fields.
-fn base_params(p: &DebugLiftParams) -> LiftParams {
-    let a = &p.transform;
-    let (cov_a, cov_b) = p.covariance();
-    LiftParams {
-        row0: [a[0], a[1], a[2], a[3]],
-        row1: [a[4], a[5], a[6], a[7]],
-        row2: [a[8], a[9], a[10], a[11]],
-        cov_a,
-        cov_b,
-        flat_color: [p.flat_color[0], p.flat_color[1], p.flat_color[2], p.opacity],
-        centroid: [p.centroid[0], p.centroid[1], p.centroid[2], 0.0],
-        shading: shading_code(p.shading),
-        ..LiftParams::default()
     }
 }
 
@@ -128,7 +103,7 @@ impl WgpuDebugLift {
             let align = u64::from(ctx.limits().min_storage_buffer_offset_alignment).max(4);
             let max_groups = ctx.limits().max_compute_workgroups_per_dimension;
             let layout = &ctx.pipelines().lift_layout;
-            let base = base_params(&params);
+            let base = LiftParams::from_debug(&params);
             let mut pieces = Vec::new();
             let mut add = |slot: u64,
                            count: u32,
@@ -228,7 +203,7 @@ impl WgpuDebugLift {
             });
         }
         params.validate()?;
-        let base = base_params(&params);
+        let base = LiftParams::from_debug(&params);
         for p in &mut self.pieces {
             p.params = LiftParams {
                 count: p.params.count,

@@ -5,7 +5,7 @@ use glam::Mat4;
 use mien_core::rig::{
     ControlStats, FrameControls, PosedVertices, RigBackend, RigControls, RigData, RigHandle,
 };
-use mien_core::sink::pack4x8unorm;
+use mien_shaders::data::{VERTEX_BYTES, chunk_arrays, plan_chunks};
 use mien_shaders::{DispatchParams, JointMatrices, dispatch_size};
 use wgpu::util::DeviceExt;
 
@@ -14,10 +14,6 @@ use crate::error::{Error, Result};
 use crate::pipelines::bind_group;
 use crate::timing::Stage;
 
-/// Bytes per vertex of the largest per-vertex array (bind, morphed and posed: 6 f32).
-const VERTEX_BYTES: u64 = 24;
-/// Bytes per CSR entry of the largest per-entry array (6 f32 of deltas).
-const ENTRY_BYTES: u64 = 24;
 /// Bytes per palette entry ([`JointMatrices`]).
 const JOINT_BYTES: u64 = std::mem::size_of::<JointMatrices>() as u64;
 
@@ -91,39 +87,14 @@ fn output(ctx: &WgpuContext, label: &str, size: u64) -> wgpu::Buffer {
     })
 }
 
-/// Split `rig` into vertex ranges whose per-vertex and per-entry arrays each fit `limit` bytes.
-///
-/// # Errors
-/// [`Error::OverLimits`] when one vertex's CSR row alone exceeds the limit.
-pub(crate) fn plan_chunks(rig: &RigData, limit: u64) -> Result<Vec<(u32, u32)>> {
-    let max_v = (limit / VERTEX_BYTES).max(1);
-    let max_e = limit / ENTRY_BYTES;
-    let mut out = Vec::new();
-    let nv = rig.vertex_count() as u32;
-    let mut v0 = 0u32;
-    while v0 < nv {
-        let e0 = u64::from(rig.morph_offsets[v0 as usize]);
-        let mut v1 = v0;
-        while v1 < nv
-            && u64::from(v1 - v0) < max_v
-            && u64::from(rig.morph_offsets[v1 as usize + 1]) - e0 <= max_e
-        {
-            v1 += 1;
-        }
-        if v1 == v0 {
-            let row =
-                u64::from(rig.morph_offsets[v0 as usize + 1] - rig.morph_offsets[v0 as usize]);
-            return Err(Error::OverLimits {
-                what: format!("the morph deltas of vertex {v0}"),
-                limit_name: "max_storage_buffer_binding_size",
-                limit,
-                needed: row * ENTRY_BYTES,
-            });
-        }
-        out.push((v0, v1 - v0));
-        v0 = v1;
-    }
-    Ok(out)
+/// The chunk plan of `rig` under `limit`, as this crate's error.
+fn plan(rig: &RigData, limit: u64) -> Result<Vec<(u32, u32)>> {
+    plan_chunks(rig, limit).map_err(|e| Error::OverLimits {
+        what: format!("the morph deltas of vertex {}", e.vertex),
+        limit_name: "max_storage_buffer_binding_size",
+        limit,
+        needed: e.bytes,
+    })
 }
 
 impl WgpuRigBackend {
@@ -197,7 +168,7 @@ impl WgpuRigBackend {
         check("the morph weights", u64::from(rig.weight_count) * 4)?;
         check("the joint palette", rig.palette.len() as u64 * JOINT_BYTES)?;
         let max_groups = self.ctx.limits().max_compute_workgroups_per_dimension;
-        let plan = plan_chunks(rig, limit)?;
+        let plan = plan(rig, limit)?;
         let ctx = &self.ctx;
         let p = ctx.pipelines();
         let weights = output(ctx, "mien weights", u64::from(rig.weight_count) * 4);
@@ -209,19 +180,7 @@ impl WgpuRigBackend {
         let mut chunks = Vec::with_capacity(plan.len());
         let mut bytes = weights.size() + palette.size();
         for (v0, count) in plan {
-            let (a, b) = (v0 as usize, (v0 + count) as usize);
-            let (e0, e1) = (rig.morph_offsets[a] as usize, rig.morph_offsets[b] as usize);
-            let base: Vec<f32> = (a..b)
-                .flat_map(|v| rig.positions[v].into_iter().chain(rig.normals[v]))
-                .collect();
-            let offsets: Vec<u32> = rig.morph_offsets[a..=b]
-                .iter()
-                .map(|o| o - rig.morph_offsets[a])
-                .collect();
-            let delta: Vec<f32> = (e0..e1)
-                .flat_map(|e| rig.morph_position[e].into_iter().chain(rig.morph_normal[e]))
-                .collect();
-            let tint: Vec<u32> = rig.colors[a..b].iter().map(|c| pack4x8unorm(*c)).collect();
+            let arrays = chunk_arrays(rig, v0, count);
             let (gx, gy, row_width) =
                 dispatch_size(count, max_groups).ok_or_else(|| Error::OverLimits {
                     what: format!("a dispatch of {count} vertices"),
@@ -245,43 +204,43 @@ impl WgpuRigBackend {
             let base = storage(
                 ctx,
                 "mien bind vertices",
-                bytemuck::cast_slice(&base),
+                bytemuck::cast_slice(&arrays.base),
                 wgpu::BufferUsages::empty(),
             );
             let offsets = storage(
                 ctx,
                 "mien csr offsets",
-                bytemuck::cast_slice(&offsets),
+                bytemuck::cast_slice(&arrays.offsets),
                 wgpu::BufferUsages::empty(),
             );
             let target = storage(
                 ctx,
                 "mien csr targets",
-                bytemuck::cast_slice(&rig.morph_target[e0..e1]),
+                bytemuck::cast_slice(&arrays.targets),
                 wgpu::BufferUsages::empty(),
             );
             let delta = storage(
                 ctx,
                 "mien csr deltas",
-                bytemuck::cast_slice(&delta),
+                bytemuck::cast_slice(&arrays.deltas),
                 wgpu::BufferUsages::empty(),
             );
             let joints = storage(
                 ctx,
                 "mien skin joints",
-                bytemuck::cast_slice(&rig.joints[a..b]),
+                bytemuck::cast_slice(&arrays.joints),
                 wgpu::BufferUsages::empty(),
             );
             let skin_w = storage(
                 ctx,
                 "mien skin weights",
-                bytemuck::cast_slice(&rig.weights[a..b]),
+                bytemuck::cast_slice(&arrays.weights),
                 wgpu::BufferUsages::empty(),
             );
             let tint = storage(
                 ctx,
                 "mien tints",
-                bytemuck::cast_slice(&tint),
+                bytemuck::cast_slice(&arrays.tints),
                 wgpu::BufferUsages::empty(),
             );
             let morphed = output(ctx, "mien morphed", u64::from(count) * VERTEX_BYTES);
@@ -461,11 +420,7 @@ fn write_controls(
         .zip(&r.frame.palette)
         .zip(&r.frame.normal_palette)
     {
-        j.m = m.to_cols_array();
-        let c = n.to_cols_array();
-        j.n = [
-            c[0], c[1], c[2], 0.0, c[3], c[4], c[5], 0.0, c[6], c[7], c[8], 0.0, 0.0, 0.0, 0.0, 1.0,
-        ];
+        *j = JointMatrices::new(m, n);
     }
     if !r.joints.is_empty() {
         ctx.queue()

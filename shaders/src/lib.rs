@@ -13,6 +13,8 @@
 //! `gid.x + gid.y · row_width` to an element, so a dispatch larger than the per-dimension workgroup
 //! limit is laid out in 2D ([`dispatch_size`]).
 
+pub mod data;
+
 use bytemuck::{Pod, Zeroable};
 
 /// A WGSL kernel: its file name, source text, compute entry points and their SPIR-V.

@@ -1,0 +1,138 @@
+//! What the kernels read, built from core types: the per-chunk arrays of a rig, the palette entries
+//! and the lift uniform. Both GPU backends upload exactly these bytes.
+
+use glam::{Mat3, Mat4};
+use mien_core::lift::{DebugLiftParams, DebugShading};
+use mien_core::rig::RigData;
+use mien_core::sink::pack4x8unorm;
+
+use crate::{JointMatrices, LiftParams};
+
+/// Bytes per vertex of the largest per-vertex array (bind, morphed, posed: 6 f32).
+pub const VERTEX_BYTES: u64 = 24;
+/// Bytes per CSR entry of the largest per-entry array (6 f32 of deltas).
+pub const ENTRY_BYTES: u64 = 24;
+
+/// A vertex whose CSR row alone exceeds the binding limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RowTooLarge {
+    /// The vertex.
+    pub vertex: u32,
+    /// Bytes its row needs.
+    pub bytes: u64,
+}
+
+/// Split `rig` into vertex ranges `(first, count)` whose per-vertex and per-entry arrays each fit
+/// `limit` bytes (the device's storage-binding limit), so no kernel binding exceeds it.
+///
+/// # Errors
+/// [`RowTooLarge`] when one vertex's deltas alone exceed the limit.
+pub fn plan_chunks(rig: &RigData, limit: u64) -> Result<Vec<(u32, u32)>, RowTooLarge> {
+    let max_v = (limit / VERTEX_BYTES).max(1);
+    let max_e = limit / ENTRY_BYTES;
+    let nv = rig.vertex_count() as u32;
+    let mut out = Vec::new();
+    let mut v0 = 0u32;
+    while v0 < nv {
+        let e0 = u64::from(rig.morph_offsets[v0 as usize]);
+        let mut v1 = v0;
+        while v1 < nv
+            && u64::from(v1 - v0) < max_v
+            && u64::from(rig.morph_offsets[v1 as usize + 1]) - e0 <= max_e
+        {
+            v1 += 1;
+        }
+        if v1 == v0 {
+            let row =
+                u64::from(rig.morph_offsets[v0 as usize + 1] - rig.morph_offsets[v0 as usize]);
+            return Err(RowTooLarge {
+                vertex: v0,
+                bytes: row * ENTRY_BYTES,
+            });
+        }
+        out.push((v0, v1 - v0));
+        v0 = v1;
+    }
+    Ok(out)
+}
+
+/// The arrays of one chunk, in the layouts `morph.wgsl`, `skin.wgsl` and `lift_debug.wgsl` read.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ChunkArrays {
+    /// Bind position xyz then normal xyz per vertex `(V,6)`.
+    pub base: Vec<f32>,
+    /// CSR row starts local to the chunk `(V+1,)`.
+    pub offsets: Vec<u32>,
+    /// Global weight slot per entry `(nnz,)`.
+    pub targets: Vec<u32>,
+    /// Position delta xyz then normal delta xyz per entry `(nnz,6)`.
+    pub deltas: Vec<f32>,
+    /// Palette indices `(V,4)`.
+    pub joints: Vec<[u32; 4]>,
+    /// Skin weights `(V,4)`.
+    pub weights: Vec<[f32; 4]>,
+    /// pack4x8unorm vertex colours `(V,)`.
+    pub tints: Vec<u32>,
+}
+
+/// The arrays of vertices `first .. first + count` of `rig`.
+///
+/// # Panics
+/// When the range leaves the rig (a caller bug: ranges come from [`plan_chunks`]).
+pub fn chunk_arrays(rig: &RigData, first: u32, count: u32) -> ChunkArrays {
+    let (a, b) = (first as usize, (first + count) as usize);
+    let (e0, e1) = (rig.morph_offsets[a] as usize, rig.morph_offsets[b] as usize);
+    ChunkArrays {
+        base: (a..b)
+            .flat_map(|v| rig.positions[v].into_iter().chain(rig.normals[v]))
+            .collect(),
+        offsets: rig.morph_offsets[a..=b]
+            .iter()
+            .map(|o| o - rig.morph_offsets[a])
+            .collect(),
+        targets: rig.morph_target[e0..e1].to_vec(),
+        deltas: (e0..e1)
+            .flat_map(|e| rig.morph_position[e].into_iter().chain(rig.morph_normal[e]))
+            .collect(),
+        joints: rig.joints[a..b].to_vec(),
+        weights: rig.weights[a..b].to_vec(),
+        tints: rig.colors[a..b].iter().map(|c| pack4x8unorm(*c)).collect(),
+    }
+}
+
+impl JointMatrices {
+    /// A palette entry from a joint matrix and its normal matrix (3×3 into the upper-left).
+    pub fn new(m: &Mat4, n: &Mat3) -> Self {
+        let c = n.to_cols_array();
+        JointMatrices {
+            m: m.to_cols_array(),
+            n: [
+                c[0], c[1], c[2], 0.0, c[3], c[4], c[5], 0.0, c[6], c[7], c[8], 0.0, 0.0, 0.0, 0.0,
+                1.0,
+            ],
+        }
+    }
+}
+
+impl LiftParams {
+    /// The uniform for `p`, with the per-dispatch fields (count, row width, slot bases) zero.
+    pub fn from_debug(p: &DebugLiftParams) -> Self {
+        let a = &p.transform;
+        let (cov_a, cov_b) = p.covariance();
+        LiftParams {
+            row0: [a[0], a[1], a[2], a[3]],
+            row1: [a[4], a[5], a[6], a[7]],
+            row2: [a[8], a[9], a[10], a[11]],
+            cov_a,
+            cov_b,
+            flat_color: [p.flat_color[0], p.flat_color[1], p.flat_color[2], p.opacity],
+            centroid: [p.centroid[0], p.centroid[1], p.centroid[2], 0.0],
+            shading: match p.shading {
+                DebugShading::Tint => 0,
+                DebugShading::Normal => 1,
+                DebugShading::Flat => 2,
+            },
+            ..LiftParams::default()
+        }
+    }
+}
