@@ -158,10 +158,10 @@ pub fn reference(inputs: &Inputs) -> mien_core::Result<(Vec<PosedVertices>, Spla
         backend.set_controls(h, c)?;
         handles.push(h);
     }
-    if let Some(first) = inputs.lifts.first() {
-        if first.range.offset > 0 {
-            sink.allocate(first.range.offset)?;
-        }
+    if let Some(first) = inputs.lifts.first()
+        && first.range.offset > 0
+    {
+        sink.allocate(first.range.offset)?;
     }
     let mut lifts = Vec::new();
     for (h, p) in handles.iter().zip(&inputs.lifts) {

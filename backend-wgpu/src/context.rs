@@ -171,7 +171,9 @@ impl WgpuContext {
     /// The largest storage binding (and buffer) mien may create: the smaller of
     /// `max_storage_buffer_binding_size` and `max_buffer_size`, bytes.
     pub fn binding_limit(&self) -> u64 {
-        u64::from(self.inner.limits.max_storage_buffer_binding_size)
+        self.inner
+            .limits
+            .max_storage_buffer_binding_size
             .min(self.inner.limits.max_buffer_size)
     }
 

@@ -166,7 +166,7 @@ impl WgpuDebugLift {
             }
             // Clear the range's slots past the vertices, in pieces that fit one binding.
             let limit_slots = ((ctx.binding_limit() - align) / 16).max(1);
-            let (mut slot, end) = (offset + u64::from(nv), u64::from(params.range.end()));
+            let (mut slot, end) = (offset + u64::from(nv), params.range.end());
             let first = chunks.first().ok_or_else(|| mien_core::Error::Invalid {
                 what: "debug lift".into(),
                 reason: "the rig has no vertices".into(),

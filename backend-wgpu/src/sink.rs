@@ -114,7 +114,7 @@ impl WgpuSplatSink {
         let data = self.ctx.read_buffers("the splat sink", &parts)?;
         let v4 = |b: &[u8]| -> Vec<[f32; 4]> {
             b.chunks_exact(16)
-                .map(|c| bytemuck::pod_read_unaligned::<[f32; 4]>(c))
+                .map(bytemuck::pod_read_unaligned::<[f32; 4]>)
                 .collect()
         };
         Ok(SplatBuffers {

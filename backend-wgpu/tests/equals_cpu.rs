@@ -68,10 +68,10 @@ impl Harness for Wgpu {
             handles.push(h);
         }
         backend.poison_outputs(POISON);
-        if let Some(first) = inputs.lifts.first() {
-            if first.range.offset > 0 {
-                sink.allocate(first.range.offset)?;
-            }
+        if let Some(first) = inputs.lifts.first()
+            && first.range.offset > 0
+        {
+            sink.allocate(first.range.offset)?;
         }
         let mut lifts = Vec::new();
         for (h, p) in handles.iter().zip(&inputs.lifts) {

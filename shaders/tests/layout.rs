@@ -17,16 +17,16 @@ fn wgsl_struct(source: &str, name: &str) -> (Vec<(String, u32)>, u32) {
     .validate(&m)
     .unwrap();
     for (_, ty) in m.types.iter() {
-        if ty.name.as_deref() == Some(name) {
-            if let naga::TypeInner::Struct { members, span } = &ty.inner {
-                return (
-                    members
-                        .iter()
-                        .map(|mm| (mm.name.clone().unwrap(), mm.offset))
-                        .collect(),
-                    *span,
-                );
-            }
+        if ty.name.as_deref() == Some(name)
+            && let naga::TypeInner::Struct { members, span } = &ty.inner
+        {
+            return (
+                members
+                    .iter()
+                    .map(|mm| (mm.name.clone().unwrap(), mm.offset))
+                    .collect(),
+                *span,
+            );
         }
     }
     panic!("struct {name} not found");

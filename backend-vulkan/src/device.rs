@@ -1,0 +1,738 @@
+//! The safe layer's device: a Vulkan instance + device mien creates, or an engine's; its queue,
+//! command pool, pipeline cache, pipelines and the submissions in flight. Every handle is destroyed in
+//! `Drop`; resources a submission uses are kept alive until its fence signals.
+
+use std::any::Any;
+use std::ffi::CStr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ash::vk;
+
+use crate::buffer::{Buffer, BufferInner};
+use crate::encoder::VulkanEncoder;
+use crate::error::{Error, Result, VkResultExt};
+use crate::memory::{DedicatedAllocator, MemoryAllocator, MemoryLocation};
+use crate::pipelines::Pipelines;
+use crate::raw;
+use crate::timing::Timestamps;
+
+/// The longest mien waits for one submission before reporting [`Error::Timeout`] (never hangs).
+pub const WAIT_LIMIT: Duration = Duration::from_secs(120);
+
+/// How [`VulkanContext::new`] sets up.
+#[derive(Clone, Copy, Debug)]
+pub struct ContextOptions {
+    /// Enable `VK_LAYER_KHRONOS_validation` when it is installed and collect its messages
+    /// ([`VulkanContext::take_validation_messages`]).
+    pub validation: bool,
+    /// Fail with [`Error::NoDevice`] when validation is asked for but the layer is missing.
+    pub require_validation: bool,
+    /// Accept a software device (lavapipe): slower than the CPU backend, but a real Vulkan.
+    pub allow_software: bool,
+}
+
+impl Default for ContextOptions {
+    fn default() -> Self {
+        ContextOptions {
+            validation: false,
+            require_validation: false,
+            allow_software: true,
+        }
+    }
+}
+
+/// What every buffer keeps alive: the device, the allocator, and (when mien created them) the
+/// instance and loader, destroyed last.
+pub(crate) struct DeviceShared {
+    pub device: ash::Device,
+    pub instance: ash::Instance,
+    pub allocator: Arc<dyn MemoryAllocator>,
+    owned: bool,
+    debug: Option<(ash::ext::debug_utils::Instance, vk::DebugUtilsMessengerEXT)>,
+    pub messages: Box<raw::Messages>,
+    _entry: Option<ash::Entry>,
+}
+
+impl Drop for DeviceShared {
+    fn drop(&mut self) {
+        if !self.owned {
+            return;
+        }
+        // SAFETY: mien created the device and instance; every buffer (which holds an Arc of this)
+        // is gone, so nothing uses them; wait for the GPU before destroying.
+        unsafe {
+            let _ = self.device.device_wait_idle();
+            self.device.destroy_device(None);
+            if let Some((du, m)) = self.debug.take() {
+                du.destroy_debug_utils_messenger(m, None);
+            }
+            self.instance.destroy_instance(None);
+        }
+    }
+}
+
+struct InFlight {
+    fence: vk::Fence,
+    pool: vk::CommandPool,
+    _keep: Vec<Arc<dyn Any + Send + Sync>>,
+}
+
+pub(crate) struct ContextInner {
+    pub shared: Arc<DeviceShared>,
+    pub physical: vk::PhysicalDevice,
+    pub props: vk::PhysicalDeviceProperties,
+    pub name: String,
+    pub family: u32,
+    queue: Mutex<vk::Queue>,
+    /// Command pools not recording or in flight. An encoder takes one for itself (a pool is
+    /// externally synchronised, so two threads never record from one) and its submission returns it
+    /// reset once the fence signals; in steady state nothing is created per frame.
+    pools: Mutex<Vec<vk::CommandPool>>,
+    pub cache: vk::PipelineCache,
+    pub pipelines: Pipelines,
+    in_flight: Mutex<Vec<InFlight>>,
+    pub timestamps: Option<Timestamps>,
+    lost: AtomicBool,
+    pub software: bool,
+}
+
+impl Drop for ContextInner {
+    fn drop(&mut self) {
+        let d = &self.shared.device;
+        // SAFETY: this context created the pool, cache, fences and pipelines on `d`; waiting for the
+        // device first means no pending work uses them.
+        unsafe {
+            let _ = d.device_wait_idle();
+            if let Ok(mut f) = self.in_flight.lock() {
+                for s in f.drain(..) {
+                    d.destroy_fence(s.fence, None);
+                    d.destroy_command_pool(s.pool, None);
+                }
+            }
+            self.pipelines.destroy(d);
+            if let Some(t) = &self.timestamps {
+                t.destroy(d);
+            }
+            d.destroy_pipeline_cache(self.cache, None);
+            if let Ok(mut p) = self.pools.lock() {
+                for pool in p.drain(..) {
+                    d.destroy_command_pool(pool, None);
+                }
+            }
+        }
+    }
+}
+
+/// A Vulkan device mien runs on. Cheap to clone (shared).
+#[derive(Clone)]
+pub struct VulkanContext {
+    pub(crate) inner: Arc<ContextInner>,
+}
+
+impl std::fmt::Debug for VulkanContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VulkanContext")
+            .field("device", &self.inner.name)
+            .finish()
+    }
+}
+
+fn device_name(props: &vk::PhysicalDeviceProperties) -> String {
+    // SAFETY: Vulkan NUL-terminates device_name.
+    unsafe { CStr::from_ptr(props.device_name.as_ptr()) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+impl VulkanContext {
+    /// Load the Vulkan loader, create an instance (with validation when asked and available), pick
+    /// the best device with a compute queue (discrete > integrated > virtual > software) that supports
+    /// Vulkan 1.1, and create a device with the features the kernels need.
+    ///
+    /// # Errors
+    /// [`Error::NoLoader`], [`Error::NoDevice`], [`Error::MissingFeature`], out of memory.
+    pub fn new(options: &ContextOptions) -> Result<Self> {
+        // SAFETY: loading the system loader; ash checks the library's symbols.
+        let entry = unsafe { ash::Entry::load() }.map_err(|e| Error::NoLoader {
+            reason: e.to_string(),
+        })?;
+        // SAFETY: entry is loaded.
+        let (layers, exts) = unsafe { raw::available(&entry) };
+        let has_validation = layers
+            .iter()
+            .any(|l| l.as_str() == raw::VALIDATION_LAYER.to_str().unwrap_or_default());
+        if options.validation && options.require_validation && !has_validation {
+            return Err(Error::NoDevice { reason: "validation was required but VK_LAYER_KHRONOS_validation is not installed (apt-get install vulkan-validationlayers)".into() });
+        }
+        let validation = options.validation && has_validation;
+        let debug_utils = exts.iter().any(|e| e.as_str() == "VK_EXT_debug_utils");
+        let mut enabled_layers: Vec<&CStr> = Vec::new();
+        if validation {
+            enabled_layers.push(raw::VALIDATION_LAYER);
+        }
+        let mut enabled_exts: Vec<&CStr> = Vec::new();
+        if debug_utils {
+            enabled_exts.push(ash::ext::debug_utils::NAME);
+        }
+        // SAFETY: names checked against what the loader reports.
+        let instance = unsafe { raw::create_instance(&entry, &enabled_layers, &enabled_exts) }?;
+        let messages: Box<raw::Messages> = Box::default();
+        let debug = if debug_utils {
+            let du = ash::ext::debug_utils::Instance::new(&entry, &instance);
+            // SAFETY: instance has the extension; `messages` is boxed and lives in DeviceShared,
+            // which destroys the messenger before dropping it.
+            match unsafe { raw::create_messenger(&du, &messages) } {
+                Ok(m) => Some((du, m)),
+                Err(_) => None,
+            }
+        } else {
+            None
+        };
+        let picked = Self::pick(&instance, options.allow_software);
+        let (pd, family) = match picked {
+            Ok(x) => x,
+            Err(e) => {
+                // SAFETY: nothing else was created from the instance but the messenger.
+                unsafe {
+                    if let Some((du, m)) = &debug {
+                        du.destroy_debug_utils_messenger(*m, None);
+                    }
+                    instance.destroy_instance(None);
+                }
+                return Err(e);
+            }
+        };
+        // The kernels use no 16-bit types today; the check is here for when they do.
+        let (need_f16, need_s16) = (false, false);
+        // SAFETY: pd belongs to instance; family is its compute family; features checked above.
+        let device = match unsafe { raw::create_device(&instance, pd, family, need_f16, need_s16) }
+        {
+            Ok(d) => d,
+            Err(e) => {
+                // SAFETY: as above.
+                unsafe {
+                    if let Some((du, m)) = &debug {
+                        du.destroy_debug_utils_messenger(*m, None);
+                    }
+                    instance.destroy_instance(None);
+                }
+                return Err(e);
+            }
+        };
+        // SAFETY: pd belongs to instance.
+        let mem = unsafe { instance.get_physical_device_memory_properties(pd) };
+        let shared = Arc::new(DeviceShared {
+            device,
+            instance,
+            allocator: Arc::new(DedicatedAllocator::new(mem)),
+            owned: true,
+            debug,
+            messages,
+            _entry: Some(entry),
+        });
+        Self::finish(shared, pd, family)
+    }
+
+    /// Use an engine's device: `instance` and `device` are the engine's (ash) handles, `family` a
+    /// queue family with compute, `queue` a queue of it mien may submit its own uploads and
+    /// readbacks to, and `allocator` the engine's memory allocator (or
+    /// [`DedicatedAllocator`]). mien never destroys the engine's device or instance.
+    ///
+    /// # Safety
+    /// The handles are live, belong together, and outlive the context and everything made from
+    /// it; `queue` is externally synchronised with the engine's use of it (mien locks its own use).
+    ///
+    /// # Errors
+    /// Pipeline creation failures.
+    pub unsafe fn from_raw(
+        instance: ash::Instance,
+        physical: vk::PhysicalDevice,
+        device: ash::Device,
+        family: u32,
+        allocator: Arc<dyn MemoryAllocator>,
+    ) -> Result<Self> {
+        let shared = Arc::new(DeviceShared {
+            device,
+            instance,
+            allocator,
+            owned: false,
+            debug: None,
+            messages: Box::default(),
+            _entry: None,
+        });
+        Self::finish(shared, physical, family)
+    }
+
+    fn pick(instance: &ash::Instance, allow_software: bool) -> Result<(vk::PhysicalDevice, u32)> {
+        // SAFETY: instance is live.
+        let devices = unsafe { instance.enumerate_physical_devices() }
+            .vk("vkEnumeratePhysicalDevices", "device selection")?;
+        let mut seen = Vec::new();
+        let mut best: Option<(u32, vk::PhysicalDevice, u32)> = None;
+        for pd in devices {
+            // SAFETY: pd belongs to instance.
+            let props = unsafe { instance.get_physical_device_properties(pd) };
+            let name = device_name(&props);
+            let rank = match props.device_type {
+                vk::PhysicalDeviceType::DISCRETE_GPU => 4,
+                vk::PhysicalDeviceType::INTEGRATED_GPU => 3,
+                vk::PhysicalDeviceType::VIRTUAL_GPU => 2,
+                vk::PhysicalDeviceType::CPU if allow_software => 1,
+                _ => {
+                    seen.push(format!("{name} (software, not allowed)"));
+                    continue;
+                }
+            };
+            if props.api_version < vk::API_VERSION_1_1 {
+                seen.push(format!(
+                    "{name} (Vulkan {}.{} < 1.1)",
+                    vk::api_version_major(props.api_version),
+                    vk::api_version_minor(props.api_version)
+                ));
+                continue;
+            }
+            // SAFETY: pd belongs to instance.
+            let Some(family) = (unsafe { raw::compute_family(instance, pd) }) else {
+                seen.push(format!("{name} (no compute queue)"));
+                continue;
+            };
+            seen.push(name);
+            if best.is_none_or(|b| rank > b.0) {
+                best = Some((rank, pd, family));
+            }
+        }
+        best.map(|(_, pd, f)| (pd, f))
+            .ok_or_else(|| Error::NoDevice {
+                reason: if seen.is_empty() {
+                    "the loader found no Vulkan device (is a driver installed?)".into()
+                } else {
+                    format!("found only {}", seen.join(", "))
+                },
+            })
+    }
+
+    fn finish(
+        shared: Arc<DeviceShared>,
+        physical: vk::PhysicalDevice,
+        family: u32,
+    ) -> Result<Self> {
+        let d = &shared.device;
+        // SAFETY: physical belongs to the instance.
+        let props = unsafe { shared.instance.get_physical_device_properties(physical) };
+        // SAFETY: family is a queue family of this device with one queue created.
+        let queue = unsafe { d.get_device_queue(family, 0) };
+        // SAFETY: d is live.
+        let cache =
+            unsafe { d.create_pipeline_cache(&vk::PipelineCacheCreateInfo::default(), None) }
+                .vk("vkCreatePipelineCache", "the pipeline cache")?;
+        // SAFETY: d, cache live.
+        let pipelines = match unsafe { Pipelines::new(d, cache) } {
+            Ok(p) => p,
+            Err(e) => {
+                // SAFETY: created above, unused.
+                unsafe { d.destroy_pipeline_cache(cache, None) };
+                return Err(e);
+            }
+        };
+        // SAFETY: physical belongs to the instance.
+        let families = unsafe {
+            shared
+                .instance
+                .get_physical_device_queue_family_properties(physical)
+        };
+        let ts_bits = families
+            .get(family as usize)
+            .map_or(0, |f| f.timestamp_valid_bits);
+        // SAFETY: d live.
+        let timestamps = (ts_bits > 0 && props.limits.timestamp_compute_and_graphics == vk::TRUE)
+            .then(|| unsafe { Timestamps::new(d, props.limits.timestamp_period) })
+            .transpose()?;
+        let name = device_name(&props);
+        let software = props.device_type == vk::PhysicalDeviceType::CPU;
+        Ok(VulkanContext {
+            inner: Arc::new(ContextInner {
+                shared,
+                physical,
+                props,
+                name,
+                family,
+                queue: Mutex::new(queue),
+                pools: Mutex::new(Vec::new()),
+                cache,
+                pipelines,
+                in_flight: Mutex::new(Vec::new()),
+                timestamps,
+                lost: AtomicBool::new(false),
+                software,
+            }),
+        })
+    }
+
+    /// The device's name.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// The device's properties (type, driver version, limits).
+    pub fn properties(&self) -> &vk::PhysicalDeviceProperties {
+        &self.inner.props
+    }
+
+    /// True for a software device (lavapipe).
+    pub fn is_software(&self) -> bool {
+        self.inner.software
+    }
+
+    /// The ash device (for engines recording around mien).
+    pub fn device(&self) -> &ash::Device {
+        &self.inner.shared.device
+    }
+
+    /// The physical device.
+    pub fn physical_device(&self) -> vk::PhysicalDevice {
+        self.inner.physical
+    }
+
+    /// The queue family mien's commands need.
+    pub fn queue_family(&self) -> u32 {
+        self.inner.family
+    }
+
+    /// The largest storage binding / buffer mien creates, bytes (`maxStorageBufferRange`).
+    pub fn binding_limit(&self) -> u64 {
+        u64::from(self.inner.props.limits.max_storage_buffer_range)
+    }
+
+    /// Whether per-stage timestamps are recorded.
+    pub fn has_timestamps(&self) -> bool {
+        self.inner.timestamps.is_some()
+    }
+
+    /// The per-stage GPU times of the last completed frame (after [`VulkanContext::wait`]), when
+    /// the device has timestamps.
+    pub fn stage_times(&self) -> Option<crate::timing::StageTimes> {
+        // SAFETY: the device is live; results of an unfinished frame read as unavailable (0).
+        self.inner
+            .timestamps
+            .as_ref()
+            .map(|t| unsafe { t.read(self.device()) })
+    }
+
+    /// Messages the validation layer reported since the last call (warnings and errors), drained.
+    pub fn take_validation_messages(&self) -> Vec<String> {
+        self.inner
+            .shared
+            .messages
+            .lock()
+            .map(|mut m| std::mem::take(&mut *m))
+            .unwrap_or_default()
+    }
+
+    /// The pipeline cache's data, to save and seed a later context (a caller's choice).
+    ///
+    /// # Errors
+    /// The driver's error.
+    pub fn pipeline_cache_data(&self) -> Result<Vec<u8>> {
+        // SAFETY: cache is live.
+        unsafe { self.device().get_pipeline_cache_data(self.inner.cache) }
+            .vk("vkGetPipelineCacheData", "the pipeline cache")
+    }
+
+    pub(crate) fn check(&self) -> Result<()> {
+        if self.inner.lost.load(Ordering::Relaxed) {
+            return Err(Error::DeviceLost {
+                what: "an earlier submission".into(),
+            });
+        }
+        Ok(())
+    }
+
+    fn mark(&self, e: Error) -> Error {
+        if matches!(e, Error::DeviceLost { .. }) {
+            self.inner.lost.store(true, Ordering::Relaxed);
+        }
+        e
+    }
+
+    /// A command buffer from mien's pool, begun for one submission.
+    ///
+    /// # Errors
+    /// Out of memory, device loss.
+    pub fn begin(&self) -> Result<VulkanEncoder> {
+        self.check()?;
+        self.retire()?;
+        let d = self.device();
+        let pool = match self.inner.pools.lock().ok().and_then(|mut p| p.pop()) {
+            Some(p) => p,
+            None => {
+                let info = vk::CommandPoolCreateInfo::default()
+                    .queue_family_index(self.inner.family)
+                    .flags(vk::CommandPoolCreateFlags::TRANSIENT);
+                // SAFETY: d is live.
+                unsafe { d.create_command_pool(&info, None) }
+                    .vk("vkCreateCommandPool", "a frame")?
+            }
+        };
+        let info = vk::CommandBufferAllocateInfo::default()
+            .command_pool(pool)
+            .level(vk::CommandBufferLevel::PRIMARY)
+            .command_buffer_count(1);
+        // SAFETY: this encoder owns `pool` exclusively until its submission retires.
+        let cmd = match unsafe { d.allocate_command_buffers(&info) } {
+            Ok(c) => c[0],
+            Err(r) => {
+                self.give_back(pool);
+                return Err(crate::error::vk_error(
+                    "vkAllocateCommandBuffers",
+                    "a frame",
+                    r,
+                ));
+            }
+        };
+        let begin = vk::CommandBufferBeginInfo::default()
+            .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
+        // SAFETY: cmd was just allocated.
+        if let Err(r) = unsafe { d.begin_command_buffer(cmd, &begin) } {
+            self.give_back(pool);
+            return Err(crate::error::vk_error("vkBeginCommandBuffer", "a frame", r));
+        }
+        // SAFETY: cmd is recording, on this device, from a compute family pool owned by the encoder.
+        Ok(unsafe { VulkanEncoder::new(cmd, Some(pool)) })
+    }
+
+    /// Reset `pool` (nothing of it in use) and keep it for the next encoder.
+    fn give_back(&self, pool: vk::CommandPool) {
+        // SAFETY: no command buffer of `pool` is recording or pending (callers: a failed begin, or a
+        // retired submission whose fence signalled).
+        let reset = unsafe {
+            self.device()
+                .reset_command_pool(pool, vk::CommandPoolResetFlags::empty())
+        };
+        match (reset, self.inner.pools.lock()) {
+            (Ok(()), Ok(mut p)) => p.push(pool),
+            // SAFETY: as above; a pool that cannot be reset or kept is destroyed.
+            _ => unsafe { self.device().destroy_command_pool(pool, None) },
+        }
+    }
+
+    /// End and submit `encoder` (from [`VulkanContext::begin`]); the resources it used stay alive
+    /// until its fence signals.
+    ///
+    /// # Errors
+    /// Device loss, out of memory.
+    pub fn submit(&self, mut encoder: VulkanEncoder) -> Result<()> {
+        let d = self.device();
+        let cmd = encoder.raw();
+        let Some(pool) = encoder.pool() else {
+            return Err(Error::Vk {
+                call: "VulkanContext::submit",
+                result: vk::Result::ERROR_INITIALIZATION_FAILED,
+            });
+        };
+        // SAFETY: cmd is recording (begun by `begin`).
+        unsafe { d.end_command_buffer(cmd) }
+            .vk("vkEndCommandBuffer", "a frame")
+            .map_err(|e| self.mark(e))?;
+        // SAFETY: d live.
+        let fence = unsafe { d.create_fence(&vk::FenceCreateInfo::default(), None) }
+            .vk("vkCreateFence", "a frame")?;
+        let cmds = [cmd];
+        let submit = [vk::SubmitInfo::default().command_buffers(&cmds)];
+        let queue = self.inner.queue.lock().map_err(|_| Error::DeviceLost {
+            what: "a poisoned queue".into(),
+        })?;
+        // SAFETY: queue locked; cmd ended; fence unsignalled.
+        if let Err(r) = unsafe { d.queue_submit(*queue, &submit, fence) } {
+            // SAFETY: the fence was never submitted.
+            unsafe { d.destroy_fence(fence, None) };
+            self.give_back(pool);
+            return Err(self.mark(crate::error::vk_error("vkQueueSubmit", "a frame", r)));
+        }
+        drop(queue);
+        let keep = encoder.take_resources();
+        if let Ok(mut f) = self.inner.in_flight.lock() {
+            f.push(InFlight {
+                fence,
+                pool,
+                _keep: keep,
+            });
+        }
+        Ok(())
+    }
+
+    /// Free the submissions whose fences have signalled.
+    fn retire(&self) -> Result<()> {
+        let d = self.device();
+        let mut done = Vec::new();
+        {
+            let mut f = self.inner.in_flight.lock().map_err(|_| Error::DeviceLost {
+                what: "a poisoned submission list".into(),
+            })?;
+            let mut i = 0;
+            while i < f.len() {
+                // SAFETY: fence is live.
+                match unsafe { d.get_fence_status(f[i].fence) } {
+                    Ok(true) => done.push(f.swap_remove(i)),
+                    Ok(false) => i += 1,
+                    Err(r) => {
+                        return Err(self.mark(crate::error::vk_error(
+                            "vkGetFenceStatus",
+                            "a frame",
+                            r,
+                        )));
+                    }
+                }
+            }
+        }
+        for s in done {
+            // SAFETY: signalled: the fence and the pool's command buffer are no longer in use.
+            unsafe { d.destroy_fence(s.fence, None) };
+            self.give_back(s.pool);
+        }
+        Ok(())
+    }
+
+    /// Wait (at most [`WAIT_LIMIT`]) for every submission and free them.
+    ///
+    /// # Errors
+    /// [`Error::Timeout`], [`Error::DeviceLost`].
+    pub fn wait(&self) -> Result<()> {
+        {
+            // Hold the list while waiting so no other thread retires (destroys) these fences.
+            let f = self.inner.in_flight.lock().map_err(|_| Error::DeviceLost {
+                what: "a poisoned submission list".into(),
+            })?;
+            let fences: Vec<vk::Fence> = f.iter().map(|s| s.fence).collect();
+            if !fences.is_empty() {
+                // SAFETY: the fences are live while the lock is held.
+                match unsafe {
+                    self.device()
+                        .wait_for_fences(&fences, true, WAIT_LIMIT.as_nanos() as u64)
+                } {
+                    Ok(()) => {}
+                    Err(vk::Result::TIMEOUT) => {
+                        return Err(Error::Timeout {
+                            what: "a frame".into(),
+                            seconds: WAIT_LIMIT.as_secs(),
+                        });
+                    }
+                    Err(r) => {
+                        return Err(self.mark(crate::error::vk_error(
+                            "vkWaitForFences",
+                            "a frame",
+                            r,
+                        )));
+                    }
+                }
+            }
+        }
+        self.retire()
+    }
+
+    /// Create a buffer of `size` bytes for `usage` in `location`.
+    ///
+    /// # Errors
+    /// Out of memory, or no memory type fits.
+    pub(crate) fn buffer(
+        &self,
+        what: &str,
+        size: u64,
+        usage: vk::BufferUsageFlags,
+        location: MemoryLocation,
+    ) -> Result<Buffer> {
+        // SAFETY: the device is live; BufferInner frees what it creates.
+        unsafe { BufferInner::new(&self.inner.shared, what, size.max(4), usage, location) }
+            .map(|b| Buffer(Arc::new(b)))
+    }
+
+    /// A device-local storage buffer holding `bytes` (staged through a host buffer when the device
+    /// memory is not host-visible).
+    ///
+    /// # Errors
+    /// Out of memory, device loss.
+    pub(crate) fn upload(
+        &self,
+        what: &str,
+        bytes: &[u8],
+        usage: vk::BufferUsageFlags,
+    ) -> Result<Buffer> {
+        let b = self.buffer(
+            what,
+            bytes.len() as u64,
+            usage | vk::BufferUsageFlags::TRANSFER_DST,
+            MemoryLocation::GpuOnly,
+        )?;
+        if b.is_mapped() {
+            b.write(0, bytes);
+            return Ok(b);
+        }
+        let staging = self.buffer(
+            "a staging buffer",
+            bytes.len() as u64,
+            vk::BufferUsageFlags::TRANSFER_SRC,
+            MemoryLocation::CpuToGpu,
+        )?;
+        staging.write(0, bytes);
+        let mut enc = self.begin()?;
+        let region = [vk::BufferCopy {
+            src_offset: 0,
+            dst_offset: 0,
+            size: bytes.len().max(4) as u64,
+        }];
+        // SAFETY: enc is recording; both buffers are live and large enough.
+        unsafe {
+            self.device()
+                .cmd_copy_buffer(enc.raw(), staging.handle(), b.handle(), &region)
+        };
+        enc.keep(&staging);
+        enc.keep(&b);
+        self.submit(enc)?;
+        self.wait()?;
+        Ok(b)
+    }
+
+    /// Copy `(buffer, offset, size)` ranges to the host: one submission and one wait.
+    ///
+    /// # Errors
+    /// Out of memory, device loss, timeout.
+    pub(crate) fn read(&self, parts: &[(&Buffer, u64, u64)]) -> Result<Vec<Vec<u8>>> {
+        let mut enc = self.begin()?;
+        // SAFETY: enc recording: make every earlier shader write visible to the copies.
+        unsafe { raw::compute_barrier(self.device(), enc.raw()) };
+        let mut staging = Vec::new();
+        for (b, offset, size) in parts {
+            let s = self.buffer(
+                "a readback buffer",
+                *size,
+                vk::BufferUsageFlags::TRANSFER_DST,
+                MemoryLocation::GpuToCpu,
+            )?;
+            if *size > 0 {
+                let region = [vk::BufferCopy {
+                    src_offset: *offset,
+                    dst_offset: 0,
+                    size: *size,
+                }];
+                // SAFETY: enc recording; ranges inside both buffers.
+                unsafe {
+                    self.device()
+                        .cmd_copy_buffer(enc.raw(), b.handle(), s.handle(), &region)
+                };
+            }
+            enc.keep(b);
+            enc.keep(&s);
+            staging.push(s);
+        }
+        // SAFETY: enc recording: the copies' writes become visible to the host.
+        unsafe { raw::compute_barrier(self.device(), enc.raw()) };
+        self.submit(enc)?;
+        self.wait()?;
+        Ok(staging
+            .iter()
+            .zip(parts)
+            .map(|(s, (_, _, size))| s.read(*size as usize))
+            .collect())
+    }
+}

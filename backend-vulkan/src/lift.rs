@@ -1,0 +1,290 @@
+//! The debug vertex lift on Vulkan: `lift` dispatches per rig chunk and `clear` dispatches for the
+//! range's slots past the vertex count, recorded after the rig's passes in the same command buffer.
+
+use std::sync::Arc;
+
+use ash::vk;
+use mien_core::lift::{DebugLiftParams, Lift};
+use mien_core::rig::{RigBackend, RigHandle};
+use mien_core::sink::{SlotRange, SplatSink};
+use mien_shaders::{LiftParams, dispatch_size};
+
+use crate::buffer::Buffer;
+use crate::device::VulkanContext;
+use crate::encoder::VulkanEncoder;
+use crate::error::Error;
+use crate::memory::MemoryLocation;
+use crate::pipelines::DescriptorPool;
+use crate::raw;
+use crate::rig::VulkanRigBackend;
+use crate::sink::VulkanSplatSink;
+use crate::timing::Stage;
+
+struct Piece {
+    uniform: Buffer,
+    set: vk::DescriptorSet,
+    groups: (u32, u32),
+    params: LiftParams,
+    clear: bool,
+    keep: Vec<Buffer>,
+}
+
+/// [`Lift`] of one rig into one slot range of a [`VulkanSplatSink`]: [`mien_core::lift::lift_vertex`]
+/// on the GPU. Sink bindings are ranges whose offsets are aligned to
+/// `minStorageBufferOffsetAlignment`, so a sink larger than `maxStorageBufferRange` works.
+pub struct VulkanDebugLift {
+    ctx: VulkanContext,
+    params: DebugLiftParams,
+    pieces: Vec<Piece>,
+    pool: Arc<DescriptorPool>,
+}
+
+impl std::fmt::Debug for VulkanDebugLift {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VulkanDebugLift")
+            .field("range", &self.params.range)
+            .field("dispatches", &self.pieces.len())
+            .finish()
+    }
+}
+
+impl Drop for VulkanDebugLift {
+    fn drop(&mut self) {
+        let _ = self.ctx.wait();
+    }
+}
+
+/// `(buffer, offset, range)` of `count` elements of `stride` bytes from element `first`, the offset
+/// aligned down to `align`; and the element index of `first` inside the binding.
+fn range_binding(
+    b: &Buffer,
+    first: u64,
+    count: u64,
+    stride: u64,
+    align: u64,
+) -> ((vk::Buffer, u64, u64), u32) {
+    let byte = first * stride;
+    let offset = byte - byte % align;
+    let base = (byte - offset) / stride;
+    let size = ((base + count.max(1)) * stride).min(b.size() - offset);
+    ((b.handle(), offset, size), base as u32)
+}
+
+impl VulkanDebugLift {
+    /// A lift of `rig` into `params.range` of `sink` (allocate the range first).
+    ///
+    /// # Errors
+    /// Out-of-domain parameters, a vertex count other than the rig's, a range outside the sink,
+    /// device errors.
+    pub fn new(
+        backend: &VulkanRigBackend,
+        rig: RigHandle,
+        sink: &VulkanSplatSink,
+        params: DebugLiftParams,
+    ) -> mien_core::Result<Self> {
+        params.validate()?;
+        let nv = backend.vertex_count(rig);
+        if params.vertex_count != nv {
+            return Err(mien_core::Error::Mismatch {
+                what: "debug lift vertex count".into(),
+                expected: u64::from(nv),
+                found: u64::from(params.vertex_count),
+            });
+        }
+        if params.range.end() > u64::from(sink.capacity()) {
+            return Err(mien_core::Error::Invalid {
+                what: "debug lift range".into(),
+                reason: format!(
+                    "ends at {} past the sink's {} slots",
+                    params.range.end(),
+                    sink.capacity()
+                ),
+            });
+        }
+        let ctx = backend.context().clone();
+        let chunks = &backend.rig(rig)?.chunks;
+        let first = chunks.first().ok_or_else(|| mien_core::Error::Invalid {
+            what: "debug lift".into(),
+            reason: "the rig has no vertices".into(),
+        })?;
+        let limits = &ctx.properties().limits;
+        let align = limits.min_storage_buffer_offset_alignment.max(4);
+        let max_groups = limits.max_compute_work_group_count[0];
+        let limit_slots = ((ctx.binding_limit() - align) / 16).max(1);
+        let offset = u64::from(params.range.offset);
+        let mut plan: Vec<(u64, u32, &Buffer, &Buffer, bool)> = chunks
+            .iter()
+            .map(|c| (offset + u64::from(c.v0), c.count, &c.posed, &c.tints, false))
+            .collect();
+        let (mut slot, end) = (offset + u64::from(nv), params.range.end());
+        while slot < end {
+            let n = (end - slot).min(limit_slots).min(u64::from(u32::MAX)) as u32;
+            plan.push((slot, n, &first.posed, &first.tints, true));
+            slot += u64::from(n);
+        }
+        let k = plan.len() as u32;
+        let pool = Arc::new(DescriptorPool::new(&ctx, k, k, 6 * k)?);
+        let base = LiftParams::from_debug(&params);
+        let mut pieces = Vec::with_capacity(plan.len());
+        for (slot, count, posed, tints, clear) in plan {
+            let (gx, gy, row_width) =
+                dispatch_size(count, max_groups).ok_or_else(|| Error::OverLimits {
+                    what: format!("a lift dispatch of {count} slots"),
+                    limit_name: "maxComputeWorkGroupCount",
+                    limit: u64::from(max_groups),
+                    needed: u64::from(count.div_ceil(64)),
+                })?;
+            let n = u64::from(count);
+            let (center, b16) = range_binding(&sink.center, slot, n, 16, align);
+            let (color, b4) = range_binding(&sink.color, slot, n, 4, align);
+            let (cov_a, _) = range_binding(&sink.cov_a, slot, n, 16, align);
+            let (cov_b, _) = range_binding(&sink.cov_b, slot, n, 16, align);
+            let lp = LiftParams {
+                count,
+                row_width,
+                slot_base_vec4: b16,
+                slot_base_color: b4,
+                ..base
+            };
+            let uniform = ctx.buffer(
+                "lift parameters",
+                std::mem::size_of::<LiftParams>() as u64,
+                vk::BufferUsageFlags::UNIFORM_BUFFER,
+                MemoryLocation::CpuToGpu,
+            )?;
+            uniform.write(0, bytemuck::bytes_of(&lp));
+            let set = pool.allocate(ctx.inner.pipelines.lift_layout.set)?;
+            let whole = |b: &Buffer| (b.handle(), 0u64, vk::WHOLE_SIZE);
+            // SAFETY: fresh set, live handles, 1 uniform + 6 storage bindings as the layout.
+            unsafe {
+                raw::write_set(
+                    ctx.device(),
+                    set,
+                    &[
+                        whole(&uniform),
+                        whole(posed),
+                        whole(tints),
+                        center,
+                        color,
+                        cov_a,
+                        cov_b,
+                    ],
+                )
+            };
+            let keep = vec![
+                posed.clone(),
+                tints.clone(),
+                sink.center.clone(),
+                sink.color.clone(),
+                sink.cov_a.clone(),
+                sink.cov_b.clone(),
+            ];
+            pieces.push(Piece {
+                uniform,
+                set,
+                groups: (gx, gy),
+                params: lp,
+                clear,
+                keep,
+            });
+        }
+        Ok(VulkanDebugLift {
+            ctx,
+            params,
+            pieces,
+            pool,
+        })
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> &DebugLiftParams {
+        &self.params
+    }
+
+    /// Change σ, opacity, shading, transform (the range and vertex count stay). Waits for this
+    /// context's submissions in flight first.
+    ///
+    /// # Errors
+    /// Out-of-domain parameters, or a different range / vertex count; device errors.
+    pub fn set_params(&mut self, params: DebugLiftParams) -> mien_core::Result<()> {
+        if params.range != self.params.range || params.vertex_count != self.params.vertex_count {
+            return Err(mien_core::Error::Invalid {
+                what: "debug lift params".into(),
+                reason: "range and vertex count are fixed for a lift's lifetime".into(),
+            });
+        }
+        params.validate()?;
+        self.ctx.wait()?;
+        let base = LiftParams::from_debug(&params);
+        for p in &mut self.pieces {
+            p.params = LiftParams {
+                count: p.params.count,
+                row_width: p.params.row_width,
+                slot_base_vec4: p.params.slot_base_vec4,
+                slot_base_color: p.params.slot_base_color,
+                ..base
+            };
+            p.uniform.write(0, bytemuck::bytes_of(&p.params));
+        }
+        self.params = params;
+        Ok(())
+    }
+}
+
+impl Lift<VulkanRigBackend, VulkanSplatSink> for VulkanDebugLift {
+    fn range(&self) -> SlotRange {
+        self.params.range
+    }
+
+    fn encode(
+        &mut self,
+        enc: &mut VulkanEncoder,
+        _rig: &VulkanRigBackend,
+        sink: &mut VulkanSplatSink,
+    ) -> mien_core::Result<()> {
+        self.ctx.check()?;
+        let d = self.ctx.device();
+        let p = &self.ctx.inner.pipelines;
+        let ts = self.ctx.inner.timestamps.as_ref();
+        let cmd = enc.raw();
+        // SAFETY: enc recording on this device; every bound handle is alive and kept in `enc`.
+        unsafe {
+            raw::compute_barrier(d, cmd);
+            if let Some(t) = ts {
+                // Several lifts in one frame: each resets the lift queries, so the report holds the
+                // last lift's pass.
+                t.reset_stage(d, cmd, Stage::Lift);
+                t.write(d, cmd, Stage::Lift, false);
+            }
+            for piece in &self.pieces {
+                d.cmd_bind_pipeline(
+                    cmd,
+                    vk::PipelineBindPoint::COMPUTE,
+                    if piece.clear { p.clear } else { p.lift },
+                );
+                d.cmd_bind_descriptor_sets(
+                    cmd,
+                    vk::PipelineBindPoint::COMPUTE,
+                    p.lift_layout.pipeline,
+                    0,
+                    &[piece.set],
+                    &[],
+                );
+                d.cmd_dispatch(cmd, piece.groups.0, piece.groups.1, 1);
+            }
+            if let Some(t) = ts {
+                t.write(d, cmd, Stage::Lift, true);
+            }
+            raw::compute_barrier(d, cmd);
+        }
+        enc.keep_any(self.pool.clone());
+        for piece in &self.pieces {
+            enc.keep(&piece.uniform);
+            for b in &piece.keep {
+                enc.keep(b);
+            }
+        }
+        sink.mark_changed();
+        Ok(())
+    }
+}

@@ -1,0 +1,123 @@
+//! Per-stage GPU time from timestamp queries: morph, skin and lift each write a begin and an end
+//! timestamp (`vkCmdWriteTimestamp`); results are read with availability after the frame's fence.
+
+use ash::vk;
+
+use crate::error::{Result, VkResultExt};
+
+/// The stages timed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// The morph CSR blend dispatches.
+    Morph = 0,
+    /// The skinning dispatches.
+    Skin = 1,
+    /// The lift (and clear) dispatches.
+    Lift = 2,
+}
+
+/// GPU milliseconds per stage of one frame (0 for a stage that did not run).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StageTimes {
+    /// Morph, ms.
+    pub morph_ms: f64,
+    /// Skin, ms.
+    pub skin_ms: f64,
+    /// Lift, ms.
+    pub lift_ms: f64,
+}
+
+const QUERIES: u32 = 6;
+
+pub(crate) struct Timestamps {
+    pub pool: vk::QueryPool,
+    period_ns: f32,
+}
+
+impl Timestamps {
+    /// # Safety
+    /// `d` live.
+    pub(crate) unsafe fn new(d: &ash::Device, period_ns: f32) -> Result<Self> {
+        let info = vk::QueryPoolCreateInfo::default()
+            .query_type(vk::QueryType::TIMESTAMP)
+            .query_count(QUERIES);
+        // SAFETY: d live.
+        let pool =
+            unsafe { d.create_query_pool(&info, None) }.vk("vkCreateQueryPool", "timestamps")?;
+        Ok(Timestamps { pool, period_ns })
+    }
+
+    /// # Safety
+    /// No pending work uses the pool.
+    pub(crate) unsafe fn destroy(&self, d: &ash::Device) {
+        // SAFETY: caller's contract.
+        unsafe { d.destroy_query_pool(self.pool, None) };
+    }
+
+    /// Reset every query (at the start of a frame).
+    ///
+    /// # Safety
+    /// `cmd` recording, outside a render pass.
+    pub(crate) unsafe fn reset(&self, d: &ash::Device, cmd: vk::CommandBuffer) {
+        // SAFETY: caller's contract.
+        unsafe { d.cmd_reset_query_pool(cmd, self.pool, 0, QUERIES) };
+    }
+
+    /// Reset `stage`'s two queries.
+    ///
+    /// # Safety
+    /// `cmd` recording, outside a render pass.
+    pub(crate) unsafe fn reset_stage(&self, d: &ash::Device, cmd: vk::CommandBuffer, stage: Stage) {
+        // SAFETY: caller's contract.
+        unsafe { d.cmd_reset_query_pool(cmd, self.pool, stage as u32 * 2, 2) };
+    }
+
+    /// Write `stage`'s begin (`end = false`) or end timestamp.
+    ///
+    /// # Safety
+    /// `cmd` recording; the query was reset earlier in submission order.
+    pub(crate) unsafe fn write(
+        &self,
+        d: &ash::Device,
+        cmd: vk::CommandBuffer,
+        stage: Stage,
+        end: bool,
+    ) {
+        let q = stage as u32 * 2 + u32::from(end);
+        // SAFETY: caller's contract.
+        unsafe { d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::COMPUTE_SHADER, self.pool, q) };
+    }
+
+    /// The last frame's stage times (after its fence signalled); unavailable queries count 0.
+    ///
+    /// # Safety
+    /// `d` live; the frame that wrote the queries completed.
+    pub(crate) unsafe fn read(&self, d: &ash::Device) -> StageTimes {
+        let mut data = [[0u64; 2]; QUERIES as usize];
+        // SAFETY: caller's contract; no WAIT flag, so unwritten queries return unavailable.
+        let ok = unsafe {
+            d.get_query_pool_results(
+                self.pool,
+                0,
+                &mut data,
+                vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WITH_AVAILABILITY,
+            )
+        };
+        if ok.is_err() && ok != Err(vk::Result::NOT_READY) {
+            return StageTimes::default();
+        }
+        let ms = |s: usize| {
+            let (b, e) = (data[2 * s], data[2 * s + 1]);
+            if b[1] != 0 && e[1] != 0 {
+                e[0].saturating_sub(b[0]) as f64 * f64::from(self.period_ns) * 1e-6
+            } else {
+                0.0
+            }
+        };
+        StageTimes {
+            morph_ms: ms(0),
+            skin_ms: ms(1),
+            lift_ms: ms(2),
+        }
+    }
+}

@@ -1,0 +1,198 @@
+//! Typed errors a user can act on, and an engine's own device and command buffer.
+//!
+//! Without a Vulkan device these tests print a notice and pass, unless `MIEN_REQUIRE_GPU=1`.
+
+use std::sync::Arc;
+
+use ash::vk;
+use mien_core::lift::{DebugLiftParams, Lift};
+use mien_core::rig::RigBackend;
+use mien_core::sink::SplatSink;
+use mien_core::testing::{RigShape, random_controls, random_rig};
+use mien_vulkan::{
+    ContextOptions, DedicatedAllocator, Error, VulkanContext, VulkanDebugLift, VulkanEncoder,
+    VulkanRigBackend, VulkanSplatSink,
+};
+
+fn context() -> Option<VulkanContext> {
+    match VulkanContext::new(&ContextOptions {
+        validation: true,
+        require_validation: mien_vulkan::gpu_required(),
+        allow_software: true,
+    }) {
+        Ok(c) => Some(c),
+        Err(e) if mien_vulkan::gpu_required() => panic!("MIEN_REQUIRE_GPU=1 but {e}"),
+        Err(e) => {
+            eprintln!("notice: skipping Vulkan tests: {e}");
+            None
+        }
+    }
+}
+
+fn vulkan_error(e: &mien_core::Error) -> &Error {
+    match e {
+        mien_core::Error::Backend { source, .. } => source
+            .downcast_ref::<Error>()
+            .expect("a mien_vulkan::Error"),
+        other => panic!("not a backend error: {other}"),
+    }
+}
+
+#[test]
+fn a_software_only_machine_refuses_when_software_is_not_allowed() {
+    let Some(ctx) = context() else { return };
+    if !ctx.is_software() {
+        return;
+    }
+    let e = VulkanContext::new(&ContextOptions {
+        allow_software: false,
+        ..Default::default()
+    })
+    .unwrap_err();
+    assert!(matches!(e, Error::NoDevice { .. }), "{e}");
+    assert!(e.to_string().contains("software, not allowed"), "{e}");
+}
+
+#[test]
+fn a_rig_over_the_limits_is_refused_with_the_numbers() {
+    let Some(ctx) = context() else { return };
+    let rig = random_rig(
+        1,
+        RigShape {
+            vertices: 50,
+            targets: 3,
+            density: 0.5,
+            joints: 40,
+        },
+    );
+    let mut b = VulkanRigBackend::with_binding_limit(&ctx, 4096);
+    let e = b.upload(&rig).unwrap_err();
+    match vulkan_error(&e) {
+        Error::OverLimits { limit, needed, .. } => assert_eq!((*limit, *needed), (4096, 5120)),
+        other => panic!("{other}"),
+    }
+    assert!(ctx.take_validation_messages().is_empty());
+}
+
+#[test]
+fn an_engine_device_and_command_buffer_work() {
+    let Some(_) = context() else { return };
+    // The "engine": its own instance, device, queue, command pool and command buffer.
+    // SAFETY: loading the system loader.
+    let entry = unsafe { ash::Entry::load() }.unwrap();
+    let app = vk::ApplicationInfo::default().api_version(vk::API_VERSION_1_1);
+    // SAFETY: plain instance, no layers or extensions.
+    let instance = unsafe {
+        entry.create_instance(
+            &vk::InstanceCreateInfo::default().application_info(&app),
+            None,
+        )
+    }
+    .unwrap();
+    // SAFETY: instance live.
+    let pd = unsafe { instance.enumerate_physical_devices() }.unwrap()[0];
+    // SAFETY: pd of instance.
+    let family = unsafe { mien_vulkan::raw::compute_family(&instance, pd) }.unwrap();
+    // SAFETY: pd, family valid; no features.
+    let device =
+        unsafe { mien_vulkan::raw::create_device(&instance, pd, family, false, false) }.unwrap();
+    // SAFETY: pd of instance.
+    let mem = unsafe { instance.get_physical_device_memory_properties(pd) };
+    // SAFETY: the handles belong together and outlive the context (destroyed at the end below).
+    let ctx = unsafe {
+        VulkanContext::from_raw(
+            instance.clone(),
+            pd,
+            device.clone(),
+            family,
+            Arc::new(DedicatedAllocator::new(mem)),
+        )
+    }
+    .unwrap();
+    let rig = random_rig(
+        5,
+        RigShape {
+            vertices: 300,
+            targets: 8,
+            density: 0.3,
+            joints: 4,
+        },
+    );
+    let controls = random_controls(5, &rig);
+    let mut backend = VulkanRigBackend::new(&ctx);
+    let h = backend.upload(&rig).unwrap();
+    backend.set_controls(h, &controls).unwrap();
+    let mut sink = VulkanSplatSink::new(&ctx, 400).unwrap();
+    let range = sink.allocate(300).unwrap();
+    let mut lift =
+        VulkanDebugLift::new(&backend, h, &sink, DebugLiftParams::new(range, 300)).unwrap();
+    // SAFETY: engine-side recording and submission on the engine's queue.
+    unsafe {
+        let pool = device
+            .create_command_pool(
+                &vk::CommandPoolCreateInfo::default().queue_family_index(family),
+                None,
+            )
+            .unwrap();
+        let cmd = device
+            .allocate_command_buffers(
+                &vk::CommandBufferAllocateInfo::default()
+                    .command_pool(pool)
+                    .command_buffer_count(1),
+            )
+            .unwrap()[0];
+        device
+            .begin_command_buffer(cmd, &vk::CommandBufferBeginInfo::default())
+            .unwrap();
+        let mut enc = VulkanEncoder::from_raw(cmd);
+        backend.encode(&mut enc).unwrap();
+        lift.encode(&mut enc, &backend, &mut sink).unwrap();
+        let kept = enc.take_resources();
+        assert!(!kept.is_empty(), "the engine is handed what to keep alive");
+        device.end_command_buffer(cmd).unwrap();
+        let fence = device
+            .create_fence(&vk::FenceCreateInfo::default(), None)
+            .unwrap();
+        let queue = device.get_device_queue(family, 0);
+        device
+            .queue_submit(
+                queue,
+                &[vk::SubmitInfo::default().command_buffers(&[cmd])],
+                fence,
+            )
+            .unwrap();
+        device
+            .wait_for_fences(&[fence], true, 10_000_000_000)
+            .unwrap();
+        drop(kept);
+        device.destroy_fence(fence, None);
+        device.destroy_command_pool(pool, None);
+    }
+    let got = backend.read_vertices(h).unwrap();
+    let mut cpu = mien_cpu::CpuRigBackend::new();
+    let hc = cpu.upload(&rig).unwrap();
+    cpu.set_controls(hc, &controls).unwrap();
+    cpu.encode(&mut mien_cpu::CpuEncoder::default()).unwrap();
+    let want = cpu.read_vertices(hc).unwrap();
+    let scale = want
+        .positions
+        .iter()
+        .flatten()
+        .fold(1.0f32, |m, v| m.max(v.abs()));
+    for (g, w) in got.positions.iter().zip(&want.positions) {
+        for k in 0..3 {
+            assert!((g[k] - w[k]).abs() <= 1e-5 * scale, "{g:?} vs {w:?}");
+        }
+    }
+    let splats = sink.read(range).unwrap();
+    assert!(
+        splats.color.iter().all(|c| c >> 24 == 255),
+        "every gaussian written with opacity 1"
+    );
+    drop((lift, sink, backend, ctx));
+    // SAFETY: mien's objects are gone; the engine destroys its own device and instance.
+    unsafe {
+        device.destroy_device(None);
+        instance.destroy_instance(None);
+    }
+}
