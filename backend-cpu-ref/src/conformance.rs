@@ -240,8 +240,8 @@ pub fn compare(
             .filter(in_range)
             .flat_map(|i| w.cov_a[i].into_iter().chain(w.cov_b[i])),
     );
-    for i in 0..w.len() {
-        if !owned[i] {
+    for (i, &own) in owned.iter().enumerate() {
+        if !own {
             if g.color[i] != POISON || g.center[i].iter().any(|x| x.to_bits() != POISON) {
                 return Err(format!("sink slot {i} belongs to no lift but was written"));
             }
