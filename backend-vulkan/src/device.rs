@@ -204,11 +204,15 @@ impl VulkanContext {
                 return Err(e);
             }
         };
-        // The kernels use no 16-bit types today; the check is here for when they do.
-        let (need_f16, need_s16) = (false, false);
-        // SAFETY: pd belongs to instance; family is its compute family; features checked above.
-        let device = match unsafe { raw::create_device(&instance, pd, family, need_f16, need_s16) }
-        {
+        let need = mien_shaders::REQUIRED_FEATURES;
+        // SAFETY: pd belongs to instance.
+        let device = match unsafe {
+            raw::check_features(&instance, pd, need.shader_f16, need.storage_16bit)
+        }
+        // SAFETY: pd belongs to instance; family is its compute family; features checked.
+        .and_then(|()| unsafe {
+            raw::create_device(&instance, pd, family, need.shader_f16, need.storage_16bit)
+        }) {
             Ok(d) => d,
             Err(e) => {
                 // SAFETY: as above.

@@ -127,6 +127,52 @@ pub unsafe fn compute_family(instance: &ash::Instance, pd: vk::PhysicalDevice) -
         .map(|i| i as u32)
 }
 
+/// Check that `pd` has `shaderFloat16` / `storageBuffer16BitAccess` when asked for.
+///
+/// # Safety
+/// `pd` belongs to `instance`, which was created for API 1.1.
+pub unsafe fn check_features(
+    instance: &ash::Instance,
+    pd: vk::PhysicalDevice,
+    f16: bool,
+    storage16: bool,
+) -> Result<()> {
+    if !f16 && !storage16 {
+        return Ok(());
+    }
+    let mut s16 = vk::PhysicalDevice16BitStorageFeatures::default();
+    let mut f16f = vk::PhysicalDeviceShaderFloat16Int8Features::default();
+    let mut features = vk::PhysicalDeviceFeatures2::default()
+        .push_next(&mut s16)
+        .push_next(&mut f16f);
+    // SAFETY: caller's contract; the chain borrows live structs.
+    unsafe { instance.get_physical_device_features2(pd, &mut features) };
+    // SAFETY: as above.
+    let name = unsafe {
+        CStr::from_ptr(
+            instance
+                .get_physical_device_properties(pd)
+                .device_name
+                .as_ptr(),
+        )
+    }
+    .to_string_lossy()
+    .into_owned();
+    if f16 && f16f.shader_float16 != vk::TRUE {
+        return Err(crate::error::Error::MissingFeature {
+            device: name,
+            feature: "shaderFloat16",
+        });
+    }
+    if storage16 && s16.storage_buffer16_bit_access != vk::TRUE {
+        return Err(crate::error::Error::MissingFeature {
+            device: name,
+            feature: "storageBuffer16BitAccess",
+        });
+    }
+    Ok(())
+}
+
 /// Create a device with one queue of `family` and `features` (16-bit storage / f16 when asked).
 ///
 /// # Safety

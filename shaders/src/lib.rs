@@ -76,6 +76,23 @@ pub const LIFT_DEBUG: Kernel = Kernel {
     spirv: &[spv!("lift_debug.lift.spv"), spv!("lift_debug.clear.spv")],
 };
 
+/// Device features the kernels need beyond Vulkan 1.1 / WebGPU core.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KernelFeatures {
+    /// `f16` arithmetic (`shaderFloat16`, wgpu `SHADER_F16`).
+    pub shader_f16: bool,
+    /// 16-bit values in storage buffers (`storageBuffer16BitAccess`).
+    pub storage_16bit: bool,
+}
+
+/// What today's kernels need: nothing beyond core (every value is 32-bit). A kernel that starts
+/// using `f16` sets these, and the Vulkan backend then enables the features or refuses the device
+/// with `MissingFeature`.
+pub const REQUIRED_FEATURES: KernelFeatures = KernelFeatures {
+    shader_f16: false,
+    storage_16bit: false,
+};
+
 /// Every kernel.
 pub const ALL: [Kernel; 3] = [MORPH, SKIN, LIFT_DEBUG];
 
