@@ -13,6 +13,7 @@ pub mod preview;
 pub mod rig;
 pub mod sample;
 pub mod sink;
+pub mod speech;
 #[cfg(feature = "testing")]
 pub mod testing;
 
