@@ -117,3 +117,95 @@ impl Drive {
         }
     }
 }
+
+/// Speech layered over a drive: visemes sampled on the media clock and written onto the mouth
+/// targets of every drawn mesh the viseme map binds to (the speech owns those targets; the drive
+/// keeps the rest).
+pub struct SpeechLayer {
+    sampler: Box<dyn crate::speech::SpeechSampler + Send + Sync>,
+    bindings: Vec<(NodeId, crate::speech::BoundVisemes)>,
+    scratch: [f32; crate::speech::VISEME_COUNT],
+}
+
+impl std::fmt::Debug for SpeechLayer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SpeechLayer")
+            .field("meshes", &self.bindings.len())
+            .finish()
+    }
+}
+
+impl SpeechLayer {
+    /// Bind `sampler` to `character`: with `map`, every mesh with morph targets binds it (a face
+    /// definition file must bind completely, see [`crate::speech::BoundVisemes::bind_strict`]);
+    /// without, each mesh gets its built-in map ([`crate::speech::VisemeMap::for_character`]) and
+    /// meshes no built-in fits are skipped.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] when no mesh binds any viseme; a face file's missing targets.
+    pub fn new(
+        sampler: Box<dyn crate::speech::SpeechSampler + Send + Sync>,
+        character: &Character,
+        map: Option<(&crate::speech::VisemeMap, &str)>,
+    ) -> Result<Self> {
+        let mut bindings = Vec::new();
+        let mut why = Vec::new();
+        for node in character.mesh_nodes() {
+            let Some((_, mesh)) = character.node_mesh(node) else {
+                continue;
+            };
+            if mesh.target_count() == 0 {
+                continue;
+            }
+            let bound = match map {
+                Some((m, file)) => {
+                    crate::speech::BoundVisemes::bind_strict(m, &mesh.target_names, file)?
+                }
+                None => match crate::speech::VisemeMap::for_character(&mesh.target_names) {
+                    Ok(m) => crate::speech::BoundVisemes::bind(&m, &mesh.target_names),
+                    Err(e) => {
+                        why.push(e.to_string());
+                        continue;
+                    }
+                },
+            };
+            bindings.push((node, bound));
+        }
+        if bindings.is_empty() {
+            return Err(Error::Invalid {
+                what: format!("speech → {}", character.source),
+                reason: if why.is_empty() {
+                    "the character has no morph targets".into()
+                } else {
+                    why.join("; ")
+                },
+            });
+        }
+        Ok(SpeechLayer {
+            sampler,
+            bindings,
+            scratch: [0.0; crate::speech::VISEME_COUNT],
+        })
+    }
+
+    /// The media-clock span of the speech, seconds.
+    pub fn span(&self) -> (f64, f64) {
+        self.sampler.span()
+    }
+
+    /// Each bound mesh node and what binding found.
+    pub fn reports(
+        &self,
+    ) -> impl Iterator<Item = (NodeId, &crate::speech::face::VisemeBindingReport)> {
+        self.bindings.iter().map(|(n, b)| (*n, b.report()))
+    }
+
+    /// Overwrite the owned mouth targets of `pose` with the speech at media time `t`.
+    /// Allocation-free.
+    pub fn apply(&mut self, t: f64, pose: &mut Pose) {
+        self.sampler.weights_at(t, &mut self.scratch);
+        for (node, b) in &self.bindings {
+            b.apply(&self.scratch, &mut pose.weights[node.index()]);
+        }
+    }
+}

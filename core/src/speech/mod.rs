@@ -3,11 +3,13 @@
 
 pub mod aligned;
 pub mod envelope;
+pub mod face;
 pub mod playback;
 pub mod viseme;
 
 pub use aligned::{AlignedSpeech, TimedViseme};
 pub use envelope::{EnvelopeParams, EnvelopeTrack};
+pub use face::{BoundVisemes, VisemeMap, VisemeMapKind};
 pub use playback::{SpeechPlayback, Transport};
 pub use viseme::{VISEME_COUNT, VISEME_NAMES, VISEMES, Viseme};
 

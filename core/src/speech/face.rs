@@ -1,0 +1,438 @@
+//! Visemes onto a character: viseme → {morph target: weight} maps (a face definition file, or the
+//! built-in defaults for Oculus-style `viseme_*` rigs and ARKit-only rigs), bound to a character's
+//! target names.
+//!
+//! Source: seed 003 "Face" (`FaceDef::visemes` maps names to {morph target: weight};
+//! `check_targets` names every target no mesh has). The ARKit combinations are mien's own, tuned by
+//! eye on the built-in head and facecap; they are a starting point, not a phonetic claim.
+
+use std::collections::BTreeMap;
+
+use super::viseme::{VISEME_COUNT, VISEME_NAMES, Viseme};
+use crate::anim::canon::Binding;
+use crate::error::{Error, Result};
+
+/// Where a map came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub enum VisemeMapKind {
+    /// `viseme_sil`, `viseme_PP`, … targets (Oculus / Meta, Ready Player Me, VRoid exports).
+    Oculus,
+    /// ARKit-52 targets only: each viseme a combination ([`VisemeMap::arkit`]).
+    Arkit,
+    /// A face definition file.
+    File,
+}
+
+/// Viseme → morph targets and weights.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct VisemeMap {
+    /// Where it came from.
+    pub kind: VisemeMapKind,
+    /// For each viseme in [`super::VISEMES`] order, the targets it drives and their weights.
+    pub shapes: Vec<Vec<(String, f32)>>,
+}
+
+/// The ARKit combination of each viseme (jaw opening, lip closure, rounding, spreading, tongue):
+///
+/// | viseme | ARKit targets |
+/// |---|---|
+/// | sil | (rest) |
+/// | PP | mouthClose .5, mouthPressLeft/Right .4, mouthRollLower .3, mouthRollUpper .2, jawOpen .05 |
+/// | FF | mouthRollLower .6, mouthUpperUpLeft/Right .25, jawOpen .1 |
+/// | TH | jawOpen .15, tongueOut .45, mouthStretchLeft/Right .1 |
+/// | DD | jawOpen .2, mouthStretchLeft/Right .2 |
+/// | kk | jawOpen .25, mouthStretchLeft/Right .2 |
+/// | CH | jawOpen .15, mouthFunnel .5, mouthPucker .3 |
+/// | SS | jawOpen .1, mouthStretchLeft/Right .35, mouthSmileLeft/Right .2 |
+/// | nn | jawOpen .15, mouthStretchLeft/Right .15 |
+/// | RR | jawOpen .15, mouthFunnel .3, mouthPucker .3 |
+/// | aa | jawOpen .6, mouthLowerDownLeft/Right .3 |
+/// | E | jawOpen .3, mouthStretchLeft/Right .3, mouthSmileLeft/Right .2 |
+/// | ih | jawOpen .2, mouthStretchLeft/Right .25, mouthSmileLeft/Right .3 |
+/// | oh | jawOpen .4, mouthFunnel .5, mouthPucker .2 |
+/// | ou | jawOpen .15, mouthPucker .8, mouthFunnel .3 |
+const ARKIT_VISEMES: [&[(&str, f32)]; VISEME_COUNT] = [
+    &[],
+    &[
+        ("mouthClose", 0.5),
+        ("mouthPressLeft", 0.4),
+        ("mouthPressRight", 0.4),
+        ("mouthRollLower", 0.3),
+        ("mouthRollUpper", 0.2),
+        ("jawOpen", 0.05),
+    ],
+    &[
+        ("mouthRollLower", 0.6),
+        ("mouthUpperUpLeft", 0.25),
+        ("mouthUpperUpRight", 0.25),
+        ("jawOpen", 0.1),
+    ],
+    &[
+        ("jawOpen", 0.15),
+        ("tongueOut", 0.45),
+        ("mouthStretchLeft", 0.1),
+        ("mouthStretchRight", 0.1),
+    ],
+    &[
+        ("jawOpen", 0.2),
+        ("mouthStretchLeft", 0.2),
+        ("mouthStretchRight", 0.2),
+    ],
+    &[
+        ("jawOpen", 0.25),
+        ("mouthStretchLeft", 0.2),
+        ("mouthStretchRight", 0.2),
+    ],
+    &[
+        ("jawOpen", 0.15),
+        ("mouthFunnel", 0.5),
+        ("mouthPucker", 0.3),
+    ],
+    &[
+        ("jawOpen", 0.1),
+        ("mouthStretchLeft", 0.35),
+        ("mouthStretchRight", 0.35),
+        ("mouthSmileLeft", 0.2),
+        ("mouthSmileRight", 0.2),
+    ],
+    &[
+        ("jawOpen", 0.15),
+        ("mouthStretchLeft", 0.15),
+        ("mouthStretchRight", 0.15),
+    ],
+    &[
+        ("jawOpen", 0.15),
+        ("mouthFunnel", 0.3),
+        ("mouthPucker", 0.3),
+    ],
+    &[
+        ("jawOpen", 0.6),
+        ("mouthLowerDownLeft", 0.3),
+        ("mouthLowerDownRight", 0.3),
+    ],
+    &[
+        ("jawOpen", 0.3),
+        ("mouthStretchLeft", 0.3),
+        ("mouthStretchRight", 0.3),
+        ("mouthSmileLeft", 0.2),
+        ("mouthSmileRight", 0.2),
+    ],
+    &[
+        ("jawOpen", 0.2),
+        ("mouthStretchLeft", 0.25),
+        ("mouthStretchRight", 0.25),
+        ("mouthSmileLeft", 0.3),
+        ("mouthSmileRight", 0.3),
+    ],
+    &[("jawOpen", 0.4), ("mouthFunnel", 0.5), ("mouthPucker", 0.2)],
+    &[
+        ("jawOpen", 0.15),
+        ("mouthPucker", 0.8),
+        ("mouthFunnel", 0.3),
+    ],
+];
+
+/// `name` reduced for viseme matching: the part after the last `.`, `:` or `|`, lowercase,
+/// without `_`, `-` and spaces (`Armature|viseme_PP` → `visemepp`).
+fn viseme_key(name: &str) -> String {
+    let last = name.rsplit(['.', ':', '|']).next().unwrap_or(name);
+    last.chars()
+        .filter(|c| !matches!(c, '_' | '-' | ' '))
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+impl VisemeMap {
+    /// `viseme_<name>` at weight 1 for each viseme (`viseme_sil` for rest).
+    pub fn oculus() -> Self {
+        VisemeMap {
+            kind: VisemeMapKind::Oculus,
+            shapes: VISEME_NAMES
+                .iter()
+                .map(|n| vec![(format!("viseme_{n}"), 1.0)])
+                .collect(),
+        }
+    }
+
+    /// The documented ARKit combinations (see the table on this module's constant).
+    pub fn arkit() -> Self {
+        VisemeMap {
+            kind: VisemeMapKind::Arkit,
+            shapes: ARKIT_VISEMES
+                .iter()
+                .map(|s| s.iter().map(|(n, w)| ((*n).to_owned(), *w)).collect())
+                .collect(),
+        }
+    }
+
+    /// The built-in map for a character with these target names: Oculus when it has at least 10 of
+    /// the 15 `viseme_*` targets (case and separators ignored), else ARKit when at least 10 of the
+    /// ARKit mouth/jaw targets the combinations use bind by name.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] when neither applies (pass a face definition file).
+    pub fn for_character<T: AsRef<str>>(targets: &[T]) -> Result<Self> {
+        let keys: Vec<String> = targets.iter().map(|t| viseme_key(t.as_ref())).collect();
+        let oculus = VISEME_NAMES
+            .iter()
+            .filter(|n| keys.contains(&format!("viseme{}", n.to_lowercase())))
+            .count();
+        if oculus >= 10 {
+            return Ok(Self::oculus());
+        }
+        let arkit = Self::arkit();
+        let names = arkit.target_names();
+        let b = Binding::new(&names, targets);
+        let bound = b
+            .routes()
+            .iter()
+            .map(|r| r.channel)
+            .collect::<std::collections::BTreeSet<_>>()
+            .len();
+        if bound >= 10 {
+            return Ok(arkit);
+        }
+        Err(Error::Invalid {
+            what: "visemes".into(),
+            reason: format!(
+                "the character has {oculus} of the 15 viseme_* targets and {bound} of the {} ARKit mouth targets the built-in visemes use; give a face definition file (--face)",
+                names.len()
+            ),
+        })
+    }
+
+    /// Parse a face definition: `{"format": "mien-face", "version": 1, "visemes": {"PP":
+    /// {"mouthClose": 0.6, …}, …}}` (docs/schemas/face.schema.json). Strict: unknown keys, unknown
+    /// viseme names and non-finite weights or weights outside ±2 are refused; visemes not listed are
+    /// rest.
+    ///
+    /// # Errors
+    /// [`Error::Format`] naming `file` and the JSON pointer.
+    pub fn from_json(text: &str, file: &str) -> Result<Self> {
+        let v: serde_json::Value = serde_json::from_str(text)
+            .map_err(|e| Error::format(file, "/", format!("not JSON: {e}")))?;
+        let obj = v
+            .as_object()
+            .ok_or_else(|| Error::format(file, "/", "expected an object"))?;
+        for k in obj.keys() {
+            if !matches!(k.as_str(), "format" | "version" | "visemes" | "description") {
+                return Err(Error::format(file, format!("/{k}"), "unknown key"));
+            }
+        }
+        if obj.get("format").and_then(|f| f.as_str()) != Some("mien-face") {
+            return Err(Error::format(file, "/format", "must be \"mien-face\""));
+        }
+        if obj.get("version").and_then(|f| f.as_u64()) != Some(1) {
+            return Err(Error::format(file, "/version", "must be 1"));
+        }
+        let visemes = obj
+            .get("visemes")
+            .and_then(|x| x.as_object())
+            .ok_or_else(|| Error::format(file, "/visemes", "expected an object of visemes"))?;
+        let mut shapes = vec![Vec::new(); VISEME_COUNT];
+        let mut problems = Vec::new();
+        for (name, targets) in visemes {
+            let Some(vis) = Viseme::from_name(name) else {
+                problems.push(Error::format(
+                    file,
+                    format!("/visemes/{name}"),
+                    format!("not a viseme (one of {})", VISEME_NAMES.join(" ")),
+                ));
+                continue;
+            };
+            let Some(t) = targets.as_object() else {
+                problems.push(Error::format(
+                    file,
+                    format!("/visemes/{name}"),
+                    "expected an object of target weights",
+                ));
+                continue;
+            };
+            let mut list: Vec<(String, f32)> = Vec::new();
+            for (target, w) in t {
+                match w.as_f64() {
+                    Some(w) if w.is_finite() && w.abs() <= 2.0 => {
+                        list.push((target.clone(), w as f32))
+                    }
+                    _ => problems.push(Error::format(
+                        file,
+                        format!("/visemes/{name}/{target}"),
+                        format!("{w} is not a weight in [-2, 2]"),
+                    )),
+                }
+            }
+            shapes[vis.index()] = list;
+        }
+        Error::collect(problems)?;
+        Ok(VisemeMap {
+            kind: VisemeMapKind::File,
+            shapes,
+        })
+    }
+
+    /// Every distinct target name the map uses, sorted.
+    pub fn target_names(&self) -> Vec<String> {
+        let mut n: Vec<String> = self
+            .shapes
+            .iter()
+            .flatten()
+            .map(|(t, _)| t.clone())
+            .collect();
+        n.sort();
+        n.dedup();
+        n
+    }
+}
+
+/// A target a viseme wants that the character lacks.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct MissingTarget {
+    /// The viseme.
+    pub viseme: &'static str,
+    /// The target name the map asks for.
+    pub target: String,
+}
+
+/// What binding a map to a character found.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct VisemeBindingReport {
+    /// The map's kind.
+    pub kind: VisemeMapKind,
+    /// (viseme, target) pairs the character lacks.
+    pub missing: Vec<MissingTarget>,
+    /// Visemes (other than `sil`) that drive nothing on this character.
+    pub silent_visemes: Vec<&'static str>,
+    /// Targets the speech layer owns (it drives them; a stream or clip does not).
+    pub owned_targets: Vec<String>,
+}
+
+/// A map bound to one mesh's targets: `apply` is allocation-free.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BoundVisemes {
+    routes: Vec<(u8, u32, f32)>,
+    owned: Vec<u32>,
+    report: VisemeBindingReport,
+}
+
+impl BoundVisemes {
+    /// Bind `map` to `targets` by name: an exact name first, else the name canonicaliser (so
+    /// `mouthSmileLeft` reaches `mouthSmile_L`; `viseme_*` names match case- and
+    /// separator-insensitively). The speech layer owns every target it drives plus every target
+    /// whose canonical ARKit name is a jaw, mouth or tongue channel (so a stream's mouth does not
+    /// fight the speech).
+    pub fn bind<T: AsRef<str>>(map: &VisemeMap, targets: &[T]) -> Self {
+        let names = map.target_names();
+        let exact = |n: &str| targets.iter().position(|t| t.as_ref() == n);
+        let keys: Vec<String> = targets.iter().map(|t| viseme_key(t.as_ref())).collect();
+        let binding = Binding::new(&names, targets);
+        let mut resolve: BTreeMap<&str, Vec<(u32, f32)>> = BTreeMap::new();
+        for (ci, n) in names.iter().enumerate() {
+            let r: Vec<(u32, f32)> = if let Some(i) = exact(n) {
+                vec![(i as u32, 1.0)]
+            } else if let Some(i) = (viseme_key(n).starts_with("viseme"))
+                .then(|| keys.iter().position(|k| *k == viseme_key(n)))
+                .flatten()
+            {
+                vec![(i as u32, 1.0)]
+            } else {
+                binding
+                    .routes()
+                    .iter()
+                    .filter(|r| r.channel == ci)
+                    .map(|r| (r.target as u32, r.gain))
+                    .collect()
+            };
+            resolve.insert(n.as_str(), r);
+        }
+        let mut routes = Vec::new();
+        let mut missing = Vec::new();
+        let mut silent = Vec::new();
+        for (vi, shape) in map.shapes.iter().enumerate() {
+            let mut any = false;
+            for (t, w) in shape {
+                let r = &resolve[t.as_str()];
+                if r.is_empty() {
+                    missing.push(MissingTarget {
+                        viseme: VISEME_NAMES[vi],
+                        target: t.clone(),
+                    });
+                }
+                for &(ti, g) in r {
+                    routes.push((vi as u8, ti, w * g));
+                    any = true;
+                }
+            }
+            if !any && vi != Viseme::Sil.index() {
+                silent.push(VISEME_NAMES[vi]);
+            }
+        }
+        let mut owned: Vec<u32> = routes.iter().map(|r| r.1).collect();
+        for (i, t) in targets.iter().enumerate() {
+            if let Some(c) = crate::anim::canon::canonical_name(t.as_ref()) {
+                if c.starts_with("jaw") || c.starts_with("mouth") || c.starts_with("tongue") {
+                    owned.push(i as u32);
+                }
+            }
+        }
+        owned.sort_unstable();
+        owned.dedup();
+        let report = VisemeBindingReport {
+            kind: map.kind,
+            missing,
+            silent_visemes: silent,
+            owned_targets: owned
+                .iter()
+                .map(|&i| targets[i as usize].as_ref().to_owned())
+                .collect(),
+        };
+        BoundVisemes {
+            routes,
+            owned,
+            report,
+        }
+    }
+
+    /// Like [`BoundVisemes::bind`] but refusing any missing target (for face definition files).
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] naming every (viseme, target) the character lacks.
+    pub fn bind_strict<T: AsRef<str>>(map: &VisemeMap, targets: &[T], file: &str) -> Result<Self> {
+        let b = Self::bind(map, targets);
+        if b.report.missing.is_empty() {
+            return Ok(b);
+        }
+        let list: Vec<String> = b
+            .report
+            .missing
+            .iter()
+            .map(|m| format!("{} → {}", m.viseme, m.target))
+            .collect();
+        Err(Error::Invalid {
+            what: format!("{file}: face definition"),
+            reason: format!(
+                "the character lacks {} target(s): {}",
+                list.len(),
+                list.join(", ")
+            ),
+        })
+    }
+
+    /// What binding found.
+    pub fn report(&self) -> &VisemeBindingReport {
+        &self.report
+    }
+
+    /// Write the speech into `weights` `(T,)`: every owned target is set to `Σ viseme weight × map
+    /// weight` (0 when no viseme drives it); other targets keep their values. Allocation-free.
+    ///
+    /// # Panics
+    /// When `weights` is shorter than the targets bound.
+    pub fn apply(&self, visemes: &[f32; VISEME_COUNT], weights: &mut [f32]) {
+        for &t in &self.owned {
+            weights[t as usize] = 0.0;
+        }
+        for &(v, t, w) in &self.routes {
+            weights[t as usize] += visemes[v as usize] * w;
+        }
+    }
+}
