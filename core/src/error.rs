@@ -91,8 +91,45 @@ pub enum Error {
     },
 
     /// Several problems found by one validation pass, in the order they were found.
-    #[error("{} problems:\n{}", .0.len(), .0.iter().map(|e| format!("  - {e}")).collect::<Vec<_>>().join("\n"))]
+    ///
+    /// Displayed as a list, one problem per item: identical messages are shown once with `(×N)`,
+    /// and a nested list (a `Many` inside a `Many`) is indented under its item.
+    #[error("{}", many_text(.0))]
     Many(Vec<Error>),
+}
+
+/// The text of [`Error::Many`]: `N problems:` (N distinct messages), then one `  - ` item per
+/// distinct message in first-seen order, suffixed `(×k)` when it was reported k > 1 times; the
+/// continuation lines of a multi-line item (a nested list) are indented four more spaces so that
+/// they sit under the item's text.
+fn many_text(problems: &[Error]) -> String {
+    let mut order: Vec<(String, usize)> = Vec::new();
+    let mut index: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for e in problems {
+        let text = e.to_string();
+        match index.get(&text) {
+            Some(&k) => order[k].1 += 1,
+            None => {
+                index.insert(text.clone(), order.len());
+                order.push((text, 1));
+            }
+        }
+    }
+    let n = order.len();
+    let mut out = format!("{n} problem{}:", if n == 1 { "" } else { "s" });
+    for (text, times) in &order {
+        let mut lines = text.lines();
+        out.push_str("\n  - ");
+        out.push_str(lines.next().unwrap_or(""));
+        if *times > 1 {
+            out.push_str(&format!(" (×{times})"));
+        }
+        for line in lines {
+            out.push_str("\n    ");
+            out.push_str(line);
+        }
+    }
+    out
 }
 
 /// `Result` with [`Error`].
@@ -136,12 +173,21 @@ impl Error {
         }
     }
 
-    /// Fold a list of problems: `Ok` when empty, the single error when one, [`Error::Many`] otherwise.
+    /// Fold a list of problems: `Ok` when empty, the single error when there is one or when all have
+    /// the same message (one problem reported from several places, such as a compressed buffer
+    /// view that every accessor on it failed to decode), [`Error::Many`] otherwise.
     pub fn collect(mut problems: Vec<Error>) -> Result<()> {
         match problems.len() {
             0 => Ok(()),
             1 => Err(problems.remove(0)),
-            _ => Err(Error::Many(problems)),
+            _ => {
+                let first = problems[0].to_string();
+                if problems[1..].iter().all(|e| e.to_string() == first) {
+                    Err(problems.remove(0))
+                } else {
+                    Err(Error::Many(problems))
+                }
+            }
         }
     }
 }

@@ -248,15 +248,24 @@ fn bad_files_name_row_and_column() {
     let (f, i, r) = fails(&format!("{good}{good}"));
     assert_eq!((f.as_str(), i), ("Timecode", Some(3)));
     assert!(r.contains("repeats"), "{r}");
-    // Past midnight.
-    let (_, i, r) = fails("23:59:59:59.0,3,0,0,0\n00:00:00:00.0,3,0,0,0\n");
-    assert_eq!(i, Some(3));
-    assert!(r.contains("midnight"), "{r}");
-    // Too few / too many cells.
-    let (f, i, _) = fails(&format!("{good}00:00:00:02.0,3,0.1,0.2\n"));
-    assert_eq!((f.as_str(), i), ("HeadYaw", Some(3)));
-    let (_, i, _) = fails(&format!("{good}00:00:00:02.0,3,0.1,0.2,0.3,0.4\n"));
-    assert_eq!(i, Some(3));
+    // Past midnight: one readable sentence naming both lines and both timecodes.
+    let (f, i, r) = fails("23:59:59:59.0,3,0,0,0\n00:00:00:00.0,3,0,0,0\n");
+    assert_eq!((f.as_str(), i), ("Timecode", Some(3)));
+    assert_eq!(
+        r,
+        "line 3: `00:00:00:00.0` goes back in time from line 2 `23:59:59:59.0` (timecodes must \
+         increase; a take that wraps past midnight is not supported)"
+    );
+    // Too few / too many cells: the row is named with both counts, not a column.
+    let (f, i, r) = fails(&format!("{good}00:00:00:02.0,3,0.1,0.2\n"));
+    assert_eq!((f.as_str(), i), ("row", Some(3)));
+    assert_eq!(r, "line 3 has 4 cells, expected 5 (one per header column)");
+    let (f, i, r) = fails(&format!("{good}00:00:00:02.0\n"));
+    assert_eq!((f.as_str(), i), ("row", Some(3)));
+    assert_eq!(r, "line 3 has 1 cell, expected 5 (one per header column)");
+    let (f, i, r) = fails(&format!("{good}00:00:00:02.0,3,0.1,0.2,0.3,0.4\n"));
+    assert_eq!((f.as_str(), i), ("row", Some(3)));
+    assert!(r.contains("has 6 cells, expected 5"), "{r}");
     // Header only, and an empty file.
     let (f, i, r) = fails("");
     assert_eq!((f.as_str(), i), ("rows", Some(1)));
@@ -315,6 +324,36 @@ fn bad_files_on_disk() {
     }
     std::fs::write(&p, b"Timecode,BlendShapeCount\xff\n").unwrap();
     assert!(matches!(read_livelink_csv(&p), Err(Error::Format { .. })));
+    // Not UTF-8: the byte offset and line of the first bad byte, said in words.
+    std::fs::write(
+        &p,
+        format!("{HEADER}\n00:00:00:01.0,3,0.1,0.2,0.3\n")
+            .into_bytes()
+            .into_iter()
+            .chain(*b"00:00:00:02.0,3,0.\xe9,0,0\n")
+            .collect::<Vec<u8>>(),
+    )
+    .unwrap();
+    let at = HEADER.len() + 1 + 28 + 18;
+    match read_livelink_csv(&p).unwrap_err() {
+        Error::Format {
+            field,
+            index,
+            reason,
+            ..
+        } => {
+            assert_eq!((field.as_str(), index), ("text", None));
+            assert_eq!(reason, format!("not UTF-8 text at byte {at} (line 3)"));
+        }
+        other => panic!("{other}"),
+    }
+    // A UTF-16 export says so.
+    std::fs::write(&p, b"\xff\xfeT\0i\0").unwrap();
+    let e = read_livelink_csv(&p).unwrap_err().to_string();
+    assert!(
+        e.contains("not UTF-8 text at byte 0 (line 1)") && e.contains("UTF-16"),
+        "{e}"
+    );
     std::fs::write(&p, b"").unwrap();
     assert!(matches!(read_livelink_csv(&p), Err(Error::Format { .. })));
     assert!(matches!(

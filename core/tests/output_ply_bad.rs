@@ -179,7 +179,8 @@ fn malformed_headers() {
 #[test]
 fn other_elements_and_types_are_handled() {
     // A scalar element before `vertex` is skipped; double/uchar properties are converted; CRLF
-    // header lines and comments are accepted; an element after `vertex` is ignored.
+    // header lines and comments are accepted; an element after `vertex` is not read (its one
+    // face, a list of 3 indices, is there).
     let mut h = String::from(
         "ply\r\nformat binary_little_endian 1.0\r\ncomment made by hand\r\nelement meta 1\r\nproperty uint id\r\n",
     );
@@ -197,9 +198,69 @@ fn other_elements_and_types_are_handled() {
     for v in &row()[6..] {
         b.extend_from_slice(&v.to_le_bytes());
     }
+    b.push(3);
+    for k in 0u32..3 {
+        b.extend_from_slice(&k.to_le_bytes());
+    }
     let cloud = parse_splat_ply(&b, "mixed.ply").unwrap();
     assert_eq!(cloud.center, vec![[0.25, 2.0, 3.0]]);
     assert_eq!(cloud.properties[3].name, "junk");
+}
+
+/// Elements after `vertex` are not read but must fit in the bytes left: each record takes at least
+/// its scalars and one count per list property (an empty list).
+#[test]
+fn elements_after_the_vertices_must_fit_the_file() {
+    let with_tail = |tail_header: &str, tail: &[u8]| {
+        let mut b = file("binary_little_endian 1.0", 1, &PROPS, &[row()]);
+        let end = b.windows(11).position(|w| w == b"end_header\n").unwrap();
+        b.splice(end..end, tail_header.bytes());
+        b.extend_from_slice(tail);
+        b
+    };
+    // The reviewer's file: four billion faces declared, no bytes for them.
+    let b = with_tail(
+        "element face 4294967295\nproperty list uchar int vertex_indices\n",
+        &[],
+    );
+    let (field, index, reason) = format_err(&b);
+    assert_eq!((field.as_str(), index), ("element face", None));
+    assert_eq!(
+        reason,
+        "declares 4294967295 records of at least 1 byte each (lists counted empty), but only 0 \
+         bytes follow the data before it: the file is truncated or its header is wrong"
+    );
+    // Two empty faces fit in two bytes; a third does not.
+    let faces = "element face 2\nproperty list uchar int vertex_indices\n";
+    assert_eq!(
+        parse_splat_ply(&with_tail(faces, &[0, 0]), "t.ply")
+            .unwrap()
+            .len(),
+        1
+    );
+    let (field, _, reason) = format_err(&with_tail(faces, &[0]));
+    assert_eq!(field, "element face");
+    assert!(reason.contains("only 1 bytes follow"), "{reason}");
+    // Scalar elements count their stride; a second trailing element counts after the first.
+    let two = "element a 2\nproperty ushort v\nelement b 1\nproperty int w\n";
+    assert_eq!(
+        parse_splat_ply(&with_tail(two, &[0; 8]), "t.ply")
+            .unwrap()
+            .len(),
+        1
+    );
+    let (field, _, reason) = format_err(&with_tail(two, &[0; 7]));
+    assert_eq!(field, "element b");
+    assert!(
+        reason.contains("at least 4 bytes each, but only 3 bytes"),
+        "{reason}"
+    );
+    // A list with an unknown count type is a header error.
+    let (field, index, _) = format_err(&with_tail(
+        "element face 1\nproperty list uchar8 int vertex_indices\n",
+        &[0],
+    ));
+    assert_eq!((field.as_str(), index), ("header line", Some(22)));
 }
 
 #[test]

@@ -19,7 +19,6 @@
 //! Live Link Face export as found in DATA.md `livelinkface/` (JMTechArt/Pipeline-Examples, MIT).
 
 use std::collections::HashMap;
-use std::io::Read;
 use std::path::Path;
 
 use crate::anim::stream::WeightStream;
@@ -48,38 +47,34 @@ pub const TIMECODE_RATES: [u32; 8] = [24, 25, 30, 48, 50, 60, 100, 120];
 /// Read a Live Link Face CSV export.
 ///
 /// # Errors
-/// [`Error::Io`] when the file cannot be read; [`Error::Limit`] when it is larger than
-/// [`MAX_LIVELINK_CSV_BYTES`]; [`Error::Format`] as [`read_livelink_csv_from_str`], or when the
-/// file is not UTF-8.
+/// [`Error::Io`] when the file cannot be read; [`Error::Format`] (field `file type`) when it is not
+/// a regular file (a FIFO, a device); [`Error::Limit`] when it is larger than
+/// [`MAX_LIVELINK_CSV_BYTES`] ([`crate::io::read::read_file_capped`]); [`Error::Format`] (field
+/// `text`) naming the byte offset and line when the file is not UTF-8; otherwise as
+/// [`read_livelink_csv_from_str`].
 pub fn read_livelink_csv(path: &Path) -> Result<WeightStream> {
-    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
-    let too_big = |found: u64| Error::Limit {
-        what: format!("{}: file size in bytes", path.display()),
-        limit: MAX_LIVELINK_CSV_BYTES,
-        found,
-    };
-    if len > MAX_LIVELINK_CSV_BYTES {
-        return Err(too_big(len));
-    }
-    // Read at most one byte past the limit, whatever the metadata said (a growing file).
-    let mut bytes = Vec::with_capacity(len as usize);
-    file.take(MAX_LIVELINK_CSV_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| Error::io(path, e))?;
-    if bytes.len() as u64 > MAX_LIVELINK_CSV_BYTES {
-        return Err(too_big(bytes.len() as u64));
-    }
+    let bytes = crate::io::read::read_file_capped(path, MAX_LIVELINK_CSV_BYTES)?;
     let label = path.display().to_string();
-    let text = String::from_utf8(bytes).map_err(|e| {
-        Error::format_at(
-            &label,
-            "text",
-            e.utf8_error().valid_up_to(),
-            "not UTF-8 text (byte offset)",
-        )
-    })?;
+    let text =
+        String::from_utf8(bytes).map_err(|e| not_utf8(&label, e.as_bytes(), e.utf8_error()))?;
     read_livelink_csv_from_str(&text, &label)
+}
+
+/// The error for bytes that are not UTF-8: the byte offset and line of the first bad byte, and a
+/// hint when the file starts with a UTF-16 byte order mark (a "Unicode" save from a spreadsheet).
+fn not_utf8(label: &str, bytes: &[u8], e: std::str::Utf8Error) -> Error {
+    let at = e.valid_up_to();
+    let line = 1 + bytes[..at].iter().filter(|&&b| b == b'\n').count();
+    let hint = if bytes.starts_with(&[0xFF, 0xFE]) || bytes.starts_with(&[0xFE, 0xFF]) {
+        " (the file starts with a UTF-16 byte order mark: save it as UTF-8)"
+    } else {
+        ""
+    };
+    Error::format(
+        label,
+        "text",
+        format!("not UTF-8 text at byte {at} (line {line}){hint}"),
+    )
 }
 
 /// The column layout found in the header.
@@ -305,14 +300,15 @@ pub fn read_livelink_csv_from_str(text: &str, label: &str) -> Result<WeightStrea
         cells.clear();
         cells.extend(row.split(',').map(str::trim));
         if cells.len() != h.width {
-            let column = h.names.get(cells.len()).copied().unwrap_or("row");
+            let plural = |n: usize| if n == 1 { "" } else { "s" };
             return Err(Error::format_at(
                 label,
-                column,
+                "row",
                 line,
                 format!(
-                    "line {line} has {} cells, the header has {}",
+                    "line {line} has {} cell{}, expected {} (one per header column)",
                     cells.len(),
+                    plural(cells.len()),
                     h.width
                 ),
             ));
@@ -329,17 +325,15 @@ pub fn read_livelink_csv_from_str(text: &str, label: &str) -> Result<WeightStrea
         if let Some((pl, pt, p)) = previous {
             let order = (tc.seconds, tc.frame).partial_cmp(&(p.seconds, p.frame));
             if order != Some(std::cmp::Ordering::Greater) {
-                let what = if order == Some(std::cmp::Ordering::Equal) {
-                    "repeats the timecode of".to_owned()
+                let reason = if order == Some(std::cmp::Ordering::Equal) {
+                    format!("line {line}: `{tc_text}` repeats the timecode of line {pl}")
                 } else {
-                    "goes back in time from (a wrap past midnight is not supported)".to_owned()
+                    format!(
+                        "line {line}: `{tc_text}` goes back in time from line {pl} `{pt}` \
+                         (timecodes must increase; a take that wraps past midnight is not supported)"
+                    )
                 };
-                return Err(Error::format_at(
-                    label,
-                    h.names[h.timecode],
-                    line,
-                    format!("line {line}: `{tc_text}` {what} line {pl} `{pt}`"),
-                ));
+                return Err(Error::format_at(label, h.names[h.timecode], line, reason));
             }
         }
         previous = Some((line, tc_text, tc));

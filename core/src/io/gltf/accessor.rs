@@ -18,10 +18,15 @@ use crate::error::{Error, Result};
 /// possibly with sparse values): such an accessor costs no file bytes, so its size is capped.
 pub const MAX_IMPLICIT_COMPONENTS: u64 = 1 << 24;
 
-/// Most components one import may decode from accessors in total. Accessors can be shared (every
-/// morph target of a mesh may name the same accessor), so decoded data is not bounded by the file
-/// size; this bound (1 GiB of f32) stops a small file from asking for unbounded memory. A
-/// 27k-vertex head with 57 position+normal targets decodes about 9·10⁶.
+/// Most components one import may decode from accessors in total: 2²⁸ = 268,435,456. Accessors can
+/// be shared (every morph target of a mesh may name the same accessor), so decoded data is not
+/// bounded by the file size; this bound stops a small file from asking for unbounded memory.
+///
+/// Exactly what it costs: every component is decoded straight into its 4-byte output (`f32`, or
+/// `u32` for indices and joints; no wider temporary), so the components decoded in one import
+/// occupy at most 2²⁸ × 4 B = 1 GiB. (Morph deltas are then also stored sparsely, at most 28 B
+/// per non-zero vertex delta, see [`super::MAX_CHARACTER_MORPH_DELTAS`].) A 27k-vertex head with
+/// 57 position+normal targets decodes about 9·10⁶ components, 1/29 of the cap.
 pub const MAX_DECODED_COMPONENTS: u64 = 1 << 28;
 
 /// An accessor's storage format.
@@ -136,31 +141,37 @@ pub(super) fn normalize(c: f64, ct: ComponentType) -> f64 {
 /// [`Error::Format`] naming `accessors[i]` when it is out of its view, a float is NaN/∞, a sparse
 /// index is out of order or range, or the data cannot be read.
 pub(super) fn read_f32(ctx: &mut Ctx, i: usize) -> Result<(Format, Vec<f32>)> {
-    let (fmt, raw) = read_raw(ctx, i)?;
+    let Some(fmt) = format(ctx.root, i) else {
+        return Err(ctx.err(format!("accessors[{i}]"), "invalid componentType or type"));
+    };
+    let out = if fmt.normalized {
+        read_as(ctx, i, fmt, |c| normalize(c, fmt.ct) as f32)?
+    } else {
+        read_as(ctx, i, fmt, |c| c as f32)?
+    };
+    // An f32 component goes through f64 and back unchanged, so NaN / ±∞ survive to be found here.
     if fmt.ct == ComponentType::F32
-        && let Some(k) = raw.iter().position(|x| !x.is_finite())
+        && let Some(k) = out.iter().position(|x| !x.is_finite())
     {
         return Err(Error::format_at(
             ctx.file,
             format!("accessors[{i}]"),
             k / fmt.width(),
-            format!("component {} is {}", k % fmt.width(), raw[k]),
+            format!("component {} is {}", k % fmt.width(), out[k]),
         ));
     }
-    let out = if fmt.normalized {
-        raw.iter().map(|&c| normalize(c, fmt.ct) as f32).collect()
-    } else {
-        raw.iter().map(|&c| c as f32).collect()
-    };
     Ok((fmt, out))
 }
 
 /// `accessors[i]` as unsigned integers `(count·width,)` (indices, joints).
 ///
 /// # Errors
-/// As [`read_f32`], and when the accessor is not a non-normalized unsigned integer type.
+/// As [`read_f32`], and when the accessor is not a non-normalized unsigned integer type (checked
+/// before anything is decoded).
 pub(super) fn read_u32(ctx: &mut Ctx, i: usize) -> Result<(Format, Vec<u32>)> {
-    let (fmt, raw) = read_raw(ctx, i)?;
+    let Some(fmt) = format(ctx.root, i) else {
+        return Err(ctx.err(format!("accessors[{i}]"), "invalid componentType or type"));
+    };
     if fmt.normalized
         || !matches!(
             fmt.ct,
@@ -172,11 +183,19 @@ pub(super) fn read_u32(ctx: &mut Ctx, i: usize) -> Result<(Format, Vec<u32>)> {
             format!("{} where unsigned integers are required", fmt.describe()),
         ));
     }
-    Ok((fmt, raw.into_iter().map(|c| c as u32).collect()))
+    // Unsigned integers of at most 32 bits are exact in f64, so `as u32` is exact.
+    let out = read_as(ctx, i, fmt, |c| c as u32)?;
+    Ok((fmt, out))
 }
 
-/// Decode every component of `accessors[i]` as its raw value.
-fn read_raw(ctx: &mut Ctx, i: usize) -> Result<(Format, Vec<f64>)> {
+/// Decode every component of `accessors[i]` (whose format is `fmt`) through `conv`, which maps the
+/// raw component value to the output type; sparse values are converted the same way.
+fn read_as<T: Copy>(
+    ctx: &mut Ctx,
+    i: usize,
+    fmt: Format,
+    conv: impl Fn(f64) -> T,
+) -> Result<Vec<T>> {
     let root = ctx.root;
     let file = ctx.file;
     let field = format!("accessors[{i}]");
@@ -184,8 +203,6 @@ fn read_raw(ctx: &mut Ctx, i: usize) -> Result<(Format, Vec<f64>)> {
         .accessors
         .get(i)
         .ok_or_else(|| Error::format(file, &field, "does not exist"))?;
-    let fmt = format(root, i)
-        .ok_or_else(|| Error::format(file, &field, "invalid componentType or type"))?;
     let width = fmt.width();
     let esize = fmt.element_size();
     let count = usize::try_from(acc.count.0)
@@ -243,7 +260,7 @@ fn read_raw(ctx: &mut Ctx, i: usize) -> Result<(Format, Vec<f64>)> {
             for e in 0..count {
                 let base = offset + e * stride;
                 for c in 0..width {
-                    out.push(component(bytes, base + fmt.offset(c), fmt.ct));
+                    out.push(conv(component(bytes, base + fmt.offset(c), fmt.ct)));
                 }
             }
             out
@@ -256,23 +273,24 @@ fn read_raw(ctx: &mut Ctx, i: usize) -> Result<(Format, Vec<f64>)> {
                     found: total as u64,
                 });
             }
-            vec![0.0; total]
+            vec![conv(0.0); total]
         }
     };
     if let Some(sparse) = &acc.sparse {
-        apply_sparse(ctx, i, fmt, count, sparse, &mut out)?;
+        apply_sparse(ctx, i, fmt, count, sparse, &mut out, &conv)?;
     }
-    Ok((fmt, out))
+    Ok(out)
 }
 
 /// Overwrite the elements a sparse part names (§3.6.2.3).
-fn apply_sparse(
+fn apply_sparse<T>(
     ctx: &mut Ctx,
     i: usize,
     fmt: Format,
     count: usize,
     sparse: &json::accessor::sparse::Sparse,
-    out: &mut [f64],
+    out: &mut [T],
+    conv: &impl Fn(f64) -> T,
 ) -> Result<()> {
     let root = ctx.root;
     let file = ctx.file;
@@ -351,7 +369,7 @@ fn apply_sparse(
     let width = fmt.width();
     for (k, &idx) in indices.iter().enumerate() {
         for c in 0..width {
-            out[idx * width + c] = component(bytes, voff + k * esize + fmt.offset(c), fmt.ct);
+            out[idx * width + c] = conv(component(bytes, voff + k * esize + fmt.offset(c), fmt.ct));
         }
     }
     Ok(())

@@ -6,7 +6,9 @@
 //!
 //! Source: glTF 2.0 §3.11 "Animations" and Appendix C; glTF-Validator
 //! `ACCESSOR_ANIMATION_SAMPLER_OUTPUT_NON_NORMALIZED_QUATERNION` with its `unitLengthThresholdVec4`
-//! (0.00769) tolerance, checked on key values (not on cubic tangents).
+//! (0.00769) tolerance, checked on key values (not on cubic tangents), and
+//! `ACCESSOR_ANIMATION_INPUT_NEGATIVE` (an error: key times are seconds from the start of the
+//! animation, never before it), checked on the decoded times whatever `accessor.min` says.
 
 use gltf::json;
 use json::animation::{Interpolation as JInterp, Property as JProp};
@@ -95,6 +97,18 @@ fn channel(
         }
     };
     let (_, times) = read_f32(ctx, smp.input.value())?;
+    if let Some(k) = times.iter().position(|&t| t < 0.0) {
+        return Err(Error::format_at(
+            ctx.file,
+            format!("animations[{a}].samplers[{s}].input"),
+            k,
+            format!(
+                "key time {} s is negative: animation times count from the start of the animation \
+                 (glTF-Validator ACCESSOR_ANIMATION_INPUT_NEGATIVE)",
+                times[k]
+            ),
+        ));
+    }
     let (_, values) = read_f32(ctx, smp.output.value())?;
     if property == Property::Rotation {
         let per_key = if interpolation == Interpolation::CubicSpline {

@@ -4,18 +4,29 @@
 //! `EXT_meshopt_compression` fallback) is never an error by itself. Compressed views are decoded
 //! once and kept.
 //!
-//! Source: glTF 2.0 §3.6.1 "Buffers and Buffer Views", §3.6.1.2 "GLB-stored Buffer"; RFC 2397
-//! (`data:` URIs); glTF-Validator `BUFFER_EMBEDDED_BYTELENGTH_MISMATCH` (a data URI must decode to
-//! exactly `byteLength`) and `BUFFER_EXTERNAL_BYTELENGTH_MISMATCH` (a file must hold at least
-//! `byteLength`).
+//! **External files** (a documented decision): a model may only read files inside its own folder.
+//! A buffer `uri` must be a relative reference (no URI scheme such as `file:` or `http:`, no
+//! absolute path, no drive letter) whose percent-decoded path never climbs above the glTF's folder
+//! through `..`; anything else is refused naming `buffers[i].uri`. The file must be a regular file
+//! ([`crate::io::read`]), only its first `byteLength` bytes are read (a longer file is fine, a
+//! shorter one is an error), `byteLength` is at most [`MAX_GLTF_BYTES`], and the external buffers
+//! of one import read at most [`MAX_GLTF_BYTES`] together. Symbolic links inside the folder are
+//! followed (whoever made the folder placed them); the regular-file rule and the caps apply to
+//! what they point at.
+//!
+//! Source: glTF 2.0 §3.6.1 "Buffers and Buffer Views", §3.6.1.2 "GLB-stored Buffer", §2.8 "URIs"
+//! (relative references, RFC 3986); RFC 2397 (`data:` URIs); glTF-Validator
+//! `BUFFER_EMBEDDED_BYTELENGTH_MISMATCH` (a data URI must decode to exactly `byteLength`) and
+//! `BUFFER_EXTERNAL_BYTELENGTH_MISMATCH` (a file must hold at least `byteLength`).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
 use gltf::json;
 
-use super::meshopt;
+use super::{MAX_GLTF_BYTES, meshopt};
 use crate::error::{Error, Result};
+use crate::io::read::read_file_head;
 
 /// Loaded buffers and decoded compressed views of one import.
 pub(super) struct Buffers<'a> {
@@ -24,6 +35,8 @@ pub(super) struct Buffers<'a> {
     bin: Option<&'a [u8]>,
     loaded: Vec<Option<Vec<u8>>>,
     decoded: Vec<Option<Vec<u8>>>,
+    /// Bytes read from external files so far (at most [`MAX_GLTF_BYTES`]).
+    external: u64,
 }
 
 /// The data of buffer `i`: the BIN chunk for a GLB's buffer 0 without a URI, else what was loaded.
@@ -59,6 +72,7 @@ impl<'a> Buffers<'a> {
             bin,
             loaded: vec![None; buffers],
             decoded: vec![None; views],
+            external: 0,
         }
     }
 
@@ -199,13 +213,26 @@ impl<'a> Buffers<'a> {
                     format!("external buffer `{uri}` but no base directory was given"),
                 ));
             };
+            if declared > MAX_GLTF_BYTES {
+                return Err(Error::Limit {
+                    what: format!("{file}: {field}.byteLength of an external buffer"),
+                    limit: MAX_GLTF_BYTES,
+                    found: declared,
+                });
+            }
+            let total = self.external.saturating_add(declared);
+            if total > MAX_GLTF_BYTES {
+                return Err(Error::Limit {
+                    what: format!(
+                        "{file}: {field}: bytes read from external buffers in one import"
+                    ),
+                    limit: MAX_GLTF_BYTES,
+                    found: total,
+                });
+            }
             let path = base.join(&rel);
-            let data = std::fs::read(&path).map_err(|e| {
-                Error::format(
-                    file,
-                    format!("{field}.uri"),
-                    format!("cannot read `{}`: {e}", path.display()),
-                )
+            let data = read_file_head(&path, declared, MAX_GLTF_BYTES).map_err(|e| {
+                Error::format(file, format!("{field}.uri"), format!("cannot read: {e}"))
             })?;
             if (data.len() as u64) < declared {
                 return Err(Error::format(
@@ -218,6 +245,7 @@ impl<'a> Buffers<'a> {
                     ),
                 ));
             }
+            self.external = total;
             data
         };
         self.loaded[i] = Some(data);
@@ -254,15 +282,27 @@ fn decode_data_uri(rest: &str) -> std::result::Result<Vec<u8>, String> {
         .map_err(|e| format!("invalid base64: {e}"))
 }
 
-/// A relative file URI as a path: percent-decoded; absolute paths and other schemes refused.
-fn relative_path(uri: &str) -> std::result::Result<std::path::PathBuf, String> {
-    if uri.contains("://")
-        || uri.starts_with('/')
-        || uri.starts_with('\\')
-        || uri.get(1..2) == Some(":")
-    {
+/// Whether `uri` starts with a URI scheme (`scheme:` with `scheme = ALPHA *( ALPHA / DIGIT / "+" /
+/// "-" / "." )`, RFC 3986 §3.1). A Windows drive letter (`C:`) matches too, and is refused with it.
+fn has_scheme(uri: &str) -> bool {
+    let Some((scheme, _)) = uri.split_once(':') else {
+        return false;
+    };
+    let mut chars = scheme.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+}
+
+/// A relative file URI as a path inside the model's folder: percent-decoded, and refused (with the
+/// reason) when it is empty, has a scheme, is absolute, or climbs above the folder through `..`.
+fn relative_path(uri: &str) -> std::result::Result<PathBuf, String> {
+    const RULE: &str = "a model may only read files inside its own folder";
+    if uri.is_empty() {
+        return Err("an empty URI names no file".into());
+    }
+    if has_scheme(uri) || uri.starts_with("//") {
         return Err(format!(
-            "`{uri}`: only relative file URIs and data: URIs are supported"
+            "`{uri}`: only relative file URIs and data: URIs are supported ({RULE})"
         ));
     }
     let b = uri.as_bytes();
@@ -282,9 +322,31 @@ fn relative_path(uri: &str) -> std::result::Result<std::path::PathBuf, String> {
         out.push(b[k]);
         k += 1;
     }
-    String::from_utf8(out)
-        .map(std::path::PathBuf::from)
-        .map_err(|_| format!("`{uri}`: percent-decoded URI is not UTF-8"))
+    let decoded =
+        String::from_utf8(out).map_err(|_| format!("`{uri}`: percent-decoded URI is not UTF-8"))?;
+    let drive = decoded
+        .as_bytes()
+        .first()
+        .is_some_and(u8::is_ascii_alphabetic)
+        && decoded.as_bytes().get(1) == Some(&b':');
+    if decoded.starts_with('/') || decoded.starts_with('\\') || drive {
+        return Err(format!(
+            "`{uri}` is an absolute path: only paths relative to the glTF's folder are read ({RULE})"
+        ));
+    }
+    let mut depth = 0usize;
+    for part in decoded.split(['/', '\\']) {
+        match part {
+            "" | "." => {}
+            ".." => {
+                depth = depth.checked_sub(1).ok_or_else(|| {
+                    format!("`{uri}` leaves the glTF's folder through `..` ({RULE})")
+                })?;
+            }
+            _ => depth += 1,
+        }
+    }
+    Ok(PathBuf::from(decoded))
 }
 
 #[cfg(test)]
@@ -316,8 +378,27 @@ mod tests {
             relative_path("sub/x%2").unwrap(),
             std::path::PathBuf::from("sub/x%2")
         );
-        assert!(relative_path("http://x/y.bin").is_err());
-        assert!(relative_path("/etc/passwd").is_err());
-        assert!(relative_path("C:/x.bin").is_err());
+        assert_eq!(
+            relative_path("sub/../a.bin").unwrap(),
+            std::path::PathBuf::from("sub/../a.bin")
+        );
+        for bad in [
+            "http://x/y.bin",
+            "file:///etc/passwd",
+            "file:x.bin",
+            "//host/share/x.bin",
+            "/etc/passwd",
+            "%2Fetc%2Fpasswd",
+            "C:/x.bin",
+            "c:x.bin",
+            "..",
+            "../x.bin",
+            "a/../../x.bin",
+            "%2e%2e/x.bin",
+            "a\\..\\..\\x.bin",
+            "",
+        ] {
+            assert!(relative_path(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -19,7 +19,7 @@ use json::validation::Checked;
 use super::accessor::{Format, format};
 use super::structure::KHR_MESH_QUANTIZATION;
 use super::validate::semantic_name;
-use super::{links, prim_field};
+use super::{limits, links, prim_field};
 use crate::error::{Error, Result};
 
 /// Whether a format is allowed for a use.
@@ -33,7 +33,7 @@ enum Allowed {
     No,
 }
 
-/// Check every mesh, node, skin and animation.
+/// Check every mesh, node, skin and animation, and the size budgets (`limits.rs`).
 ///
 /// # Errors
 /// Every problem found, each naming `file` and the field.
@@ -41,6 +41,7 @@ pub(super) fn check(root: &json::Root, file: &str) -> Result<()> {
     let mut p = Vec::new();
     meshes(root, file, &mut p);
     links::check(root, file, &mut p);
+    limits::check(root, file, &mut p);
     Error::collect(p)
 }
 

@@ -4,7 +4,9 @@
 //! what happened.
 //!
 //! Source: glTF 2.0 §4.4 "Binary glTF Layout" (header `magic, version, length`; chunks
-//! `chunkLength, chunkType, chunkData` with 4-byte aligned lengths; JSON first, BIN second).
+//! `chunkLength, chunkType, chunkData` with 4-byte aligned lengths; JSON first, BIN second) and
+//! §2.7 "JSON Encoding" (glTF JSON is UTF-8 **without a BOM**; a file that starts with one is
+//! refused by name rather than with the JSON parser's "expected value at line 1 column 1").
 
 use crate::error::{Error, Result};
 use crate::rig::ImportNote;
@@ -15,6 +17,13 @@ const MAGIC: &[u8; 4] = b"glTF";
 const CHUNK_JSON: u32 = 0x4E4F_534A;
 /// Chunk type `BIN\0`.
 const CHUNK_BIN: u32 = 0x004E_4942;
+/// The UTF-8 encoding of U+FEFF, the byte order mark.
+const UTF8_BOM: &[u8; 3] = b"\xEF\xBB\xBF";
+
+/// The reason given for JSON that starts with a byte order mark.
+const BOM_REASON: &str = "starts with a UTF-8 byte order mark (bytes EF BB BF), which glTF forbids: \
+     glTF JSON must be UTF-8 without a BOM (glTF 2.0 §2.7 \"JSON Encoding\"); save the file \
+     without it";
 
 /// The parts of a glTF file.
 pub(super) struct Parts<'a> {
@@ -37,11 +46,14 @@ pub(super) fn split<'a>(bytes: &'a [u8], file: &str) -> Result<Parts<'a>> {
     if bytes.starts_with(MAGIC) {
         return split_glb(bytes, file);
     }
+    if bytes.starts_with(UTF8_BOM) {
+        return Err(Error::format(file, "JSON", BOM_REASON));
+    }
     let first = bytes
         .iter()
         .position(|b| !b.is_ascii_whitespace())
         .map(|i| &bytes[i..]);
-    let looks_json = first.is_some_and(|s| s.starts_with(b"{") || s.starts_with(b"\xEF\xBB\xBF{"));
+    let looks_json = first.is_some_and(|s| s.starts_with(b"{"));
     let says_glb = file.to_ascii_lowercase().ends_with(".glb");
     if says_glb || !looks_json {
         let what = describe_start(bytes);
@@ -189,6 +201,9 @@ fn split_glb<'a>(bytes: &'a [u8], file: &str) -> Result<Parts<'a>> {
     let Some(json) = json else {
         return Err(err("chunks[0]", "the GLB has no JSON chunk".to_string()));
     };
+    if json.starts_with(UTF8_BOM) {
+        return Err(err("chunks[0]", format!("the JSON chunk {BOM_REASON}")));
+    }
     if let Err(e) = std::str::from_utf8(json) {
         return Err(err(
             "chunks[0]",

@@ -1,7 +1,8 @@
 //! Checks of nodes, skins, scenes and animations that need no buffer data: how they refer to each
 //! other and to accessors of the right format and count.
 //!
-//! Source: glTF 2.0 §3.5 (nodes: `matrix` xor TRS, unit rotation), §3.7.3 (skins: inverse bind
+//! Source: glTF 2.0 §3.5 (nodes: `matrix` xor TRS, unit rotation, the hierarchy a set of disjoint
+//! strict trees), §3.7.3 (skins: inverse bind
 //! matrices `MAT4` float, one per joint), §3.11 (animation samplers: input `SCALAR` float with
 //! bounds, output formats per path, `CUBICSPLINE` with ≥ 2 keys and 3 elements per key), and the
 //! glTF-Validator codes `NODE_WEIGHTS_INVALID`, `NODE_MATRIX_TRS`, `NODE_SKIN_WITH_NON_SKINNED_MESH`,
@@ -18,6 +19,7 @@ use json::validation::Checked;
 use super::accessor::format;
 use super::checks::target_count;
 use crate::error::Error;
+use crate::rig::skeleton::check_forest;
 
 /// Tolerance on `| |q| − 1 |` for rotations: glTF-Validator's `unitLengthThresholdVec4` (slightly
 /// more than the error of signed 8-bit quantization).
@@ -26,9 +28,24 @@ pub(super) const UNIT_QUATERNION_TOLERANCE: f32 = 0.00769;
 /// Append every problem of nodes, skins, scenes and animations to `p`.
 pub(super) fn check(root: &json::Root, file: &str, p: &mut Vec<Error>) {
     nodes(root, file, p);
+    let in_cycle = hierarchy(root, file, p);
     skins(root, file, p);
-    scenes(root, file, p);
+    scenes(root, file, p, &in_cycle);
     animations(root, file, p);
+}
+
+/// The node hierarchy's problems (a node listing a child twice or itself, two parents, cycles
+/// named with their nodes), via [`check_forest`]; returns which nodes lie on a cycle, so that the
+/// scene check does not call a node of a cycle "not a root node".
+fn hierarchy(root: &json::Root, file: &str, p: &mut Vec<Error>) -> Vec<bool> {
+    let children: Vec<Vec<usize>> = root
+        .nodes
+        .iter()
+        .map(|n| n.children.iter().flatten().map(|c| c.value()).collect())
+        .collect();
+    let forest = check_forest(file, &children);
+    p.extend(forest.problems);
+    forest.in_cycle
 }
 
 fn nodes(root: &json::Root, file: &str, p: &mut Vec<Error>) {
@@ -142,7 +159,7 @@ fn skins(root: &json::Root, file: &str, p: &mut Vec<Error>) {
     }
 }
 
-fn scenes(root: &json::Root, file: &str, p: &mut Vec<Error>) {
+fn scenes(root: &json::Root, file: &str, p: &mut Vec<Error>, in_cycle: &[bool]) {
     let mut has_parent = vec![false; root.nodes.len()];
     for n in &root.nodes {
         for c in n.children.iter().flatten() {
@@ -153,7 +170,8 @@ fn scenes(root: &json::Root, file: &str, p: &mut Vec<Error>) {
     }
     for (s, scene) in root.scenes.iter().enumerate() {
         for (k, n) in scene.nodes.iter().enumerate() {
-            if has_parent.get(n.value()).copied().unwrap_or(false) {
+            let cycle = in_cycle.get(n.value()).copied().unwrap_or(false);
+            if !cycle && has_parent.get(n.value()).copied().unwrap_or(false) {
                 p.push(Error::format_at(
                     file,
                     format!("scenes[{s}].nodes"),

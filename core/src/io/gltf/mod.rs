@@ -8,6 +8,7 @@
 //! | `validate.rs` | the `gltf` crate's JSON validation, filtered to the extensions mien handles |
 //! | `structure.rs` | glTF-Validator-style checks of buffers, views, accessors, extensions |
 //! | `checks.rs` | meshes (formats, counts, morph targets, buffer-view usage) checked before any data is read |
+//! | `limits.rs` | size budgets (vertices, morph deltas, vertices stored nowhere) checked before any data is read |
 //! | `links.rs` | nodes, skins, scenes and animation samplers checked before any data is read |
 //! | `buffers.rs` | buffer bytes (GLB BIN, external files, `data:` URIs) and buffer-view slices |
 //! | `meshopt.rs` | `EXT_meshopt_compression` views decoded with meshoptimizer |
@@ -29,6 +30,7 @@ mod animation;
 mod buffers;
 mod checks;
 mod container;
+mod limits;
 mod links;
 mod mesh;
 mod meshopt;
@@ -44,6 +46,9 @@ use gltf::json;
 use crate::error::{Error, Result};
 use crate::rig::{Character, ImportNote};
 
+pub use accessor::{MAX_DECODED_COMPONENTS, MAX_IMPLICIT_COMPONENTS};
+pub use limits::{MAX_CHARACTER_MORPH_DELTAS, MAX_CHARACTER_VERTICES, MAX_IMPLICIT_VERTICES};
+
 /// Extensions whose `extensionsRequired` entry mien accepts: geometry ones it decodes itself and
 /// texture-only ones it can ignore because textures are never loaded.
 pub const HANDLED_REQUIRED_EXTENSIONS: &[&str] = &[
@@ -54,8 +59,16 @@ pub const HANDLED_REQUIRED_EXTENSIONS: &[&str] = &[
     "EXT_texture_webp",
 ];
 
+/// Largest glTF input read, in bytes: 2 GiB (2³¹). It caps the `.gltf` / `.glb` file itself, each
+/// external buffer's `byteLength`, and the external buffers of one import together. A GLB cannot
+/// exceed 4 GiB (its header length is a u32); 2 GiB is two orders of magnitude above any face
+/// character (facecap.glb is 333 KB) while keeping a hostile file from taking the machine's memory.
+pub const MAX_GLTF_BYTES: u64 = 1 << 31;
+
 /// Import a `.gltf` or `.glb` file into a validated [`Character`]. External buffers (`.bin`) are
-/// resolved relative to the file's folder; images are never opened.
+/// resolved relative to the file's folder and must lie inside it (see the `buffers` stage); images
+/// are never opened. The file must be a regular file of at most [`MAX_GLTF_BYTES`]
+/// ([`crate::io::read::read_file_capped`]).
 ///
 /// Every field of the character is filled: nodes (a node `matrix` is decomposed into TRS), the
 /// hierarchy, the scene roots (`scene`, else scene 0, else all parentless nodes), meshes with morph
@@ -66,9 +79,12 @@ pub const HANDLED_REQUIRED_EXTENSIONS: &[&str] = &[
 /// # Errors
 /// [`Error::Format`] (or [`Error::Many`] with every problem found) naming the file, the field in
 /// glTF-Validator pointer form (`meshes[0].primitives[1].targets`) and the index; this includes
-/// unreadable external buffers.
+/// unreadable external buffers and buffer URIs that leave the model's folder. [`Error::Io`] when
+/// the file cannot be read; [`Error::Format`] (field `file type`) when it is not a regular file (a
+/// FIFO, a device); [`Error::Limit`] when it (or an external buffer) is over [`MAX_GLTF_BYTES`],
+/// or the model asks for more than [`MAX_CHARACTER_VERTICES`] vertices.
 pub fn import_gltf(path: &Path) -> Result<Character> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let bytes = crate::io::read::read_file_capped(path, MAX_GLTF_BYTES)?;
     import_gltf_bytes(&bytes, path.parent(), &path.display().to_string())
 }
 

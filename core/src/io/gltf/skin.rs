@@ -5,7 +5,9 @@
 //! non-negative, a joint used at most once per vertex, joint indices < the skin's joint count,
 //! inverse bind matrices identity when absent), DESIGN.md "Skin" (merge keeping the 4 strongest,
 //! renormalise, report); glTF-Validator `ACCESSOR_JOINTS_INDEX_OOB`, `ACCESSOR_JOINTS_INDEX_DUPLICATE`,
-//! `ACCESSOR_WEIGHTS_NEGATIVE` (errors).
+//! `ACCESSOR_WEIGHTS_NEGATIVE` (errors). An inverse bind matrix must be invertible (it is the
+//! inverse of the joint's bind-pose world matrix, §3.7.3.1): a singular one (all zeros, a zero
+//! scale axis) collapses every vertex bound to the joint and is refused by index.
 
 use glam::Mat4;
 use gltf::json;
@@ -150,7 +152,8 @@ pub(super) fn influences(
 ///
 /// # Errors
 /// [`Error::Format`] naming `skins[i].inverseBindMatrices` when the matrices cannot be read or are
-/// not finite.
+/// not finite, and `skins[i].inverseBindMatrices[j]` for the first matrix `j` of a skin that is
+/// not invertible (determinant 0, or an inverse that is not finite).
 pub(super) fn skins(ctx: &mut Ctx) -> Result<Vec<Skin>> {
     let root = ctx.root;
     let mut out = Vec::with_capacity(root.skins.len());
@@ -166,7 +169,26 @@ pub(super) fn skins(ctx: &mut Ctx) -> Result<Vec<Skin>> {
                         format!("{} matrices for {} joints", m.len() / 16, joints.len()),
                     ));
                 }
-                m.chunks_exact(16).map(Mat4::from_cols_slice).collect()
+                let mats: Vec<Mat4> = m.chunks_exact(16).map(Mat4::from_cols_slice).collect();
+                if let Some((j, det)) = mats
+                    .iter()
+                    .map(Mat4::determinant)
+                    .enumerate()
+                    .zip(&mats)
+                    .find(|((_, d), m)| *d == 0.0 || !d.is_finite() || !m.inverse().is_finite())
+                    .map(|(jd, _)| jd)
+                {
+                    return Err(ctx.err(
+                        format!("skins[{i}].inverseBindMatrices[{j}]"),
+                        format!(
+                            "the inverse bind matrix of joint {j} (node {}) is not invertible \
+                             (determinant {det}); it must be the inverse of the joint's bind-pose \
+                             world matrix",
+                            joints[j].0
+                        ),
+                    ));
+                }
+                mats
             }
         };
         out.push(Skin {

@@ -181,7 +181,21 @@ fn views(root: &json::Root, file: &str, p: &mut Vec<Error>) {
     }
 }
 
+/// Accessors that overflow one buffer view: one problem (the view is too short for what reads it),
+/// reported once with the first accessor's numbers and the others named, not once per accessor.
+struct Overflow {
+    view: usize,
+    first: usize,
+    reason: String,
+    others: Vec<usize>,
+}
+
+/// Most accessors named in one overflow message before "and N more".
+const OVERFLOW_NAMED: usize = 8;
+
 fn accessors(root: &json::Root, file: &str, p: &mut Vec<Error>) {
+    let mut overflow: Vec<Overflow> = Vec::new();
+    let mut by_view: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
     for (i, a) in root.accessors.iter().enumerate() {
         let field = format!("accessors[{i}]");
         let Some(fmt) = accessor::format(root, i) else {
@@ -235,11 +249,22 @@ fn accessors(root: &json::Root, file: &str, p: &mut Vec<Error>) {
                 .and_then(|x| x.checked_add(off))
                 .and_then(|x| x.checked_add(esize));
             if need.is_none_or(|n| n > bv.byte_length.0) {
-                p.push(Error::format(
-                    file,
-                    field.clone(),
-                    format!("{} elements of {esize} bytes (stride {stride}, offset {off}) do not fit bufferViews[{v}] ({} bytes)", a.count.0, bv.byte_length.0),
-                ));
+                let reason = format!(
+                    "{} elements of {esize} bytes (stride {stride}, offset {off}) do not fit bufferViews[{v}] ({} bytes)",
+                    a.count.0, bv.byte_length.0
+                );
+                match by_view.get(&v) {
+                    Some(&k) => overflow[k].others.push(i),
+                    None => {
+                        by_view.insert(v, overflow.len());
+                        overflow.push(Overflow {
+                            view: v,
+                            first: i,
+                            reason,
+                            others: Vec::new(),
+                        });
+                    }
+                }
             }
         } else if a.buffer_view.is_none()
             && a.count.0.saturating_mul(fmt.width() as u64) > accessor::MAX_IMPLICIT_COMPONENTS
@@ -257,6 +282,35 @@ fn accessors(root: &json::Root, file: &str, p: &mut Vec<Error>) {
         if let Some(s) = &a.sparse {
             sparse(root, file, &field, a.count.0, esize, s, p);
         }
+    }
+    for o in overflow {
+        let mut reason = o.reason;
+        if !o.others.is_empty() {
+            let named: Vec<String> = o
+                .others
+                .iter()
+                .take(OVERFLOW_NAMED)
+                .map(|k| format!("accessors[{k}]"))
+                .collect();
+            let more = o.others.len().saturating_sub(OVERFLOW_NAMED);
+            reason.push_str(&format!(
+                "; {} more accessor{} on bufferViews[{}] do not fit either: {}{}",
+                o.others.len(),
+                if o.others.len() == 1 { "" } else { "s" },
+                o.view,
+                named.join(", "),
+                if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                }
+            ));
+        }
+        p.push(Error::format(
+            file,
+            format!("accessors[{}]", o.first),
+            reason,
+        ));
     }
 }
 

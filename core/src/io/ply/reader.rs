@@ -5,7 +5,13 @@
 //! <name>` / `property list …` / `comment …` / `end_header`, then each element's records in
 //! header order. Only `binary_little_endian 1.0` is read; the `vertex` element needs the 3DGS
 //! properties (any scalar type, any order); elements before it must have scalar properties only
-//! (they are skipped), elements after it are ignored.
+//! (they are skipped), elements after it are not read, but must fit in the bytes that remain: each
+//! of their records takes at least its scalar properties plus, per list property, the list's
+//! count field (an empty list), so a header declaring four billion faces after the vertices with
+//! no bytes for them is refused as a truncated or damaged file.
+//!
+//! Files are read through [`crate::io::read::read_file_capped`]: regular files only, at most
+//! [`MAX_PLY_BYTES`].
 
 use std::path::Path;
 
@@ -15,6 +21,11 @@ use crate::sink::{SlotRange, SplatBuffers, pack4x8unorm};
 
 /// Longest header accepted, bytes (INRIA headers are about 1.5 KiB).
 pub const MAX_HEADER_BYTES: usize = 1 << 20;
+
+/// Largest `.ply` file [`read_splat_ply`] reads: 2 GiB (2³¹ bytes), about 8.6 million splats in
+/// the full INRIA layout (248 B each) or 31 million without `f_rest` (68 B each): above the
+/// largest published 3DGS scenes (about 6 million splats), far above a face.
+pub const MAX_PLY_BYTES: u64 = 1 << 31;
 
 /// The scalar types of the PLY format (both the classic and the sized spellings).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
@@ -146,12 +157,15 @@ impl SplatCloud {
     }
 }
 
-/// Read a 3DGS `.ply` file (see [`parse_splat_ply`]).
+/// Read a 3DGS `.ply` file (see [`parse_splat_ply`]): a regular file of at most
+/// [`MAX_PLY_BYTES`].
 ///
 /// # Errors
-/// [`Error::Io`] when the file cannot be read; otherwise as [`parse_splat_ply`].
+/// [`Error::Io`] when the file cannot be read; [`Error::Format`] (field `file type`) when it is not
+/// a regular file (a FIFO, a device); [`Error::Limit`] when it is larger than [`MAX_PLY_BYTES`];
+/// otherwise as [`parse_splat_ply`].
 pub fn read_splat_ply(path: &Path) -> Result<SplatCloud> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let bytes = crate::io::read::read_file_capped(path, MAX_PLY_BYTES)?;
     parse_splat_ply(&bytes, &path.display().to_string())
 }
 
@@ -162,7 +176,18 @@ struct Element {
     props: Vec<PlyProperty>,
     /// The first list property, if any (such an element cannot be skipped or read).
     list: Option<String>,
+    /// Bytes of the scalar properties of one record.
     stride: usize,
+    /// Bytes of the count fields of the list properties of one record: what an empty list takes.
+    list_counts: usize,
+}
+
+impl Element {
+    /// The fewest bytes `count` records can take (lists empty), `None` on overflow.
+    fn min_bytes(&self) -> Option<u64> {
+        self.count
+            .checked_mul((self.stride + self.list_counts) as u64)
+    }
 }
 
 /// Parse the bytes of a 3DGS `.ply`; `file` names it in errors.
@@ -173,8 +198,10 @@ struct Element {
 /// [`MAX_HEADER_BYTES`]; the format is `ascii` or `binary_big_endian` or the version is not 1.0;
 /// a line is malformed; a type is unknown; there is no `vertex` element; a required property
 /// (`x y z f_dc_0..2 opacity scale_0..2 rot_0..3`) is missing or a list; the declared records
-/// need more bytes than the file holds (checked before anything is allocated); a value is not
-/// finite, a quaternion has zero length, or a covariance overflows.
+/// need more bytes than the file holds (checked before anything is allocated), including an element
+/// after `vertex` whose records (at least their scalars and list counts each) cannot fit in the
+/// bytes after the vertices; a value is not finite, a quaternion has zero length, or a covariance
+/// overflows.
 pub fn parse_splat_ply(bytes: &[u8], file: &str) -> Result<SplatCloud> {
     let (elements, data_offset) = parse_header(bytes, file)?;
     let Some(vi) = elements.iter().position(|e| e.name == "vertex") else {
@@ -232,6 +259,34 @@ pub fn parse_splat_ply(bytes: &[u8], file: &str) -> Result<SplatCloud> {
             have.saturating_sub(start)
         );
         return Err(Error::format(file, "element vertex", reason));
+    }
+    // Elements after `vertex` are not read, but a file whose header declares more than its bytes
+    // can hold is damaged: refuse it rather than return a cloud from a file that lies.
+    let mut at = need.unwrap_or(have);
+    for e in &elements[vi + 1..] {
+        let min = e.min_bytes();
+        let left = have.saturating_sub(at);
+        match min {
+            Some(m) if m <= left => at += m,
+            _ => {
+                let per = e.stride + e.list_counts;
+                let lists = if e.list_counts > 0 {
+                    " (lists counted empty)"
+                } else {
+                    ""
+                };
+                return Err(Error::format(
+                    file,
+                    format!("element {}", e.name),
+                    format!(
+                        "declares {} records of at least {per} byte{} each{lists}, but only {left} \
+                         bytes follow the data before it: the file is truncated or its header is wrong",
+                        e.count,
+                        if per == 1 { "" } else { "s" }
+                    ),
+                ));
+            }
+        }
     }
     let n = v.count as usize;
     let data = &bytes[start as usize..];
@@ -346,20 +401,26 @@ fn parse_header(bytes: &[u8], file: &str) -> Result<(Vec<Element>, usize)> {
                 let count = count
                     .parse::<u64>()
                     .map_err(|_| err(format!("bad count `{count}`")))?;
-                let list = None;
                 elements.push(Element {
                     name: name.to_string(),
                     count,
                     props: Vec::new(),
-                    list,
+                    list: None,
                     stride: 0,
+                    list_counts: 0,
                 });
             }
-            ["property", "list", _, _, name] => {
+            ["property", "list", count_kind, item_kind, name] => {
                 let e = elements
                     .last_mut()
                     .ok_or_else(|| err("property before any element".into()))?;
+                let count_kind = ScalarKind::parse(count_kind)
+                    .ok_or_else(|| err(format!("unknown list count type `{count_kind}`")))?;
+                if ScalarKind::parse(item_kind).is_none() {
+                    return Err(err(format!("unknown list item type `{item_kind}`")));
+                }
                 e.list.get_or_insert_with(|| name.to_string());
+                e.list_counts += count_kind.size();
             }
             ["property", kind, name] => {
                 let e = elements
