@@ -109,9 +109,26 @@ Object class = "TextGrid"
 "spn"
 "#;
 
+/// Gentle JSON: a word without timing, an out-of-vocabulary word overlapping "hi" by 1 µs, "you"
+/// overlapping it by 5 ms (trimmed) with a stress digit, and a timed word without phones.
+pub const GENTLE: &str = r#"{"transcript": "hi there you",
+ "words": [
+  {"case": "success", "start": 0.5, "end": 0.62, "word": "hi", "alignedWord": "hi",
+   "startOffset": 0, "endOffset": 2,
+   "phones": [{"phone": "hh_B", "duration": 0.05}, {"phone": "ay_E", "duration": 0.07}]},
+  {"case": "not-found-in-audio", "word": "there", "startOffset": 3, "endOffset": 8},
+  {"case": "not-found-in-transcript", "start": 0.619999, "end": 0.8, "alignedWord": "[oov]",
+   "phones": [{"phone": "oov_S", "duration": 0.180001}]},
+  {"case": "success", "start": 0.795, "end": 1.0, "word": "you", "alignedWord": "you",
+   "startOffset": 9, "endOffset": 12,
+   "phones": [{"phone": "y_B", "duration": 0.1}, {"phone": "uw1_E", "duration": 0.105}]},
+  {"case": "not-found-in-transcript", "start": 1.2, "end": 1.2, "alignedWord": "i", "phones": []}
+ ]}"#;
+
 /// Rhubarb TSV: the last line (0.95 X) only ends the previous shape; `A` at 0.43 is replaced at
 /// the same time (zero length).
-pub const RHUBARB_TSV: &str = "0.00\tX\n0.05\tD\n0.27\tC\n0.31\tB\n0.43\tA\n0.43\tF\n0.60\tG\n0.75\tH\n0.80\tE\n0.95\tX\n";
+pub const RHUBARB_TSV: &str =
+    "0.00\tX\n0.05\tD\n0.27\tC\n0.31\tB\n0.43\tA\n0.43\tF\n0.60\tG\n0.75\tH\n0.80\tE\n0.95\tX\n";
 
 /// Rhubarb JSON with `metadata.duration` past the last cue.
 pub const RHUBARB_JSON: &str = r#"{
@@ -177,6 +194,7 @@ pub fn all() -> Vec<(&'static str, &'static str, SpeechFormat)> {
     vec![
         ("hello.TextGrid", TEXTGRID_LONG, SpeechFormat::TextGrid),
         ("short.TextGrid", TEXTGRID_SHORT, SpeechFormat::TextGrid),
+        ("hi.json", GENTLE, SpeechFormat::Gentle),
         ("line.tsv", RHUBARB_TSV, SpeechFormat::RhubarbTsv),
         ("line.json", RHUBARB_JSON, SpeechFormat::RhubarbJson),
         ("mary.marks", POLLY, SpeechFormat::Polly),

@@ -191,11 +191,24 @@ pub(crate) fn unknown_format(text: &str, file: &str) -> Error {
         .flat_map(char::escape_debug)
         .collect();
     let tried: Vec<&str> = super::SPEECH_FORMATS.iter().map(|f| f.name()).collect();
+    let t = text.trim_start();
+    let json = if t.starts_with('{') || t.starts_with('[') {
+        match serde_json::from_str::<Value>(t) {
+            Err(e) => format!(
+                "; it looks like JSON but does not parse (line {}, column {}): {e}",
+                e.line(),
+                e.column()
+            ),
+            Ok(_) => "; it is JSON without the members of any known format".to_owned(),
+        }
+    } else {
+        String::new()
+    };
     Error::format(
         file,
         "content",
         format!(
-            "not a recognised speech timing format (tried {}); the text starts with \"{head}\"",
+            "not a recognised speech timing format (tried {}); the text starts with \"{head}\"{json}",
             tried.join(", ")
         ),
     )
