@@ -3,7 +3,8 @@
 
 #![allow(dead_code)]
 
-use mien_core::io::speech::SpeechFormat;
+use mien_core::Error;
+use mien_core::io::speech::{SpeechFile, SpeechFormat, read_speech_bytes};
 
 /// Long-format TextGrid, MFA 1.x style: words then phones, ARPABET with stress digits, `sil`,
 /// `sp` and an empty label, a `!` comment and a `""` quote inside a string.
@@ -220,4 +221,47 @@ pub fn utf16(text: &str, little: bool) -> Vec<u8> {
         });
     }
     out
+}
+
+/// Read `text` named `name`, detecting the format; panics with the error.
+pub fn read(name: &str, text: &str) -> (SpeechFile, SpeechFormat) {
+    read_speech_bytes(text.as_bytes(), name, None).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+/// Segments as (start, end, label) for comparison.
+pub fn segs(s: &SpeechFile) -> Vec<(f64, f64, String)> {
+    s.segments()
+        .iter()
+        .map(|g| (g.start, g.end, g.unit.name().to_owned()))
+        .collect()
+}
+
+/// Owned expected segments.
+pub fn want(v: &[(f64, f64, &str)]) -> Vec<(f64, f64, String)> {
+    v.iter().map(|&(a, b, l)| (a, b, l.to_owned())).collect()
+}
+
+/// Same segments within `tol` seconds (for times computed by division).
+pub fn close(s: &SpeechFile, v: &[(f64, f64, &str)], tol: f64) {
+    let got = segs(s);
+    assert_eq!(got.len(), v.len(), "{got:?}");
+    for (g, w) in got.iter().zip(v) {
+        assert!(
+            (g.0 - w.0).abs() <= tol && (g.1 - w.1).abs() <= tol && g.2 == w.2,
+            "{g:?} vs {w:?}"
+        );
+    }
+}
+
+/// The fields of an `Error::Format` (panics on any other error).
+pub fn format_err(e: Error) -> (String, String, Option<usize>, String) {
+    match e {
+        Error::Format {
+            file,
+            field,
+            index,
+            reason,
+        } => (file, field, index, reason),
+        other => panic!("expected Error::Format, got {other:?}"),
+    }
 }
