@@ -216,3 +216,39 @@ fn format_names_round_trip() {
     }
     assert_eq!(SpeechFormat::from_name("praat"), None);
 }
+
+#[test]
+fn schema_matches_the_reader() {
+    use mien_core::io::speech::mien_json::{FORMAT_TAG, FORMAT_VERSION, SEGMENT_KEYS, TOP_KEYS};
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../docs/schemas/utterance.schema.json");
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let strings = |v: &serde_json::Value| -> Vec<String> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(strings(&schema["required"]), TOP_KEYS);
+    let mut props: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
+    let mut top = TOP_KEYS.to_vec();
+    props.sort();
+    top.sort();
+    assert_eq!(props, top);
+    assert_eq!(schema["additionalProperties"], false);
+    assert_eq!(schema["properties"]["format"]["const"], FORMAT_TAG);
+    assert_eq!(schema["properties"]["version"]["const"], FORMAT_VERSION);
+    let seg = &schema["$defs"]["segment"];
+    assert_eq!(strings(&seg["required"]), SEGMENT_KEYS);
+    assert_eq!(seg["additionalProperties"], false);
+    assert_eq!(
+        strings(&schema["$defs"]["viseme"]["enum"]),
+        mien_core::speech::VISEME_NAMES
+    );
+    assert_eq!(
+        strings(&schema["$defs"]["phoneme"]["enum"]),
+        mien_core::speech::viseme::PHONEMES
+    );
+}
