@@ -29,7 +29,7 @@ use crate::error::{Error, Result};
 /// UTF-16.
 pub fn decode_text(bytes: &[u8], file: &str) -> Result<String> {
     let utf16 = |body: &[u8], little: bool| -> Result<String> {
-        if body.len() % 2 != 0 {
+        if !body.len().is_multiple_of(2) {
             return Err(Error::format(
                 file,
                 "text",

@@ -21,12 +21,17 @@
 
 mod parse;
 
+use std::collections::HashMap;
+
 pub use parse::{Interval, Point, TextGrid, Tier, TierItems, parse_textgrid};
 
 use super::phones::{arpabet, ipa_to_arpabet, is_silence_label};
 use super::report::{Conversion, ConversionReport, PhoneSet};
 use super::{SpeechFile, SpeechFormat, SpeechSegment, Unit, label_of};
 use crate::error::{Error, Result};
+
+/// Most problems one grid lists before summarising the rest.
+const MAX_LISTED: usize = 50;
 
 /// Read a TextGrid's phone tier as phoneme segments (see the module docs). `file` names it in
 /// errors; its stem is the label.
@@ -102,7 +107,9 @@ pub fn speech_from_textgrid(grid: &TextGrid, file: &str) -> Result<SpeechFile> {
         PhoneSet::Arpabet
     };
     report.phone_set = Some(set);
-    let mut unknown: Vec<(String, usize, usize, usize)> = Vec::new(); // label, count, first index, line
+    // Distinct unknown labels: (label, count, first interval number, line), found by hash.
+    let mut unknown: Vec<(String, usize, usize, usize)> = Vec::new();
+    let mut unknown_at: HashMap<&str, usize> = HashMap::new();
     let mut problems = Vec::new();
     let mut segments = Vec::with_capacity(intervals.len());
     let mut prev_end = f64::NEG_INFINITY;
@@ -164,9 +171,12 @@ pub fn speech_from_textgrid(grid: &TextGrid, file: &str) -> Result<SpeechFile> {
             match mapped {
                 Some(p) => p,
                 None => {
-                    match unknown.iter_mut().find(|u| u.0 == iv.text) {
-                        Some(u) => u.1 += 1,
-                        None => unknown.push((iv.text.clone(), 1, i + 1, iv.line)),
+                    match unknown_at.get(iv.text.as_str()) {
+                        Some(&k) => unknown[k].1 += 1,
+                        None => {
+                            unknown_at.insert(&iv.text, unknown.len());
+                            unknown.push((iv.text.clone(), 1, i + 1, iv.line));
+                        }
                     }
                     continue;
                 }
@@ -188,7 +198,8 @@ pub fn speech_from_textgrid(grid: &TextGrid, file: &str) -> Result<SpeechFile> {
         PhoneSet::Arpabet => "ARPABET",
         PhoneSet::Ipa => "IPA (see phones::IPA_ARPABET)",
     };
-    for (label, count, first, line) in unknown.into_iter().take(50) {
+    let unlisted = unknown.len().saturating_sub(MAX_LISTED);
+    for (label, count, first, line) in unknown.into_iter().take(MAX_LISTED) {
         problems.push(Error::format_at(
             file,
             field.clone(),
@@ -197,6 +208,22 @@ pub fn speech_from_textgrid(grid: &TextGrid, file: &str) -> Result<SpeechFile> {
                 "unknown {alphabet} phone symbol \"{}\" ({count}×; first at this interval number, line {line})",
                 label.escape_debug()
             ),
+        ));
+    }
+    if unlisted > 0 {
+        problems.push(Error::format(
+            file,
+            field.clone(),
+            format!("… and {unlisted} more unknown phone symbols"),
+        ));
+    }
+    if problems.len() > MAX_LISTED + 1 {
+        let more = problems.len() - MAX_LISTED;
+        problems.truncate(MAX_LISTED);
+        problems.push(Error::format(
+            file,
+            field.clone(),
+            format!("… and {more} more problems"),
         ));
     }
     Error::collect(problems)?;
