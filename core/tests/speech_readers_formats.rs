@@ -330,3 +330,78 @@ fn rhubarb_json() {
         format_err(read_speech_bytes(ov.as_bytes(), "ov.json", None).unwrap_err());
     assert_eq!((field.as_str(), index), ("/mouthCues/1/start", Some(1)));
 }
+
+#[test]
+fn ipa_table_covers_the_english_mfa_set() {
+    use mien_core::io::speech::phones::{arpabet, ipa_to_arpabet};
+    for (ipa, arpa) in [
+        ("ɑ", "AA"),
+        ("æ", "AE"),
+        ("ʌ", "AH"),
+        ("ə", "AH"),
+        ("ɔ", "AO"),
+        ("aʊ", "AW"),
+        ("aw", "AW"),
+        ("aj", "AY"),
+        ("aɪ", "AY"),
+        ("b", "B"),
+        ("tʃ", "CH"),
+        ("t͡ʃ", "CH"),
+        ("d", "D"),
+        ("ð", "DH"),
+        ("ɛ", "EH"),
+        ("ɚ", "ER"),
+        ("ɝ", "ER"),
+        ("ej", "EY"),
+        ("eɪ", "EY"),
+        ("f", "F"),
+        ("ɡ", "G"),
+        ("h", "HH"),
+        ("ɪ", "IH"),
+        ("i", "IY"),
+        ("iː", "IY"),
+        ("dʒ", "JH"),
+        ("k", "K"),
+        ("kʰ", "K"),
+        ("l", "L"),
+        ("m", "M"),
+        ("m̩", "M"),
+        ("n", "N"),
+        ("n̩", "N"),
+        ("ŋ", "NG"),
+        ("ow", "OW"),
+        ("oʊ", "OW"),
+        ("ɔj", "OY"),
+        ("ɔɪ", "OY"),
+        ("p", "P"),
+        ("pʰ", "P"),
+        ("ɹ", "R"),
+        ("s", "S"),
+        ("ʃ", "SH"),
+        ("t", "T"),
+        ("tʰ", "T"),
+        ("tʲ", "T"),
+        ("θ", "TH"),
+        ("ʊ", "UH"),
+        ("u", "UW"),
+        ("uː", "UW"),
+        ("v", "V"),
+        ("w", "W"),
+        ("j", "Y"),
+        ("z", "Z"),
+        ("ʒ", "ZH"),
+        ("ɒ", "AA"),
+        ("ɫ", "L"),
+        ("ɾ", "T"),
+        ("ʔ", "T"),
+    ] {
+        assert_eq!(ipa_to_arpabet(ipa), Some(arpa), "{ipa}");
+    }
+    for bad in ["ʘ", "ː", "", "x", "AH"] {
+        assert_eq!(ipa_to_arpabet(bad), None, "{bad:?}");
+    }
+    let a = arpabet("ah0").unwrap();
+    assert_eq!((a.phoneme, a.stress, a.upper_cased), ("AH", true, true));
+    assert_eq!(arpabet("SIL"), None, "silence is not a phone label");
+    assert_eq!(arpabet("AH3"), None);
+}
