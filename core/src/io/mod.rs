@@ -1,4 +1,4 @@
-//! File formats: readers (glTF, Live Link Face CSV, speech timings) and writers (3DGS PLY, PNG), all writes atomic.
+//! File formats: readers (glTF, Live Link Face CSV) and writers (3DGS PLY, PNG), all writes atomic.
 
 pub mod atomic;
 pub mod gltf;
