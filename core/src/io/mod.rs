@@ -6,3 +6,4 @@ pub mod gltf;
 pub mod livelink_csv;
 pub mod ply;
 pub mod read;
+pub mod speech;
