@@ -114,7 +114,7 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
     report.splats.sigma_rule = match (args.sigma, edge) {
         (Some(_), _) => "--sigma".into(),
         (None, None) => format!(
-            "{DEFAULT_SIGMA_EDGES} × {NO_EDGE_M} m (the rest pose has no edge of non-zero length)"
+            "{DEFAULT_SIGMA_EDGES} × {NO_EDGE_M} m: the rest pose has no edge of non-zero length"
         ),
         (None, Some(e)) => format!(
             "{DEFAULT_SIGMA_EDGES} × the median triangle edge, {}",

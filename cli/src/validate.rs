@@ -44,14 +44,13 @@ pub fn flags(args: &AnimateArgs) -> Result<()> {
             num(args.start)
         );
     }
-    if let Some(s) = args.sigma {
-        let s = f64::from(s);
-        if !(s.is_finite() && s > 0.0 && s <= MAX_SIGMA_M) {
-            bail!(
-                "--sigma {}: must be a gaussian size in metres, more than 0 and at most {MAX_SIGMA_M}",
-                num(s)
-            );
-        }
+    if let Some(s) = args.sigma
+        && !(s.is_finite() && s > 0.0 && s <= MAX_SIGMA_M)
+    {
+        bail!(
+            "--sigma {}: must be a gaussian size in metres, more than 0 and at most {MAX_SIGMA_M}",
+            num(s)
+        );
     }
     sheet(args.sheet, args.cell)
 }
@@ -112,7 +111,7 @@ pub fn frame_count(args: &AnimateArgs, span: (f64, f64)) -> Result<u32> {
         );
     }
     let n = ((end - args.start) * args.fps + 1e-6).floor() + 1.0;
-    if !(n <= f64::from(MAX_FRAMES)) {
+    if n.is_nan() || n > f64::from(MAX_FRAMES) {
         bail!(
             "{} frames: {} s of animation from --start {} at --fps {} ({length}) is more than the {MAX_FRAMES} frames one run poses; pass --frames N, a lower --fps or a later --start",
             whole(n),

@@ -118,6 +118,74 @@ fn the_working_directory_and_home_are_refused() {
     assert!(names(&home).is_empty());
 }
 
+#[test]
+fn the_root_folder_is_refused() {
+    // Safe even if the check regressed: the character does not exist, so nothing would be written.
+    let r = animate(
+        Path::new("/"),
+        &[
+            "--character",
+            "/nonexistent/head.glb",
+            "--frames",
+            "1",
+            "--sheet",
+            "0",
+            "--ply",
+            "none",
+        ],
+    );
+    assert!(!r.ok());
+    assert!(r.stderr.contains("root folder"), "{}", r.stderr);
+}
+
+#[test]
+fn a_signal_during_a_long_load_exits_130_leaving_nothing() {
+    // Loading 5M vertices takes seconds without a check in between: the handler cleans up and
+    // exits itself after its grace period if the run does not stop first.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("big.gltf");
+    std::fs::write(&file, common::IMPLICIT_5M).unwrap();
+    let out = dir.path().join("out");
+    let mut child = command(&[
+        "animate",
+        "--quiet",
+        "--backend",
+        "cpu",
+        "--character",
+        file.to_str().unwrap(),
+        "--frames",
+        "3",
+        "--out",
+        out.to_str().unwrap(),
+    ])
+    .spawn()
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let t = Instant::now();
+    assert!(
+        Command::new("kill")
+            .args(["-INT", &child.id().to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if t.elapsed() > Duration::from_secs(30) {
+            child.kill().ok();
+            panic!("the run did not stop within 30 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let stderr = String::from_utf8_lossy(&child.wait_with_output().unwrap().stderr).into_owned();
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("nothing was written"), "{stderr}");
+    assert!(!out.exists());
+    assert_eq!(names(dir.path()), ["big.gltf"]);
+}
+
 /// Start a long run into `out`, wait until it is writing frames, send `signal`; it must exit 130
 /// saying nothing was written, leave no staging folder and the previous results as they were.
 fn interrupted(signal: &str) {

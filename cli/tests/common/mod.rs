@@ -158,3 +158,6 @@ pub fn triangle_gltf(
     std::fs::write(&path, json).unwrap();
     path
 }
+
+/// A 684-byte glTF whose POSITION accessor has 5,000,000 vertices and no bufferView (all zero).
+pub const IMPLICIT_5M: &str = r#"{"asset": {"version": "2.0"}, "buffers": [{"byteLength": 72, "uri": "data:application/octet-stream;base64,AAAAAAAAAAAAAAAAAACAPwAAAAAAAAAAAAAAAAAAgD8AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAD8AAAAA"}], "bufferViews": [{"buffer": 0, "byteOffset": 0, "byteLength": 36}, {"buffer": 0, "byteOffset": 36, "byteLength": 36}], "accessors": [{"componentType": 5126, "type": "VEC3", "count": 5000000, "min": [0, 0, 0], "max": [0, 0, 0]}, {"componentType": 5126, "type": "VEC3", "count": 3, "bufferView": 1, "min": [0, 0, 0], "max": [0, 0.5, 0]}], "meshes": [{"primitives": [{"attributes": {"POSITION": 0}, "targets": []}]}], "nodes": [{"mesh": 0}], "scenes": [{"nodes": [0]}], "scene": 0}"#;
