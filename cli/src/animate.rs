@@ -9,22 +9,23 @@ use indicatif::{ProgressBar, ProgressStyle};
 use mien_core::io::atomic::write_atomic_bytes;
 use mien_core::io::ply::{PlyOptions, ShBands, TransparentSlots, write_splat_ply_with};
 use mien_core::lift::{DebugLiftParams, DebugShading};
-use mien_core::preview::{Frame, SheetOptions, render_sheet};
+use mien_core::preview::write_png;
 use mien_core::rig::{ACTIVE_MORPH_LIMIT, RigControls, RigData};
 use mien_core::sink::{SlotRange, SplatBuffers};
 
 use crate::args::{AnimateArgs, PlyLayout, Shading};
-use crate::engine;
+use crate::engine::{self, EngineTimes};
+use crate::interrupt;
 use crate::load;
-use crate::outdir::Staging;
+use crate::outdir::Target;
+use crate::preview;
 use crate::report::{DroppedTarget, Report};
+use crate::text::metres;
+use crate::validate;
 
 /// Default gaussian σ as a fraction of the character's median triangle edge: large enough that
 /// neighbouring splats overlap on an evenly meshed surface, small enough to keep features.
 pub const DEFAULT_SIGMA_EDGES: f32 = 0.6;
-
-/// Most frames one run may pose (at 30 fps, over 55 minutes).
-pub const MAX_FRAMES: u32 = 100_000;
 
 /// What `run` hands the summary printer.
 pub struct Outcome {
@@ -32,6 +33,8 @@ pub struct Outcome {
     pub report: Report,
     /// Output folder.
     pub out: std::path::PathBuf,
+    /// Warnings from the commit (written after the report).
+    pub warnings: Vec<String>,
 }
 
 fn ms(d: std::time::Duration) -> f64 {
@@ -41,45 +44,23 @@ fn ms(d: std::time::Duration) -> f64 {
 /// Run `mien animate`.
 ///
 /// # Errors
-/// Bad input (named), or a failure while writing; nothing is left half-written.
+/// Bad input (named) before any work; a failure while writing, or
+/// [`crate::interrupt::Interrupted`]: the output folder is then left as it was.
 pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
     let t_total = Instant::now();
-    ensure!(
-        args.fps.is_finite() && args.fps > 0.0 && args.fps <= 1000.0,
-        "--fps {}: must be a frame rate in (0, 1000]",
-        args.fps
-    );
-    ensure!(
-        args.start.is_finite() && args.start >= 0.0,
-        "--start {}: must be a media time ≥ 0 seconds",
-        args.start
-    );
-    if let Some(s) = args.sigma {
-        ensure!(
-            s.is_finite() && s > 0.0,
-            "--sigma {s}: must be a positive length in metres"
-        );
-    }
-    ensure!(
-        args.cell >= 16 && args.cell <= 4096,
-        "--cell {}: must be 16–4096 pixels",
-        args.cell
-    );
-    ensure!(
-        args.sheet <= 64,
-        "--sheet {}: at most 64 frames in a contact sheet",
-        args.sheet
-    );
-
+    validate::flags(args)?;
+    let target = Target::check(&args.out)?;
     let mut report = Report {
         tool: format!("mien {}", env!("CARGO_PKG_VERSION")),
         command,
         ..Default::default()
     };
+    report.outputs.notes.clone_from(&target.notes);
 
     // Inputs, all validated before anything is written.
     let t_load = Instant::now();
     let loaded = load::character(args.character.as_deref())?;
+    interrupt::check()?;
     let ch = &loaded.character;
     let rig = RigData::from_character(ch).context("cannot flatten the character for posing")?;
     if rig.vertex_count() == 0 {
@@ -91,24 +72,10 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
     let (mut drive, anim_report) =
         load::drive(&loaded, args.arkit.as_deref(), args.clip.as_deref())?;
     report.animation = anim_report;
-    let span = drive.span(ch);
-    let frames = match args.frames {
-        Some(n) => n,
-        None => {
-            let n = ((span.1 - args.start) * args.fps + 1e-6).floor();
-            if n.is_finite() && n >= 0.0 {
-                (n as u64 + 1).min(u64::from(MAX_FRAMES) + 1) as u32
-            } else {
-                1
-            }
-        }
-    };
-    ensure!(
-        (1..=MAX_FRAMES).contains(&frames),
-        "{frames} frames: a run poses 1–{MAX_FRAMES} frames (use --frames / --fps / --start)"
-    );
+    let frames = validate::frame_count(args, drive.span(ch))?;
     report.frames.count = frames;
     report.frames.fps = args.fps;
+    report.frames.start_s = args.start;
     report.frames.span_s = [args.start, args.start + f64::from(frames - 1) / args.fps];
     fill_character_report(&mut report, ch, &rig);
 
@@ -130,15 +97,30 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
     rig.controls_from_pose(&rest, &world, &mut controls);
     engine.set_controls(&controls)?;
     let rest_pos = engine.pose_and_read()?;
+    validate::rest_geometry(&ch.source, &rest_pos)?;
     report.character.bounds_m = bounds(&rest_pos);
-    let sigma = args
-        .sigma
-        .unwrap_or_else(|| DEFAULT_SIGMA_EDGES * median_edge(&rig, &rest_pos));
+    let edge = median_edge(&rig, &rest_pos);
+    let sigma = match args.sigma {
+        Some(s) => s as f32,
+        None => DEFAULT_SIGMA_EDGES * edge.unwrap_or(NO_EDGE_M),
+    };
     ensure!(
         sigma.is_finite() && sigma > 0.0,
         "{}: cannot derive a gaussian size from degenerate geometry; pass --sigma",
         ch.source
     );
+    report.splats.sigma_m = sigma;
+    report.splats.sigma_derived = args.sigma.is_none();
+    report.splats.sigma_rule = match (args.sigma, edge) {
+        (Some(_), _) => "--sigma".into(),
+        (None, None) => format!(
+            "{DEFAULT_SIGMA_EDGES} × {NO_EDGE_M} m: the rest pose has no edge of non-zero length"
+        ),
+        (None, Some(e)) => format!(
+            "{DEFAULT_SIGMA_EDGES} × the median triangle edge, {}",
+            metres(e)
+        ),
+    };
     report.timings_ms.load = ms(t_load.elapsed());
 
     let range = SlotRange {
@@ -158,6 +140,8 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
         Shading::Tint => DebugShading::Tint,
         Shading::Flat => DebugShading::Flat,
     };
+    report.splats.shading_requested = format!("{:?}", args.shading).to_lowercase();
+    report.splats.shading = format!("{:?}", params.shading).to_lowercase();
     params.centroid = center(&report.character.bounds_m);
     engine.attach_lift(params)?;
     let (rig_bytes, sink_bytes) = engine.bytes();
@@ -166,8 +150,28 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
     report.memory.rig_bytes = rig_bytes;
     report.memory.sink_bytes = sink_bytes;
 
-    // Outputs go to a staging folder and move into place only on success.
-    let staging = Staging::new(&args.out)?;
+    // The contact sheet: frames kept within the memory budget, raster work checked on the rest
+    // pose before any frame is posed.
+    let sheet = preview::sheet_frames(frames, args.sheet, nv);
+    report.outputs.preview_frames_requested = args.sheet;
+    report.outputs.preview_note.clone_from(&sheet.note);
+    let knobs = preview::Knobs {
+        sigma,
+        derived: args.sigma.is_none(),
+        cell: args.cell,
+    };
+    let mut warmup = EngineTimes::default();
+    if !sheet.indices.is_empty() {
+        engine.frame()?;
+        let rest_splats = engine.splats()?;
+        preview::precheck(&rest_splats, nv, sheet.indices.len(), &knobs)?;
+        warmup = engine.times();
+    }
+    report.memory.preview_bytes = sheet.indices.len() as u64 * u64::from(nv) * preview::SPLAT_BYTES;
+    interrupt::check()?;
+
+    // Outputs go to a staging folder beside the output folder and replace it only on success.
+    let staging = target.stage()?;
     let ply_options = match args.ply {
         PlyLayout::Sh3 => PlyOptions {
             sh: ShBands::Degree3,
@@ -178,12 +182,13 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
             transparent: TransparentSlots::Keep,
         },
     };
-    let sheet_frames = sheet_indices(frames, args.sheet);
+    let sheet_frames = sheet.indices;
     let mut kept: Vec<(u32, SplatBuffers)> = Vec::with_capacity(sheet_frames.len());
     let mut dropped: BTreeMap<(u32, u32), (u32, u32)> = BTreeMap::new();
     let progress = progress_bar(u64::from(frames), args.quiet);
     let (mut t_anim, mut t_ply) = (std::time::Duration::ZERO, std::time::Duration::ZERO);
     for i in 0..frames {
+        interrupt::check()?;
         let t = args.start + f64::from(i) / args.fps;
         let t0 = Instant::now();
         drive.pose_at(ch, &rest, t, &mut pose);
@@ -235,10 +240,16 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
     engine.finish()?;
     progress.finish_and_clear();
     let times = engine.times();
+    let (rig_t, lift_t) = (
+        times.rig.saturating_sub(warmup.rig),
+        times.lift.saturating_sub(warmup.lift),
+    );
     report.timings_ms.animate = ms(t_anim);
-    report.timings_ms.rig = ms(times.rig);
-    report.timings_ms.lift = ms(times.lift);
-    if let Some([morph, skin, lift]) = times.gpu_ms {
+    report.timings_ms.rig = ms(rig_t);
+    report.timings_ms.lift = ms(lift_t);
+    if let Some(t) = times.gpu_ms {
+        let w = warmup.gpu_ms.unwrap_or([0.0; 3]);
+        let [morph, skin, lift] = [0, 1, 2].map(|k| t[k] - w[k]);
         report.timings_ms.gpu = Some(crate::report::GpuTimes {
             morph,
             skin,
@@ -267,11 +278,11 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
             }
         })
         .collect();
+    report.outputs.ply_layout = format!("{:?}", args.ply).to_lowercase();
     if args.ply == PlyLayout::None {
         std::fs::remove_dir_all(staging.path().join("frames"))
             .context("cannot tidy the staging folder")?;
     } else {
-        report.outputs.ply_layout = format!("{:?}", args.ply).to_lowercase();
         report.outputs.ply_span = vec![
             format!("frames/frame_{:05}.ply", 0),
             format!("frames/frame_{:05}.ply", frames - 1),
@@ -280,40 +291,25 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
 
     // Preview.
     if !kept.is_empty() {
+        interrupt::check()?;
         let t2 = Instant::now();
-        let ranges = [SlotRange {
-            offset: 0,
-            count: range.count,
-        }];
-        let views: Vec<Frame<'_>> = kept
-            .iter()
-            .map(|(_, b)| Frame {
-                buffers: b,
-                ranges: &ranges,
-            })
-            .collect();
-        let cols = (views.len() as f64).sqrt().ceil().max(1.0) as u32;
-        let options = SheetOptions {
-            cols,
-            cell_w: args.cell,
-            cell_h: args.cell,
-            background: [0.12, 0.12, 0.14],
-            ..SheetOptions::default()
-        };
-        let (sheet, _, _) = render_sheet(&views, &options).context("cannot render the preview")?;
-        sheet.write_png(&staging.path().join("preview.png"))?;
+        let (image, work) = preview::render(&kept, nv, &knobs, args.quiet)?;
+        drop(kept);
+        write_png(&staging.path().join("preview.png"), &image)?;
         report.outputs.preview = Some("preview.png".into());
-        report.outputs.preview_frames = kept.iter().map(|(i, _)| *i).collect();
+        report.outputs.preview_frames = sheet_frames;
+        report.outputs.preview_work = work;
         report.timings_ms.preview = ms(t2.elapsed());
     }
 
     report.timings_ms.total = ms(t_total.elapsed());
     let json = serde_json::to_vec_pretty(&report).context("cannot serialise the report")?;
     write_atomic_bytes(&staging.path().join("report.json"), &json)?;
-    staging.commit()?;
+    let warnings = staging.commit()?;
     Ok(Outcome {
         report,
         out: args.out.clone(),
+        warnings,
     })
 }
 
@@ -337,22 +333,6 @@ fn fill_character_report(report: &mut Report, ch: &mien_core::rig::Character, ri
         .collect();
 }
 
-/// Evenly spaced frame indices for the contact sheet (first and last included), ascending, unique.
-pub fn sheet_indices(frames: u32, want: u32) -> Vec<u32> {
-    let k = want.min(frames);
-    if k == 0 {
-        return Vec::new();
-    }
-    if k == 1 {
-        return vec![0];
-    }
-    let mut v: Vec<u32> = (0..k)
-        .map(|j| ((f64::from(j) * f64::from(frames - 1) / f64::from(k - 1)).round()) as u32)
-        .collect();
-    v.dedup();
-    v
-}
-
 fn bounds(p: &[[f32; 3]]) -> [[f32; 3]; 2] {
     let mut b = [[f32::INFINITY; 3], [f32::NEG_INFINITY; 3]];
     for v in p {
@@ -368,9 +348,12 @@ fn center(b: &[[f32; 3]; 2]) -> [f32; 3] {
     [0, 1, 2].map(|k| 0.5 * (b[0][k] + b[1][k]))
 }
 
-/// Median triangle edge length of the posed rest positions (metres); 1 cm when there are no
-/// triangles.
-fn median_edge(rig: &RigData, pos: &[[f32; 3]]) -> f32 {
+/// σ base when the rest pose has no edge of non-zero length, metres.
+const NO_EDGE_M: f32 = 0.01;
+
+/// Median triangle edge length of the posed rest positions (metres); `None` when no triangle has
+/// an edge of finite, non-zero length.
+fn median_edge(rig: &RigData, pos: &[[f32; 3]]) -> Option<f32> {
     let mut e: Vec<f32> = rig
         .triangles
         .iter()
@@ -382,10 +365,10 @@ fn median_edge(rig: &RigData, pos: &[[f32; 3]]) -> f32 {
         .filter(|l| l.is_finite() && *l > 0.0)
         .collect();
     if e.is_empty() {
-        return 0.01;
+        return None;
     }
     let mid = e.len() / 2;
-    *e.select_nth_unstable_by(mid, f32::total_cmp).1
+    Some(*e.select_nth_unstable_by(mid, f32::total_cmp).1)
 }
 
 fn rayon_threads() -> usize {

@@ -89,30 +89,41 @@ pub struct AnimateArgs {
     #[arg(long, value_name = "NAME|INDEX", help_heading = "Animation")]
     pub clip: Option<String>,
 
-    /// Frames per second, sampled on the media clock.
+    /// Frames per second, sampled on the media clock (0.1–1000).
     #[arg(
         long,
         default_value_t = 30.0,
         value_name = "N",
+        allow_negative_numbers = true,
         help_heading = "Timeline"
     )]
     pub fps: f64,
 
-    /// Number of frames. Default: enough to cover the whole animation.
-    #[arg(long, value_name = "N", help_heading = "Timeline")]
+    /// Number of frames (1–100000). Default: enough to cover the animation from --start to its
+    /// end.
+    #[arg(
+        long,
+        value_name = "N",
+        allow_negative_numbers = true,
+        value_parser = clap::value_parser!(u32).range(1..=i64::from(crate::validate::MAX_FRAMES)),
+        help_heading = "Timeline"
+    )]
     pub frames: Option<u32>,
 
-    /// Media time of the first frame, seconds.
+    /// Media time of the first frame, seconds (at most the animation's end unless --frames is
+    /// given).
     #[arg(
         long,
         default_value_t = 0.0,
         value_name = "SECONDS",
+        allow_negative_numbers = true,
         help_heading = "Timeline"
     )]
     pub start: f64,
 
-    /// Output folder (created if missing). Its `frames/`, `preview.png` and `report.json` are
-    /// replaced only when the run succeeds.
+    /// Output folder, created if missing. A run's result is the whole folder: it is replaced
+    /// only when the run succeeds (Ctrl-C or an error leave it as it was). It must be new or hold
+    /// only mien's report.json, preview.png and frames/.
     #[arg(
         short,
         long,
@@ -126,24 +137,44 @@ pub struct AnimateArgs {
     #[arg(long, value_enum, default_value_t = PlyLayout::Dc, help_heading = "Output")]
     pub ply: PlyLayout,
 
-    /// Frames shown in the preview contact sheet (evenly spaced over the run; 0 = no preview).
-    #[arg(long, default_value_t = 12, value_name = "N", help_heading = "Output")]
+    /// Frames shown in the preview contact sheet (evenly spaced over the run; 0 = no preview; at
+    /// most 64, fewer for large characters: the frames kept for it hold at most 16 M splats).
+    #[arg(
+        long,
+        default_value_t = 12,
+        value_name = "N",
+        allow_negative_numbers = true,
+        value_parser = clap::value_parser!(u32).range(0..=i64::from(crate::validate::MAX_SHEET)),
+        help_heading = "Output"
+    )]
     pub sheet: u32,
 
-    /// Width and height of one contact-sheet cell, pixels.
+    /// Width and height of one contact-sheet cell, pixels (16–4096; the whole sheet at most
+    /// 16384).
     #[arg(
         long,
         default_value_t = 320,
         value_name = "PX",
+        allow_negative_numbers = true,
+        value_parser = clap::value_parser!(u32).range(
+            i64::from(crate::validate::CELL_RANGE.0)..=i64::from(crate::validate::CELL_RANGE.1)
+        ),
         help_heading = "Output"
     )]
     pub cell: u32,
 
-    /// Gaussian standard deviation, metres. Default: 0.6 × the median triangle edge of the character.
-    #[arg(long, value_name = "METRES", help_heading = "Splats")]
-    pub sigma: Option<f32>,
+    /// Gaussian standard deviation, metres (more than 0, at most 1000). Default: 0.6 × the median
+    /// triangle edge of the character's rest pose.
+    #[arg(
+        long,
+        value_name = "METRES",
+        allow_negative_numbers = true,
+        help_heading = "Splats"
+    )]
+    pub sigma: Option<f64>,
 
-    /// Gaussian colouring.
+    /// Gaussian colouring (default auto: vertex colours when the character has them, else
+    /// normals).
     #[arg(long, value_enum, default_value_t = Shading::Auto, help_heading = "Splats")]
     pub shading: Shading,
 

@@ -4,10 +4,14 @@ mod animate;
 mod args;
 mod engine;
 mod inspect;
+mod interrupt;
 mod load;
 mod outdir;
+mod preview;
 mod report;
 mod summary;
+mod text;
+mod validate;
 
 use std::process::ExitCode;
 
@@ -19,16 +23,24 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let command: Vec<String> = std::env::args().collect();
     let result = match &cli.command {
-        Command::Animate(a) => animate::run(a, command).map(|o| summary::print(&o)),
+        Command::Animate(a) => {
+            // Without the handler a signal ends the run the default way; the next run into the
+            // same folder removes the staging folder it left.
+            let _ = interrupt::install(&a.out);
+            match animate::run(a, command) {
+                Err(_) if interrupt::requested() => {
+                    eprintln!("{}", interrupt::message(&a.out));
+                    return ExitCode::from(interrupt::EXIT_CODE);
+                }
+                r => r.map(|o| summary::print(&o)),
+            }
+        }
         Command::Inspect(i) => inspect::run(&i.file, i.json).map(|text| print!("{text}")),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e}");
-            for cause in e.chain().skip(1) {
-                eprintln!("  caused by: {cause}");
-            }
+            eprint!("{}", text::error_chain(&e));
             ExitCode::FAILURE
         }
     }

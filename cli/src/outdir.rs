@@ -1,105 +1,367 @@
-//! All-or-nothing output folders: a run writes into a staging folder inside the output folder and
-//! moves its results into place only when everything succeeded; a failed run leaves the previous
-//! results untouched and no partial files.
+//! All-or-nothing output folders. A run's result is the whole folder `DIR`: it is built in a
+//! sibling staging folder `PARENT/.NAME.mien-staging-<pid>` (same filesystem, so renames are
+//! atomic) and committed by `rename(DIR → PARENT/.NAME.mien-old-<pid>)`, `rename(staging → DIR)`,
+//! then removing the old folder. A failed or interrupted run leaves `DIR` as it was; two runs
+//! into one `DIR` end with one run's folder, never a mix (the commit retries when another run
+//! wins the race).
+//!
+//! `DIR` must be new, or hold only what mien writes there (a regular file `report.json`, a regular
+//! file `preview.png`, a folder `frames/` of regular files `frame_<digits>.ply`): anything else is
+//! refused before any work, as are the working directory, `/` and the home folder.
 
+use std::ffi::OsString;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::io::ErrorKind;
+use std::path::{Component, Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
-/// A staging folder `DIR/.mien-staging-<pid>` removed on drop unless committed.
-pub struct Staging {
-    out: PathBuf,
+use crate::interrupt;
+
+/// How many times a commit is tried when concurrent runs keep replacing `DIR`.
+pub const COMMIT_ATTEMPTS: u32 = 5;
+
+/// A checked output folder (it may not exist yet).
+#[derive(Debug)]
+pub struct Target {
+    /// As the user gave it (for messages).
+    shown: PathBuf,
+    /// Absolute, symlinks resolved where the folder exists.
     dir: PathBuf,
-    committed: bool,
+    parent: PathBuf,
+    name: OsString,
+    /// What the check did or left (stale folders of earlier runs).
+    pub notes: Vec<String>,
 }
 
-/// Names a run owns inside the output folder.
-pub const OWNED: [&str; 3] = ["frames", "preview.png", "report.json"];
-
-impl Staging {
-    /// Create `out` (if missing) and a fresh staging folder inside it.
+impl Target {
+    /// Check `out` before any work: refuse the working directory, `/`, the home folder, a path
+    /// that is not a folder, and a folder holding anything mien does not write; remove (or, on
+    /// systems without `/proc`, report) stale staging and old folders of runs whose process is
+    /// gone, restoring `DIR` from an old folder when an interrupted commit left it missing.
     ///
     /// # Errors
-    /// When `out` exists and is not a folder, or `out/frames` holds files mien did not write (a
-    /// name other than `frame_*.ply`), or the folders cannot be created.
-    pub fn new(out: &Path) -> Result<Self> {
-        if out.exists() && !out.is_dir() {
-            bail!("{}: exists and is not a folder", out.display());
-        }
-        fs::create_dir_all(out)
-            .with_context(|| format!("{}: cannot create the output folder", out.display()))?;
-        let frames = out.join("frames");
-        if frames.is_dir() {
-            for e in fs::read_dir(&frames)
-                .with_context(|| format!("{}: cannot list", frames.display()))?
+    /// Each refusal above, naming `out` and what it holds; I/O errors listing the folder.
+    pub fn check(out: &Path) -> Result<Target> {
+        let shown = out.to_path_buf();
+        let cwd = std::env::current_dir().context("cannot read the working directory")?;
+        let abs = cwd.join(out);
+        let dir = if fs::symlink_metadata(&abs).is_ok() {
+            fs::canonicalize(&abs)
+                .with_context(|| format!("--out {}: cannot resolve the path", out.display()))?
+        } else {
+            let (Some(parent), Some(name)) = (abs.parent(), abs.file_name()) else {
+                bail!("--out {}: not a folder name", out.display());
+            };
+            if abs.components().next_back() != Some(Component::Normal(name)) {
+                bail!("--out {}: not a folder name", out.display());
+            }
+            fs::canonicalize(parent).map_or_else(|_| abs.clone(), |p| p.join(name))
+        };
+        let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) else {
+            bail!(
+                "--out {}: is the root folder; mien replaces its output folder as a whole, choose a folder of its own",
+                out.display()
+            );
+        };
+        for (what, place) in [
+            ("the working directory", Some(cwd)),
+            ("your home folder", home()),
+        ] {
+            if let Some(p) = place.and_then(|p| fs::canonicalize(p).ok())
+                && p == dir
             {
-                let name = e?.file_name();
-                let name = name.to_string_lossy();
-                if !(name.starts_with("frame_") && name.ends_with(".ply")) {
+                bail!(
+                    "--out {}: is {what}; mien replaces its output folder as a whole, choose a folder of its own (e.g. --out mien-out)",
+                    out.display()
+                );
+            }
+        }
+        let mut target = Target {
+            shown,
+            parent: parent.to_path_buf(),
+            name: name.to_os_string(),
+            dir: dir.clone(),
+            notes: Vec::new(),
+        };
+        target.clean_stale();
+        match fs::symlink_metadata(&dir) {
+            Ok(m) if !m.is_dir() => bail!("--out {}: exists and is not a folder", out.display()),
+            Ok(_) => {
+                if let Some(what) = foreign(&dir)? {
                     bail!(
-                        "{}: holds `{name}`, which mien did not write; choose another --out",
-                        frames.display()
+                        "--out {}: holds {what}, which mien did not write. A run replaces the whole folder, so it must be new or hold only mien's report.json, preview.png and frames/frame_NNNNN.ply; choose another --out or move that away",
+                        out.display()
                     );
                 }
             }
+            Err(_) => {}
         }
-        let dir = out.join(format!(".mien-staging-{}", std::process::id()));
-        if dir.exists() {
-            fs::remove_dir_all(&dir).with_context(|| {
-                format!("{}: cannot clear a stale staging folder", dir.display())
+        Ok(target)
+    }
+
+    fn sibling(&self, kind: &str, pid: u32) -> PathBuf {
+        let mut n = OsString::from(".");
+        n.push(&self.name);
+        n.push(format!(".mien-{kind}-{pid}"));
+        self.parent.join(n)
+    }
+
+    /// Remove the leftovers of runs whose process is gone.
+    fn clean_stale(&mut self) {
+        let Ok(entries) = fs::read_dir(&self.parent) else {
+            return;
+        };
+        let prefix = format!(".{}.mien-", self.name.to_string_lossy());
+        let me = std::process::id();
+        let mut found: Vec<(PathBuf, &'static str, u32)> = Vec::new();
+        for e in entries.flatten() {
+            let n = e.file_name().to_string_lossy().into_owned();
+            let Some(rest) = n.strip_prefix(&prefix) else {
+                continue;
+            };
+            for kind in ["staging", "old"] {
+                if let Some(pid) = rest
+                    .strip_prefix(kind)
+                    .and_then(|r| r.strip_prefix('-'))
+                    .filter(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+                    .and_then(|p| p.parse::<u32>().ok())
+                {
+                    found.push((e.path(), kind, pid));
+                }
+            }
+        }
+        found.sort();
+        for (path, kind, pid) in found {
+            match process_alive(pid) {
+                Some(true) if pid != me => continue,
+                None if pid != me => {
+                    self.notes.push(format!(
+                        "left {}: this system cannot tell whether process {pid} is still running; remove it by hand once no mien run writes {}",
+                        path.display(),
+                        self.shown.display()
+                    ));
+                    continue;
+                }
+                _ => {}
+            }
+            if kind == "old" && fs::symlink_metadata(&self.dir).is_err() {
+                match fs::rename(&path, &self.dir) {
+                    Ok(()) => self.notes.push(format!(
+                        "restored {} from {}, where an interrupted run (process {pid}) had moved it",
+                        self.shown.display(),
+                        path.display()
+                    )),
+                    Err(e) => self
+                        .notes
+                        .push(format!("could not restore {}: {e}", path.display())),
+                }
+                continue;
+            }
+            match fs::remove_dir_all(&path) {
+                Ok(()) => self.notes.push(format!(
+                    "removed {}, left by an earlier run (process {pid}) that was stopped",
+                    path.display()
+                )),
+                Err(e) => self.notes.push(format!(
+                    "could not remove {}, left by an earlier run: {e}",
+                    path.display()
+                )),
+            }
+        }
+    }
+
+    /// Create the staging folder (with `frames/`), after checking that `DIR` can be moved aside
+    /// at commit time (it cannot be on a mount point or when marked immutable).
+    ///
+    /// # Errors
+    /// When the parent or the staging folder cannot be created, or `DIR` cannot be moved.
+    pub fn stage(&self) -> Result<Staging> {
+        fs::create_dir_all(&self.parent)
+            .with_context(|| format!("{}: cannot create the folder", self.parent.display()))?;
+        let pid = std::process::id();
+        let old = self.sibling("old", pid);
+        let mut section = interrupt::critical()?;
+        if fs::symlink_metadata(&self.dir).is_ok() {
+            fs::rename(&self.dir, &old).with_context(|| {
+                format!(
+                    "--out {}: cannot be moved aside, which is how a run replaces it (is it a mount point, or marked immutable?)",
+                    self.shown.display()
+                )
             })?;
+            if let Err(e) = fs::rename(&old, &self.dir) {
+                // Another run committed in between: its results supersede the ones moved here.
+                if fs::symlink_metadata(&self.dir).is_err() {
+                    bail!(
+                        "{} was moved to {} and cannot be moved back: {e}",
+                        self.shown.display(),
+                        old.display()
+                    );
+                }
+                fs::remove_dir_all(&old).ok();
+            }
         }
-        fs::create_dir_all(dir.join("frames"))
-            .with_context(|| format!("{}: cannot create", dir.display()))?;
+        let dir = self.sibling("staging", pid);
+        section.set_staging(Some(&dir));
+        if let Err(e) = fs::create_dir(&dir).and_then(|()| fs::create_dir(dir.join("frames"))) {
+            let _ = fs::remove_dir_all(&dir);
+            section.set_staging(None);
+            return Err(e)
+                .with_context(|| format!("{}: cannot create the staging folder", dir.display()));
+        }
         Ok(Staging {
-            out: out.to_path_buf(),
+            out: self.dir.clone(),
+            shown: self.shown.clone(),
+            old,
             dir,
             committed: false,
         })
     }
+}
 
+/// The first thing in `dir` mien did not write (described), if any.
+fn foreign(dir: &Path) -> Result<Option<String>> {
+    let list = |d: &Path| -> Result<Vec<(String, fs::FileType)>> {
+        let mut v = Vec::new();
+        for e in fs::read_dir(d).with_context(|| format!("{}: cannot list", d.display()))? {
+            let e = e.with_context(|| format!("{}: cannot list", d.display()))?;
+            let t = e
+                .file_type()
+                .with_context(|| format!("{}: cannot read", e.path().display()))?;
+            v.push((e.file_name().to_string_lossy().into_owned(), t));
+        }
+        v.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(v)
+    };
+    for (name, t) in list(dir)? {
+        let ok = match name.as_str() {
+            "report.json" | "preview.png" => t.is_file(),
+            "frames" if t.is_dir() => {
+                for (f, ft) in list(&dir.join("frames"))? {
+                    if !(ft.is_file() && is_frame_name(&f)) {
+                        return Ok(Some(format!("`frames/{f}`")));
+                    }
+                }
+                true
+            }
+            _ => false,
+        };
+        if !ok {
+            return Ok(Some(if t.is_dir() {
+                format!("a folder `{name}`")
+            } else if t.is_symlink() {
+                format!("a link `{name}`")
+            } else {
+                format!("`{name}`")
+            }));
+        }
+    }
+    Ok(None)
+}
+
+/// `frame_<digits>.ply`.
+fn is_frame_name(f: &str) -> bool {
+    f.strip_prefix("frame_")
+        .and_then(|r| r.strip_suffix(".ply"))
+        .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+}
+
+fn home() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .or_else(|| std::env::var_os("USERPROFILE"))
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+}
+
+/// Whether process `pid` exists: `Some` on Linux (`/proc/<pid>`), `None` where it cannot be told.
+fn process_alive(pid: u32) -> Option<bool> {
+    if cfg!(target_os = "linux") {
+        Some(Path::new("/proc").join(pid.to_string()).exists())
+    } else {
+        None
+    }
+}
+
+/// A staging folder, removed on drop unless committed.
+pub struct Staging {
+    out: PathBuf,
+    shown: PathBuf,
+    old: PathBuf,
+    dir: PathBuf,
+    committed: bool,
+}
+
+impl Staging {
     /// The staging folder (write results here).
     pub fn path(&self) -> &Path {
         &self.dir
     }
 
-    /// Move the staged results into the output folder, replacing the previous run's.
+    /// Make the staged folder the output folder. Returns notes (an old folder that could not be
+    /// removed).
     ///
     /// # Errors
-    /// When a rename fails (the staging folder is then left for inspection and named).
-    pub fn commit(mut self) -> Result<()> {
-        for name in OWNED {
-            let staged = self.dir.join(name);
-            let target = self.out.join(name);
-            if !staged.exists() {
-                // Not produced this run (e.g. --ply none): remove the previous run's copy.
-                if target.is_dir() {
-                    fs::remove_dir_all(&target)
-                        .with_context(|| format!("{}: cannot remove", target.display()))?;
-                } else if target.exists() {
-                    fs::remove_file(&target)
-                        .with_context(|| format!("{}: cannot remove", target.display()))?;
+    /// [`interrupt::Interrupted`] when a stop was asked for (nothing is moved); a rename that fails for another
+    /// reason than a concurrent run (the output folder is then put back as it was); a folder that
+    /// meanwhile gained files mien did not write; [`COMMIT_ATTEMPTS`] lost races.
+    pub fn commit(mut self) -> Result<Vec<String>> {
+        let section = interrupt::critical()?;
+        let shown = self.shown.display().to_string();
+        for _ in 0..COMMIT_ATTEMPTS {
+            let exists = fs::symlink_metadata(&self.out).is_ok();
+            if exists && let Some(what) = foreign(&self.out)? {
+                bail!(
+                    "--out {shown}: now holds {what}, which mien did not write; nothing replaced"
+                );
+            }
+            if fs::symlink_metadata(&self.old).is_ok() {
+                // A previous attempt moved results here that a concurrent run then superseded.
+                fs::remove_dir_all(&self.old)
+                    .with_context(|| format!("{}: cannot remove", self.old.display()))?;
+            }
+            let moved = match fs::rename(&self.out, &self.old) {
+                Ok(()) => true,
+                Err(e) if e.kind() == ErrorKind::NotFound => false,
+                Err(e) => {
+                    return Err(e).with_context(|| format!("--out {shown}: cannot move aside"));
                 }
-                continue;
+            };
+            match fs::rename(&self.dir, &self.out) {
+                Ok(()) => {
+                    self.committed = true;
+                    section.committed();
+                    let mut notes = Vec::new();
+                    if moved && let Err(e) = fs::remove_dir_all(&self.old) {
+                        notes.push(format!(
+                            "the previous results, moved to {}, could not be removed ({e}); remove them by hand",
+                            self.old.display()
+                        ));
+                    }
+                    return Ok(notes);
+                }
+                // Another run put its folder in place between the two renames: try again.
+                Err(_) if fs::symlink_metadata(&self.out).is_ok() => {}
+                Err(e) => {
+                    if moved {
+                        fs::rename(&self.old, &self.out).with_context(|| {
+                            format!(
+                                "{shown} was moved to {} and cannot be moved back",
+                                self.old.display()
+                            )
+                        })?;
+                    }
+                    return Err(e).with_context(|| {
+                        format!(
+                            "{} → {shown}: cannot move the results into place",
+                            self.dir.display()
+                        )
+                    });
+                }
             }
-            if target.is_dir() {
-                let old = self.dir.join(format!("{name}.old"));
-                fs::rename(&target, &old)
-                    .with_context(|| format!("{}: cannot move aside", target.display()))?;
-            }
-            fs::rename(&staged, &target).with_context(|| {
-                format!(
-                    "{} → {}: cannot move into place",
-                    staged.display(),
-                    target.display()
-                )
-            })?;
         }
-        fs::remove_dir_all(&self.dir)
-            .with_context(|| format!("{}: cannot remove the staging folder", self.dir.display()))?;
-        self.committed = true;
-        Ok(())
+        bail!(
+            "--out {shown}: other runs kept replacing it; gave up after {COMMIT_ATTEMPTS} attempts (their results are in place)"
+        )
     }
 }
 
@@ -107,6 +369,7 @@ impl Drop for Staging {
     fn drop(&mut self) {
         if !self.committed {
             let _ = fs::remove_dir_all(&self.dir);
+            interrupt::set_staging(None);
         }
     }
 }

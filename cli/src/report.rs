@@ -15,6 +15,8 @@ pub struct Report {
     pub animation: AnimationReport,
     /// The timeline.
     pub frames: FramesReport,
+    /// Gaussian size and colouring.
+    pub splats: SplatsReport,
     /// Which backend ran and why.
     pub backend: BackendReport,
     /// Morph weight rules applied.
@@ -77,8 +79,25 @@ pub struct FramesReport {
     pub count: u32,
     /// Frames per second.
     pub fps: f64,
+    /// `--start`: media time of the first frame, seconds.
+    pub start_s: f64,
     /// Media time of the first and last frame, seconds.
     pub span_s: [f64; 2],
+}
+
+/// How each gaussian is sized and coloured.
+#[derive(Debug, Default, Serialize)]
+pub struct SplatsReport {
+    /// σ of every gaussian, metres.
+    pub sigma_m: f32,
+    /// Whether σ was derived from the mesh (no `--sigma`).
+    pub sigma_derived: bool,
+    /// Where σ came from (`--sigma`, or the rule and the median edge it used).
+    pub sigma_rule: String,
+    /// `--shading` as asked (`auto`, `tint`, `normal`, `flat`).
+    pub shading_requested: String,
+    /// The shading used (`auto` resolved: `tint` with vertex colours, else `normal`).
+    pub shading: String,
 }
 
 /// The backend.
@@ -175,6 +194,8 @@ pub struct MemoryReport {
     pub rig_bytes: u64,
     /// Bytes the sink's four buffers hold.
     pub sink_bytes: u64,
+    /// Bytes of the splat frames kept for the contact sheet (at most 16 Mi splats × 52 bytes).
+    pub preview_bytes: u64,
 }
 
 /// Files written.
@@ -186,7 +207,7 @@ pub struct OutputsReport {
     pub ply_span: Vec<String>,
     /// Bytes of all .ply files.
     pub ply_bytes: u64,
-    /// PLY layout.
+    /// `--ply` layout (`dc`, `sh3`, or `none`: no .ply files).
     pub ply_layout: String,
     /// Splats per .ply.
     pub splats_per_frame: u64,
@@ -194,4 +215,12 @@ pub struct OutputsReport {
     pub preview: Option<String>,
     /// Frames shown in the preview.
     pub preview_frames: Vec<u32>,
+    /// `--sheet`: frames asked for in the preview.
+    pub preview_frames_requested: u32,
+    /// Why the preview shows fewer frames than asked for (the memory budget), when it does.
+    pub preview_note: Option<String>,
+    /// Raster work of the preview, pixel visits (at most 2·10⁹).
+    pub preview_work: u64,
+    /// What happened to the output folder's surroundings (stale folders of stopped runs).
+    pub notes: Vec<String>,
 }

@@ -1,6 +1,11 @@
 //! The one-screen summary printed at the end of `mien animate`.
 
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
 use crate::animate::Outcome;
+use crate::text::{count, metres, num, plural, secs};
 
 fn mb(b: u64) -> String {
     if b >= 1 << 20 {
@@ -10,6 +15,63 @@ fn mb(b: u64) -> String {
     }
 }
 
+/// Up to `n` names, then `…`.
+fn names(list: &[String], n: usize) -> String {
+    let mut s = list
+        .iter()
+        .take(n)
+        .map(String::as_str)
+        .collect::<Vec<_>>()
+        .join(", ");
+    if list.len() > n {
+        s.push_str(", …");
+    }
+    s
+}
+
+/// One line per mesh node a stream is bound to: channels bound, ambiguous, unmatched, and
+/// targets left undriven.
+fn binding_line(m: &Value) -> String {
+    let rep = &m["report"];
+    let list = |k: &str| rep[k].as_array().cloned().unwrap_or_default();
+    let mut bound: Vec<u64> = list("matched")
+        .iter()
+        .filter_map(|p| p["channel_index"].as_u64())
+        .collect();
+    bound.sort_unstable();
+    bound.dedup();
+    let ambiguous: Vec<String> = list("ambiguous")
+        .iter()
+        .flat_map(|a| a["channels"].as_array().cloned().unwrap_or_default())
+        .filter_map(|c| c["name"].as_str().map(String::from))
+        .collect();
+    let unmatched = list("unmatched_channels").len();
+    let undriven = list("undriven_targets").len();
+    let channels = rep["channel_count"].as_u64().unwrap_or(0);
+    let mut line = format!(
+        "{}: {} of {} bound",
+        m["mesh_node"].as_str().unwrap_or("?"),
+        bound.len(),
+        count(channels, "channel")
+    );
+    if !ambiguous.is_empty() {
+        let _ = write!(
+            line,
+            ", {} ambiguous ({})",
+            ambiguous.len(),
+            names(&ambiguous, 4)
+        );
+    }
+    let _ = write!(line, ", {unmatched} unmatched");
+    if undriven > 0 {
+        let _ = write!(line, "; {} undriven", count(undriven as u64, "target"));
+    }
+    if !ambiguous.is_empty() || unmatched > 0 || undriven > 0 {
+        line.push_str(" (listed in report.json)");
+    }
+    line
+}
+
 /// Print `o` to stdout.
 pub fn print(o: &Outcome) {
     let r = &o.report;
@@ -17,57 +79,65 @@ pub fn print(o: &Outcome) {
     let out = o.out.display();
     println!("mien animate: done in {:.2} s", r.timings_ms.total / 1e3);
     println!(
-        "  character  {}: {} mesh node(s), {} vertices, {} triangles, {} morph targets{}",
+        "  character  {}: {}, {}, {}, {}{}",
         c.source,
-        c.mesh_instances,
-        c.vertices,
-        c.triangles,
-        c.morph_targets,
+        count(c.mesh_instances as u64, "mesh node"),
+        plural(c.vertices as u64, "vertex", "vertices"),
+        count(c.triangles as u64, "triangle"),
+        count(c.morph_targets as u64, "morph target"),
         if c.skin_joints.is_empty() {
             String::new()
         } else {
-            format!(", skin of {} joints", c.skin_joints.iter().sum::<usize>())
+            format!(
+                ", skin of {}",
+                count(c.skin_joints.iter().sum::<usize>() as u64, "joint")
+            )
         }
     );
     if !c.notes.is_empty() {
         println!(
-            "             {} import note(s) in report.json",
-            c.notes.len()
+            "             {} in report.json",
+            count(c.notes.len() as u64, "import note")
         );
     }
     println!(
-        "  animation  {} — {} ({:.3}–{:.3} s)",
-        r.animation.kind, r.animation.name, r.animation.span_s[0], r.animation.span_s[1]
+        "  animation  {} — {} ({}–{} s)",
+        r.animation.kind,
+        r.animation.name,
+        secs(r.animation.span_s[0]),
+        secs(r.animation.span_s[1])
     );
-    if let Some(serde_json::Value::Array(b)) = &r.animation.binding {
+    if let Some(Value::Array(b)) = &r.animation.binding {
         for m in b {
-            let rep = &m["report"];
-            let matched = rep["matched"].as_array().map_or(0, Vec::len);
-            let unmatched = rep["unmatched_channels"].as_array().map_or(0, Vec::len);
-            println!(
-                "             {}: {} of {} channels bound, {} unmatched{}",
-                m["mesh_node"].as_str().unwrap_or("?"),
-                matched,
-                rep["channel_count"],
-                unmatched,
-                if unmatched > 0 {
-                    " (listed in report.json)"
-                } else {
-                    ""
-                }
-            );
+            println!("             {}", binding_line(m));
         }
     }
     for n in &r.animation.notes {
         println!("             note: {n}");
     }
     println!(
-        "  frames     {} at {} fps, media time {:.3}–{:.3} s",
-        r.frames.count, r.frames.fps, r.frames.span_s[0], r.frames.span_s[1]
+        "  frames     {} at {} fps, media time {}–{} s",
+        r.frames.count,
+        num(r.frames.fps),
+        secs(r.frames.span_s[0]),
+        secs(r.frames.span_s[1])
     );
     println!(
-        "  backend    {} ({}); {} CPU threads",
-        r.backend.used, r.backend.reason, r.backend.threads
+        "  splats     σ {} ({}), shading {}{}",
+        metres(r.splats.sigma_m),
+        r.splats.sigma_rule,
+        r.splats.shading,
+        if r.splats.shading_requested == "auto" {
+            " (auto)"
+        } else {
+            ""
+        }
+    );
+    println!(
+        "  backend    {} ({}); {}",
+        r.backend.used,
+        r.backend.reason,
+        count(r.backend.threads as u64, "CPU thread")
     );
     if let Some(a) = &r.backend.adapter {
         println!("             adapter {a}");
@@ -93,27 +163,43 @@ pub fn print(o: &Outcome) {
         );
     }
     println!(
-        "  memory     {} splat slots; rig {}, sink {}",
-        r.memory.character_slots,
+        "  memory     {}; rig {}, sink {}{}",
+        count(u64::from(r.memory.character_slots), "splat slot"),
         mb(r.memory.rig_bytes),
-        mb(r.memory.sink_bytes)
+        mb(r.memory.sink_bytes),
+        if r.memory.preview_bytes > 0 {
+            format!(", preview frames {}", mb(r.memory.preview_bytes))
+        } else {
+            String::new()
+        }
     );
     if r.outputs.ply_files > 0 {
         println!(
-            "  wrote      {out}/{} … {} ({} files, {} splats each, {}, {} layout)",
+            "  wrote      {out}/{} … {} ({}, {} each, {}, {} layout)",
             r.outputs.ply_span[0],
             r.outputs.ply_span[1].trim_start_matches("frames/"),
-            r.outputs.ply_files,
-            r.outputs.splats_per_frame,
+            count(r.outputs.ply_files, "file"),
+            count(r.outputs.splats_per_frame, "splat"),
             mb(r.outputs.ply_bytes),
             r.outputs.ply_layout
         );
+    } else {
+        println!("  wrote      no .ply files (--ply none)");
     }
     if let Some(p) = &r.outputs.preview {
         println!(
-            "             {out}/{p} (contact sheet of {} frames)",
-            r.outputs.preview_frames.len()
+            "             {out}/{p} (contact sheet of {})",
+            count(r.outputs.preview_frames.len() as u64, "frame")
         );
     }
+    if let Some(n) = &r.outputs.preview_note {
+        println!("             note: {n}");
+    }
     println!("             {out}/report.json");
+    for n in &r.outputs.notes {
+        println!("  note       {n}");
+    }
+    for w in &o.warnings {
+        println!("  warning    {w}");
+    }
 }

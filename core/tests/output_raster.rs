@@ -245,3 +245,37 @@ fn bounds_cover_visible_splats_only() {
         .is_err()
     );
 }
+
+#[test]
+fn raster_work_counts_each_clipped_box_and_the_image() {
+    use mien_core::preview::raster_work;
+    let cam = front_camera(101);
+    let mut b = SplatBuffers::new(3);
+    // Slot 0: σ = 3 cm at the principal point, depth 1 m. Slot 1 transparent, slot 2 far off
+    // screen: neither adds work.
+    put(&mut b, 0, [0.0; 3], 0.03, [1.0; 4]);
+    put(&mut b, 2, [5.0, 0.0, 0.0], 0.01, [1.0; 4]);
+    // Worked by hand: f = 50.5 / tan 15° = 188.47 px, σ' = f·σ = 5.654 px; the screen covariance
+    // is isotropic, a = c = σ'² + 0.3, det = a², so λ_max = a + √0.1 (3DGS's floor on the
+    // discriminant); radius ⌈3·√λ_max⌉ = 18 px around (50.5, 50.5): columns and rows
+    // ⌊32.5⌋ = 32 .. ⌈68.5⌉ = 69, a 37 × 37 box.
+    let f = 50.5 / (FOV / 2.0).tan();
+    let a = (f * 0.03f64).powi(2) + 0.3;
+    let radius = (3.0 * (a + 0.1f64.sqrt()).sqrt()).ceil();
+    assert_eq!(radius, 18.0);
+    let side = ((50.5 + radius).ceil() - (50.5 - radius).floor()) as u64;
+    assert_eq!(side, 37);
+    assert_eq!(
+        raster_work(&cam, &b, &all(3)).unwrap(),
+        side * side + 101 * 101
+    );
+    // Nothing drawn: the resolve pass alone.
+    assert_eq!(raster_work(&cam, &b, &[]).unwrap(), 101 * 101);
+    // A box clipped by the image edge counts only its part inside: centred on pixel column 0.
+    let mut c = SplatBuffers::new(1);
+    let x = -50.5 / f + 0.5 / f; // projects to u = 0.5
+    put(&mut c, 0, [x as f32, 0.0, 0.0], 0.03, [1.0; 4]);
+    let w = raster_work(&cam, &c, &all(1)).unwrap() - 101 * 101;
+    // Columns 0 .. ⌈0.5 + 18⌉ = 19 inside, 37 rows.
+    assert_eq!(w, 19 * 37);
+}

@@ -177,3 +177,129 @@ mod box_framing {
         }
     }
 }
+
+mod budget {
+    use super::support;
+    use mien_core::preview::{
+        Frame, MAX_SHEET_WORK, SheetOptions, plan_sheet, render_planned, render_sheet,
+    };
+    use mien_core::sink::{SlotRange, SplatBuffers, pack4x8unorm};
+    use proptest::prelude::*;
+
+    /// `n` gaussians of σ = `sigma` m spread along x.
+    fn cloud(n: usize, sigma: f32, spread: f32) -> SplatBuffers {
+        let mut b = SplatBuffers::new(n as u32);
+        let s2 = sigma * sigma;
+        for i in 0..n {
+            let x = spread * (i as f32 / n.max(1) as f32 - 0.5);
+            b.center[i] = [x, 0.0, 0.0, 0.0];
+            b.color[i] = pack4x8unorm([0.8, 0.5, 0.2, 0.7]);
+            b.cov_a[i] = [s2, 0.0, 0.0, s2];
+            b.cov_b[i] = [0.0, s2, 0.0, 0.0];
+        }
+        b
+    }
+
+    #[test]
+    fn a_sheet_over_the_work_budget_is_refused_before_drawing() {
+        // 300 gaussians stacked in one place: the camera frames their 3σ box with a margin, so
+        // each covers about half of a 4096-pixel cell (≈ 8.6·10⁶ pixel visits): ≈ 2.6·10⁹ in all.
+        let b = cloud(300, 0.5, 0.0);
+        let ranges = [SlotRange {
+            offset: 0,
+            count: 300,
+        }];
+        let frames = [Frame {
+            buffers: &b,
+            ranges: &ranges,
+        }];
+        let opts = SheetOptions {
+            cols: 1,
+            cell_w: 4096,
+            cell_h: 4096,
+            ..SheetOptions::default()
+        };
+        let plan = plan_sheet(&frames, &opts).unwrap();
+        let found = plan.total_work();
+        assert!(found > MAX_SHEET_WORK, "{found}");
+        assert!(found <= 301 * 4096 * 4096, "{found}");
+        let t = std::time::Instant::now();
+        match render_sheet(&frames, &opts) {
+            Err(mien_core::Error::Limit {
+                limit, found: f, ..
+            }) => {
+                assert_eq!((limit, f), (MAX_SHEET_WORK, found));
+            }
+            other => panic!("expected a Limit error, got {:?}", other.map(|_| ())),
+        }
+        let mut called = false;
+        let r = render_planned(&frames, &opts, &plan, &mut |_| {
+            called = true;
+            true
+        });
+        assert!(matches!(r, Err(mien_core::Error::Limit { .. })));
+        assert!(!called, "no cell is drawn");
+        assert!(t.elapsed().as_secs_f64() < 5.0, "refused without drawing");
+    }
+
+    #[test]
+    fn drawing_stops_when_asked() {
+        let frames_b: Vec<SplatBuffers> = (0..3).map(|_| cloud(4, 0.01, 0.2)).collect();
+        let ranges = [SlotRange {
+            offset: 0,
+            count: 4,
+        }];
+        let frames: Vec<Frame> = frames_b
+            .iter()
+            .map(|b| Frame {
+                buffers: b,
+                ranges: &ranges,
+            })
+            .collect();
+        let opts = SheetOptions {
+            cols: 2,
+            cell_w: 32,
+            cell_h: 32,
+            ..SheetOptions::default()
+        };
+        let plan = plan_sheet(&frames, &opts).unwrap();
+        let mut seen = Vec::new();
+        let r = render_planned(&frames, &opts, &plan, &mut |k| {
+            seen.push(k);
+            k < 1
+        })
+        .unwrap();
+        assert!(r.is_none());
+        assert_eq!(seen, [0, 1]);
+    }
+
+    proptest! {
+        #![proptest_config(support::proptest_config(24))]
+
+        /// Drawing a planned sheet cell by cell into the sheet gives the image, camera and
+        /// statistics of `render_sheet`, and the plan's work is the sum of its cells'.
+        #[test]
+        fn planned_sheet_equals_render_sheet(
+            n in 1usize..40, k in 1usize..6, cols in 1u32..4, cell in 16u32..64,
+            sigma in 0.002f32..0.2, spread in 0.0f32..1.0, gap in 0u32..5,
+        ) {
+            let bufs: Vec<SplatBuffers> =
+                (0..k).map(|j| cloud(n, sigma * (1.0 + j as f32 * 0.1), spread)).collect();
+            let ranges = [SlotRange { offset: 0, count: n as u32 }];
+            let frames: Vec<Frame> =
+                bufs.iter().map(|b| Frame { buffers: b, ranges: &ranges }).collect();
+            let opts = SheetOptions {
+                cols, cell_w: cell, cell_h: cell + 3, gap, ..SheetOptions::default()
+            };
+            let (sheet, camera, stats) = render_sheet(&frames, &opts).unwrap();
+            let plan = plan_sheet(&frames, &opts).unwrap();
+            prop_assert_eq!(plan.camera, camera);
+            prop_assert_eq!(plan.work.len(), k);
+            prop_assert_eq!(plan.total_work(), plan.work.iter().sum::<u64>());
+            let (image, stats2) =
+                render_planned(&frames, &opts, &plan, &mut |_| true).unwrap().unwrap();
+            prop_assert_eq!(stats2, stats);
+            prop_assert!(image == sheet.compose().unwrap());
+        }
+    }
+}

@@ -106,8 +106,14 @@ pub fn rasterize(
     let mut color = vec![[0.0f64; 3]; w * h];
     let mut trans = vec![1.0f64; w * h];
     let mut done = vec![false; w * h];
+    // Pixels of each row not yet saturated: a saturated row is skipped whole (the same result as
+    // testing each of its pixels, much faster under large, overlapping gaussians).
+    let mut open = vec![camera.width; h];
     for s in &splats {
         for y in s.y0..s.y1 {
+            if open[y as usize] == 0 {
+                continue;
+            }
             let dy = f64::from(y) + 0.5 - s.v;
             for x in s.x0..s.x1 {
                 let p = y as usize * w + x as usize;
@@ -128,6 +134,7 @@ pub fn rasterize(
                 let next = t * (1.0 - alpha);
                 if next < T_MIN {
                     done[p] = true;
+                    open[y as usize] -= 1;
                     continue;
                 }
                 for (acc, c) in color[p].iter_mut().zip(s.color) {
@@ -144,6 +151,30 @@ pub fn rasterize(
         Rgb([0, 1, 2].map(|k| to_u8(color[p][k] + trans[p] * bg[k])))
     });
     Ok(Rendered { image, stats })
+}
+
+/// The work [`rasterize`] would do for these inputs, in pixel visits: the sum over the gaussians it
+/// would draw of their screen boxes clipped to the image (`(x1 − x0)·(y1 − y0)`, the box of radius
+/// `⌈3·√λ_max⌉` pixels around the projected centre) plus the image's `width·height` pixels (the
+/// resolve pass). An upper bound on the per-pixel blending steps; the projection of every slot
+/// (`O(slots)`) is the cost of this estimate itself.
+///
+/// # Errors
+/// As [`rasterize`].
+pub fn raster_work(camera: &Camera, buffers: &SplatBuffers, ranges: &[SlotRange]) -> Result<u64> {
+    buffers.check_ranges(ranges)?;
+    camera.validate()?;
+    let proj = Projector::new(camera);
+    let mut stats = RasterStats::default();
+    let mut work = u64::from(camera.width) * u64::from(camera.height);
+    for r in ranges {
+        for slot in r.offset as usize..r.end() as usize {
+            if let Some(s) = proj.project(buffers, slot, &mut stats) {
+                work += u64::from(s.x1 - s.x0) * u64::from(s.y1 - s.y0);
+            }
+        }
+    }
+    Ok(work)
 }
 
 /// `[0,1]` → byte, rounded to nearest.

@@ -10,7 +10,7 @@ use image::codecs::png::PngEncoder;
 use image::{ExtendedColorType, ImageEncoder, Rgb, RgbImage};
 
 use super::camera::{Aabb, Camera, check_size, splat_bounds};
-use super::raster::{RasterStats, rasterize};
+use super::raster::{RasterStats, raster_work, rasterize};
 use crate::error::{Error, Result};
 use crate::io::atomic::write_atomic;
 use crate::sink::{SlotRange, SplatBuffers};
@@ -111,24 +111,17 @@ impl ContactSheet {
     /// # Errors
     /// [`Error::Limit`] when a side exceeds [`super::MAX_IMAGE_SIDE`].
     pub fn size(&self) -> Result<(u32, u32)> {
-        let rows = self.cells.len().div_ceil(self.cols as usize).max(1) as u64;
-        let side = |n: u64, cell: u32| n * u64::from(cell) + (n + 1) * u64::from(self.gap);
-        let (w, h) = (
-            side(u64::from(self.cols), self.cell_w),
-            side(rows, self.cell_h),
-        );
-        let limit = u64::from(super::MAX_IMAGE_SIDE);
-        if w.max(h) > limit {
-            return Err(Error::Limit {
-                what: "contact sheet side, pixels".into(),
-                limit,
-                found: w.max(h),
-            });
-        }
-        Ok((w as u32, h as u32))
+        sheet_size(
+            self.cols,
+            self.cell_w,
+            self.cell_h,
+            self.gap,
+            self.cells.len(),
+        )
     }
 
-    /// The composed sheet.
+    /// The composed sheet. Cell `k` sits at column `k mod cols`, row `⌊k / cols⌋`, its top-left
+    /// corner at `(gap + col·(cell_w + gap), gap + row·(cell_h + gap))`.
     ///
     /// # Errors
     /// As [`ContactSheet::size`] (cannot fail for a sheet built through this API).
@@ -151,6 +144,40 @@ impl ContactSheet {
     pub fn write_png(&self, path: &Path) -> Result<()> {
         write_png(path, &self.compose()?)
     }
+}
+
+/// Size in pixels of a sheet of `cells` cells in `cols` columns (see [`ContactSheet::size`]):
+/// `cols·cell_w + (cols+1)·gap` wide, `rows·cell_h + (rows+1)·gap` high, `rows = max(1, ⌈cells /
+/// cols⌉)`.
+///
+/// # Errors
+/// [`Error::Invalid`] when `cols` is 0; [`Error::Limit`] when a side exceeds
+/// [`super::MAX_IMAGE_SIDE`].
+pub fn sheet_size(
+    cols: u32,
+    cell_w: u32,
+    cell_h: u32,
+    gap: u32,
+    cells: usize,
+) -> Result<(u32, u32)> {
+    if cols == 0 {
+        return Err(Error::Invalid {
+            what: "contact sheet columns".into(),
+            reason: "0".into(),
+        });
+    }
+    let rows = cells.div_ceil(cols as usize).max(1) as u64;
+    let side = |n: u64, cell: u32| n * u64::from(cell) + (n + 1) * u64::from(gap);
+    let (w, h) = (side(u64::from(cols), cell_w), side(rows, cell_h));
+    let limit = u64::from(super::MAX_IMAGE_SIDE);
+    if w.max(h) > limit {
+        return Err(Error::Limit {
+            what: "contact sheet side, pixels".into(),
+            limit,
+            found: w.max(h),
+        });
+    }
+    Ok((w as u32, h as u32))
 }
 
 /// Write an RGB8 image as PNG (the `image` crate's encoder) through [`write_atomic`].
@@ -216,23 +243,150 @@ impl Default for SheetOptions {
     }
 }
 
+/// Most raster work one contact sheet may take, in pixel visits (the sum over its cells of
+/// [`raster_work`]): 2·10⁹, about ten seconds to a minute on one core (1–20 ns a visit, less for
+/// pixels already saturated). [`render_sheet`] and [`render_planned`] refuse a sheet over it
+/// before drawing anything; smaller gaussians, smaller cells or fewer cells bring it down.
+pub const MAX_SHEET_WORK: u64 = 2_000_000_000;
+
+/// A contact sheet worked out before drawing: the shared camera and each cell's raster work.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SheetPlan {
+    /// The camera every cell is seen through.
+    pub camera: Camera,
+    /// [`raster_work`] of each frame's cell, pixel visits.
+    pub work: Vec<u64>,
+}
+
+impl SheetPlan {
+    /// The sheet's total raster work, pixel visits (saturating).
+    pub fn total_work(&self) -> u64 {
+        self.work.iter().fold(0u64, |a, w| a.saturating_add(*w))
+    }
+}
+
+/// Frame the camera on the union of all frames' [`splat_bounds`] (a 1 m sphere at the origin when
+/// no frame has a visible splat) and estimate each cell's [`raster_work`]. `O(frames × slots)`,
+/// draws nothing.
+///
+/// # Errors
+/// As [`sheet_size`] for `frames.len()` cells, [`Camera::framing`], [`splat_bounds`] and
+/// [`raster_work`].
+pub fn plan_sheet(frames: &[Frame<'_>], options: &SheetOptions) -> Result<SheetPlan> {
+    check_size(options.cell_w, options.cell_h)?;
+    sheet_size(
+        options.cols,
+        options.cell_w,
+        options.cell_h,
+        options.gap,
+        frames.len(),
+    )?;
+    let camera = frame_camera(frames, options)?;
+    let work = frames
+        .iter()
+        .map(|f| raster_work(&camera, f.buffers, f.ranges))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(SheetPlan { camera, work })
+}
+
+fn over_budget(plan: &SheetPlan) -> Result<()> {
+    let found = plan.total_work();
+    if found > MAX_SHEET_WORK {
+        return Err(Error::Limit {
+            what: "contact sheet raster work, pixel visits".into(),
+            limit: MAX_SHEET_WORK,
+            found,
+        });
+    }
+    Ok(())
+}
+
+/// Draw a planned sheet straight into the sheet image (one cell's buffers alive at a time; layout
+/// as [`ContactSheet::compose`]). `on_cell(k)` is called before cell `k` is drawn; when it returns
+/// `false` drawing stops and `Ok(None)` is returned (progress reporting and cancellation).
+/// Returns the sheet and the summed rasteriser statistics.
+///
+/// # Errors
+/// [`Error::Limit`] when [`SheetPlan::total_work`] exceeds [`MAX_SHEET_WORK`] (nothing is drawn);
+/// [`Error::Mismatch`] when `plan` has a different number of cells than `frames`; as
+/// [`sheet_size`] and [`super::raster::rasterize`].
+pub fn render_planned(
+    frames: &[Frame<'_>],
+    options: &SheetOptions,
+    plan: &SheetPlan,
+    on_cell: &mut dyn FnMut(usize) -> bool,
+) -> Result<Option<(RgbImage, RasterStats)>> {
+    if plan.work.len() != frames.len() {
+        return Err(Error::Mismatch {
+            what: "sheet plan cells".into(),
+            expected: frames.len() as u64,
+            found: plan.work.len() as u64,
+        });
+    }
+    over_budget(plan)?;
+    let (w, h) = sheet_size(
+        options.cols,
+        options.cell_w,
+        options.cell_h,
+        options.gap,
+        frames.len(),
+    )?;
+    let mut out = RgbImage::from_pixel(w, h, Rgb(to_bytes(options.gap_color)));
+    let mut stats = RasterStats::default();
+    for (k, f) in frames.iter().enumerate() {
+        if !on_cell(k) {
+            return Ok(None);
+        }
+        let r = rasterize(&plan.camera, f.buffers, f.ranges, options.background)?;
+        add_stats(&mut stats, &r.stats);
+        let (col, row) = ((k as u32) % options.cols, (k as u32) / options.cols);
+        let x = options.gap + col * (options.cell_w + options.gap);
+        let y = options.gap + row * (options.cell_h + options.gap);
+        image::imageops::replace(&mut out, &r.image, i64::from(x), i64::from(y));
+    }
+    Ok(Some((out, stats)))
+}
+
+fn to_bytes(c: [f32; 3]) -> [u8; 3] {
+    c.map(|c| (255.0 * c.clamp(0.0, 1.0)).round() as u8)
+}
+
+fn add_stats(acc: &mut RasterStats, s: &RasterStats) {
+    acc.drawn += s.drawn;
+    acc.transparent += s.transparent;
+    acc.behind += s.behind;
+    acc.degenerate += s.degenerate;
+    acc.offscreen += s.offscreen;
+}
+
 /// Render `frames` into a contact sheet with one camera framed on the union of all frames'
 /// [`splat_bounds`] (a 1 m sphere at the origin when no frame has a visible splat). Returns the
 /// sheet, the camera used, and the summed rasteriser statistics.
 ///
 /// # Errors
-/// As [`ContactSheet::new`], [`Camera::framing`], [`splat_bounds`] and
-/// [`super::raster::rasterize`].
+/// As [`ContactSheet::new`], [`plan_sheet`] and [`super::raster::rasterize`]; [`Error::Limit`]
+/// when the sheet's raster work exceeds [`MAX_SHEET_WORK`] (nothing is drawn).
 pub fn render_sheet(
     frames: &[Frame<'_>],
     options: &SheetOptions,
 ) -> Result<(ContactSheet, Camera, RasterStats)> {
-    let gap_color = options
-        .gap_color
-        .map(|c| (255.0 * c.clamp(0.0, 1.0)).round() as u8);
     let mut sheet = ContactSheet::new(options.cols, options.cell_w, options.cell_h)?
         .with_gap(options.gap)?
-        .with_background(Rgb(gap_color));
+        .with_background(Rgb(to_bytes(options.gap_color)));
+    let plan = plan_sheet(frames, options)?;
+    over_budget(&plan)?;
+    let camera = plan.camera;
+    let mut stats = RasterStats::default();
+    for f in frames {
+        let r = rasterize(&camera, f.buffers, f.ranges, options.background)?;
+        add_stats(&mut stats, &r.stats);
+        sheet.push(r.image)?;
+    }
+    Ok((sheet, camera, stats))
+}
+
+/// The camera of [`plan_sheet`].
+fn frame_camera(frames: &[Frame<'_>], options: &SheetOptions) -> Result<Camera> {
     let mut bounds: Option<Aabb> = None;
     for f in frames {
         if let Some(b) = splat_bounds(f.buffers, f.ranges)? {
@@ -256,15 +410,5 @@ pub fn render_sheet(
             options.yaw,
         )?,
     };
-    let mut stats = RasterStats::default();
-    for f in frames {
-        let r = rasterize(&camera, f.buffers, f.ranges, options.background)?;
-        stats.drawn += r.stats.drawn;
-        stats.transparent += r.stats.transparent;
-        stats.behind += r.stats.behind;
-        stats.degenerate += r.stats.degenerate;
-        stats.offscreen += r.stats.offscreen;
-        sheet.push(r.image)?;
-    }
-    Ok((sheet, camera, stats))
+    Ok(camera)
 }

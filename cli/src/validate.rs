@@ -1,0 +1,149 @@
+//! Checks that run before any work, each naming the flag (or the file) at fault: flag ranges, the
+//! contact sheet's size, the timeline against the animation, and the character's rest geometry.
+
+use anyhow::{Result, bail};
+use mien_core::preview::{MAX_IMAGE_SIDE, sheet_size};
+
+use crate::args::AnimateArgs;
+use crate::text::{num, whole};
+
+/// Lowest accepted `--fps`.
+pub const MIN_FPS: f64 = 0.1;
+/// Highest accepted `--fps`.
+pub const MAX_FPS: f64 = 1000.0;
+/// Largest accepted `--sigma`, metres.
+pub const MAX_SIGMA_M: f64 = 1000.0;
+/// Most frames one run may pose (at 30 fps, over 55 minutes).
+pub const MAX_FRAMES: u32 = 100_000;
+/// Most contact-sheet frames.
+pub const MAX_SHEET: u32 = 64;
+/// Smallest and largest contact-sheet cell, pixels.
+pub const CELL_RANGE: (u32, u32) = (16, 4096);
+/// Gap between contact-sheet cells, pixels.
+pub const SHEET_GAP: u32 = 4;
+/// Largest rest-pose coordinate accepted, metres: beyond it f32 positions cannot resolve a face
+/// (steps of 6 cm at 10⁶ m) and the preview camera cannot be placed.
+pub const MAX_COORD_M: f32 = 1e6;
+
+/// Flag ranges that need no input file: `--fps` in [[`MIN_FPS`], [`MAX_FPS`]], `--start` ≥ 0,
+/// `--sigma` in (0, [`MAX_SIGMA_M`]], and a contact sheet of `--sheet` cells of `--cell` pixels
+/// that fits [`MAX_IMAGE_SIDE`]. (`--frames`, `--sheet`, `--cell` ranges are clap's.)
+///
+/// # Errors
+/// The first flag out of range, named with its value.
+pub fn flags(args: &AnimateArgs) -> Result<()> {
+    if !(args.fps.is_finite() && (MIN_FPS..=MAX_FPS).contains(&args.fps)) {
+        bail!(
+            "--fps {}: must be a frame rate from {MIN_FPS} to {MAX_FPS} frames per second",
+            num(args.fps)
+        );
+    }
+    if !(args.start.is_finite() && args.start >= 0.0) {
+        bail!(
+            "--start {}: must be a media time of 0 seconds or later",
+            num(args.start)
+        );
+    }
+    if let Some(s) = args.sigma
+        && !(s.is_finite() && s > 0.0 && s <= MAX_SIGMA_M)
+    {
+        bail!(
+            "--sigma {}: must be a gaussian size in metres, more than 0 and at most {MAX_SIGMA_M}",
+            num(s)
+        );
+    }
+    sheet(args.sheet, args.cell)
+}
+
+/// Columns of a contact sheet of `k` cells: `⌈√k⌉` (at least 1).
+pub fn sheet_cols(k: u32) -> u32 {
+    (f64::from(k).sqrt().ceil() as u32).max(1)
+}
+
+/// A sheet of `k` cells of `cell` pixels must fit [`MAX_IMAGE_SIDE`].
+///
+/// # Errors
+/// Naming `--sheet` and `--cell`, the size it would have and the largest `--cell` that fits.
+pub fn sheet(k: u32, cell: u32) -> Result<()> {
+    if k == 0 {
+        return Ok(());
+    }
+    let cols = sheet_cols(k);
+    let rows = k.div_ceil(cols);
+    if sheet_size(cols, cell, cell, SHEET_GAP, k as usize).is_err() {
+        let n = u64::from(cols.max(rows));
+        let side = n * u64::from(cell) + (n + 1) * u64::from(SHEET_GAP);
+        let fit = (u64::from(MAX_IMAGE_SIDE) - (n + 1) * u64::from(SHEET_GAP)) / n;
+        bail!(
+            "--sheet {k} --cell {cell}: a contact sheet of {cols}×{rows} cells of {cell} px would be {side} px wide, more than the {MAX_IMAGE_SIDE} px mien draws; use --cell {fit} or less, fewer --sheet frames, or --sheet 0 for no preview"
+        );
+    }
+    Ok(())
+}
+
+/// Frames the run poses: `--frames`, or enough to cover the animation from `--start` to its end
+/// (`span` seconds) at `--fps`: `⌊(end − start)·fps + 10⁻⁶⌋ + 1`.
+///
+/// # Errors
+/// `--start` after the animation's end (without `--frames`), an end that is not finite, or more
+/// than [`MAX_FRAMES`] frames (the real count and the animation's duration are named).
+pub fn frame_count(args: &AnimateArgs, span: (f64, f64)) -> Result<u32> {
+    if let Some(n) = args.frames {
+        return Ok(n);
+    }
+    let (begin, end) = span;
+    if !end.is_finite() {
+        bail!(
+            "the animation's end time {} s is not usable; pass --frames N",
+            num(end)
+        );
+    }
+    let length = format!(
+        "it runs {}–{} s, {} s long",
+        num(begin),
+        num(end),
+        num(end - begin)
+    );
+    if args.start > end {
+        bail!(
+            "--start {}: after the end of the animation ({length}); pass an earlier --start, or --frames N to pose frames past its end",
+            num(args.start)
+        );
+    }
+    let n = ((end - args.start) * args.fps + 1e-6).floor() + 1.0;
+    if n.is_nan() || n > f64::from(MAX_FRAMES) {
+        bail!(
+            "{} frames: {} s of animation from --start {} at --fps {} ({length}) is more than the {MAX_FRAMES} frames one run poses; pass --frames N, a lower --fps or a later --start",
+            whole(n),
+            num(end - args.start),
+            num(args.start),
+            num(args.fps)
+        );
+    }
+    Ok(n as u32)
+}
+
+/// The posed rest geometry must be finite and within ±[`MAX_COORD_M`].
+///
+/// # Errors
+/// Naming `source` (the character file), the first bad vertex and its position.
+pub fn rest_geometry(source: &str, positions: &[[f32; 3]]) -> Result<()> {
+    if let Some((i, p)) = positions
+        .iter()
+        .enumerate()
+        .find(|(_, p)| !p.iter().all(|c| c.is_finite() && c.abs() <= MAX_COORD_M))
+    {
+        let why = if p.iter().all(|c| c.is_finite()) {
+            format!("farther than {} m from the origin", num(MAX_COORD_M))
+        } else {
+            "not a finite position".into()
+        };
+        bail!(
+            "{source}: the rest pose puts vertex {i} at ({}, {}, {}) m, {why}; check the file's node transforms, positions and units",
+            num(p[0]),
+            num(p[1]),
+            num(p[2])
+        );
+    }
+    Ok(())
+}

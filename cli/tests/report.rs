@@ -1,0 +1,206 @@
+//! What a run says: report.json records σ, shading, `--start` and the PLY layout; the summary
+//! counts with the right plurals and shows ambiguous channels and undriven targets; an error
+//! names each cause once; `mien inspect` lists keys in a fixed order, file and kind first.
+
+mod common;
+
+use common::{animate, data, mien, report, triangle_gltf};
+
+#[test]
+fn report_records_sigma_shading_start_and_layout() {
+    let dir = tempfile::tempdir().unwrap();
+    let tri = triangle_gltf(dir.path(), "tri", [0.0; 3], Some(2.0));
+    let t = tri.to_str().unwrap();
+    let out = dir.path().join("a");
+    let r = animate(
+        &out,
+        &[
+            "--character",
+            t,
+            "--start",
+            "0.5",
+            "--fps",
+            "4",
+            "--sheet",
+            "1",
+        ],
+    );
+    assert!(r.ok(), "{}", r.stderr);
+    let rep = report(&out);
+    // Derived: 0.6 × the median edge of the triangle (edges 0.1, 0.1, 0.1·√2 m → median 0.1 m).
+    let sigma = rep["splats"]["sigma_m"].as_f64().unwrap();
+    assert!((sigma - 0.06).abs() < 1e-6, "{sigma}");
+    assert_eq!(rep["splats"]["sigma_derived"], true);
+    assert!(
+        rep["splats"]["sigma_rule"]
+            .as_str()
+            .unwrap()
+            .contains("median triangle edge"),
+        "{}",
+        rep["splats"]
+    );
+    assert_eq!(rep["splats"]["shading_requested"], "auto");
+    assert_eq!(rep["splats"]["shading"], "normal", "no vertex colours");
+    assert_eq!(rep["frames"]["start_s"], 0.5);
+    // (2 − 0.5)·4 + 1 = 7 frames.
+    assert_eq!(rep["frames"]["count"], 7);
+    assert_eq!(rep["outputs"]["ply_layout"], "dc");
+
+    let out = dir.path().join("b");
+    let r = animate(
+        &out,
+        &[
+            "--character",
+            t,
+            "--sigma",
+            "0.002",
+            "--shading",
+            "flat",
+            "--ply",
+            "none",
+            "--frames",
+            "1",
+            "--sheet",
+            "0",
+        ],
+    );
+    assert!(r.ok(), "{}", r.stderr);
+    let rep = report(&out);
+    assert!((rep["splats"]["sigma_m"].as_f64().unwrap() - 0.002).abs() < 1e-9);
+    assert_eq!(rep["splats"]["sigma_derived"], false);
+    assert_eq!(rep["splats"]["shading"], "flat");
+    assert_eq!(rep["outputs"]["ply_layout"], "none");
+    assert_eq!(rep["outputs"]["ply_files"], 0);
+}
+
+#[test]
+fn summary_counts_in_the_singular_and_plural() {
+    let dir = tempfile::tempdir().unwrap();
+    let tri = triangle_gltf(dir.path(), "tri", [0.0; 3], None);
+    let out = dir.path().join("out");
+    let r = animate(
+        &out,
+        &["--character", tri.to_str().unwrap(), "--sheet", "1"],
+    );
+    assert!(r.ok(), "{}", r.stderr);
+    for want in [
+        "1 mesh node,",
+        "3 vertices",
+        "1 triangle,",
+        "0 morph targets",
+        "(1 file,",
+        "3 splats each",
+        "contact sheet of 1 frame)",
+    ] {
+        assert!(r.stdout.contains(want), "lacks `{want}`:\n{}", r.stdout);
+    }
+    for bad in ["1 files", "1 frames", "1 mesh node(s)", "1 triangles"] {
+        assert!(!r.stdout.contains(bad), "says `{bad}`:\n{}", r.stdout);
+    }
+}
+
+#[test]
+fn summary_shows_ambiguous_channels_and_undriven_targets() {
+    let dir = tempfile::tempdir().unwrap();
+    // Two spellings of one ARKit channel compete (neither is bound), a third binds.
+    let csv = dir.path().join("dup.csv");
+    std::fs::write(
+        &csv,
+        "Timecode,BlendShapeCount,EyeBlinkLeft,eyeBlink_L,JawOpen\n\
+         00:00:00:00.000,3,0.1,0.1,0.2\n\
+         00:00:00:01.000,3,0.2,0.2,0.3\n",
+    )
+    .unwrap();
+    let facecap = data("facecap/facecap.glb");
+    let out = dir.path().join("out");
+    let r = animate(
+        &out,
+        &[
+            "--character",
+            facecap.to_str().unwrap(),
+            "--arkit",
+            csv.to_str().unwrap(),
+            "--sheet",
+            "0",
+            "--ply",
+            "none",
+        ],
+    );
+    assert!(r.ok(), "{}", r.stderr);
+    let line = r
+        .stdout
+        .lines()
+        .find(|l| l.contains("channels bound") || l.contains(" bound"))
+        .unwrap_or_else(|| panic!("no binding line:\n{}", r.stdout));
+    for want in [
+        "1 of 3 channels bound",
+        "2 ambiguous (EyeBlinkLeft, eyeBlink_L)",
+        "0 unmatched",
+        "51 targets undriven",
+        "report.json",
+    ] {
+        assert!(line.contains(want), "lacks `{want}`: {line}");
+    }
+}
+
+#[test]
+fn an_error_names_each_cause_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = animate(
+        &dir.path().join("out"),
+        &["--character", "/nonexistent/head.glb"],
+    );
+    assert!(!r.ok());
+    assert!(r.stderr.contains("/nonexistent/head.glb"), "{}", r.stderr);
+    assert_eq!(
+        r.stderr.matches("No such file or directory").count(),
+        1,
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
+fn inspect_lists_keys_in_a_fixed_order() {
+    let facecap = data("facecap/facecap.glb");
+    let r = mien(&["inspect", "--json", facecap.to_str().unwrap()]);
+    assert!(r.ok(), "{}", r.stderr);
+    let at = |k: &str| {
+        r.stdout
+            .find(&format!("\"{k}\""))
+            .unwrap_or_else(|| panic!("no {k}"))
+    };
+    let order = [
+        "file",
+        "kind",
+        "nodes",
+        "required_extensions",
+        "meshes",
+        "arkit_named_targets",
+        "skins",
+        "clips",
+        "import_notes",
+    ];
+    for w in order.windows(2) {
+        assert!(
+            at(w[0]) < at(w[1]),
+            "{} before {}:\n{}",
+            w[0],
+            w[1],
+            r.stdout
+        );
+    }
+    let r = mien(&["inspect", facecap.to_str().unwrap()]);
+    let mut lines = r.stdout.lines();
+    assert!(lines.next().unwrap().starts_with("file: "), "{}", r.stdout);
+    assert!(lines.next().unwrap().starts_with("kind: "), "{}", r.stdout);
+    let csv = data("livelinkface/MySlate_3_Jason_Millers_iPhone.csv");
+    let r = mien(&["inspect", csv.to_str().unwrap()]);
+    let first: Vec<&str> = r.stdout.lines().take(3).collect();
+    assert!(
+        first[0].starts_with("file: ")
+            && first[1].starts_with("kind: ")
+            && first[2].starts_with("frames: "),
+        "{first:?}"
+    );
+}
