@@ -33,6 +33,9 @@ pub enum BackendChoice {
     Cpu,
     /// wgpu compute (Vulkan on Linux); a software adapter (lavapipe) is accepted when asked for.
     Wgpu,
+    /// Raw Vulkan (ash), the same kernels as SPIR-V; `MIEN_VK_VALIDATION=1` runs it under the
+    /// Khronos validation layer and fails on any message.
+    Vulkan,
     /// A real GPU when one is present, else the CPU; the report says why.
     Auto,
 }

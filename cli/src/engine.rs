@@ -1,4 +1,5 @@
-//! The backend a run poses with, behind one small interface: CPU (the reference) or wgpu.
+//! The backend a run poses with, behind one small interface: CPU (the reference), wgpu or Vulkan
+//! (`engine_vulkan.rs`).
 
 use std::time::{Duration, Instant};
 
@@ -263,7 +264,7 @@ mod gpu {
 /// Choose and build the engine for `choice`; returns it and why it was chosen.
 ///
 /// # Errors
-/// `--backend wgpu` without an adapter; upload failures.
+/// `--backend wgpu|vulkan` without a device; upload failures.
 pub fn choose(choice: BackendChoice, rig: &RigData) -> Result<(Box<dyn Engine>, String)> {
     match choice {
         BackendChoice::Cpu => Ok((Box::new(CpuEngine::new(rig)?), "asked for".into())),
@@ -280,6 +281,24 @@ pub fn choose(choice: BackendChoice, rig: &RigData) -> Result<(Box<dyn Engine>, 
         #[cfg(not(feature = "wgpu"))]
         BackendChoice::Wgpu => bail!(
             "--backend wgpu: this build of mien has no wgpu backend (build with the `wgpu` feature)"
+        ),
+        #[cfg(feature = "vulkan")]
+        BackendChoice::Vulkan => {
+            let ctx =
+                crate::engine_vulkan::VulkanEngine::context(true).context("--backend vulkan")?;
+            let why = if ctx.is_software() {
+                "asked for (a software device: expect it to be slower than --backend cpu)"
+            } else {
+                "asked for"
+            };
+            Ok((
+                Box::new(crate::engine_vulkan::VulkanEngine::new(ctx, rig)?),
+                why.into(),
+            ))
+        }
+        #[cfg(not(feature = "vulkan"))]
+        BackendChoice::Vulkan => bail!(
+            "--backend vulkan: this build of mien has no Vulkan backend (build with the `vulkan` feature)"
         ),
         BackendChoice::Auto => auto(rig),
     }

@@ -6,7 +6,9 @@ use anyhow::{Context, Result, bail, ensure};
 use mien_core::lift::{DebugLiftParams, Lift};
 use mien_core::rig::{ControlStats, RigBackend, RigControls, RigData, RigHandle};
 use mien_core::sink::{SlotRange, SplatBuffers, SplatSink};
-use mien_vulkan::{ContextOptions, VulkanContext, VulkanDebugLift, VulkanRigBackend, VulkanSplatSink};
+use mien_vulkan::{
+    ContextOptions, VulkanContext, VulkanDebugLift, VulkanRigBackend, VulkanSplatSink,
+};
 
 use crate::engine::{Engine, EngineTimes};
 
@@ -28,7 +30,16 @@ impl VulkanEngine {
         let mut backend = VulkanRigBackend::new(&ctx);
         let handle = backend.upload(rig)?;
         let gpu_ms = ctx.has_timestamps().then_some([0.0; 3]);
-        Ok(VulkanEngine { ctx, backend, handle, sink: None, times: EngineTimes { gpu_ms, ..Default::default() } })
+        Ok(VulkanEngine {
+            ctx,
+            backend,
+            handle,
+            sink: None,
+            times: EngineTimes {
+                gpu_ms,
+                ..Default::default()
+            },
+        })
     }
 
     /// A context for `mien animate`: validation when `MIEN_VK_VALIDATION=1` (messages fail the
@@ -38,12 +49,20 @@ impl VulkanEngine {
     /// No loader, no device.
     pub fn context(allow_software: bool) -> Result<VulkanContext> {
         let validation = std::env::var("MIEN_VK_VALIDATION").is_ok_and(|v| v == "1");
-        Ok(VulkanContext::new(&ContextOptions { validation, require_validation: validation, allow_software })?)
+        Ok(VulkanContext::new(&ContextOptions {
+            validation,
+            require_validation: validation,
+            allow_software,
+        })?)
     }
 
     fn check_validation(&self) -> Result<()> {
         let m = self.ctx.take_validation_messages();
-        ensure!(m.is_empty(), "the Vulkan validation layer reported:\n{}", m.join("\n"));
+        ensure!(
+            m.is_empty(),
+            "the Vulkan validation layer reported:\n{}",
+            m.join("\n")
+        );
         Ok(())
     }
 }
@@ -79,13 +98,19 @@ impl Engine for VulkanEngine {
         let nv = self.backend.vertex_count(self.handle);
         let mut sink = VulkanSplatSink::new(&self.ctx, nv)?;
         let range = sink.allocate(nv)?;
-        ensure!(range == params.range, "the lift's range {:?} is not the sink's first {nv} slots", params.range);
+        ensure!(
+            range == params.range,
+            "the lift's range {:?} is not the sink's first {nv} slots",
+            params.range
+        );
         let lift = VulkanDebugLift::new(&self.backend, self.handle, &sink, params)?;
         self.sink = Some((sink, lift, range));
         Ok(())
     }
     fn frame(&mut self) -> Result<()> {
-        let Some((sink, lift, _)) = &mut self.sink else { bail!("no lift attached") };
+        let Some((sink, lift, _)) = &mut self.sink else {
+            bail!("no lift attached")
+        };
         let t0 = Instant::now();
         let mut enc = self.ctx.begin()?;
         self.backend.encode(&mut enc)?;
@@ -105,7 +130,9 @@ impl Engine for VulkanEngine {
         self.check_validation()
     }
     fn splats(&mut self) -> Result<SplatBuffers> {
-        let Some((sink, _, r)) = &self.sink else { bail!("no lift attached") };
+        let Some((sink, _, r)) = &self.sink else {
+            bail!("no lift attached")
+        };
         Ok(sink.read(*r)?)
     }
     fn finish(&mut self) -> Result<()> {
@@ -116,6 +143,9 @@ impl Engine for VulkanEngine {
         self.times
     }
     fn bytes(&self) -> (u64, u64) {
-        (self.backend.bytes(), self.sink.as_ref().map_or(0, |s| s.0.bytes()))
+        (
+            self.backend.bytes(),
+            self.sink.as_ref().map_or(0, |s| s.0.bytes()),
+        )
     }
 }

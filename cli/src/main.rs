@@ -3,6 +3,8 @@
 mod animate;
 mod args;
 mod engine;
+#[cfg(feature = "vulkan")]
+mod engine_vulkan;
 mod inspect;
 mod interrupt;
 mod load;

@@ -1,4 +1,4 @@
-//! `--backend wgpu` writes the same `.ply` frames as `--backend cpu` (the conformance bound of
+//! `--backend wgpu` and `--backend vulkan` write the same `.ply` frames as `--backend cpu` (the conformance bound of
 //! `mien_cpu::conformance`: 1e-5 of the largest magnitude; colour bytes within one) on the real
 //! files: facecap over its whole capture, CesiumMan walking. `--backend auto` on a machine with only
 //! a software adapter picks the CPU and says why.
@@ -39,8 +39,29 @@ fn adapter() -> Option<mien_wgpu::WgpuContext> {
     }
 }
 
+/// The GPU backends with a device here: `wgpu` when an adapter exists, `vulkan` when a device
+/// exists (both required under `MIEN_REQUIRE_GPU=1`).
+fn gpu_backends() -> Vec<&'static str> {
+    let mut out = Vec::new();
+    if adapter().is_some() {
+        out.push("wgpu");
+    }
+    #[cfg(feature = "vulkan")]
+    match mien_vulkan::VulkanContext::new(&Default::default()) {
+        Ok(_) => out.push("vulkan"),
+        Err(e) if mien_vulkan::gpu_required() => panic!("MIEN_REQUIRE_GPU=1 but {e}"),
+        Err(e) => eprintln!("notice: skipping Vulkan CLI tests: {e}"),
+    }
+    out
+}
+
 fn animate(out: &Path, args: &[&str]) -> serde_json::Value {
     let o = Command::new(bin())
+        // The Vulkan backend runs under the validation layer and fails on any message.
+        .env(
+            "MIEN_VK_VALIDATION",
+            if mien_wgpu::gpu_required() { "1" } else { "0" },
+        )
         .args([
             "animate",
             "--quiet",
@@ -107,7 +128,10 @@ fn same_frames(a: &Path, b: &Path, frames: u64) {
 
 #[test]
 fn facecap_whole_capture_matches_the_cpu() {
-    let Some(_ctx) = adapter() else { return };
+    let backends = gpu_backends();
+    if backends.is_empty() {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let facecap = data("facecap/facecap.glb");
     let f = facecap.to_str().unwrap();
@@ -115,24 +139,26 @@ fn facecap_whole_capture_matches_the_cpu() {
         &dir.path().join("cpu"),
         &["--character", f, "--backend", "cpu"],
     );
-    let gpu = animate(
-        &dir.path().join("gpu"),
-        &["--character", f, "--backend", "wgpu"],
-    );
-    assert_eq!(gpu["backend"]["used"], "wgpu");
     let frames = cpu["frames"]["count"].as_u64().unwrap();
     assert_eq!(frames, 336, "the whole 11.18 s capture at 30 fps");
-    assert_eq!(gpu["frames"]["count"], frames);
-    assert_eq!(
-        gpu["morphs"]["dropped"], cpu["morphs"]["dropped"],
-        "the same weight rules ran"
-    );
-    same_frames(&dir.path().join("gpu"), &dir.path().join("cpu"), frames);
+    for b in backends {
+        let gpu = animate(&dir.path().join(b), &["--character", f, "--backend", b]);
+        assert_eq!(gpu["backend"]["used"], b);
+        assert_eq!(gpu["frames"]["count"], frames);
+        assert_eq!(
+            gpu["morphs"]["dropped"], cpu["morphs"]["dropped"],
+            "{b}: the same weight rules ran"
+        );
+        same_frames(&dir.path().join(b), &dir.path().join("cpu"), frames);
+    }
 }
 
 #[test]
 fn cesium_man_walking_matches_the_cpu() {
-    let Some(_ctx) = adapter() else { return };
+    let backends = gpu_backends();
+    if backends.is_empty() {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     let man = data("khronos/CesiumMan/CesiumMan_chromedays.glb");
     let f = man.to_str().unwrap();
@@ -140,15 +166,14 @@ fn cesium_man_walking_matches_the_cpu() {
         &dir.path().join("cpu"),
         &["--character", f, "--backend", "cpu"],
     );
-    animate(
-        &dir.path().join("gpu"),
-        &["--character", f, "--backend", "wgpu"],
-    );
-    same_frames(
-        &dir.path().join("gpu"),
-        &dir.path().join("cpu"),
-        cpu["frames"]["count"].as_u64().unwrap(),
-    );
+    for b in backends {
+        animate(&dir.path().join(b), &["--character", f, "--backend", b]);
+        same_frames(
+            &dir.path().join(b),
+            &dir.path().join("cpu"),
+            cpu["frames"]["count"].as_u64().unwrap(),
+        );
+    }
 }
 
 #[test]
