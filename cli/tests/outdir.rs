@@ -140,19 +140,16 @@ fn the_root_folder_is_refused() {
 
 #[test]
 fn a_signal_during_a_long_load_exits_130_leaving_nothing() {
-    // Loading 5M vertices takes seconds without a check in between: the handler cleans up and
-    // exits itself after its grace period if the run does not stop first.
+    // Building the 15k-vertex built-in head with its 52 targets takes about a second in a test build,
+    // with no check in between: the handler cleans up and exits itself after its grace period if the
+    // run does not stop first.
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("big.gltf");
-    std::fs::write(&file, common::IMPLICIT_5M).unwrap();
     let out = dir.path().join("out");
     let mut child = command(&[
         "animate",
         "--quiet",
         "--backend",
         "cpu",
-        "--character",
-        file.to_str().unwrap(),
         "--frames",
         "3",
         "--out",
@@ -183,7 +180,7 @@ fn a_signal_during_a_long_load_exits_130_leaving_nothing() {
     assert_eq!(status.code(), Some(130), "{stderr}");
     assert!(stderr.contains("nothing was written"), "{stderr}");
     assert!(!out.exists());
-    assert_eq!(names(dir.path()), ["big.gltf"]);
+    assert!(names(dir.path()).is_empty(), "{:?}", names(dir.path()));
 }
 
 /// Start a long run into `out`, wait until it is writing frames, send `signal`; it must exit 130
