@@ -69,10 +69,21 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
             ch.source
         );
     }
-    let (mut drive, anim_report) =
-        load::drive(&loaded, args.arkit.as_deref(), args.clip.as_deref())?;
+    let (mut drive, anim_report) = load::drive(
+        &loaded,
+        args.arkit.as_deref(),
+        args.clip.as_deref(),
+        args.speech.is_some(),
+    )?;
     report.animation = anim_report;
-    let frames = validate::frame_count(args, drive.span(ch))?;
+    let mut speech = crate::speech::layer(args, ch)?;
+    let mut span = drive.span(ch);
+    if let Some((layer, rep)) = &speech {
+        span.1 = span.1.max(layer.span().1);
+        report.animation.span_s[1] = span.1;
+        report.animation.speech = Some(rep.clone());
+    }
+    let frames = validate::frame_count(args, span)?;
     report.frames.count = frames;
     report.frames.fps = args.fps;
     report.frames.start_s = args.start;
@@ -192,6 +203,9 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
         let t = args.start + f64::from(i) / args.fps;
         let t0 = Instant::now();
         drive.pose_at(ch, &rest, t, &mut pose);
+        if let Some((layer, _)) = &mut speech {
+            layer.apply(t, &mut pose);
+        }
         ch.world_matrices(&pose, &mut locals, &mut world);
         rig.controls_from_pose(&pose, &world, &mut controls);
         for inst in &rig.instances {

@@ -53,6 +53,15 @@ pub enum Shading {
     Flat,
 }
 
+/// How speech timings become viseme weights.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Sampler {
+    /// Each viseme held at full weight over its half-open interval.
+    Held,
+    /// Attack / hold / release envelopes, overlaps scaled to sum ≤ 1.
+    Envelope,
+}
+
 /// Property layout of the written `.ply` files.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum PlyLayout {
@@ -84,6 +93,54 @@ pub struct AnimateArgs {
         help_heading = "Animation"
     )]
     pub arkit: Option<PathBuf>,
+
+    /// Lip-sync from a speech timing file: Montreal Forced Aligner TextGrid, Gentle JSON, Rhubarb
+    /// Lip Sync TSV/JSON, Amazon Polly speech marks, Azure viseme events or mien's own utterance JSON
+    /// (recognised by content). The speech owns the mouth; a clip or --arkit stream keeps the rest.
+    #[arg(long, value_name = "FILE", help_heading = "Speech")]
+    pub speech: Option<PathBuf>,
+
+    /// Force the speech file's format instead of detecting it.
+    #[arg(long, value_name = "FORMAT", requires = "speech", value_parser = ["textgrid", "gentle", "rhubarb-tsv", "rhubarb-json", "polly", "azure", "mien"], help_heading = "Speech")]
+    pub speech_format: Option<String>,
+
+    /// Media time at which the utterance starts (where its audio starts on the clock), seconds.
+    #[arg(
+        long,
+        default_value_t = 0.0,
+        allow_negative_numbers = true,
+        value_name = "SECONDS",
+        requires = "speech",
+        help_heading = "Speech"
+    )]
+    pub audio_offset: f64,
+
+    /// How visemes follow the timings: `held` holds each one at full weight over its interval
+    /// (caller-aligned, exact); `envelope` rises before each sound and releases after it (attack
+    /// 0.07 s, release 0.09 s, lead 0.03 s), overlaps scaled to sum ≤ 1.
+    #[arg(long, value_enum, default_value_t = Sampler::Held, requires = "speech", help_heading = "Speech")]
+    pub sampler: Sampler,
+
+    /// With `--sampler envelope`: hold every shape at least this long (0.12 s stops sub-100 ms
+    /// shapes from chattering; 0 = off).
+    #[arg(
+        long,
+        default_value_t = 0.0,
+        value_name = "SECONDS",
+        requires = "speech",
+        help_heading = "Speech"
+    )]
+    pub min_hold: f64,
+
+    /// A face definition (`mien-face` JSON, docs/schemas/face.schema.json): viseme → {morph target:
+    /// weight}. Default: the character's `viseme_*` targets, else ARKit combinations.
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "speech",
+        help_heading = "Speech"
+    )]
+    pub face: Option<PathBuf>,
 
     /// Play one of the character's own clips, by name or by index (`--clip 0`; real files often
     /// leave clips unnamed), or `all` of them together. Default: the first clip together with the

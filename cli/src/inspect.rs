@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use mien_core::anim::Property;
 use mien_core::anim::canon::canonical_name;
 use mien_core::io::{gltf::import_gltf, livelink_csv::read_livelink_csv, ply::read_splat_ply};
@@ -22,15 +22,39 @@ pub fn run(path: &Path, as_json: bool) -> Result<String> {
         Some("glb" | "gltf") => character(path)?,
         Some("csv") => stream(path)?,
         Some("ply") => splats(path)?,
-        _ => bail!(
-            "{}: mien reads .glb/.gltf characters, Live Link Face .csv streams and 3DGS .ply files",
-            path.display()
-        ),
+        _ => speech(path).with_context(|| {
+            format!(
+                "{}: mien reads .glb/.gltf characters, Live Link Face .csv streams, 3DGS .ply files and speech timings (TextGrid, Gentle, Rhubarb, Polly, Azure, mien JSON)",
+                path.display()
+            )
+        })?,
     };
     if as_json {
         return serde_json::to_string_pretty(&value).context("cannot serialise");
     }
     Ok(to_text(&value, 0))
+}
+
+fn speech(path: &Path) -> Result<serde_json::Value> {
+    let (f, format) = mien_core::io::speech::read_speech(path, None)?;
+    let aligned = f.to_aligned(0.0).map(|a| a.intervals().len());
+    let mut counts = std::collections::BTreeMap::<String, usize>::new();
+    for s in f.segments() {
+        *counts.entry(s.unit.name().to_owned()).or_default() += 1;
+    }
+    Ok(json!({
+        "file": path.display().to_string(),
+        "kind": format!("speech timings ({})", format.name()),
+        "label": f.label(),
+        "duration_s": f.duration(),
+        "units": format!("{:?}", f.unit_kind()).to_lowercase(),
+        "segments": f.segments().len(),
+        "first": f.segments().first().map(|s| format!("{} {:.3}–{:.3} s", s.unit.name(), s.start, s.end)),
+        "last": f.segments().last().map(|s| format!("{} {:.3}–{:.3} s", s.unit.name(), s.start, s.end)),
+        "counts": counts,
+        "held_visemes": aligned.map_err(|e| e.to_string()).map_or_else(|e| json!(e), |n| json!(n)),
+        "conversion": f.report(),
+    }))
 }
 
 fn character(path: &Path) -> Result<serde_json::Value> {

@@ -61,6 +61,7 @@ pub fn drive(
     loaded: &Loaded,
     arkit: Option<&Path>,
     clip: Option<&str>,
+    speech: bool,
 ) -> Result<(Drive, AnimationReport)> {
     let ch = &loaded.character;
     let mut report = AnimationReport::default();
@@ -102,6 +103,14 @@ pub fn drive(
         report.kind = "clip".into();
         report.name = clip_label(ch, id.index());
         Drive::Clips(vec![id])
+    } else if speech {
+        report.kind = "rest".into();
+        report.name = "rest pose under the speech".into();
+        report.notes.push(
+            "--speech without --clip or --arkit: the speech moves the mouth over the rest pose"
+                .into(),
+        );
+        Drive::Rest
     } else if loaded.builtin {
         report.kind = "builtin".into();
         report.name = "built-in performance (speech, blinks, smile, gaze)".into();

@@ -11,6 +11,7 @@ mod load;
 mod outdir;
 mod preview;
 mod report;
+mod speech;
 mod summary;
 mod text;
 mod validate;

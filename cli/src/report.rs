@@ -70,6 +70,9 @@ pub struct AnimationReport {
     pub binding: Option<serde_json::Value>,
     /// Anything worth knowing (e.g. aux channels kept but not applied).
     pub notes: Vec<String>,
+    /// The speech layer (`--speech`): file, format, conversions, sampler, viseme bindings.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub speech: Option<serde_json::Value>,
 }
 
 /// The timeline.

