@@ -7,6 +7,7 @@
 
 pub mod anim;
 pub mod error;
+pub mod face;
 pub mod io;
 pub mod lift;
 pub mod preview;

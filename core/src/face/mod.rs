@@ -1,0 +1,1 @@
+//! The animator: expressions, blink, gaze, avatar state and layers (issue 6).
