@@ -201,73 +201,17 @@ impl VisemeMap {
         })
     }
 
-    /// Parse a face definition: `{"format": "mien-face", "version": 1, "visemes": {"PP":
-    /// {"mouthClose": 0.6, …}, …}}` (docs/schemas/face.schema.json). Strict: unknown keys, unknown
-    /// viseme names and non-finite weights or weights outside ±2 are refused; visemes not listed are
-    /// rest.
+    /// The viseme map of a face definition file ([`crate::face::FaceDef::from_json`]); a file
+    /// without a `visemes` section maps every viseme to rest.
     ///
     /// # Errors
     /// [`Error::Format`] naming `file` and the JSON pointer.
     pub fn from_json(text: &str, file: &str) -> Result<Self> {
-        let v: serde_json::Value = serde_json::from_str(text)
-            .map_err(|e| Error::format(file, "/", format!("not JSON: {e}")))?;
-        let obj = v
-            .as_object()
-            .ok_or_else(|| Error::format(file, "/", "expected an object"))?;
-        for k in obj.keys() {
-            if !matches!(k.as_str(), "format" | "version" | "visemes" | "description") {
-                return Err(Error::format(file, format!("/{k}"), "unknown key"));
-            }
-        }
-        if obj.get("format").and_then(|f| f.as_str()) != Some("mien-face") {
-            return Err(Error::format(file, "/format", "must be \"mien-face\""));
-        }
-        if obj.get("version").and_then(|f| f.as_u64()) != Some(1) {
-            return Err(Error::format(file, "/version", "must be 1"));
-        }
-        let visemes = obj
-            .get("visemes")
-            .and_then(|x| x.as_object())
-            .ok_or_else(|| Error::format(file, "/visemes", "expected an object of visemes"))?;
-        let mut shapes = vec![Vec::new(); VISEME_COUNT];
-        let mut problems = Vec::new();
-        for (name, targets) in visemes {
-            let Some(vis) = Viseme::from_name(name) else {
-                problems.push(Error::format(
-                    file,
-                    format!("/visemes/{name}"),
-                    format!("not a viseme (one of {})", VISEME_NAMES.join(" ")),
-                ));
-                continue;
-            };
-            let Some(t) = targets.as_object() else {
-                problems.push(Error::format(
-                    file,
-                    format!("/visemes/{name}"),
-                    "expected an object of target weights",
-                ));
-                continue;
-            };
-            let mut list: Vec<(String, f32)> = Vec::new();
-            for (target, w) in t {
-                match w.as_f64() {
-                    Some(w) if w.is_finite() && w.abs() <= 2.0 => {
-                        list.push((target.clone(), w as f32))
-                    }
-                    _ => problems.push(Error::format(
-                        file,
-                        format!("/visemes/{name}/{target}"),
-                        format!("{w} is not a weight in [-2, 2]"),
-                    )),
-                }
-            }
-            shapes[vis.index()] = list;
-        }
-        Error::collect(problems)?;
-        Ok(VisemeMap {
+        let def = crate::face::FaceDef::from_json(text, file)?;
+        Ok(def.visemes.unwrap_or(VisemeMap {
             kind: VisemeMapKind::File,
-            shapes,
-        })
+            shapes: vec![Vec::new(); VISEME_COUNT],
+        }))
     }
 
     /// Every distinct target name the map uses, sorted.
