@@ -69,11 +69,13 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
             ch.source
         );
     }
+    let animator_on = crate::animator::RunAnimator::will_run(args, loaded.builtin)?;
     let (mut drive, anim_report) = load::drive(
         &loaded,
         args.arkit.as_deref(),
         args.clip.as_deref(),
         args.speech.is_some(),
+        animator_on,
     )?;
     report.animation = anim_report;
     let mut speech = crate::speech::layer(args, ch)?;
@@ -84,6 +86,7 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
         report.animation.speech = Some(rep.clone());
     }
     let frames = validate::frame_count(args, span)?;
+    let mut animator = crate::animator::RunAnimator::new(args, ch, loaded.builtin, args.start)?;
     report.frames.count = frames;
     report.frames.fps = args.fps;
     report.frames.start_s = args.start;
@@ -198,6 +201,7 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
     let mut dropped: BTreeMap<(u32, u32), (u32, u32)> = BTreeMap::new();
     let progress = progress_bar(u64::from(frames), args.quiet);
     let (mut t_anim, mut t_ply) = (std::time::Duration::ZERO, std::time::Duration::ZERO);
+    let mut last_hash = 0u64;
     for i in 0..frames {
         interrupt::check()?;
         let t = args.start + f64::from(i) / args.fps;
@@ -207,6 +211,12 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
             layer.apply(t, &mut pose);
         }
         ch.world_matrices(&pose, &mut locals, &mut world);
+        if let Some(a) = &mut animator {
+            a.update(ch, t, &world, &mut pose)?;
+            last_hash = a.animator.hash(&pose);
+            // Eye joints may have turned.
+            ch.world_matrices(&pose, &mut locals, &mut world);
+        }
         rig.controls_from_pose(&pose, &world, &mut controls);
         for inst in &rig.instances {
             let w = &controls.weights
@@ -252,6 +262,17 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
         progress.inc(1);
     }
     engine.finish()?;
+    if let Some(a) = &animator {
+        let mut rep = a.report.clone();
+        rep["states"] = serde_json::json!(
+            a.states
+                .iter()
+                .map(|(t, s)| serde_json::json!({"t": t, "state": s}))
+                .collect::<Vec<_>>()
+        );
+        rep["last_state_hash"] = serde_json::json!(format!("{last_hash:016x}"));
+        report.animation.animator = Some(rep);
+    }
     progress.finish_and_clear();
     let times = engine.times();
     let (rig_t, lift_t) = (

@@ -53,6 +53,29 @@ pub enum Shading {
     Flat,
 }
 
+/// Whether the animator runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum AnimatorChoice {
+    /// For the built-in head, or when a face, look-at or state script is given.
+    Auto,
+    /// Always.
+    On,
+    /// Never.
+    Off,
+}
+
+/// Parse `X,Y,Z` (three finite numbers).
+fn parse_point(s: &str) -> Result<[f32; 3], String> {
+    let v: Vec<f32> = s
+        .split(',')
+        .map(|x| x.trim().parse::<f32>().map_err(|e| format!("`{x}`: {e}")))
+        .collect::<Result<_, _>>()?;
+    match v.as_slice() {
+        [x, y, z] if v.iter().all(|c| c.is_finite()) => Ok([*x, *y, *z]),
+        _ => Err(format!("`{s}` is not three finite numbers X,Y,Z")),
+    }
+}
+
 /// How speech timings become viseme weights.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Sampler {
@@ -132,15 +155,27 @@ pub struct AnimateArgs {
     )]
     pub min_hold: f64,
 
-    /// A face definition (`mien-face` JSON, docs/schemas/face.schema.json): viseme → {morph target:
-    /// weight}. Default: the character's `viseme_*` targets, else ARKit combinations.
-    #[arg(
-        long,
-        value_name = "FILE",
-        requires = "speech",
-        help_heading = "Speech"
-    )]
+    /// A face definition (`mien-face` JSON, docs/schemas/face.schema.json): expressions, visemes,
+    /// blink, gaze and clamping. Default: built-in ARKit expressions and blink, and the character's
+    /// `viseme_*` targets, else ARKit combinations, for speech. Turns the animator on.
+    #[arg(long, value_name = "FILE", help_heading = "Face")]
     pub face: Option<PathBuf>,
+
+    /// Look at a point, metres in the character's world (`X,Y,Z`; +Z is in front of a glTF
+    /// character). Turns the animator on.
+    #[arg(long, value_name = "X,Y,Z", allow_hyphen_values = true, value_parser = parse_point, help_heading = "Face")]
+    pub look_at: Option<[f32; 3]>,
+
+    /// A state script (`mien-state-script` JSON): avatar-state signals, expressions, look-at and
+    /// blinks at media times. Turns the animator on.
+    #[arg(long, value_name = "FILE", help_heading = "Face")]
+    pub state_script: Option<PathBuf>,
+
+    /// The animator (blinks, gaze, expressions, avatar state): `auto` runs it for the built-in head
+    /// and whenever --face, --look-at or --state-script is given; a character's own capture or an
+    /// ARKit stream already carries blinks and gaze.
+    #[arg(long, value_enum, default_value_t = AnimatorChoice::Auto, help_heading = "Face")]
+    pub animator: AnimatorChoice,
 
     /// Play one of the character's own clips, by name or by index (`--clip 0`; real files often
     /// leave clips unnamed), or `all` of them together. Default: the first clip together with the

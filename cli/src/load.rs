@@ -62,6 +62,7 @@ pub fn drive(
     arkit: Option<&Path>,
     clip: Option<&str>,
     speech: bool,
+    animator: bool,
 ) -> Result<(Drive, AnimationReport)> {
     let ch = &loaded.character;
     let mut report = AnimationReport::default();
@@ -113,11 +114,18 @@ pub fn drive(
         Drive::Rest
     } else if loaded.builtin {
         report.kind = "builtin".into();
-        report.name = "built-in performance (speech, blinks, smile, gaze)".into();
-        Drive::Stream(StreamDrive::new(
-            sample_performance(BUILTIN_STREAM_FPS),
-            ch,
-        )?)
+        report.name =
+            "built-in performance (speech, smile, brows; blinks and gaze from the animator)".into();
+        let mut stream = sample_performance(BUILTIN_STREAM_FPS);
+        if animator {
+            // The animator generates blinks and gaze; the stream keeps the mouth, smile and brows.
+            strip_channels(&mut stream, |c| {
+                c.starts_with("eyeBlink") || c.starts_with("eyeLook")
+            });
+        } else {
+            report.name = "built-in performance (speech, blinks, smile, gaze)".into();
+        }
+        Drive::Stream(StreamDrive::new(stream, ch)?)
     } else if !ch.clips.is_empty() {
         let take = ch.take_of(ClipId(0));
         report.kind = "clip".into();
@@ -156,6 +164,18 @@ pub fn drive(
     let span = drive.span(ch);
     report.span_s = [span.0, span.1];
     Ok((drive, report))
+}
+
+/// Remove the channels `drop` selects from `stream` (values and names together).
+fn strip_channels(stream: &mut mien_core::anim::WeightStream, drop: impl Fn(&str) -> bool) {
+    let keep: Vec<bool> = stream.channels.iter().map(|c| !drop(c)).collect();
+    let c = stream.channels.len();
+    stream.values = stream
+        .values
+        .chunks_exact(c)
+        .flat_map(|row| row.iter().zip(&keep).filter(|(_, k)| **k).map(|(v, _)| *v))
+        .collect();
+    stream.channels.retain(|c| !drop(c));
 }
 
 /// `index: name` of a clip, `(unnamed)` when the file gives none.

@@ -1,6 +1,7 @@
 //! The `mien` command-line tool: `mien animate` (the main job) and `mien inspect`.
 
 mod animate;
+mod animator;
 mod args;
 mod engine;
 #[cfg(feature = "vulkan")]

@@ -73,6 +73,9 @@ pub struct AnimationReport {
     /// The speech layer (`--speech`): file, format, conversions, sampler, viseme bindings.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub speech: Option<serde_json::Value>,
+    /// The animator: face, script, avatar states over time, the last frame's state hash.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub animator: Option<serde_json::Value>,
 }
 
 /// The timeline.

@@ -4,7 +4,7 @@ use anyhow::{Context, Result, ensure};
 use mien_core::anim::drive::SpeechLayer;
 use mien_core::io::speech::{SpeechFormat, read_speech};
 use mien_core::rig::Character;
-use mien_core::speech::{EnvelopeParams, SpeechSampler, VisemeMap};
+use mien_core::speech::{EnvelopeParams, SpeechSampler};
 
 use crate::args::{AnimateArgs, Sampler};
 use crate::load::node_label;
@@ -54,14 +54,14 @@ pub fn layer(
             )
         }
     };
+    // A face file's visemes, when it has a `visemes` section; else the built-in map per mesh.
     let face = match &args.face {
         Some(p) => {
             let text = String::from_utf8(mien_core::io::read::read_file_capped(p, 1 << 20)?)
                 .with_context(|| format!("{}: not UTF-8", p.display()))?;
-            Some((
-                VisemeMap::from_json(&text, &p.display().to_string())?,
-                p.display().to_string(),
-            ))
+            mien_core::face::FaceDef::from_json(&text, &p.display().to_string())?
+                .visemes
+                .map(|m| (m, p.display().to_string()))
         }
         None => None,
     };

@@ -142,6 +142,22 @@ pub fn print(o: &Outcome) {
             );
         }
     }
+    if let Some(a) = &r.animation.animator {
+        let states: Vec<&str> = a["states"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|s| s["state"].as_str())
+            .collect();
+        println!(
+            "  animator   {}, script {} ({} events); blinks and gaze generated; states {}; state hash {}",
+            a["face"].as_str().unwrap_or("?"),
+            a["script"].as_str().unwrap_or("?"),
+            a["events"],
+            states.join(" → "),
+            a["last_state_hash"].as_str().unwrap_or("?")
+        );
+    }
     for n in &r.animation.notes {
         println!("             note: {n}");
     }
