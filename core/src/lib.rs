@@ -8,6 +8,7 @@
 pub mod anim;
 pub mod error;
 pub mod face;
+pub mod gnm;
 pub mod io;
 pub mod lift;
 pub mod preview;

@@ -1,0 +1,126 @@
+//! The CPU reference of a linear head: forward (neutral + basis × coefficients × scale), eye
+//! rotation about each eye centre blended by the eye weights, the neck seam, then linear-blend
+//! skinning against joint world matrices with the bind transform folded into the skin matrices;
+//! joint overrides by name.
+//!
+//! Source: seed 000 (`gnmForward`, `gazeToEyeRotations`: `R = Rx(pitch) · Ry(yaw)`, pitch > 0 looks
+//! down about +X, yaw > 0 toward character-left about +Y, head-local; the seam after the eyes; LBS;
+//! `setJointOverrides`: parent-relative rotations on top of the rest, propagated down the pack's own
+//! chain, rebuilt from rest on every call, unknown names skipped).
+
+use glam::{Mat4, Quat, Vec3};
+
+use super::pack::GnmPack;
+use crate::error::{Error, Result};
+
+/// The eye rotation of one eye's `(pitch, yaw)` radians: `q = qx(pitch) · qy(yaw)`.
+pub fn eye_rotation(pitch: f32, yaw: f32) -> Quat {
+    Quat::from_rotation_x(pitch) * Quat::from_rotation_y(yaw)
+}
+
+/// A row-major 4×4 as a glam (column-major) matrix.
+pub fn from_row_major(m: &[f32; 16]) -> Mat4 {
+    Mat4::from_cols_array(m).transpose()
+}
+
+/// Head-local positions `(V,3)` before the seam and skinning: `neutral + Σₑ cₑ·sₑ·Bₑ`, then each eye
+/// `i` turns its vertices about its centre: `p ← p + wᵢ[v]·(Rᵢ(p − cᵢ) + cᵢ − p)` (left then right).
+/// Coefficients are summed in index order in f32 (the order every backend uses).
+///
+/// # Errors
+/// [`Error::Mismatch`] when `head_ext` is not the layout's length.
+pub fn forward(pack: &GnmPack, head_ext: &[f32], out: &mut Vec<[f32; 3]>) -> Result<()> {
+    let (coeffs, gaze) = pack.header.head_ext.split(head_ext)?;
+    let e = pack.coeff_count();
+    let scaled: Vec<f32> = coeffs.iter().zip(&pack.basis_scale).map(|(c, s)| c * s).collect();
+    let rot = [eye_rotation(gaze[0], gaze[1]), eye_rotation(gaze[2], gaze[3])];
+    let centers = pack.eye_positions.map(Vec3::from);
+    out.clear();
+    out.reserve(pack.vertex_count());
+    let v_n = pack.vertex_count();
+    for v in 0..v_n {
+        let mut p = Vec3::from(pack.neutral[v]);
+        for (k, s) in scaled.iter().enumerate().take(e) {
+            if *s == 0.0 {
+                continue;
+            }
+            p += *s * Vec3::new(pack.basis_at(v, k, 0), pack.basis_at(v, k, 1), pack.basis_at(v, k, 2));
+        }
+        for i in 0..2 {
+            let w = pack.eye_weights[i * v_n + v];
+            if w != 0.0 {
+                let turned = rot[i] * (p - centers[i]) + centers[i];
+                p += w * (turned - p);
+            }
+        }
+        out.push(p.to_array());
+    }
+    Ok(())
+}
+
+/// Joint world matrices `(J,)` of the pack's skeleton: the rest world matrices with
+/// `overrides` (joint name → parent-relative rotation applied on top of the joint's rest local
+/// rotation) propagated down the chain. Rebuilt from rest on every call; unknown names are
+/// returned in `skipped`.
+pub fn joint_world(pack: &GnmPack, overrides: &[(String, Quat)], out: &mut Vec<Mat4>, skipped: &mut Vec<String>) {
+    let joints = &pack.header.joints;
+    let rest: Vec<Mat4> = pack.rest_world.iter().map(from_row_major).collect();
+    skipped.clear();
+    let mut local_rot: Vec<Option<Quat>> = vec![None; joints.len()];
+    for (name, q) in overrides {
+        match joints.iter().position(|j| &j.name == name) {
+            Some(i) => local_rot[i] = Some(*q),
+            None => skipped.push(name.clone()),
+        }
+    }
+    out.clear();
+    for (i, j) in joints.iter().enumerate() {
+        let parent_rest = (j.parent >= 0).then(|| rest[j.parent as usize]);
+        // Rest local = parent_rest⁻¹ · rest; posed world = parent_posed · rest local · override.
+        let local = match parent_rest {
+            Some(pr) => pr.inverse() * rest[i],
+            None => rest[i],
+        };
+        let local = match local_rot[i] {
+            Some(q) => local * Mat4::from_quat(q),
+            None => local,
+        };
+        let world = if j.parent >= 0 { out[j.parent as usize] * local } else { local };
+        out.push(world);
+    }
+}
+
+/// The full rig → vertices path on the CPU: [`forward`], the seam, then LBS with skin matrices
+/// `world_j · rest_j⁻¹ · bind` (the bind transform folded in). `joint_world` is `(J,)`; output world
+/// positions `(V,3)`, metres.
+///
+/// # Errors
+/// [`Error::Mismatch`] for a wrong head_ext or joint-matrix count.
+pub fn pose(pack: &GnmPack, head_ext: &[f32], joint_world: &[Mat4], out: &mut Vec<[f32; 3]>) -> Result<()> {
+    if joint_world.len() != pack.header.joints.len() {
+        return Err(Error::Mismatch { what: "joint world matrices".into(), expected: pack.header.joints.len() as u64, found: joint_world.len() as u64 });
+    }
+    let mut local = Vec::new();
+    forward(pack, head_ext, &mut local)?;
+    let bind = from_row_major(&pack.header.bind_transform);
+    let skin: Vec<Mat4> = joint_world.iter().zip(&pack.rest_world).map(|(w, r)| *w * from_row_major(r).inverse() * bind).collect();
+    out.clear();
+    for (v, p) in local.iter().enumerate() {
+        let mut p = Vec3::from(*p);
+        if let Some(s) = &pack.seam {
+            p += Vec3::from(s[v]);
+        }
+        let (ix, w) = (pack.skin_index[v], pack.skin_weight[v]);
+        let mut q = Vec3::ZERO;
+        let mut total = 0.0;
+        for k in 0..4 {
+            if w[k] != 0.0 {
+                q += w[k] * skin[ix[k] as usize].transform_point3(p);
+                total += w[k];
+            }
+        }
+        // Weights are stored as f16: renormalise the rounding away (an unskinned vertex stays put).
+        out.push(if total > 0.0 { (q / total).to_array() } else { bind.transform_point3(p).to_array() });
+    }
+    Ok(())
+}

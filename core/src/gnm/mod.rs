@@ -1,0 +1,10 @@
+//! The linear head model (GNM) of seed 000: a neutral, an fp16 expression basis with per-coefficient
+//! scales, eye rotation from gaze angles, a neck seam, and skinning — its `.aosrig` container, its
+//! head_ext control layout and its CPU reference.
+
+pub mod forward;
+pub mod layout;
+pub mod pack;
+
+pub use layout::{GAZE_DIM, HeadExtLayout};
+pub use pack::{GnmPack, PackHeader, PackJoint};
