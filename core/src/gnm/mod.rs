@@ -2,6 +2,7 @@
 //! scales, eye rotation from gaze angles, a neck seam, and skinning — its `.aosrig` container, its
 //! head_ext control layout and its CPU reference.
 
+pub mod arkit;
 pub mod forward;
 pub mod layout;
 pub mod pack;

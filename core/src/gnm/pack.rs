@@ -75,6 +75,13 @@ pub struct PackHeader {
     pub eye_joints: Option<[u32; 2]>,
     /// Row-major 4×4: head-local → the body's bind space (identity when none).
     pub bind_transform: [f32; 16],
+    /// A display name per expression coefficient `(E,)` (the source shape a baked coefficient came
+    /// from), or empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub names: Vec<String>,
+    /// The ARKit-52 → coefficient table baked with the pack (see [`super::arkit`]), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arkit: Option<super::arkit::ArkitGnmTable>,
     /// Free-form provenance written by the packer; never read by the runtime.
     pub source: serde_json::Value,
     /// The blobs.
@@ -267,6 +274,9 @@ impl GnmPack {
             if u64::from(l) >= j || u64::from(r) >= j {
                 return Err(fmt("eyeJoints", format!("[{l}, {r}] outside the {j} joints")));
             }
+        }
+        if !header.names.is_empty() && header.names.len() as u64 != e {
+            return Err(fmt("names", format!("{} names for {e} coefficients", header.names.len())));
         }
         if !header.bind_transform.iter().all(|x| x.is_finite()) {
             return Err(fmt("bindTransform", "not finite".into()));
