@@ -1,4 +1,4 @@
-//! The `mien` command-line tool: `mien animate` (the main job) and `mien inspect`.
+//! The `mien` command-line tool: `mien animate` (the main job), `mien inspect` and `mien pack`.
 
 mod animate;
 mod animator;
@@ -10,6 +10,7 @@ mod inspect;
 mod interrupt;
 mod load;
 mod outdir;
+mod pack;
 mod preview;
 mod report;
 mod speech;
@@ -40,6 +41,7 @@ fn main() -> ExitCode {
             }
         }
         Command::Inspect(i) => inspect::run(&i.file, i.json).map(|text| print!("{text}")),
+        Command::Pack(p) => pack::run(p).map(|text| print!("{text}")),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

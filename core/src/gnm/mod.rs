@@ -1,8 +1,9 @@
 //! The linear head model (GNM) of seed 000: a neutral, an fp16 expression basis with per-coefficient
 //! scales, eye rotation from gaze angles, a neck seam, and skinning — its `.aosrig` container, its
-//! head_ext control layout and its CPU reference.
+//! head_ext control layout, its CPU reference, and the baker that makes packs from real heads.
 
 pub mod arkit;
+pub mod bake;
 pub mod forward;
 pub mod layout;
 pub mod pack;
