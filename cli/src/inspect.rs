@@ -74,7 +74,11 @@ fn pack(path: &Path) -> Result<serde_json::Value> {
     let (terms, channels) = h.arkit.as_ref().map_or((0, 0), |t| {
         (t.values().map(Vec::len).sum::<usize>(), t.len())
     });
-    let basis = h.buffers.iter().find(|b| b.name == "basis").map_or(0, |b| b.length);
+    let basis = h
+        .buffers
+        .iter()
+        .find(|b| b.name == "basis")
+        .map_or(0, |b| b.length);
     let nv = p.vertex_count();
     let eye_weighted: Vec<usize> = p
         .eye_weights

@@ -3,6 +3,7 @@
 //! head_ext control layout and its CPU reference.
 
 pub mod arkit;
+pub mod controls;
 pub mod forward;
 pub mod layout;
 pub mod pack;

@@ -620,7 +620,11 @@ impl GnmPack {
 
     /// Bytes per blob as stored (name, bytes), in header order, for the memory report.
     pub fn blob_bytes(&self) -> Vec<(String, u64)> {
-        self.header.buffers.iter().map(|b| (b.name.clone(), b.length)).collect()
+        self.header
+            .buffers
+            .iter()
+            .map(|b| (b.name.clone(), b.length))
+            .collect()
     }
 
     /// Cross-array checks: counts agree, indices in range, numbers finite, skin weights ≥ 0.
