@@ -111,7 +111,7 @@ fn a_live_link_recording_drives_head_ext_through_the_table() {
     .map(col);
     let mut moved = 0;
     for f in (0..stream.frame_count()).step_by(7) {
-        let t = f as f64 / 60.0;
+        let t = stream.times[f];
         drive.pose_at(&ch, &rest, t, &mut pose);
         let row = stream.frame(f);
         let h = driver.head_ext(&pose).to_vec();
