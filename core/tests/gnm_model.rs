@@ -470,15 +470,15 @@ fn arkit_map_resolves_slots_drops_outside_terms_and_clamps() {
     w[arkit_index("jawOpen").unwrap()] = 1.0;
     w[arkit_index("mouthSmileLeft").unwrap()] = 0.5;
     let mut out = vec![9.0; 9];
-    m.map(&w, &mut out);
+    assert_eq!(m.map(&w, &mut out), 0);
     // slot 1 = 2·0.5; slot 2 = 3·1 + 2·0.5 = 4 (at the clamp); slot 4 = −1.5; gaze off → 0.
     assert_eq!(out, [0.0, 1.0, 4.0, 0.0, -1.5, 0.0, 0.0, 0.0, 0.0]);
     w[arkit_index("jawOpen").unwrap()] = 2.0;
-    m.map(&w, &mut out);
+    assert_eq!(m.map(&w, &mut out), 1, "one coefficient clamped");
     assert_eq!(out[2], 4.0, "3·2 + 1 = 7 clamps to 4");
     assert_eq!(out[4], -3.0);
     let tight = ArkitGnmMap::build(&l, &t, 1.0, false).unwrap();
-    tight.map(&w, &mut out);
+    assert_eq!(tight.map(&w, &mut out), 2);
     assert_eq!((out[2], out[4]), (1.0, -1.0));
     // Refusals: a channel that is not ARKit-52, a non-finite gain, a bad clamp.
     assert!(

@@ -98,12 +98,17 @@ impl GnmDriver {
     /// Map the control character's pose to head_ext `(E+4,)`: its node-0 weights are the 52
     /// ARKit channels. Allocates nothing.
     pub fn head_ext(&mut self, pose: &Pose) -> &[f32] {
+        self.head_ext_counting(pose, &mut 0)
+    }
+
+    /// [`head_ext`](Self::head_ext), counting clamped coefficients into `clamped`.
+    pub fn head_ext_counting(&mut self, pose: &Pose, clamped: &mut u64) -> &[f32] {
         if let Some(w) = pose.weights.first() {
             for (a, x) in self.arkit.iter_mut().zip(w) {
                 *a = *x;
             }
         }
-        self.map.map(&self.arkit, &mut self.head_ext);
+        *clamped += u64::from(self.map.map(&self.arkit, &mut self.head_ext));
         &self.head_ext
     }
 
