@@ -20,6 +20,8 @@ pub mod output;
 pub mod read;
 pub mod report;
 pub mod schema;
+#[cfg(test)]
+mod tests;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -122,7 +124,7 @@ pub fn main(args: &ScenarioArgs, command: Vec<String>) -> ExitCode {
                     c.file.display(),
                     plan.steps.len(),
                     plan.frames,
-                    crate::text::num(plan.end_s)
+                    crate::text::secs(plan.end_s)
                 );
                 ExitCode::from(EXIT_PASSED)
             }

@@ -412,6 +412,9 @@ pub fn is_name(s: &str) -> bool {
 /// # Errors
 /// The problems, each with a JSON pointer.
 pub fn parse(value: &Value) -> Result<Scenario, Vec<Problem>> {
+    if !value.is_object() {
+        return Err(vec![Problem::new("", "a scenario is a JSON object")]);
+    }
     let raw: FileRaw = serde_path_to_error::deserialize(value)
         .map_err(|e| vec![Problem::new(pointer(e.path()), e.inner().to_string())])?;
     let mut p = Vec::new();

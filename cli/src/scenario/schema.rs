@@ -46,6 +46,37 @@ pub fn scenario_validator() -> Result<&'static Validator> {
         .map_err(|e| anyhow::anyhow!("{e}"))
 }
 
+/// Longest message kept from one schema error, characters (messages quote the instance).
+const MAX_MESSAGE_CHARS: usize = 300;
+
+/// A schema error in words: `anyOf` / `oneOf` failures list what each allowed form wanted.
+fn message(e: &jsonschema::ValidationError<'_>) -> String {
+    let m = match e.kind() {
+        ValidationErrorKind::AnyOf { context } | ValidationErrorKind::OneOfNotValid { context } => {
+            let forms: Vec<String> = context
+                .iter()
+                .map(|errs| {
+                    errs.iter()
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                })
+                .collect();
+            format!("fits none of the allowed forms: {}", forms.join("; or "))
+        }
+        ValidationErrorKind::OneOfMultipleValid { .. } => {
+            "fits more than one of the allowed forms; give exactly one".to_string()
+        }
+        _ => e.to_string(),
+    };
+    if m.chars().count() > MAX_MESSAGE_CHARS {
+        let cut: String = m.chars().take(MAX_MESSAGE_CHARS).collect();
+        format!("{cut}…")
+    } else {
+        m
+    }
+}
+
 /// Every schema error of `instance`, pointers first-to-last in document order of discovery,
 /// duplicates removed.
 pub fn problems(validator: &Validator, instance: &Value) -> Vec<Problem> {
@@ -61,7 +92,7 @@ pub fn problems(validator: &Validator, instance: &Value) -> Vec<Problem> {
                     ));
                 }
             }
-            _ => out.push(Problem::new(at, e.to_string())),
+            _ => out.push(Problem::new(at, message(&e))),
         }
     }
     let mut seen = std::collections::HashSet::new();
