@@ -8,15 +8,16 @@ use std::path::{Path, PathBuf};
 
 use glam::Mat4;
 use mien_core::anim::{Drive, StreamDrive};
-use mien_core::face::{AnimationConfig, Animator, AvatarState, FaceDef, Signal};
+use mien_core::face::{AnimationConfig, Animator, FaceDef, Signal};
 use mien_core::io::livelink_csv::read_livelink_csv;
 use mien_core::io::speech::{SpeechFile, SpeechSegment, Unit, read_speech};
-use mien_core::rig::{Character, ClipId, NodeId};
+use mien_core::rig::{Character, ClipId};
 use mien_core::speech::VisemeMap;
 
 use super::Problem;
+use super::bind::Check;
 use super::capture::Capturer;
-use super::model::{Assertion, BoneMeasure, FaceAction, Range, Source, Speech, Step};
+use super::model::{Assertion, FaceAction, Source, Speech, Step};
 
 /// Most frames one run of a scenario advances over all its `step`s.
 pub const MAX_TOTAL_FRAMES: u64 = 1_000_000;
@@ -93,49 +94,6 @@ pub enum Action {
     },
 }
 
-/// A resolved assertion.
-pub enum Check {
-    /// Weight of target `target` on node `node`'s mesh.
-    Morph {
-        /// Mesh node index.
-        node: usize,
-        /// Target index in its mesh.
-        target: usize,
-        /// `target on node`.
-        label: String,
-        /// Bounds.
-        range: Range,
-    },
-    /// A node's world position or forward component.
-    Bone {
-        /// Node index.
-        node: usize,
-        /// 0, 1, 2.
-        axis: usize,
-        /// Position or forward.
-        of: BoneMeasure,
-        /// `eyeLeft position y`.
-        label: String,
-        /// Bounds.
-        range: Range,
-    },
-    /// Media time.
-    Time(Range),
-    /// Avatar state.
-    State(AvatarState),
-    /// A recorded hash.
-    Hash {
-        /// Its name.
-        name: String,
-        /// Expected.
-        equals: u64,
-    },
-}
-
-fn chain(e: &dyn std::fmt::Display) -> String {
-    e.to_string()
-}
-
 /// The path `rel` names, relative to the scenario's folder.
 fn resolve(base: &Path, rel: &str) -> PathBuf {
     base.join(rel)
@@ -168,10 +126,10 @@ pub fn prepare(file: &Path, render: Option<()>) -> Result<Plan, Vec<Problem>> {
         Some(rel) => {
             let path = resolve(&base, rel);
             let text = mien_core::io::read::read_file_capped(&path, 1 << 20)
-                .map_err(|e| chain(&e))
+                .map_err(|e| e.to_string())
                 .and_then(|b| String::from_utf8(b).map_err(|_| "not UTF-8".to_string()))
                 .and_then(|t| {
-                    FaceDef::from_json(&t, &path.display().to_string()).map_err(|e| chain(&e))
+                    FaceDef::from_json(&t, &path.display().to_string()).map_err(|e| e.to_string())
                 });
             match text {
                 Ok(d) => d,
@@ -228,7 +186,7 @@ pub fn prepare(file: &Path, render: Option<()>) -> Result<Plan, Vec<Problem>> {
             Step::Animate(src) => drive(&character, &base, src, &at, &mut p).map(Action::Drive),
             Step::Face(actions) => {
                 if let Some(a) = &animator {
-                    face_names(&character, a, actions, &at, &mut p);
+                    super::bind::face_names(&character, a, actions, &at, &mut p);
                 }
                 Some(Action::Face(actions.clone()))
             }
@@ -273,7 +231,9 @@ pub fn prepare(file: &Path, render: Option<()>) -> Result<Plan, Vec<Problem>> {
                     cell: *cell,
                 })
             }
-            Step::Assert(a) => assertion(&character, a, &hashes, &at, &mut p).map(Action::Assert),
+            Step::Assert(a) => {
+                super::bind::assertion(&character, a, &hashes, &at, &mut p).map(Action::Assert)
+            }
         };
         if let Some(action) = action {
             steps.push(Planned {
@@ -365,56 +325,6 @@ fn drive(
     }
 }
 
-/// Whether some drawn mesh has a target called `name` (exactly or canonically), as overrides
-/// match.
-fn has_target(ch: &Character, name: &str) -> bool {
-    mesh_targets(ch).any(|(_, names)| find_target(names, name).is_some())
-}
-
-fn mesh_targets(ch: &Character) -> impl Iterator<Item = (NodeId, &Vec<String>)> {
-    ch.mesh_nodes()
-        .into_iter()
-        .filter_map(move |n| ch.node_mesh(n).map(|(_, m)| (n, &m.target_names)))
-}
-
-/// The index of `name` among `names`: exact, else by canonical ARKit name.
-fn find_target(names: &[String], name: &str) -> Option<usize> {
-    use mien_core::anim::canon::canonical_name;
-    names.iter().position(|n| n == name).or_else(|| {
-        let c = canonical_name(name)?;
-        names.iter().position(|n| canonical_name(n) == Some(c))
-    })
-}
-
-fn face_names(
-    ch: &Character,
-    a: &Animator,
-    actions: &[FaceAction],
-    at: &str,
-    p: &mut Vec<Problem>,
-) {
-    for act in actions {
-        match act {
-            FaceAction::Expression(name, _) if !a.face().expression_names().any(|n| n == name) => {
-                p.push(Problem::new(
-                    format!("{at}/expression"),
-                    format!(
-                        "unknown expression `{name}`; the face has {}",
-                        a.face().expression_names().collect::<Vec<_>>().join(", ")
-                    ),
-                ));
-            }
-            FaceAction::Override(target, _) if !has_target(ch, target) => {
-                p.push(Problem::new(
-                    format!("{at}/override/target"),
-                    format!("no mesh of the character has a morph target `{target}`"),
-                ));
-            }
-            _ => {}
-        }
-    }
-}
-
 fn utterance(
     base: &Path,
     speech: &Speech,
@@ -459,132 +369,6 @@ fn utterance(
                     None
                 }
             }
-        }
-    }
-}
-
-fn assertion(
-    ch: &Character,
-    a: &Assertion,
-    hashes: &HashSet<&str>,
-    at: &str,
-    p: &mut Vec<Problem>,
-) -> Option<Check> {
-    if let Some(Range {
-        min: Some(lo),
-        max: Some(hi),
-    }) = a.range()
-    {
-        if lo > hi {
-            p.push(Problem::new(
-                format!("{at}/min"),
-                format!("{lo} is above max {hi}"),
-            ));
-            return None;
-        }
-    }
-    match a {
-        Assertion::Morph {
-            target,
-            node,
-            range,
-        } => {
-            let found = mesh_targets(ch)
-                .filter(|(n, _)| {
-                    node.as_ref()
-                        .is_none_or(|want| ch.nodes[n.index()].name.as_ref() == Some(want))
-                })
-                .find_map(|(n, names)| find_target(names, target).map(|k| (n, k)));
-            match found {
-                Some((n, k)) => Some(Check::Morph {
-                    node: n.index(),
-                    target: k,
-                    label: format!("{target} on {}", crate::load::node_label(ch, n.index())),
-                    range: *range,
-                }),
-                None => {
-                    let (ptr, what) = match node {
-                        Some(want)
-                            if !mesh_targets(ch)
-                                .any(|(n, _)| ch.nodes[n.index()].name.as_ref() == Some(want)) =>
-                        {
-                            (
-                                format!("{at}/node"),
-                                format!("no drawn mesh node is named `{want}`"),
-                            )
-                        }
-                        Some(want) => (
-                            format!("{at}/target"),
-                            format!("mesh node `{want}` has no morph target `{target}`"),
-                        ),
-                        None => (
-                            format!("{at}/target"),
-                            format!("no mesh of the character has a morph target `{target}`"),
-                        ),
-                    };
-                    p.push(Problem::new(ptr, what));
-                    None
-                }
-            }
-        }
-        Assertion::Bone {
-            node,
-            axis,
-            of,
-            range,
-        } => {
-            match ch
-                .nodes
-                .iter()
-                .position(|n| n.name.as_deref() == Some(node.as_str()))
-            {
-                Some(k) => Some(Check::Bone {
-                    node: k,
-                    axis: *axis,
-                    of: *of,
-                    label: format!(
-                        "{node} {} {}",
-                        match of {
-                            BoneMeasure::Position => "position",
-                            BoneMeasure::Forward => "forward",
-                        },
-                        ["x", "y", "z"][*axis]
-                    ),
-                    range: *range,
-                }),
-                None => {
-                    let names: Vec<&str> = ch
-                        .nodes
-                        .iter()
-                        .filter_map(|n| n.name.as_deref())
-                        .take(12)
-                        .collect();
-                    p.push(Problem::new(
-                        format!("{at}/node"),
-                        format!(
-                            "the character has no node named `{node}` (it has {}{})",
-                            names.join(", "),
-                            if ch.nodes.len() > 12 { ", …" } else { "" }
-                        ),
-                    ));
-                    None
-                }
-            }
-        }
-        Assertion::Time(r) => Some(Check::Time(*r)),
-        Assertion::State(s) => Some(Check::State(*s)),
-        Assertion::Hash { name, equals } => {
-            if !hashes.contains(name.as_str()) {
-                p.push(Problem::new(
-                    format!("{at}/name"),
-                    format!("no earlier step records a hash named `{name}`"),
-                ));
-                return None;
-            }
-            Some(Check::Hash {
-                name: name.clone(),
-                equals: *equals,
-            })
         }
     }
 }

@@ -14,7 +14,8 @@ use mien_core::io::speech::SpeechFile;
 use mien_core::rig::{Character, Pose};
 use mien_core::speech::{EnvelopeParams, SpeechSampler, VisemeMap};
 
-use super::check::{Action, Check, Plan};
+use super::bind::Check;
+use super::check::{Action, Plan};
 use super::model::{BoneMeasure, FaceAction, Range};
 
 /// A hash recorded by a `hash` step.

@@ -7,16 +7,18 @@
 //!
 //! | stage | file |
 //! |---|---|
-//! | read, schema, typed model | [`read`], [`schema`], [`model`] |
-//! | resolve against the character | [`check`] |
+//! | read, schema, typed model | [`read`], [`schema`], [`parse`] → [`model`] |
+//! | resolve against the character | [`check`], [`bind`] |
 //! | run the steps | [`exec`] (captures: [`capture`]) |
 //! | report, summary, output folder | [`report`], [`output`] |
 
+pub mod bind;
 pub mod capture;
 pub mod check;
 pub mod exec;
 pub mod model;
 pub mod output;
+pub mod parse;
 pub mod read;
 pub mod report;
 pub mod schema;

@@ -18,7 +18,7 @@ use image::RgbImage;
 use mien_core::io::atomic::write_atomic_bytes;
 use mien_core::preview::write_png;
 
-use super::model::is_name;
+use super::parse::is_name;
 use super::report::Report;
 
 /// A checked output folder (it may not exist yet).

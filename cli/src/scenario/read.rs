@@ -7,7 +7,8 @@ use std::path::Path;
 use serde_json::Value;
 
 use super::Problem;
-use super::model::{Scenario, parse};
+use super::model::Scenario;
+use super::parse::parse;
 use super::schema::{problems, scenario_validator};
 
 /// Largest scenario file read, bytes (4 MiB: about 40 000 steps).
@@ -28,7 +29,7 @@ pub fn json(bytes: &[u8]) -> Result<Value, Problem> {
                 Segment::Seq { index } => at.push_str(&format!("/{index}")),
                 Segment::Map { key } => {
                     at.push('/');
-                    at.push_str(&super::model::escape(key));
+                    at.push_str(&super::parse::escape(key));
                 }
                 _ => {}
             }

@@ -9,7 +9,7 @@ use anyhow::Result;
 use image::RgbImage;
 
 use super::check::Plan;
-use super::exec::{Outcome, execute};
+use super::exec::{Outcome, RunResult, execute};
 use crate::text::{count, plural, secs};
 
 /// A hash recorded by both runs.
@@ -138,38 +138,9 @@ pub fn run_twice(
             ),
         })
         .collect();
-    let mut hashes: Vec<HashEntry> = first
-        .hashes
-        .iter()
-        .zip(&second.hashes)
-        .map(|(a, b)| HashEntry {
-            step: a.pointer.clone(),
-            name: a.name.clone(),
-            t: a.t,
-            hash: format!("{:016x}", a.hash),
-            repeat: format!("{:016x}", b.hash),
-            matched: a.hash == b.hash,
-        })
-        .collect();
-    hashes.push(HashEntry {
-        step: String::new(),
-        name: "final".into(),
-        t: first.end_s,
-        hash: format!("{:016x}", first.final_hash),
-        repeat: format!("{:016x}", second.final_hash),
-        matched: first.final_hash == second.final_hash,
-    });
-    let repeat_matched =
-        hashes.iter().all(|h| h.matched) && first.hashes.len() == second.hashes.len();
-    for h in hashes.iter().filter(|h| !h.matched) {
-        failures.push(Failure {
-            step: h.step.clone(),
-            message: format!(
-                "hash `{}` did not repeat: first run {}, repeat {}",
-                h.name, h.hash, h.repeat
-            ),
-        });
-    }
+    let (hashes, mismatches) = compare(&first, &second);
+    let repeat_matched = mismatches.is_empty();
+    failures.extend(mismatches);
     let captures = first
         .captures
         .iter()
@@ -213,6 +184,53 @@ pub fn run_twice(
         },
     };
     Ok((report, images))
+}
+
+/// Compare the hashes of two runs of one plan: an entry per `hash` step and one for the final
+/// frame (`name: "final"`, `step: ""`), and a failure naming the step for each value the repeat
+/// did not reproduce (or a step it did not reach).
+pub fn compare(first: &RunResult, second: &RunResult) -> (Vec<HashEntry>, Vec<Failure>) {
+    let hex = |h: Option<u64>| h.map_or_else(|| "none".to_string(), |h| format!("{h:016x}"));
+    let mut hashes: Vec<HashEntry> = first
+        .hashes
+        .iter()
+        .enumerate()
+        .map(|(k, a)| {
+            let b = second
+                .hashes
+                .get(k)
+                .filter(|b| b.pointer == a.pointer)
+                .map(|b| b.hash);
+            HashEntry {
+                step: a.pointer.clone(),
+                name: a.name.clone(),
+                t: a.t,
+                hash: hex(Some(a.hash)),
+                repeat: hex(b),
+                matched: b == Some(a.hash),
+            }
+        })
+        .collect();
+    hashes.push(HashEntry {
+        step: String::new(),
+        name: "final".into(),
+        t: first.end_s,
+        hash: hex(Some(first.final_hash)),
+        repeat: hex(Some(second.final_hash)),
+        matched: first.final_hash == second.final_hash,
+    });
+    let failures = hashes
+        .iter()
+        .filter(|h| !h.matched)
+        .map(|h| Failure {
+            step: h.step.clone(),
+            message: format!(
+                "hash `{}` did not repeat: first run {}, repeat {}",
+                h.name, h.hash, h.repeat
+            ),
+        })
+        .collect();
+    (hashes, failures)
 }
 
 /// Print the summary: verdict, counts, every failure, where the report went.

@@ -14,7 +14,7 @@ use jsonschema::error::ValidationErrorKind;
 use serde_json::Value;
 
 use super::Problem;
-use super::model::escape;
+use super::parse::escape;
 
 /// `docs/schemas/scenario.schema.json`.
 pub const SCENARIO_SCHEMA: &str = include_str!("../../../docs/schemas/scenario.schema.json");

@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use super::Problem;
-use super::model::parse;
+use super::parse::parse;
 use super::schema::{STATE_SCRIPT_SCHEMA, compile, problems, scenario_validator};
 
 fn doc(steps: Value) -> Value {
@@ -442,4 +442,50 @@ fn the_state_script_schema_accepts_what_the_reader_accepts() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("events[1]") && e.contains("goes back"), "{e}");
+}
+
+fn result(hashes: &[(&str, u64)], final_hash: u64) -> super::exec::RunResult {
+    super::exec::RunResult {
+        hashes: hashes
+            .iter()
+            .enumerate()
+            .map(|(k, (name, h))| super::exec::Recorded {
+                pointer: format!("/steps/{}/hash", 2 * k),
+                name: (*name).to_owned(),
+                t: k as f64,
+                hash: *h,
+            })
+            .collect(),
+        outcomes: Vec::new(),
+        captures: Vec::new(),
+        states: Vec::new(),
+        final_hash,
+        end_s: 2.0,
+        frames: 3,
+    }
+}
+
+#[test]
+fn a_hash_the_repeat_does_not_reproduce_is_a_failure_naming_its_step() {
+    use super::report::compare;
+    let a = result(&[("start", 1), ("talking", 0xabc)], 7);
+    let (h, f) = compare(&a, &result(&[("start", 1), ("talking", 0xabc)], 7));
+    assert!(f.is_empty() && h.iter().all(|e| e.matched));
+    assert_eq!(h.len(), 3);
+    assert_eq!((h[2].name.as_str(), h[2].step.as_str()), ("final", ""));
+
+    let (h, f) = compare(&a, &result(&[("start", 1), ("talking", 0xabd)], 7));
+    assert_eq!(f.len(), 1);
+    assert_eq!(f[0].step, "/steps/2/hash");
+    assert_eq!(
+        f[0].message,
+        "hash `talking` did not repeat: first run 0000000000000abc, repeat 0000000000000abd"
+    );
+    assert!(h[0].matched && !h[1].matched && h[2].matched);
+
+    // A different final frame, and a repeat that recorded fewer hashes.
+    let (_, f) = compare(&a, &result(&[("start", 1)], 8));
+    let steps: Vec<&str> = f.iter().map(|x| x.step.as_str()).collect();
+    assert_eq!(steps, ["/steps/2/hash", ""]);
+    assert!(f[0].message.ends_with("repeat none"), "{}", f[0].message);
 }
