@@ -446,6 +446,13 @@ fn the_output_folder_is_replaced_as_a_whole_and_foreign_folders_are_refused() {
     let r = run(&b, Some(&out));
     assert!(r.ok(), "{}", r.stderr);
     assert_eq!(names(&out), ["report.json", "second.png"]);
+    // A staging folder an interrupted run left (its process is gone) is removed by the next run.
+    let stale = dir.path().join(".out.mien-staging-4194399");
+    std::fs::create_dir(&stale).unwrap();
+    std::fs::write(stale.join("report.json"), "half").unwrap();
+    assert!(run(&b, Some(&out)).ok());
+    assert!(!stale.exists());
+    assert_eq!(names(&out), ["report.json", "second.png"]);
     // A folder holding something a scenario does not write is refused, untouched.
     std::fs::write(out.join("notes.txt"), "mine").unwrap();
     let r = run(&a, Some(&out));

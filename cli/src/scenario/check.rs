@@ -104,7 +104,7 @@ fn resolve(base: &Path, rel: &str) -> PathBuf {
 ///
 /// # Errors
 /// Every problem, each with its pointer.
-pub fn prepare(file: &Path, render: Option<()>) -> Result<Plan, Vec<Problem>> {
+pub fn prepare(file: &Path, render: bool) -> Result<Plan, Vec<Problem>> {
     let sc = super::read::scenario(file)?;
     let base = file.parent().map_or_else(PathBuf::new, Path::to_path_buf);
     let mut p = Vec::new();
@@ -243,7 +243,7 @@ pub fn prepare(file: &Path, render: Option<()>) -> Result<Plan, Vec<Problem>> {
         }
     }
     let capturer = match (render, cells.first()) {
-        (Some(()), Some((first, _))) if p.is_empty() => {
+        (true, Some((first, _))) if p.is_empty() => {
             let list: Vec<u32> = cells.iter().map(|c| c.1).collect();
             match Capturer::new(&character, &list) {
                 Ok(c) => Some(c),
@@ -256,7 +256,7 @@ pub fn prepare(file: &Path, render: Option<()>) -> Result<Plan, Vec<Problem>> {
                 }
             }
         }
-        (None, Some(_)) => {
+        (false, Some(_)) => {
             notes.push("no --out: capture steps were not rendered".into());
             None
         }

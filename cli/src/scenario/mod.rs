@@ -119,7 +119,7 @@ fn print_invalid(file: &std::path::Path, problems: &[Problem]) {
 /// Run `mien scenario …` and return the process exit code.
 pub fn main(args: &ScenarioArgs, command: Vec<String>) -> ExitCode {
     match &args.command {
-        ScenarioCommand::Check(c) => match check::prepare(&c.file, None) {
+        ScenarioCommand::Check(c) => match check::prepare(&c.file, false) {
             Ok(plan) => {
                 println!(
                     "{}: valid ({} steps, {} frames per run, media time 0–{} s)",
@@ -152,7 +152,7 @@ fn run(args: &RunArgs, command: Vec<String>) -> ExitCode {
         },
         None => None,
     };
-    let mut plan = match check::prepare(&args.file, target.is_some().then_some(())) {
+    let mut plan = match check::prepare(&args.file, target.is_some()) {
         Ok(p) => p,
         Err(problems) => {
             print_invalid(&args.file, &problems);

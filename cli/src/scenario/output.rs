@@ -110,12 +110,46 @@ impl Target {
                 );
             }
         }
-        Ok(Target {
+        let target = Target {
             shown: out.to_path_buf(),
             parent: parent.to_path_buf(),
             name: name.to_os_string(),
             dir,
-        })
+        };
+        target.clean_stale();
+        Ok(target)
+    }
+
+    /// Remove the staging folders of runs whose process is gone, and put back a folder an
+    /// interrupted swap left moved aside (Linux, where `/proc` tells; elsewhere they stay).
+    fn clean_stale(&self) {
+        let Ok(entries) = fs::read_dir(&self.parent) else {
+            return;
+        };
+        let prefix = format!(".{}.mien-", self.name.to_string_lossy());
+        let mut found: Vec<(PathBuf, bool)> = Vec::new();
+        for e in entries.flatten() {
+            let n = e.file_name().to_string_lossy().into_owned();
+            let Some(rest) = n.strip_prefix(&prefix) else {
+                continue;
+            };
+            let (kind, pid) = rest.split_once('-').unwrap_or(("", ""));
+            let dead = !pid.is_empty()
+                && pid.bytes().all(|b| b.is_ascii_digit())
+                && cfg!(target_os = "linux")
+                && !Path::new("/proc").join(pid).exists();
+            if dead && (kind == "staging" || kind == "old") {
+                found.push((e.path(), kind == "old"));
+            }
+        }
+        found.sort();
+        for (path, old) in found {
+            if old && fs::symlink_metadata(&self.dir).is_err() {
+                let _ = fs::rename(&path, &self.dir);
+            } else {
+                let _ = fs::remove_dir_all(&path);
+            }
+        }
     }
 
     fn sibling(&self, kind: &str) -> PathBuf {
