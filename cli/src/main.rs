@@ -1,4 +1,4 @@
-//! The `mien` command-line tool: `mien animate` (the main job) and `mien inspect`.
+//! The `mien` command-line tool: `mien animate` (the main job), `mien inspect` and `mien scenario`.
 
 mod animate;
 mod animator;
@@ -12,6 +12,7 @@ mod load;
 mod outdir;
 mod preview;
 mod report;
+mod scenario;
 mod speech;
 mod summary;
 mod text;
@@ -40,6 +41,7 @@ fn main() -> ExitCode {
             }
         }
         Command::Inspect(i) => inspect::run(&i.file, i.json).map(|text| print!("{text}")),
+        Command::Scenario(s) => return scenario::main(s, command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
