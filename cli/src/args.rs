@@ -32,6 +32,9 @@ pub enum Command {
     /// and an ARKit-52 table is generated from the names. The pack stores metres. See
     /// docs/formats/aosrig.md.
     Pack(PackArgs),
+    /// Run a strict, headless scenario (docs/scenarios.md): steps on the media clock, assertions,
+    /// hashes checked by a second run from scratch, captures.
+    Scenario(crate::scenario::ScenarioArgs),
 }
 
 /// Where the rig runs.

@@ -1,4 +1,5 @@
-//! The `mien` command-line tool: `mien animate` (the main job), `mien inspect` and `mien pack`.
+//! The `mien` command-line tool: `mien animate` (the main job), `mien inspect`, `mien pack` and
+//! `mien scenario`.
 
 mod animate;
 mod animator;
@@ -13,6 +14,7 @@ mod outdir;
 mod pack;
 mod preview;
 mod report;
+mod scenario;
 mod speech;
 mod summary;
 mod text;
@@ -42,6 +44,7 @@ fn main() -> ExitCode {
         }
         Command::Inspect(i) => inspect::run(&i.file, i.json).map(|text| print!("{text}")),
         Command::Pack(p) => pack::run(p).map(|text| print!("{text}")),
+        Command::Scenario(s) => return scenario::main(s, command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -64,27 +64,55 @@ impl ArkitGnmMap {
     /// # Errors
     /// [`Error::Invalid`] for a channel that is not ARKit-52, a non-finite gain, or a clamp that is
     /// not positive and finite.
-    pub fn build(layout: &HeadExtLayout, table: &ArkitGnmTable, clamp: f32, gaze: bool) -> Result<Self> {
+    pub fn build(
+        layout: &HeadExtLayout,
+        table: &ArkitGnmTable,
+        clamp: f32,
+        gaze: bool,
+    ) -> Result<Self> {
         if !(clamp.is_finite() && clamp > 0.0) {
-            return Err(Error::Invalid { what: "ARKit→GNM clamp".into(), reason: format!("{clamp} is not positive and finite") });
+            return Err(Error::Invalid {
+                what: "ARKit→GNM clamp".into(),
+                reason: format!("{clamp} is not positive and finite"),
+            });
         }
         let slices = layout.slices();
         let mut terms = Vec::new();
         let mut dropped = Vec::new();
         for (channel, list) in table {
-            let ch = arkit_index(channel).ok_or_else(|| Error::Invalid { what: format!("ARKit→GNM table `{channel}`"), reason: "not an ARKit-52 channel".into() })?;
+            let ch = arkit_index(channel).ok_or_else(|| Error::Invalid {
+                what: format!("ARKit→GNM table `{channel}`"),
+                reason: "not an ARKit-52 channel".into(),
+            })?;
             for (i, t) in list.iter().enumerate() {
                 if !t.gain.is_finite() {
-                    return Err(Error::Invalid { what: format!("ARKit→GNM table `{channel}`[{i}].gain"), reason: format!("{} is not finite", t.gain) });
+                    return Err(Error::Invalid {
+                        what: format!("ARKit→GNM table `{channel}`[{i}].gain"),
+                        reason: format!("{} is not finite", t.gain),
+                    });
                 }
                 match slices.iter().find(|(n, _)| *n == t.region) {
-                    None => dropped.push(format!("{channel}[{i}]: region `{}` is not in this layout", t.region)),
-                    Some((_, r)) if t.index >= r.len() => dropped.push(format!("{channel}[{i}]: {}[{}] is past the region's {} coefficients", t.region, t.index, r.len())),
+                    None => dropped.push(format!(
+                        "{channel}[{i}]: region `{}` is not in this layout",
+                        t.region
+                    )),
+                    Some((_, r)) if t.index >= r.len() => dropped.push(format!(
+                        "{channel}[{i}]: {}[{}] is past the region's {} coefficients",
+                        t.region,
+                        t.index,
+                        r.len()
+                    )),
                     Some((_, r)) => terms.push((ch as u8, (r.start + t.index) as u32, t.gain)),
                 }
             }
         }
-        Ok(ArkitGnmMap { dim: layout.dim(), terms, clamp, gaze, dropped })
+        Ok(ArkitGnmMap {
+            dim: layout.dim(),
+            terms,
+            clamp,
+            gaze,
+            dropped,
+        })
     }
 
     /// Terms kept.
@@ -96,8 +124,10 @@ impl ArkitGnmMap {
     /// `gain × weight` per term, clamp every coefficient to ±`clamp`, then (when `gaze`) the four
     /// angles `[pitch_L, yaw_L, pitch_R, yaw_R]`: pitch = (down − up) × 20°, yaw_L = (out − in)
     /// × 20°, yaw_R = (in − out) × 20°. Allocates nothing. A wrong `out` length fills only what
-    /// fits; callers size it with `dim`.
-    pub fn map(&self, arkit: &[f32; ARKIT_COUNT], out: &mut [f32]) {
+    /// fits; callers size it with `dim`. Returns how many coefficients the clamp changed (a
+    /// non-finite input weight yields a non-finite coefficient, which the clamp leaves alone and
+    /// the backends refuse).
+    pub fn map(&self, arkit: &[f32; ARKIT_COUNT], out: &mut [f32]) -> u32 {
         out.fill(0.0);
         for &(ch, slot, gain) in &self.terms {
             if let Some(o) = out.get_mut(slot as usize) {
@@ -105,8 +135,12 @@ impl ArkitGnmMap {
             }
         }
         let e = self.dim.saturating_sub(4).min(out.len());
+        let mut clamped = 0;
         for o in &mut out[..e] {
-            *o = o.clamp(-self.clamp, self.clamp);
+            if o.abs() > self.clamp {
+                *o = o.clamp(-self.clamp, self.clamp);
+                clamped += 1;
+            }
         }
         if self.gaze && out.len() >= self.dim && self.dim >= 4 {
             let [dl, ul, ol, il, dr, ur, ir, or] = GAZE_CHANNELS.map(|i| arkit[i]);
@@ -116,6 +150,7 @@ impl ArkitGnmMap {
             out[e + 2] = (dr - ur) * k;
             out[e + 3] = (ir - or) * k;
         }
+        clamped
     }
 }
 

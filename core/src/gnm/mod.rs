@@ -4,6 +4,7 @@
 
 pub mod arkit;
 pub mod bake;
+pub mod controls;
 pub mod forward;
 pub mod layout;
 pub mod pack;
