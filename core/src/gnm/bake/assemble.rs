@@ -4,7 +4,7 @@
 use serde_json::{Value, json};
 
 use super::basis::BasisBuilder;
-use super::regions::{REGIONS, plan};
+use super::regions::{REGIONS, plan, same_shape};
 use super::{BakeReport, Baked, EyeFigures, RegionFigures, ShapeRow, UnitFigures};
 use crate::error::{Error, Result};
 use crate::gnm::pack::{GnmPack, PackHeader, PackJoint, VERSION};
@@ -80,12 +80,15 @@ pub(crate) fn assemble(
             reason: "no shapes to bake (a pack needs at least one expression coefficient)".into(),
         });
     }
-    let mut sorted: Vec<&String> = c.names.iter().collect();
-    sorted.sort();
-    if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
+    if let Some((a, b, what)) = same_shape(&c.names) {
+        let reason = if a == b {
+            format!("two shapes are named `{a}`; names must be unique")
+        } else {
+            format!("`{a}` and `{b}` are the same shape ({what}); names must be unique")
+        };
         return Err(Error::Invalid {
             what: format!("bake of {}", c.input),
-            reason: format!("two shapes are named `{}`; names must be unique", w[0]),
+            reason,
         });
     }
     let plan = plan(&c.names);

@@ -1,8 +1,10 @@
 //! A folder of blendshape OBJs → a pack: one neutral (the file named by `--neutral`, else the one
 //! `.obj` whose name contains `neutral`), every other `.obj` a shape named by its file stem, each a
 //! full mesh with the neutral's vertex count; deltas = shape − neutral, in f64, times the unit
-//! factor. Topology (polygons, texture coordinates) comes from the neutral; a shape's own faces are
-//! not read. Other files (`.mtl`, `.json`, licences) and hidden files are ignored; sub-folders are
+//! factor. Topology (polygons, texture coordinates) comes from the neutral; a shape's faces, when it
+//! has any, must list the same vertices polygon by polygon (else the bake is refused, naming the
+//! shape's file and the first polygon that differs); a shape of positions only is accepted and
+//! noted. Other files (`.mtl`, `.json`, licences) and hidden files are ignored; sub-folders are
 //! not entered. Skin: one root joint, identity.
 //!
 //! Polygons: a triangle is a face; a quad is kept in `quads` and split `(0,1,2) (0,2,3)` into
@@ -71,6 +73,42 @@ fn topology(mesh: &ObjMesh) -> (Vec<[u32; 3]>, Vec<[u32; 4]>, usize) {
         }
     }
     (tris, quads, fanned)
+}
+
+/// The first polygon (zero-based) where a shape's faces differ from the neutral's, by vertex indices
+/// (texture coordinates may differ), with the reason; `None` when they agree.
+fn topology_difference(
+    neutral: &ObjMesh,
+    shape: &ObjMesh,
+    neutral_name: &str,
+) -> Option<(usize, String)> {
+    let (n, s) = (neutral.polygon_count(), shape.polygon_count());
+    let one_based = |p: &[(u32, u32)]| {
+        p.iter()
+            .map(|c| (c.0 + 1).to_string())
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    for i in 0..n.min(s) {
+        let (a, b) = (neutral.polygon(i), shape.polygon(i));
+        if !a.iter().map(|c| c.0).eq(b.iter().map(|c| c.0)) {
+            return Some((
+                i,
+                format!(
+                    "polygon {} is `f {}`, the neutral {neutral_name} has `f {}` (a different topology)",
+                    i + 1,
+                    one_based(b),
+                    one_based(a)
+                ),
+            ));
+        }
+    }
+    (n != s).then(|| {
+        (
+            n.min(s),
+            format!("{s} polygons, the neutral {neutral_name} has {n} (a different topology)"),
+        )
+    })
 }
 
 /// Per-vertex texture coordinates when consistent, and what happened.
@@ -244,13 +282,13 @@ pub(super) fn bake(dir: &Path, options: &BakeOptions, progress: Progress<'_>) ->
         provenance,
         notes,
     };
-    let raw_neutral = mesh.positions;
+    let raw_neutral = &mesh.positions;
     let mut done = 1;
     let mut skipped_notes = Vec::new();
     let mut baked = assemble(collected, &mut |src, out| {
         let (name, path) = shapes[src];
         progress(done, total, name);
-        let shape = read_obj(path, ObjParts::Positions)?;
+        let shape = read_obj(path, ObjParts::All)?;
         done += 1;
         if shape.positions.len() != v {
             return Err(Error::format(
@@ -262,6 +300,11 @@ pub(super) fn bake(dir: &Path, options: &BakeOptions, progress: Progress<'_>) ->
                 ),
             ));
         }
+        if shape.polygon_count() == 0 {
+            skipped_notes.push(format!("{name}: no faces; its topology was not compared"));
+        } else if let Some((i, reason)) = topology_difference(&mesh, &shape, &neutral_name) {
+            return Err(Error::format_at(path.display().to_string(), "f", i, reason));
+        }
         for (k, n) in &shape.skipped {
             skipped_notes.push(format!("{name}: skipped {n} `{k}` statements"));
         }
@@ -269,7 +312,7 @@ pub(super) fn bake(dir: &Path, options: &BakeOptions, progress: Progress<'_>) ->
             shape
                 .positions
                 .iter()
-                .zip(&raw_neutral)
+                .zip(raw_neutral)
                 .map(|(s, n)| [0, 1, 2].map(|k| (s[k] - n[k]) * f)),
         );
         Ok(())

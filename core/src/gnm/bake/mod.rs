@@ -13,8 +13,9 @@
 //! | `assemble.rs` | the pack, its provenance and the [`BakeReport`] |
 //!
 //! **Units.** The pack stores metres. [`Units::Auto`] on an OBJ folder reads the largest side of
-//! the neutral's bounding box: below 5 the file is metres, 5 to 500 centimetres (a head is about
-//! 0.25 m, 25 cm), above 500 the bake is refused and asks for `--units`. glTF is metres by its
+//! the neutral's bounding box: below 5 the file is metres, 5 to 100 centimetres (a head is about
+//! 0.25 m, 25 cm), above 100 the bake is refused and asks for `--units m|cm|mm` (a head in
+//! millimetres, about 250, and a body in centimetres, about 170, cannot be told apart). glTF is metres by its
 //! specification (§3.1), so `Auto` means metres there. An explicit unit always wins, and the report
 //! and the pack's `source` say which rule applied.
 //!
@@ -49,27 +50,31 @@ pub enum Units {
     Metres,
     /// Centimetres (× 0.01).
     Centimetres,
+    /// Millimetres (× 0.001).
+    Millimetres,
 }
 
 /// Below this largest extent (file units) [`Units::Auto`] reads metres.
 pub const AUTO_METRES_BELOW: f64 = 5.0;
-/// Up to this largest extent (file units) [`Units::Auto`] reads centimetres; above, it refuses.
-pub const AUTO_CENTIMETRES_UP_TO: f64 = 500.0;
+/// Up to this largest extent (file units) [`Units::Auto`] reads centimetres; above, it refuses:
+/// a head in millimetres (about 250) and a body in centimetres (about 170) cannot be told apart.
+pub const AUTO_CENTIMETRES_UP_TO: f64 = 100.0;
 
 /// How the unit was chosen.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct UnitFigures {
-    /// `m` or `cm`.
+    /// `m`, `cm` or `mm`.
     pub input: String,
     /// Why (`detected: largest extent 33.81`, `--units cm`, `glTF is metres`).
     pub rule: String,
-    /// Factor to metres (1 or 0.01).
+    /// Factor to metres (1, 0.01 or 0.001).
     pub to_metres: f64,
 }
 
 impl Units {
     /// The unit of a source whose neutral's largest bounding-box side is `extent` (file units);
-    /// `gltf` sources are metres under `Auto`.
+    /// `gltf` sources are metres under `Auto`. Rule (module docs): an explicit unit wins; `Auto`
+    /// reads metres below [`AUTO_METRES_BELOW`], centimetres up to [`AUTO_CENTIMETRES_UP_TO`].
     ///
     /// # Errors
     /// [`Error::Invalid`] when `Auto` meets an extent above [`AUTO_CENTIMETRES_UP_TO`] or a
@@ -85,6 +90,7 @@ impl Units {
         match self {
             Units::Metres => fig("m", "--units m".into(), 1.0),
             Units::Centimetres => fig("cm", "--units cm".into(), 0.01),
+            Units::Millimetres => fig("mm", "--units mm".into(), 0.001),
             Units::Auto if gltf => fig("m", "glTF is metres (glTF 2.0 §3.1)".into(), 1.0),
             Units::Auto if extent.is_finite() && extent < AUTO_METRES_BELOW => fig(
                 "m",
@@ -101,7 +107,7 @@ impl Units {
             Units::Auto => Err(Error::Invalid {
                 what: "units".into(),
                 reason: format!(
-                    "the neutral's largest extent is {extent} (neither metres nor centimetres); pass --units m or --units cm"
+                    "the neutral's largest extent is {extent}: not a head in metres (< {AUTO_METRES_BELOW}) or centimetres (≤ {AUTO_CENTIMETRES_UP_TO}); pass --units m, cm or mm"
                 ),
             }),
         }

@@ -31,7 +31,7 @@ pub const MAX_POLYGON_CORNERS: usize = 256;
 /// What to read from a file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ObjParts {
-    /// Positions only (a blendshape: its topology is the neutral's).
+    /// Positions only (texture coordinates and polygons skipped).
     Positions,
     /// Positions, texture coordinates and polygons (the neutral).
     All,

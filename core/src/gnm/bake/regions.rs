@@ -90,6 +90,37 @@ pub fn region_of(name: &str) -> (usize, Option<&'static str>) {
     (REGIONS.iter().position(|r| *r == region).unwrap_or(6), None)
 }
 
+/// What a shape name means, for finding two names of one shape: its ARKit channel, the half of a
+/// split channel, or else its canonical key (case, separators, namespace and side marker
+/// normalised).
+fn meaning(name: &str) -> String {
+    match canonicalize(name) {
+        Some(Canon::Arkit(i)) => format!("ARKit {}", ARKIT_52[i]),
+        Some(Canon::Half { arkit, side }) => {
+            format!("the {side:?} half of ARKit {}", ARKIT_52[arkit])
+        }
+        _ => {
+            let key = name_key(name);
+            format!("the name `{}` {:?}", key.base, key.side)
+        }
+    }
+}
+
+/// Two names (source order) that mean the same shape (`eyeBlink_L` and `EyeBlinkLeft`, `jawOpen`
+/// twice, `mouth_smile` and `MouthSmile`), with what they share; `None` when every name is
+/// distinct.
+pub fn same_shape(names: &[String]) -> Option<(String, String, String)> {
+    let mut seen: BTreeMap<String, &str> = BTreeMap::new();
+    for n in names {
+        let m = meaning(n);
+        if let Some(first) = seen.get(&m) {
+            return Some(((*first).to_owned(), n.clone(), m));
+        }
+        seen.insert(m, n);
+    }
+    None
+}
+
 /// The coefficient plan of a bake.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Plan {
