@@ -1,15 +1,18 @@
 //! Baking a glTF mesh with morph targets: the pack poses like the morph path. facecap.glb (Face
 //! Cap, bannaflak.com, via three.js examples, MIT) posed through the core morph path (CSR blend →
 //! palette, `RigData::pose_vertex`) and through the pack (`gnm::forward::pose`) with the same
-//! random weights agrees within a bound derived from fp16 rounding of each delta plus f32
-//! summation error; a small skinned glTF written here checks the skin carried into the pack.
+//! weights — random ones, and the recorded clip's at every key — agrees within a bound derived
+//! from fp16 rounding of each delta plus f32 summation error; a small skinned glTF written here
+//! checks the skin carried into the pack.
 
 use glam::{DMat4, DVec3, Mat4};
 use mien_core::gnm::bake::{BakeOptions, Baked, bake_gltf};
 use mien_core::gnm::forward::pose;
 use mien_core::gnm::pack::GnmPack;
 use mien_core::io::gltf::import_gltf;
-use mien_core::rig::{Character, RigData};
+use mien_core::rig::{
+    ACTIVE_MORPH_LIMIT, Character, ControlStats, LimitStats, MorphLimiter, RigControls, RigData,
+};
 use serde_json::json;
 
 mod gltf_common;
@@ -127,8 +130,8 @@ fn compare(
                 let d = |j: usize| f64::from(deltas[t][v][j]);
                 fp16 += w * match space {
                     Space::World(_) => {
-                        ((0..3).map(|j| lin(c, j) * d(j)).sum::<f64>().abs() / 2048.0
-                            + s / 33_554_432.0)
+                        (0..3).map(|j| lin(c, j) * d(j)).sum::<f64>().abs() / 2048.0
+                            + s / 33_554_432.0
                     }
                     Space::Skinned(_) => (0..3)
                         .map(|j| lin(c, j).abs() * (d(j).abs() / 2048.0 + s / 33_554_432.0))
@@ -218,6 +221,85 @@ fn facecap_pack_reproduces_the_morph_path() {
         worst.0 > 0.0,
         "the pack cannot be bit-identical to the f32 morph path"
     );
+}
+
+/// The weights of `mesh`'s instance that the morph path applies at time `t` of clip `clip`: the
+/// clip sampled into the pose, then the path's rules (non-finite → 0, clamp ±2, the
+/// [`ACTIVE_MORPH_LIMIT`] largest kept); and how many were non-zero before the rules.
+fn applied_weights(
+    ch: &Character,
+    rig: &RigData,
+    clip: &str,
+    mesh: usize,
+    t: f64,
+) -> (Vec<f32>, usize) {
+    let mut pose = ch.rest_pose();
+    ch.apply_clip(ch.find_clip(clip).unwrap(), t, &mut pose);
+    let (mut locals, mut world) = (Vec::new(), Vec::new());
+    ch.world_matrices(&pose, &mut locals, &mut world);
+    let mut controls = RigControls::default();
+    rig.controls_from_pose(&pose, &world, &mut controls);
+    let inst = rig
+        .instances
+        .iter()
+        .find(|i| i.mesh.index() == mesh)
+        .unwrap();
+    let range = inst.weight_base as usize..(inst.weight_base + inst.target_count) as usize;
+    let before = controls.weights[range.clone()]
+        .iter()
+        .filter(|w| **w != 0.0)
+        .count();
+    rig.limit_weights(
+        &mut controls.weights,
+        &mut MorphLimiter::new(),
+        &mut LimitStats::default(),
+        &mut ControlStats::default(),
+    );
+    (controls.weights[range].to_vec(), before)
+}
+
+/// The recorded capture (335 keys of 52 weights, `Key|Take 001|BaseLayer`, the only clip that
+/// animates the head's node, and only its weights): at every key the pack posed with the weights
+/// the morph path applied (after its 32-active limit) reproduces the morph path's vertices within
+/// the bound of [`compare`].
+#[test]
+fn facecap_pack_reproduces_the_recorded_clip() {
+    const CLIP: &str = "Key|Take 001|BaseLayer";
+    let path = support::data_dir().join("facecap/facecap.glb");
+    let ch = import_gltf(&path).unwrap();
+    let b = bake_gltf(&path, &BakeOptions::default()).unwrap();
+    let rig = RigData::from_character(&ch).unwrap();
+    let (mut scratch, mut world) = (Vec::new(), Vec::new());
+    ch.world_matrices(&ch.rest_pose(), &mut scratch, &mut world);
+    let node = ch
+        .nodes
+        .iter()
+        .position(|n| n.mesh.map(|m| m.index()) == Some(2))
+        .unwrap();
+    let m = world[node].as_dmat4();
+    let clip = &ch.clips[ch.find_clip(CLIP).unwrap().index()];
+    let times: Vec<f32> = clip.channels[0].sampler.times().to_vec();
+    assert_eq!((times.len(), clip.channels.len()), (335, 1));
+    let (mut worst, mut limited, mut most) = ((0.0, 0.0, 0.0f32), 0, 0);
+    for &t in &times {
+        let (w, before) = applied_weights(&ch, &rig, CLIP, 2, f64::from(t));
+        assert!(w.iter().filter(|x| **x != 0.0).count() <= ACTIVE_MORPH_LIMIT);
+        most = most.max(before);
+        limited += usize::from(before > ACTIVE_MORPH_LIMIT);
+        let r = compare(&ch, &b, 2, &w, &[Mat4::IDENTITY], &Space::World(m));
+        if r.0 > worst.0 {
+            worst = (r.0, r.1, t);
+        }
+    }
+    eprintln!(
+        "facecap clip: {} keys ({limited} limited to {ACTIVE_MORPH_LIMIT} active, at most {most} non-zero); largest deviation {:.3e} m at t = {} s (bound there {:.3e} m)",
+        times.len(),
+        worst.0,
+        worst.2,
+        worst.1
+    );
+    // The clip really moves the face, and the pack is not bit-identical to the f32 morph path.
+    assert!(worst.0 > 0.0 && most > 20, "{worst:?} {most}");
 }
 
 /// A two-joint skinned quad with two morph targets: skin joints listed child first, a bind pose
