@@ -308,13 +308,15 @@ pub struct InspectArgs {
 /// The unit of the source positions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum UnitsChoice {
-    /// OBJ: the neutral's largest bounding-box side below 5 → metres, 5 to 500 → centimetres,
-    /// above → refused; glTF: metres (the glTF specification's unit).
+    /// OBJ: the neutral's largest bounding-box side below 5 → metres, 5 to 100 → centimetres,
+    /// above → refused (pass a unit); glTF: metres (the glTF specification's unit).
     Auto,
     /// Metres.
     M,
     /// Centimetres (× 0.01).
     Cm,
+    /// Millimetres (× 0.001).
+    Mm,
 }
 
 /// Parse `auto`, `none` or `FIRST-LAST` (zero-based vertex indices, inclusive).

@@ -21,6 +21,7 @@ pub fn run(a: &PackArgs) -> Result<String> {
             UnitsChoice::Auto => Units::Auto,
             UnitsChoice::M => Units::Metres,
             UnitsChoice::Cm => Units::Centimetres,
+            UnitsChoice::Mm => Units::Millimetres,
         },
         eyes: a.eyeballs,
         neutral: a.neutral.clone(),
@@ -36,13 +37,14 @@ pub fn run(a: &PackArgs) -> Result<String> {
     {
         pb.set_style(style);
     }
+    let started = std::time::Instant::now();
     let baked = bake(&a.input, &options, &mut |done, total, what| {
         pb.set_length(total as u64);
         pb.set_position(done as u64);
         pb.set_message(what.to_owned());
-    })
-    .with_context(|| format!("cannot bake {}", a.input.display()))?;
+    });
     pb.finish_and_clear();
+    let baked = baked.with_context(|| format!("cannot bake {}", a.input.display()))?;
     baked
         .write(&a.out)
         .with_context(|| format!("cannot write {}", a.out.display()))?;
@@ -56,6 +58,7 @@ pub fn run(a: &PackArgs) -> Result<String> {
         &baked.report,
         &a.out.display().to_string(),
         a.report.as_ref().map(|p| p.display().to_string()),
+        started.elapsed().as_secs_f64(),
     ))
 }
 
@@ -67,12 +70,12 @@ fn list(names: &[String]) -> String {
     }
 }
 
-/// The one-screen summary.
-pub fn summary(r: &BakeReport, out: &str, report: Option<String>) -> String {
+/// The one-screen summary; `seconds` is the wall time of the bake and the write.
+pub fn summary(r: &BakeReport, out: &str, report: Option<String>, seconds: f64) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "packed {} ({}) → {out}: {} bytes",
+        "packed {} ({}) → {out}: {} bytes in {seconds:.1} s",
         r.input, r.kind, r.bytes
     );
     let _ = writeln!(
