@@ -62,6 +62,9 @@ pub fn run(a: &PackArgs) -> Result<String> {
     ))
 }
 
+/// Notes printed in the summary.
+const NOTES_SHOWN: usize = 6;
+
 fn list(names: &[String]) -> String {
     if names.is_empty() {
         "none".into()
@@ -171,8 +174,16 @@ pub fn summary(r: &BakeReport, out: &str, report: Option<String>, seconds: f64) 
         );
     }
     let _ = writeln!(s, "  skin: {}; uv: {}", r.skin, r.uv);
-    for n in &r.notes {
+    // The first notes; the rest are counted (all of them are in the --report JSON).
+    for n in r.notes.iter().take(NOTES_SHOWN) {
         let _ = writeln!(s, "  note: {n}");
+    }
+    if r.notes.len() > NOTES_SHOWN {
+        let _ = writeln!(
+            s,
+            "  … and {} more notes (--report FILE.json lists them all)",
+            r.notes.len() - NOTES_SHOWN
+        );
     }
     if let Some(p) = report {
         let _ = writeln!(s, "  full report: {p}");
