@@ -4,6 +4,7 @@ mod animate;
 mod animator;
 mod args;
 mod engine;
+mod engine_head;
 #[cfg(feature = "vulkan")]
 mod engine_vulkan;
 mod inspect;
@@ -14,6 +15,7 @@ mod preview;
 mod report;
 mod scenario;
 mod speech;
+mod subject;
 mod summary;
 mod text;
 mod validate;
