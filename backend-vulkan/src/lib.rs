@@ -32,7 +32,7 @@ pub use buffer::Buffer;
 pub use device::{ContextOptions, VulkanContext};
 pub use encoder::VulkanEncoder;
 pub use error::{Error, Result};
-pub use lift::VulkanDebugLift;
+pub use lift::{PosedPart, VulkanDebugLift};
 pub use memory::{Allocation, DedicatedAllocator, MemoryAllocator, MemoryLocation};
 pub use rig::VulkanRigBackend;
 pub use sink::VulkanSplatSink;

@@ -35,7 +35,7 @@ mod timing;
 
 pub use context::{ContextOptions, WgpuContext};
 pub use error::{Error, Result};
-pub use lift::WgpuDebugLift;
+pub use lift::{PosedPart, WgpuDebugLift};
 pub use rig::WgpuRigBackend;
 pub use sink::WgpuSplatSink;
 pub use timing::{Stage, StageTimes, Timestamps};

@@ -5,6 +5,7 @@ mod animate;
 mod animator;
 mod args;
 mod engine;
+mod engine_head;
 #[cfg(feature = "vulkan")]
 mod engine_vulkan;
 mod inspect;
@@ -16,6 +17,7 @@ mod preview;
 mod report;
 mod scenario;
 mod speech;
+mod subject;
 mod summary;
 mod text;
 mod validate;
