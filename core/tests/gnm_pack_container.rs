@@ -290,6 +290,67 @@ fn blobs_that_disagree() {
 }
 
 #[test]
+fn the_blob_table_as_a_whole() {
+    let index_of = |e: &Error| match e {
+        Error::Format { field, index, .. } => (field.clone(), *index),
+        _ => panic!("expected a Format error: {e}"),
+    };
+    // An unknown name, at its index (checked before any blob is looked up).
+    let e = edited(|h| buffer(h, "faces")["name"] = json!("facez"));
+    let (_, area) = split(&valid());
+    let (h, _) = split(&valid());
+    let at = |name: &str| {
+        h["buffers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .position(|b| b["name"] == name)
+    };
+    assert_eq!(index_of(&e), ("buffers".into(), at("faces")));
+    assert!(e.to_string().contains("unknown blob `facez`"), "{e}");
+    // A duplicate: a second `faces` entry pointing at the same bytes.
+    let e = edited(|h| {
+        let dup = buffer(h, "faces").clone();
+        h["buffers"].as_array_mut().unwrap().push(dup);
+    });
+    let n = h["buffers"].as_array().unwrap().len();
+    assert_eq!(index_of(&e), ("buffers".into(), Some(n)));
+    assert!(e.to_string().contains("listed again"), "{e}");
+    // Overlap: basis_scale moved onto the basis (same length and alignment rules still hold).
+    let e = edited(|h| {
+        let off = buffer(h, "basis")["offset"].clone();
+        buffer(h, "basis_scale")["offset"] = off;
+    });
+    assert!(e.to_string().contains("overlaps"), "{e}");
+    // Trailing bytes after the last blob.
+    let mut bytes = valid();
+    bytes.extend_from_slice(&[0u8; 8]);
+    let e = GnmPack::parse(&bytes, "t.aosrig").unwrap_err();
+    assert!(e.to_string().contains("8 bytes after the last blob"), "{e}");
+    // Unlisted bytes between blobs: the same area with 8 zero bytes inserted before the last
+    // blob and its offset moved past them.
+    let (mut h2, _) = split(&valid());
+    let last = h2["buffers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .max_by_key(|b| b["offset"].as_u64().unwrap())
+        .unwrap()["name"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let off = buffer(&mut h2, &last)["offset"].as_u64().unwrap() as usize;
+    buffer(&mut h2, &last)["offset"] = json!(off + 8);
+    let mut area2 = area[..off].to_vec();
+    area2.extend_from_slice(&[0u8; 8]);
+    area2.extend_from_slice(&area[off..]);
+    let e = GnmPack::parse(&join(&h2, &area2), "t.aosrig").unwrap_err();
+    assert!(e.to_string().contains("unlisted bytes"), "{e}");
+    // The valid pack itself still parses (the checks do not refuse what the writer makes).
+    assert!(GnmPack::parse(&valid(), "t.aosrig").is_ok());
+}
+
+#[test]
 fn arrays_that_contradict_the_header() {
     // V: the neutral blob claims one vertex more.
     names_field(
