@@ -99,3 +99,92 @@ fn the_ict_pack_is_animated_from_live_link_and_from_speech() {
         poses.len()
     );
 }
+
+/// The facecap pack with its header's ARKit table removed (the blob area unchanged: offsets are
+/// relative to it).
+fn facecap_pack_without_table(dir: &Path) -> std::path::PathBuf {
+    let pack = dir.join("facecap.aosrig");
+    let run = mien(&[
+        "pack",
+        data("facecap/facecap.glb").to_str().unwrap(),
+        "--out",
+        pack.to_str().unwrap(),
+        "--quiet",
+    ]);
+    assert!(run.ok(), "{}", run.stderr);
+    let bytes = std::fs::read(&pack).unwrap();
+    let h = u32::from_le_bytes(bytes[8..12].try_into().unwrap()) as usize;
+    let mut header: serde_json::Value = serde_json::from_slice(&bytes[16..16 + h]).unwrap();
+    assert!(header.as_object_mut().unwrap().remove("arkit").is_some());
+    let mut json = serde_json::to_vec(&header).unwrap();
+    while json.len() % 8 != 0 {
+        json.push(b' ');
+    }
+    let mut out = bytes[..8].to_vec();
+    out.extend_from_slice(&(json.len() as u32).to_le_bytes());
+    out.extend_from_slice(&[0; 4]);
+    out.extend_from_slice(&json);
+    out.extend_from_slice(&bytes[16 + h..]);
+    let bare = dir.join("bare.aosrig");
+    std::fs::write(&bare, out).unwrap();
+    bare
+}
+
+#[test]
+fn arkit_input_to_a_pack_without_a_map_is_refused_and_rest_still_poses() {
+    let dir = tempfile::tempdir().unwrap();
+    let bare = facecap_pack_without_table(dir.path());
+    let csv = data("livelinkface/MySlate_3_Jason_Millers_iPhone.csv");
+    let out = dir.path().join("refused");
+    let run = animate(
+        &out,
+        &[
+            "--character",
+            bare.to_str().unwrap(),
+            "--arkit",
+            csv.to_str().unwrap(),
+            "--frames",
+            "2",
+        ],
+    );
+    assert!(!run.ok(), "ARKit into a pack without a map must fail");
+    assert!(
+        run.stderr.contains("bare.aosrig") && run.stderr.contains("no baked ARKit table"),
+        "{}",
+        run.stderr
+    );
+    assert!(!out.exists(), "a refused run writes nothing");
+    // Speech drives ARKit visemes: refused the same way.
+    let gentle = data("gentle/lucier_golden.json");
+    let run = animate(
+        &out,
+        &[
+            "--character",
+            bare.to_str().unwrap(),
+            "--speech",
+            gentle.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        !run.ok() && run.stderr.contains("no baked ARKit table"),
+        "{}",
+        run.stderr
+    );
+    // Undriven, it poses at rest, and the report says there is no map.
+    let run = animate(
+        &out,
+        &[
+            "--character",
+            bare.to_str().unwrap(),
+            "--frames",
+            "2",
+            "--sheet",
+            "0",
+        ],
+    );
+    assert!(run.ok(), "{}", run.stderr);
+    let r = report(&out);
+    assert_eq!(r["character"]["linear_head"]["arkit_map"], false);
+    assert_eq!(r["character"]["vertices"].as_u64(), Some(2694));
+    assert!(run.stdout.contains("no ARKit map"), "{}", run.stdout);
+}
