@@ -22,7 +22,8 @@ pub enum Command {
     /// With no arguments: the built-in sample head (52 ARKit morph targets) performs a few seconds of
     /// speech, blinks, a smile and gaze, written to ./mien-out/.
     Animate(AnimateArgs),
-    /// Show what a character (.glb/.gltf) or animation file (Live Link Face .csv) holds.
+    /// Show what a character (.glb/.gltf/.aosrig), stream (.csv), speech timing or splat (.ply)
+    /// file holds.
     Inspect(InspectArgs),
     /// Bake a real head into a linear-head pack (.aosrig): a folder of blendshape OBJs (a neutral
     /// plus one full mesh per shape) or a glTF/GLB mesh with morph targets.
@@ -113,7 +114,8 @@ pub enum PlyLayout {
 /// `mien animate` arguments.
 #[derive(Debug, Args)]
 pub struct AnimateArgs {
-    /// Character: a glTF 2.0 file (.glb or .gltf) with morph targets and/or a skin.
+    /// Character: a glTF 2.0 file (.glb or .gltf) with morph targets and/or a skin, or a linear
+    /// head pack (.aosrig, from `mien pack`) driven through its baked ARKit-52 map.
     /// Default: the built-in sample head.
     #[arg(short, long, value_name = "FILE", help_heading = "Character")]
     pub character: Option<PathBuf>,
@@ -296,7 +298,9 @@ pub struct AnimateArgs {
 /// `mien inspect` arguments.
 #[derive(Debug, Args)]
 pub struct InspectArgs {
-    /// A character (.glb, .gltf) or an animation stream (.csv Live Link Face export).
+    /// A character (.glb, .gltf), a linear head pack (.aosrig), an animation stream (.csv Live
+    /// Link Face export), a speech timing file (Gentle, MFA TextGrid, Rhubarb, Polly, Azure, mien
+    /// utterance) or a splat file (.ply).
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
 
