@@ -64,27 +64,55 @@ impl ArkitGnmMap {
     /// # Errors
     /// [`Error::Invalid`] for a channel that is not ARKit-52, a non-finite gain, or a clamp that is
     /// not positive and finite.
-    pub fn build(layout: &HeadExtLayout, table: &ArkitGnmTable, clamp: f32, gaze: bool) -> Result<Self> {
+    pub fn build(
+        layout: &HeadExtLayout,
+        table: &ArkitGnmTable,
+        clamp: f32,
+        gaze: bool,
+    ) -> Result<Self> {
         if !(clamp.is_finite() && clamp > 0.0) {
-            return Err(Error::Invalid { what: "ARKit→GNM clamp".into(), reason: format!("{clamp} is not positive and finite") });
+            return Err(Error::Invalid {
+                what: "ARKit→GNM clamp".into(),
+                reason: format!("{clamp} is not positive and finite"),
+            });
         }
         let slices = layout.slices();
         let mut terms = Vec::new();
         let mut dropped = Vec::new();
         for (channel, list) in table {
-            let ch = arkit_index(channel).ok_or_else(|| Error::Invalid { what: format!("ARKit→GNM table `{channel}`"), reason: "not an ARKit-52 channel".into() })?;
+            let ch = arkit_index(channel).ok_or_else(|| Error::Invalid {
+                what: format!("ARKit→GNM table `{channel}`"),
+                reason: "not an ARKit-52 channel".into(),
+            })?;
             for (i, t) in list.iter().enumerate() {
                 if !t.gain.is_finite() {
-                    return Err(Error::Invalid { what: format!("ARKit→GNM table `{channel}`[{i}].gain"), reason: format!("{} is not finite", t.gain) });
+                    return Err(Error::Invalid {
+                        what: format!("ARKit→GNM table `{channel}`[{i}].gain"),
+                        reason: format!("{} is not finite", t.gain),
+                    });
                 }
                 match slices.iter().find(|(n, _)| *n == t.region) {
-                    None => dropped.push(format!("{channel}[{i}]: region `{}` is not in this layout", t.region)),
-                    Some((_, r)) if t.index >= r.len() => dropped.push(format!("{channel}[{i}]: {}[{}] is past the region's {} coefficients", t.region, t.index, r.len())),
+                    None => dropped.push(format!(
+                        "{channel}[{i}]: region `{}` is not in this layout",
+                        t.region
+                    )),
+                    Some((_, r)) if t.index >= r.len() => dropped.push(format!(
+                        "{channel}[{i}]: {}[{}] is past the region's {} coefficients",
+                        t.region,
+                        t.index,
+                        r.len()
+                    )),
                     Some((_, r)) => terms.push((ch as u8, (r.start + t.index) as u32, t.gain)),
                 }
             }
         }
-        Ok(ArkitGnmMap { dim: layout.dim(), terms, clamp, gaze, dropped })
+        Ok(ArkitGnmMap {
+            dim: layout.dim(),
+            terms,
+            clamp,
+            gaze,
+            dropped,
+        })
     }
 
     /// Terms kept.

@@ -32,8 +32,15 @@ pub fn from_row_major(m: &[f32; 16]) -> Mat4 {
 pub fn forward(pack: &GnmPack, head_ext: &[f32], out: &mut Vec<[f32; 3]>) -> Result<()> {
     let (coeffs, gaze) = pack.header.head_ext.split(head_ext)?;
     let e = pack.coeff_count();
-    let scaled: Vec<f32> = coeffs.iter().zip(&pack.basis_scale).map(|(c, s)| c * s).collect();
-    let rot = [eye_rotation(gaze[0], gaze[1]), eye_rotation(gaze[2], gaze[3])];
+    let scaled: Vec<f32> = coeffs
+        .iter()
+        .zip(&pack.basis_scale)
+        .map(|(c, s)| c * s)
+        .collect();
+    let rot = [
+        eye_rotation(gaze[0], gaze[1]),
+        eye_rotation(gaze[2], gaze[3]),
+    ];
     let centers = pack.eye_positions.map(Vec3::from);
     out.clear();
     out.reserve(pack.vertex_count());
@@ -44,7 +51,12 @@ pub fn forward(pack: &GnmPack, head_ext: &[f32], out: &mut Vec<[f32; 3]>) -> Res
             if *s == 0.0 {
                 continue;
             }
-            p += *s * Vec3::new(pack.basis_at(v, k, 0), pack.basis_at(v, k, 1), pack.basis_at(v, k, 2));
+            p += *s
+                * Vec3::new(
+                    pack.basis_at(v, k, 0),
+                    pack.basis_at(v, k, 1),
+                    pack.basis_at(v, k, 2),
+                );
         }
         for i in 0..2 {
             let w = pack.eye_weights[i * v_n + v];
@@ -62,7 +74,12 @@ pub fn forward(pack: &GnmPack, head_ext: &[f32], out: &mut Vec<[f32; 3]>) -> Res
 /// `overrides` (joint name → parent-relative rotation applied on top of the joint's rest local
 /// rotation) propagated down the chain. Rebuilt from rest on every call; unknown names are
 /// returned in `skipped`.
-pub fn joint_world(pack: &GnmPack, overrides: &[(String, Quat)], out: &mut Vec<Mat4>, skipped: &mut Vec<String>) {
+pub fn joint_world(
+    pack: &GnmPack,
+    overrides: &[(String, Quat)],
+    out: &mut Vec<Mat4>,
+    skipped: &mut Vec<String>,
+) {
     let joints = &pack.header.joints;
     let rest: Vec<Mat4> = pack.rest_world.iter().map(from_row_major).collect();
     skipped.clear();
@@ -85,7 +102,11 @@ pub fn joint_world(pack: &GnmPack, overrides: &[(String, Quat)], out: &mut Vec<M
             Some(q) => local * Mat4::from_quat(q),
             None => local,
         };
-        let world = if j.parent >= 0 { out[j.parent as usize] * local } else { local };
+        let world = if j.parent >= 0 {
+            out[j.parent as usize] * local
+        } else {
+            local
+        };
         out.push(world);
     }
 }
@@ -96,14 +117,27 @@ pub fn joint_world(pack: &GnmPack, overrides: &[(String, Quat)], out: &mut Vec<M
 ///
 /// # Errors
 /// [`Error::Mismatch`] for a wrong head_ext or joint-matrix count.
-pub fn pose(pack: &GnmPack, head_ext: &[f32], joint_world: &[Mat4], out: &mut Vec<[f32; 3]>) -> Result<()> {
+pub fn pose(
+    pack: &GnmPack,
+    head_ext: &[f32],
+    joint_world: &[Mat4],
+    out: &mut Vec<[f32; 3]>,
+) -> Result<()> {
     if joint_world.len() != pack.header.joints.len() {
-        return Err(Error::Mismatch { what: "joint world matrices".into(), expected: pack.header.joints.len() as u64, found: joint_world.len() as u64 });
+        return Err(Error::Mismatch {
+            what: "joint world matrices".into(),
+            expected: pack.header.joints.len() as u64,
+            found: joint_world.len() as u64,
+        });
     }
     let mut local = Vec::new();
     forward(pack, head_ext, &mut local)?;
     let bind = from_row_major(&pack.header.bind_transform);
-    let skin: Vec<Mat4> = joint_world.iter().zip(&pack.rest_world).map(|(w, r)| *w * from_row_major(r).inverse() * bind).collect();
+    let skin: Vec<Mat4> = joint_world
+        .iter()
+        .zip(&pack.rest_world)
+        .map(|(w, r)| *w * from_row_major(r).inverse() * bind)
+        .collect();
     out.clear();
     for (v, p) in local.iter().enumerate() {
         let mut p = Vec3::from(*p);
@@ -120,7 +154,11 @@ pub fn pose(pack: &GnmPack, head_ext: &[f32], joint_world: &[Mat4], out: &mut Ve
             }
         }
         // Weights are stored as f16: renormalise the rounding away (an unskinned vertex stays put).
-        out.push(if total > 0.0 { (q / total).to_array() } else { bind.transform_point3(p).to_array() });
+        out.push(if total > 0.0 {
+            (q / total).to_array()
+        } else {
+            bind.transform_point3(p).to_array()
+        });
     }
     Ok(())
 }

@@ -138,7 +138,13 @@ impl Blobs {
         while self.bytes.len() % 8 != 0 {
             self.bytes.push(0);
         }
-        self.buffers.push(PackBuffer { name: name.into(), dtype: dtype.into(), shape: shape.to_vec(), offset: self.bytes.len() as u64, length: data.len() as u64 });
+        self.buffers.push(PackBuffer {
+            name: name.into(),
+            dtype: dtype.into(),
+            shape: shape.to_vec(),
+            offset: self.bytes.len() as u64,
+            length: data.len() as u64,
+        });
         self.bytes.extend_from_slice(data);
     }
 }
@@ -158,13 +164,25 @@ impl GnmPack {
     pub fn basis_at(&self, v: usize, e: usize, axis: usize) -> f32 {
         let i = (v * self.coeff_count() + e) * 3 + axis;
         let w = self.basis[i / 2];
-        half::f16::from_bits(if i % 2 == 0 { w as u16 } else { (w >> 16) as u16 }).to_f32()
+        half::f16::from_bits(if i % 2 == 0 {
+            w as u16
+        } else {
+            (w >> 16) as u16
+        })
+        .to_f32()
     }
 
     /// Total bytes of the arrays, for the memory report.
     pub fn byte_len(&self) -> u64 {
         let v = self.vertex_count() as u64;
-        v * 12 + self.basis.len() as u64 * 4 + self.basis_scale.len() as u64 * 4 + 2 * v * 4 + self.faces.len() as u64 * 12 + v * 8 + v * 8 + self.rest_world.len() as u64 * 64
+        v * 12
+            + self.basis.len() as u64 * 4
+            + self.basis_scale.len() as u64 * 4
+            + 2 * v * 4
+            + self.faces.len() as u64 * 12
+            + v * 8
+            + v * 8
+            + self.rest_world.len() as u64 * 64
     }
 
     /// Serialise: magic, header length, header JSON (keys in [`PackHeader`] order, buffers
@@ -177,15 +195,53 @@ impl GnmPack {
         let v = self.vertex_count() as u64;
         let e = self.coeff_count() as u64;
         let j = self.header.joints.len() as u64;
-        let mut b = Blobs { bytes: Vec::new(), buffers: Vec::new() };
-        b.push("neutral", "f32", &[v, 3], bytemuck::cast_slice(&self.neutral));
-        b.push("basis", "f16", &[v, e, 3], &bytemuck::cast_slice::<u32, u8>(&self.basis)[..(v * e * 3 * 2) as usize]);
-        b.push("basis_scale", "f32", &[e], bytemuck::cast_slice(&self.basis_scale));
-        b.push("eye_positions", "f32", &[2, 3], bytemuck::cast_slice(&self.eye_positions));
-        b.push("eye_weights", "f32", &[2, v], bytemuck::cast_slice(&self.eye_weights));
-        b.push("faces", "u32", &[self.faces.len() as u64, 3], bytemuck::cast_slice(&self.faces));
+        let mut b = Blobs {
+            bytes: Vec::new(),
+            buffers: Vec::new(),
+        };
+        b.push(
+            "neutral",
+            "f32",
+            &[v, 3],
+            bytemuck::cast_slice(&self.neutral),
+        );
+        b.push(
+            "basis",
+            "f16",
+            &[v, e, 3],
+            &bytemuck::cast_slice::<u32, u8>(&self.basis)[..(v * e * 3 * 2) as usize],
+        );
+        b.push(
+            "basis_scale",
+            "f32",
+            &[e],
+            bytemuck::cast_slice(&self.basis_scale),
+        );
+        b.push(
+            "eye_positions",
+            "f32",
+            &[2, 3],
+            bytemuck::cast_slice(&self.eye_positions),
+        );
+        b.push(
+            "eye_weights",
+            "f32",
+            &[2, v],
+            bytemuck::cast_slice(&self.eye_weights),
+        );
+        b.push(
+            "faces",
+            "u32",
+            &[self.faces.len() as u64, 3],
+            bytemuck::cast_slice(&self.faces),
+        );
         if let Some(q) = &self.quads {
-            b.push("quads", "u32", &[q.len() as u64, 4], bytemuck::cast_slice(q));
+            b.push(
+                "quads",
+                "u32",
+                &[q.len() as u64, 4],
+                bytemuck::cast_slice(q),
+            );
         }
         if let Some(uv) = &self.uv {
             b.push("uv", "f32", &[v, 2], bytemuck::cast_slice(uv));
@@ -193,17 +249,35 @@ impl GnmPack {
         if let Some(s) = &self.seam {
             b.push("seam", "f32", &[v, 3], bytemuck::cast_slice(s));
         }
-        b.push("skin_index", "u16", &[v, 4], bytemuck::cast_slice(&self.skin_index));
-        let w16: Vec<u16> = self.skin_weight.iter().flatten().map(|x| half::f16::from_f32(*x).to_bits()).collect();
+        b.push(
+            "skin_index",
+            "u16",
+            &[v, 4],
+            bytemuck::cast_slice(&self.skin_index),
+        );
+        let w16: Vec<u16> = self
+            .skin_weight
+            .iter()
+            .flatten()
+            .map(|x| half::f16::from_f32(*x).to_bits())
+            .collect();
         b.push("skin_weight", "f16", &[v, 4], bytemuck::cast_slice(&w16));
         let parents: Vec<i32> = self.header.joints.iter().map(|x| x.parent).collect();
         b.push("joint_parents", "i32", &[j], bytemuck::cast_slice(&parents));
-        b.push("rest_world", "f32", &[j, 16], bytemuck::cast_slice(&self.rest_world));
+        b.push(
+            "rest_world",
+            "f32",
+            &[j, 16],
+            bytemuck::cast_slice(&self.rest_world),
+        );
         let mut header = self.header.clone();
         header.buffers = b.buffers;
         header.vertex_count = v;
         header.coeff_count = e;
-        let mut json = serde_json::to_vec(&header).map_err(|e| Error::Invalid { what: "pack header".into(), reason: e.to_string() })?;
+        let mut json = serde_json::to_vec(&header).map_err(|e| Error::Invalid {
+            what: "pack header".into(),
+            reason: e.to_string(),
+        })?;
         while json.len() % 8 != 0 {
             json.push(b' ');
         }
@@ -230,16 +304,28 @@ impl GnmPack {
         if bytes.len() < 16 || bytes[..8] != MAGIC {
             return Err(fmt("magic", "not an .aosrig pack (bad magic)".into()));
         }
-        let h = u64::from(u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]));
+        let h = u64::from(u32::from_le_bytes([
+            bytes[8], bytes[9], bytes[10], bytes[11],
+        ]));
         if h > MAX_HEADER_BYTES || 16 + h > bytes.len() as u64 {
-            return Err(fmt("header length", format!("{h} bytes past the file's {}", bytes.len())));
+            return Err(fmt(
+                "header length",
+                format!("{h} bytes past the file's {}", bytes.len()),
+            ));
         }
-        let header: PackHeader = serde_json::from_slice(&bytes[16..16 + h as usize]).map_err(|e| fmt("header", e.to_string()))?;
+        let header: PackHeader = serde_json::from_slice(&bytes[16..16 + h as usize])
+            .map_err(|e| fmt("header", e.to_string()))?;
         if header.version != VERSION {
-            return Err(fmt("version", format!("{} (this build reads {VERSION})", header.version)));
+            return Err(fmt(
+                "version",
+                format!("{} (this build reads {VERSION})", header.version),
+            ));
         }
         if header.model != "gnm" {
-            return Err(fmt("model", format!("`{}` (this build reads gnm)", header.model)));
+            return Err(fmt(
+                "model",
+                format!("`{}` (this build reads gnm)", header.model),
+            ));
         }
         let unit = match header.units.as_str() {
             "m" => 1.0f32,
@@ -247,65 +333,157 @@ impl GnmPack {
             u => return Err(fmt("units", format!("`{u}` is not m or cm"))),
         };
         header.head_ext.validate(file)?;
-        let (v, e, j) = (header.vertex_count, header.coeff_count, header.joints.len() as u64);
-        for (what, n, cap) in [("vertexCount", v, MAX_VERTICES), ("coeffCount", e, MAX_COEFFS), ("joints", j, MAX_JOINTS)] {
+        let (v, e, j) = (
+            header.vertex_count,
+            header.coeff_count,
+            header.joints.len() as u64,
+        );
+        for (what, n, cap) in [
+            ("vertexCount", v, MAX_VERTICES),
+            ("coeffCount", e, MAX_COEFFS),
+            ("joints", j, MAX_JOINTS),
+        ] {
             if n > cap {
-                return Err(Error::Limit { what: format!("{file}: {what}"), limit: cap, found: n });
+                return Err(Error::Limit {
+                    what: format!("{file}: {what}"),
+                    limit: cap,
+                    found: n,
+                });
             }
         }
         if v == 0 {
             return Err(fmt("vertexCount", "0".into()));
         }
         if header.head_ext.expr_dim() as u64 != e {
-            return Err(fmt("coeffCount", format!("{e}, the head_ext regions sum to {}", header.head_ext.expr_dim())));
+            return Err(fmt(
+                "coeffCount",
+                format!(
+                    "{e}, the head_ext regions sum to {}",
+                    header.head_ext.expr_dim()
+                ),
+            ));
         }
         if header.max_influence != 4 {
-            return Err(fmt("maxInfluence", format!("{} (this build reads 4)", header.max_influence)));
+            return Err(fmt(
+                "maxInfluence",
+                format!("{} (this build reads 4)", header.max_influence),
+            ));
         }
         if v * e * 3 * 2 > MAX_BASIS_BYTES {
-            return Err(Error::Limit { what: format!("{file}: basis bytes"), limit: MAX_BASIS_BYTES, found: v * e * 6 });
+            return Err(Error::Limit {
+                what: format!("{file}: basis bytes"),
+                limit: MAX_BASIS_BYTES,
+                found: v * e * 6,
+            });
         }
         for (i, jt) in header.joints.iter().enumerate() {
             if jt.parent < -1 || jt.parent >= i as i32 {
-                return Err(Error::format_at(file, "joints", i, format!("parent {} must be -1 or an earlier joint", jt.parent)));
+                return Err(Error::format_at(
+                    file,
+                    "joints",
+                    i,
+                    format!("parent {} must be -1 or an earlier joint", jt.parent),
+                ));
             }
         }
         if let Some([l, r]) = header.eye_joints {
             if u64::from(l) >= j || u64::from(r) >= j {
-                return Err(fmt("eyeJoints", format!("[{l}, {r}] outside the {j} joints")));
+                return Err(fmt(
+                    "eyeJoints",
+                    format!("[{l}, {r}] outside the {j} joints"),
+                ));
             }
         }
         if !header.names.is_empty() && header.names.len() as u64 != e {
-            return Err(fmt("names", format!("{} names for {e} coefficients", header.names.len())));
+            return Err(fmt(
+                "names",
+                format!("{} names for {e} coefficients", header.names.len()),
+            ));
         }
         if !header.bind_transform.iter().all(|x| x.is_finite()) {
             return Err(fmt("bindTransform", "not finite".into()));
         }
         let area = &bytes[16 + h as usize..];
-        let blob = |name: &str, dtype: &str, shape: &[u64], required: bool| -> Result<Option<&[u8]>> {
-            let Some(b) = header.buffers.iter().find(|b| b.name == name) else {
-                return if required { Err(fmt(&format!("buffers.{name}"), "required blob is missing".into())) } else { Ok(None) };
+        let blob =
+            |name: &str, dtype: &str, shape: &[u64], required: bool| -> Result<Option<&[u8]>> {
+                let Some(b) = header.buffers.iter().find(|b| b.name == name) else {
+                    return if required {
+                        Err(fmt(
+                            &format!("buffers.{name}"),
+                            "required blob is missing".into(),
+                        ))
+                    } else {
+                        Ok(None)
+                    };
+                };
+                let size = dtype_size(&b.dtype).ok_or_else(|| {
+                    fmt(
+                        &format!("buffers.{name}.dtype"),
+                        format!("unknown dtype `{}`", b.dtype),
+                    )
+                })?;
+                if b.dtype != dtype {
+                    return Err(fmt(
+                        &format!("buffers.{name}.dtype"),
+                        format!("`{}`, expected `{dtype}`", b.dtype),
+                    ));
+                }
+                if b.shape != shape {
+                    return Err(fmt(
+                        &format!("buffers.{name}.shape"),
+                        format!("{:?} contradicts the header (expected {shape:?})", b.shape),
+                    ));
+                }
+                let want = shape
+                    .iter()
+                    .try_fold(size, |a, s| a.checked_mul(*s))
+                    .ok_or_else(|| fmt(&format!("buffers.{name}.shape"), "overflows".into()))?;
+                if b.length != want {
+                    return Err(fmt(
+                        &format!("buffers.{name}.length"),
+                        format!("{} bytes, the shape needs {want}", b.length),
+                    ));
+                }
+                if b.offset % 8 != 0 {
+                    return Err(fmt(
+                        &format!("buffers.{name}.offset"),
+                        format!("{} is not 8-byte aligned", b.offset),
+                    ));
+                }
+                let end = b
+                    .offset
+                    .checked_add(b.length)
+                    .filter(|&x| x <= area.len() as u64)
+                    .ok_or_else(|| {
+                        fmt(
+                            &format!("buffers.{name}"),
+                            format!(
+                                "bytes {}..{} past the blob area of {}",
+                                b.offset,
+                                b.offset.saturating_add(b.length),
+                                area.len()
+                            ),
+                        )
+                    })?;
+                Ok(Some(&area[b.offset as usize..end as usize]))
             };
-            let size = dtype_size(&b.dtype).ok_or_else(|| fmt(&format!("buffers.{name}.dtype"), format!("unknown dtype `{}`", b.dtype)))?;
-            if b.dtype != dtype {
-                return Err(fmt(&format!("buffers.{name}.dtype"), format!("`{}`, expected `{dtype}`", b.dtype)));
-            }
-            if b.shape != shape {
-                return Err(fmt(&format!("buffers.{name}.shape"), format!("{:?} contradicts the header (expected {shape:?})", b.shape)));
-            }
-            let want = shape.iter().try_fold(size, |a, s| a.checked_mul(*s)).ok_or_else(|| fmt(&format!("buffers.{name}.shape"), "overflows".into()))?;
-            if b.length != want {
-                return Err(fmt(&format!("buffers.{name}.length"), format!("{} bytes, the shape needs {want}", b.length)));
-            }
-            if b.offset % 8 != 0 {
-                return Err(fmt(&format!("buffers.{name}.offset"), format!("{} is not 8-byte aligned", b.offset)));
-            }
-            let end = b.offset.checked_add(b.length).filter(|&x| x <= area.len() as u64).ok_or_else(|| fmt(&format!("buffers.{name}"), format!("bytes {}..{} past the blob area of {}", b.offset, b.offset.saturating_add(b.length), area.len())))?;
-            Ok(Some(&area[b.offset as usize..end as usize]))
+        let faces_n = header
+            .buffers
+            .iter()
+            .find(|b| b.name == "faces")
+            .and_then(|b| b.shape.first().copied())
+            .unwrap_or(0);
+        let quads_n = header
+            .buffers
+            .iter()
+            .find(|b| b.name == "quads")
+            .and_then(|b| b.shape.first().copied())
+            .unwrap_or(0);
+        let f32s = |b: &[u8]| -> Vec<f32> {
+            b.chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect()
         };
-        let faces_n = header.buffers.iter().find(|b| b.name == "faces").and_then(|b| b.shape.first().copied()).unwrap_or(0);
-        let quads_n = header.buffers.iter().find(|b| b.name == "quads").and_then(|b| b.shape.first().copied()).unwrap_or(0);
-        let f32s = |b: &[u8]| -> Vec<f32> { b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect() };
         let neutral_b = blob("neutral", "f32", &[v, 3], true)?.unwrap_or_default();
         let basis_b = blob("basis", "f16", &[v, e, 3], true)?.unwrap_or_default();
         let scale_b = blob("basis_scale", "f32", &[e], true)?.unwrap_or_default();
@@ -320,9 +498,16 @@ impl GnmPack {
         let par_b = blob("joint_parents", "i32", &[j], true)?.unwrap_or_default();
         let rest_b = blob("rest_world", "f32", &[j, 16], true)?.unwrap_or_default();
 
-        let v3 = |x: Vec<f32>| -> Vec<[f32; 3]> { x.chunks_exact(3).map(|c| [c[0] * unit, c[1] * unit, c[2] * unit]).collect() };
+        let v3 = |x: Vec<f32>| -> Vec<[f32; 3]> {
+            x.chunks_exact(3)
+                .map(|c| [c[0] * unit, c[1] * unit, c[2] * unit])
+                .collect()
+        };
         let neutral = v3(f32s(neutral_b));
-        let mut basis: Vec<u32> = basis_b.chunks(4).map(|c| c.iter().rev().fold(0u32, |a, b| (a << 8) | u32::from(*b))).collect();
+        let mut basis: Vec<u32> = basis_b
+            .chunks(4)
+            .map(|c| c.iter().rev().fold(0u32, |a, b| (a << 8) | u32::from(*b)))
+            .collect();
         if basis_b.len() % 4 == 2 {
             // The last pair's high half is padding.
             if let Some(last) = basis.last_mut() {
@@ -331,17 +516,57 @@ impl GnmPack {
         }
         let basis_scale: Vec<f32> = f32s(scale_b).into_iter().map(|s| s * unit).collect();
         let ep = f32s(eyes_b);
-        let eye_positions = [[ep[0] * unit, ep[1] * unit, ep[2] * unit], [ep[3] * unit, ep[4] * unit, ep[5] * unit]];
+        let eye_positions = [
+            [ep[0] * unit, ep[1] * unit, ep[2] * unit],
+            [ep[3] * unit, ep[4] * unit, ep[5] * unit],
+        ];
         let eye_weights = f32s(eyew_b);
-        let faces: Vec<[u32; 3]> = faces_b.chunks_exact(12).map(|c| [0, 1, 2].map(|k| u32::from_le_bytes([c[4 * k], c[4 * k + 1], c[4 * k + 2], c[4 * k + 3]]))).collect();
-        let quads = quads_b.map(|q| q.chunks_exact(16).map(|c| [0, 1, 2, 3].map(|k| u32::from_le_bytes([c[4 * k], c[4 * k + 1], c[4 * k + 2], c[4 * k + 3]]))).collect());
+        let faces: Vec<[u32; 3]> = faces_b
+            .chunks_exact(12)
+            .map(|c| {
+                [0, 1, 2].map(|k| {
+                    u32::from_le_bytes([c[4 * k], c[4 * k + 1], c[4 * k + 2], c[4 * k + 3]])
+                })
+            })
+            .collect();
+        let quads = quads_b.map(|q| {
+            q.chunks_exact(16)
+                .map(|c| {
+                    [0, 1, 2, 3].map(|k| {
+                        u32::from_le_bytes([c[4 * k], c[4 * k + 1], c[4 * k + 2], c[4 * k + 3]])
+                    })
+                })
+                .collect()
+        });
         let uv = uv_b.map(|b| f32s(b).chunks_exact(2).map(|c| [c[0], c[1]]).collect());
         let seam = seam_b.map(|b| v3(f32s(b)));
-        let skin_index: Vec<[u16; 4]> = si_b.chunks_exact(8).map(|c| [0, 1, 2, 3].map(|k| u16::from_le_bytes([c[2 * k], c[2 * k + 1]]))).collect();
-        let skin_weight: Vec<[f32; 4]> = sw_b.chunks_exact(8).map(|c| [0, 1, 2, 3].map(|k| half::f16::from_bits(u16::from_le_bytes([c[2 * k], c[2 * k + 1]])).to_f32())).collect();
-        let parents: Vec<i32> = par_b.chunks_exact(4).map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
-        if let Some(i) = parents.iter().zip(&header.joints).position(|(p, jt)| *p != jt.parent) {
-            return Err(Error::format_at(file, "buffers.joint_parents", i, "disagrees with the header's joint list"));
+        let skin_index: Vec<[u16; 4]> = si_b
+            .chunks_exact(8)
+            .map(|c| [0, 1, 2, 3].map(|k| u16::from_le_bytes([c[2 * k], c[2 * k + 1]])))
+            .collect();
+        let skin_weight: Vec<[f32; 4]> = sw_b
+            .chunks_exact(8)
+            .map(|c| {
+                [0, 1, 2, 3].map(|k| {
+                    half::f16::from_bits(u16::from_le_bytes([c[2 * k], c[2 * k + 1]])).to_f32()
+                })
+            })
+            .collect();
+        let parents: Vec<i32> = par_b
+            .chunks_exact(4)
+            .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        if let Some(i) = parents
+            .iter()
+            .zip(&header.joints)
+            .position(|(p, jt)| *p != jt.parent)
+        {
+            return Err(Error::format_at(
+                file,
+                "buffers.joint_parents",
+                i,
+                "disagrees with the header's joint list",
+            ));
         }
         let rest_world: Vec<[f32; 16]> = f32s(rest_b)
             .chunks_exact(16)
@@ -360,7 +585,21 @@ impl GnmPack {
                 header.bind_transform[4 * r + 3] *= unit;
             }
         }
-        let pack = GnmPack { header, neutral, basis, basis_scale, eye_positions, eye_weights, faces, quads, uv, seam, skin_index, skin_weight, rest_world };
+        let pack = GnmPack {
+            header,
+            neutral,
+            basis,
+            basis_scale,
+            eye_positions,
+            eye_weights,
+            faces,
+            quads,
+            uv,
+            seam,
+            skin_index,
+            skin_weight,
+            rest_world,
+        };
         pack.check_shapes(file)?;
         Ok(pack)
     }
@@ -372,36 +611,88 @@ impl GnmPack {
         let j = self.header.joints.len();
         let fmt = |f: &str, r: String| Error::format(file, f, r);
         if e != self.header.head_ext.expr_dim() {
-            return Err(fmt("basis_scale", format!("{e} coefficients, the layout has {}", self.header.head_ext.expr_dim())));
+            return Err(fmt(
+                "basis_scale",
+                format!(
+                    "{e} coefficients, the layout has {}",
+                    self.header.head_ext.expr_dim()
+                ),
+            ));
         }
         if self.basis.len() != (v * e * 3).div_ceil(2) {
-            return Err(fmt("basis", format!("{} words for V={v}, E={e}", self.basis.len())));
+            return Err(fmt(
+                "basis",
+                format!("{} words for V={v}, E={e}", self.basis.len()),
+            ));
         }
-        if self.eye_weights.len() != 2 * v || self.skin_index.len() != v || self.skin_weight.len() != v || self.rest_world.len() != j {
-            return Err(fmt("arrays", "eye weights, skin or rest matrices disagree with V or the joints".into()));
+        if self.eye_weights.len() != 2 * v
+            || self.skin_index.len() != v
+            || self.skin_weight.len() != v
+            || self.rest_world.len() != j
+        {
+            return Err(fmt(
+                "arrays",
+                "eye weights, skin or rest matrices disagree with V or the joints".into(),
+            ));
         }
         if let Some(i) = self.faces.iter().flatten().position(|&x| x as usize >= v) {
-            return Err(Error::format_at(file, "faces", i / 3, "vertex index out of range"));
+            return Err(Error::format_at(
+                file,
+                "faces",
+                i / 3,
+                "vertex index out of range",
+            ));
         }
         if let Some(q) = &self.quads {
             if let Some(i) = q.iter().flatten().position(|&x| x as usize >= v) {
-                return Err(Error::format_at(file, "quads", i / 4, "vertex index out of range"));
+                return Err(Error::format_at(
+                    file,
+                    "quads",
+                    i / 4,
+                    "vertex index out of range",
+                ));
             }
         }
-        for (name, len) in [("uv", self.uv.as_ref().map(Vec::len)), ("seam", self.seam.as_ref().map(Vec::len))] {
+        for (name, len) in [
+            ("uv", self.uv.as_ref().map(Vec::len)),
+            ("seam", self.seam.as_ref().map(Vec::len)),
+        ] {
             if let Some(n) = len {
                 if n != v {
                     return Err(fmt(name, format!("{n} entries for {v} vertices")));
                 }
             }
         }
-        if let Some(i) = self.skin_index.iter().zip(&self.skin_weight).position(|(ix, w)| (0..4).any(|k| w[k] != 0.0 && ix[k] as usize >= j)) {
-            return Err(Error::format_at(file, "skin_index", i, format!("joint outside the {j} joints")));
+        if let Some(i) = self
+            .skin_index
+            .iter()
+            .zip(&self.skin_weight)
+            .position(|(ix, w)| (0..4).any(|k| w[k] != 0.0 && ix[k] as usize >= j))
+        {
+            return Err(Error::format_at(
+                file,
+                "skin_index",
+                i,
+                format!("joint outside the {j} joints"),
+            ));
         }
-        if let Some(i) = self.skin_weight.iter().position(|w| !w.iter().all(|x| x.is_finite() && *x >= 0.0)) {
-            return Err(Error::format_at(file, "skin_weight", i, "negative or not finite"));
+        if let Some(i) = self
+            .skin_weight
+            .iter()
+            .position(|w| !w.iter().all(|x| x.is_finite() && *x >= 0.0))
+        {
+            return Err(Error::format_at(
+                file,
+                "skin_weight",
+                i,
+                "negative or not finite",
+            ));
         }
-        if let Some(i) = self.neutral.iter().position(|p| !p.iter().all(|x| x.is_finite())) {
+        if let Some(i) = self
+            .neutral
+            .iter()
+            .position(|p| !p.iter().all(|x| x.is_finite()))
+        {
             return Err(Error::format_at(file, "neutral", i, "not finite"));
         }
         if let Some(i) = self.basis_scale.iter().position(|x| !x.is_finite()) {
