@@ -14,6 +14,7 @@
 //! Linear heads (GNM) have their own cases, reference and bound in [`gnm`].
 
 pub mod gnm;
+pub mod gnm_batch;
 
 use mien_core::lift::{DebugLiftParams, DebugShading, Lift};
 use mien_core::rig::{PosedVertices, RigBackend, RigControls, RigData};

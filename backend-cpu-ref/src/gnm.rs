@@ -1,6 +1,7 @@
 //! The CPU linear-head backend: the reference [`forward::pose`] for every uploaded head, heads in
-//! parallel.
+//! parallel; the instances of a batch share one copy of their pack.
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use glam::Mat4;
@@ -15,14 +16,15 @@ use crate::CpuEncoder;
 
 #[derive(Debug)]
 struct CpuHead {
-    pack: GnmPack,
+    pack: Arc<GnmPack>,
     head_ext: Vec<f32>,
     joint_world: Vec<Mat4>,
     positions: Vec<[f32; 3]>,
 }
 
 /// [`GnmBackend`] on the CPU: [`forward::pose`] itself (the reference every GPU backend is compared
-/// against), one head per rayon task. Holds a copy of each pack.
+/// against), one head per rayon task. Holds one copy of each uploaded pack, shared by the instances
+/// of a batch.
 #[derive(Debug, Default)]
 pub struct CpuGnmBackend {
     heads: Vec<CpuHead>,
@@ -57,20 +59,35 @@ fn unknown(h: GnmHandle) -> Error {
 impl GnmBackend for CpuGnmBackend {
     type Encoder = CpuEncoder;
 
-    fn upload_gnm(&mut self, pack: &GnmPack) -> Result<GnmHandle> {
-        let handle = GnmHandle(u32::try_from(self.heads.len()).map_err(|_| Error::Limit {
-            what: "heads in one CPU backend".into(),
-            limit: u64::from(u32::MAX),
-            found: self.heads.len() as u64,
-        })?);
+    fn upload_gnm_batch(&mut self, pack: &GnmPack, instances: u32) -> Result<Vec<GnmHandle>> {
+        if instances == 0 {
+            return Err(Error::Invalid {
+                what: "head instances".into(),
+                reason: "a batch needs at least one instance".into(),
+            });
+        }
+        let first = self.heads.len() as u64;
+        if first + u64::from(instances) > u64::from(u32::MAX) {
+            return Err(Error::Limit {
+                what: "heads in one CPU backend".into(),
+                limit: u64::from(u32::MAX),
+                found: first + u64::from(instances),
+            });
+        }
+        let shared = Arc::new(pack.clone());
+        let rest: Vec<Mat4> = pack.rest_world.iter().map(from_row_major).collect();
         // Before any frame: rest (zero coefficients and gaze, rest joints) — the neutral at bind.
-        self.heads.push(CpuHead {
-            pack: pack.clone(),
-            head_ext: vec![0.0; pack.coeff_count() + GAZE_DIM],
-            joint_world: pack.rest_world.iter().map(from_row_major).collect(),
-            positions: Vec::new(),
-        });
-        Ok(handle)
+        Ok((0..instances)
+            .map(|_| {
+                self.heads.push(CpuHead {
+                    pack: shared.clone(),
+                    head_ext: vec![0.0; pack.coeff_count() + GAZE_DIM],
+                    joint_world: rest.clone(),
+                    positions: Vec::new(),
+                });
+                GnmHandle((self.heads.len() - 1) as u32)
+            })
+            .collect())
     }
 
     fn vertex_count(&self, head: GnmHandle) -> u32 {
@@ -116,12 +133,21 @@ impl GnmBackend for CpuGnmBackend {
     }
 
     fn bytes(&self) -> u64 {
+        // Each shared pack once (the instances of a batch are adjacent), plus every head's own data.
+        let mut last: Option<*const GnmPack> = None;
         self.heads
             .iter()
             .map(|h| {
-                h.pack.byte_len()
-                    + (h.head_ext.len() * 4 + h.joint_world.len() * 64 + h.positions.len() * 12)
-                        as u64
+                let own = (h.head_ext.len() * 4 + h.joint_world.len() * 64 + h.positions.len() * 12)
+                    as u64;
+                let p = Arc::as_ptr(&h.pack);
+                let pack = if last == Some(p) {
+                    0
+                } else {
+                    h.pack.byte_len()
+                };
+                last = Some(p);
+                pack + own
             })
             .sum()
     }

@@ -10,6 +10,7 @@ use mien_cpu::conformance::gnm::{
     GnmFrameInput, GnmHarness, GnmInputs, check_gnm, check_pack, compare_gnm, gnm_cases,
     gnm_reference, one_vertex_pack, vertex_bounds,
 };
+use mien_cpu::conformance::gnm_batch::{GnmBatchInput, check_batch, gnm_batch_cases};
 use mien_cpu::{CpuEncoder, CpuGnmBackend};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed};
@@ -49,6 +50,25 @@ impl GnmHarness for Cpu {
         }
         Ok(out)
     }
+
+    fn run_batch(
+        &mut self,
+        uploads: &[GnmBatchInput],
+    ) -> mien_core::Result<Vec<Vec<PosedVertices>>> {
+        let mut b = CpuGnmBackend::new();
+        let mut handles = Vec::new();
+        for u in uploads {
+            handles.push(b.upload_gnm_batch(&u.pack, u.frames.len() as u32)?);
+        }
+        for (u, hs) in uploads.iter().zip(&handles) {
+            for (f, h) in u.frames.iter().zip(hs) {
+                b.set_head_ext(*h, &f.head_ext, &f.joint_world)?;
+            }
+        }
+        b.encode(&mut CpuEncoder::default())?;
+        let read = |hs: &Vec<GnmHandle>| hs.iter().map(|h| b.read_vertices(*h)).collect();
+        handles.iter().map(read).collect()
+    }
 }
 
 proptest! {
@@ -64,6 +84,14 @@ proptest! {
         }
         let report = check_gnm(&mut Cpu, &case).map_err(TestCaseError::fail)?;
         prop_assert_eq!(report.max_abs, 0.0);
+    }
+
+    #[test]
+    fn a_batch_poses_each_instance_as_the_reference_bit_for_bit(cases in gnm_batch_cases(3, 100, 40)) {
+        let uploads: Vec<GnmBatchInput> = cases.iter().map(GnmBatchInput::new).collect();
+        let report = check_batch(&mut Cpu, &uploads).map_err(TestCaseError::fail)?;
+        prop_assert_eq!(report.max_abs, 0.0);
+        prop_assert_eq!(report.frames, uploads.iter().map(|u| u.frames.len()).sum::<usize>());
     }
 
     #[test]

@@ -1,20 +1,18 @@
-//! The Vulkan linear-head backend: a batch of `.aosrig` heads, each split into vertex-range chunks
-//! whose every binding fits `maxStorageBufferRange`, posed by the GNM forward kernel and the morph
-//! path's skin kernel recorded into one command buffer.
+//! The Vulkan linear-head backend: `.aosrig` heads, each uploaded once as a batch of instances that
+//! share its basis, split into vertex-range chunks whose every binding fits `maxStorageBufferRange`,
+//! posed by the GNM forward kernel and the morph path's skin kernel recorded into one command
+//! buffer.
 
 use std::sync::Arc;
 
 use ash::vk;
 use glam::Mat4;
+use mien_core::gnm::frame::check_inputs;
 use mien_core::gnm::{GnmBackend, GnmFrame, GnmHandle, GnmPack};
 use mien_core::rig::PosedVertices;
 use mien_shaders::data::VERTEX_BYTES;
-use mien_shaders::data::gnm::{
-    gnm_chunk_arrays, gnm_frame, gnm_frame_bytes, gnm_palette, plan_gnm_chunks,
-};
-use mien_shaders::{
-    DispatchParams, GnmParams, JointMatrices, dispatch_size, gnm_dispatch, gnm_lanes,
-};
+use mien_shaders::data::gnm::{GnmBatchFrames, gnm_chunk_arrays, plan_gnm_upload};
+use mien_shaders::{DispatchParams, GnmParams, dispatch_size, gnm_dispatch, gnm_lanes};
 
 use crate::buffer::Buffer;
 use crate::device::VulkanContext;
@@ -24,10 +22,10 @@ use crate::memory::MemoryLocation;
 use crate::pipelines::DescriptorPool;
 use crate::raw;
 
-const JOINT_BYTES: u64 = std::mem::size_of::<JointMatrices>() as u64;
 const STORAGE: vk::BufferUsageFlags = vk::BufferUsageFlags::STORAGE_BUFFER;
 
-/// A contiguous vertex range of one head with its buffers and descriptor sets.
+/// A contiguous vertex range of one upload with its buffers and descriptor sets (outputs hold every
+/// instance).
 struct Chunk {
     count: u32,
     local: Buffer,
@@ -39,37 +37,42 @@ struct Chunk {
     skin_groups: (u32, u32),
 }
 
-struct GpuHead {
+/// One uploaded pack and its N instances.
+struct Upload {
     chunks: Vec<Chunk>,
     vertex_count: u32,
-    frame: GnmFrame,
-    frame_bytes: Vec<u8>,
-    palette_entries: Vec<JointMatrices>,
-    frame_buffer: Buffer,
+    frames: Vec<GnmFrame>,
+    staged: GnmBatchFrames,
+    heads: Buffer,
+    scaled: Buffer,
     palette: Buffer,
     pool: Arc<DescriptorPool>,
     bytes: u64,
 }
 
 /// [`GnmBackend`] on raw Vulkan: `gnm.wgsl` (basis, eyes, seam) then `skin.wgsl` (the morph path's
-/// LBS kernel and data layout) for every uploaded head, with a compute barrier after each stage,
-/// recorded into a [`VulkanEncoder`]. The basis is uploaded verbatim (fp16 pairs, staged when device
-/// memory is not host-visible), split by vertex ranges so no binding exceeds
-/// `maxStorageBufferRange`; per frame only the frame buffer (`(E,)` scaled coefficients, eye
-/// rotations) and the palette (host-visible, coherent) are written. The passes write no timestamps.
+/// LBS kernel and data layout) for every upload, one dispatch per upload and chunk (the instances of
+/// a batch along z), with a compute barrier after each stage, recorded into a [`VulkanEncoder`].
+/// The basis is uploaded verbatim (fp16 pairs, staged when device memory is not host-visible), once
+/// per upload whatever its instance count, split by vertex ranges so no binding exceeds
+/// `maxStorageBufferRange`; per frame only the instance's slices of the eye frames, coefficients
+/// and palettes (host-visible) are written. The passes write no timestamps.
 ///
 /// `set_head_ext` waits for this context's submissions in flight before rewriting the per-frame
 /// buffers (as [`crate::VulkanRigBackend::set_controls`]).
 pub struct VulkanGnmBackend {
     ctx: VulkanContext,
-    heads: Vec<GpuHead>,
+    uploads: Vec<Upload>,
+    /// Per handle: (upload, instance).
+    handles: Vec<(u32, u32)>,
     binding_limit: u64,
 }
 
 impl std::fmt::Debug for VulkanGnmBackend {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("VulkanGnmBackend")
-            .field("heads", &self.heads.len())
+            .field("uploads", &self.uploads.len())
+            .field("heads", &self.handles.len())
             .field("binding_limit", &self.binding_limit)
             .finish()
     }
@@ -84,13 +87,9 @@ impl Drop for VulkanGnmBackend {
 }
 
 impl VulkanGnmBackend {
-    /// An empty batch on `ctx`.
+    /// An empty backend on `ctx`.
     pub fn new(ctx: &VulkanContext) -> Self {
-        VulkanGnmBackend {
-            ctx: ctx.clone(),
-            heads: Vec::new(),
-            binding_limit: ctx.binding_limit(),
-        }
+        Self::with_binding_limit(ctx, u64::MAX)
     }
 
     /// Like [`VulkanGnmBackend::new`] but splitting heads as if `maxStorageBufferRange` were
@@ -98,8 +97,9 @@ impl VulkanGnmBackend {
     pub fn with_binding_limit(ctx: &VulkanContext, bytes: u64) -> Self {
         VulkanGnmBackend {
             ctx: ctx.clone(),
-            heads: Vec::new(),
-            binding_limit: bytes.clamp(256, ctx.binding_limit()),
+            uploads: Vec::new(),
+            handles: Vec::new(),
+            binding_limit: bytes.clamp(256, ctx.binding_limit().max(256)),
         }
     }
 
@@ -108,21 +108,19 @@ impl VulkanGnmBackend {
         &self.ctx
     }
 
-    /// Vertex-range chunks of `head` as `(vertices,)` per chunk (tests: how a pack was split).
+    /// Vertex-range chunks of `head`'s upload as `(vertices,)` per chunk (tests: how a pack was
+    /// split).
     ///
     /// # Errors
     /// An unknown handle.
     pub fn chunk_sizes(&self, head: GnmHandle) -> mien_core::Result<Vec<u32>> {
-        Ok(self.head(head)?.chunks.iter().map(|c| c.count).collect())
+        let (u, _) = self.find(head)?;
+        Ok(self.uploads[u].chunks.iter().map(|c| c.count).collect())
     }
 
-    fn head(&self, h: GnmHandle) -> Result<&GpuHead, mien_core::Error> {
-        self.heads
-            .get(h.0 as usize)
-            .ok_or_else(|| mien_core::Error::Invalid {
-                what: "head handle".into(),
-                reason: format!("{} was not uploaded to this backend", h.0),
-            })
+    fn find(&self, h: GnmHandle) -> mien_core::Result<(usize, usize)> {
+        let &(u, i) = self.handles.get(h.0 as usize).ok_or_else(|| unknown(h))?;
+        Ok((u as usize, i as usize))
     }
 
     /// Fill every head-local and posed buffer with `word` (a test aid: an unwritten element becomes
@@ -132,8 +130,8 @@ impl VulkanGnmBackend {
     /// Device errors.
     pub fn poison_outputs(&self, word: u32) -> Result<()> {
         let mut enc = self.ctx.begin()?;
-        for h in &self.heads {
-            for c in &h.chunks {
+        for u in &self.uploads {
+            for c in &u.chunks {
                 for b in [&c.local, &c.posed] {
                     // SAFETY: enc recording; whole buffer, size a multiple of 4.
                     unsafe {
@@ -155,82 +153,86 @@ impl VulkanGnmBackend {
         self.ctx.wait()
     }
 
-    fn upload_head(&self, pack: &GnmPack) -> Result<GpuHead> {
+    fn upload(&self, pack: &GnmPack, instances: u32) -> Result<Upload> {
+        let ctx = &self.ctx;
         let limit = self.binding_limit;
-        let over = |what: String, needed: u64| Error::OverLimits {
+        let counts = ctx.properties().limits.max_compute_work_group_count;
+        let over = |what: String, limit_name, limit, needed| Error::OverLimits {
             what,
-            limit_name: "maxStorageBufferRange",
+            limit_name,
             limit,
             needed,
         };
+        if instances > counts[2] {
+            let what = "the instances of one upload".into();
+            return Err(over(
+                what,
+                "maxComputeWorkGroupCount[2]",
+                u64::from(counts[2]),
+                u64::from(instances),
+            ));
+        }
+        let plan = plan_gnm_upload(pack, instances, limit)
+            .map_err(|o| over(o.what, "maxStorageBufferRange", limit, o.needed))?;
         let (nv, e) = (pack.vertex_count() as u32, pack.coeff_count() as u32);
-        let j = pack.header.joints.len() as u64;
-        let frame_bytes = gnm_frame_bytes(e as usize);
-        if frame_bytes > limit {
-            return Err(over("the scaled coefficients".into(), frame_bytes));
-        }
-        if (j + 1) * JOINT_BYTES > limit {
-            return Err(over("the joint palette".into(), (j + 1) * JOINT_BYTES));
-        }
-        let plan = plan_gnm_chunks(nv, e, limit).map_err(|r| {
-            over(
-                format!("the basis row of vertex {} ({e} coefficients)", r.vertex),
-                r.bytes,
-            )
-        })?;
-        let ctx = &self.ctx;
         let lanes = gnm_lanes(e);
-        let max_groups = ctx.properties().limits.max_compute_work_group_count[0];
-        let too_many = |count: u32| Error::OverLimits {
-            what: format!("a dispatch of {count} vertices"),
-            limit_name: "maxComputeWorkGroupCount",
-            limit: u64::from(max_groups),
-            needed: u64::from(count),
+        let max_groups = counts[0].min(counts[1]);
+        let too_many = |count: u32| {
+            let what = format!("a dispatch of {count} vertices");
+            over(
+                what,
+                "maxComputeWorkGroupCount",
+                u64::from(max_groups),
+                u64::from(count),
+            )
         };
-        let frame_buffer = ctx.buffer(
-            "the head frame",
-            frame_bytes,
-            STORAGE,
-            MemoryLocation::CpuToGpu,
+        let frame = GnmFrame::new(pack);
+        let staged = GnmBatchFrames::new(&frame, instances as usize);
+        let host = |what: &str, bytes: &[u8]| -> Result<Buffer> {
+            let b = ctx.buffer(what, bytes.len() as u64, STORAGE, MemoryLocation::CpuToGpu)?;
+            b.write(0, bytes);
+            Ok(b)
+        };
+        let heads = host("the head eye frames", bytemuck::cast_slice(&staged.heads))?;
+        let scaled = host(
+            "the head coefficients",
+            bytemuck::cast_slice(&staged.scaled),
         )?;
-        let palette = ctx.buffer(
-            "the head palette",
-            (j + 1) * JOINT_BYTES,
-            STORAGE,
-            MemoryLocation::CpuToGpu,
-        )?;
+        let palette = host("the head palettes", bytemuck::cast_slice(&staged.palette))?;
         let n = plan.len() as u32;
-        let pool = Arc::new(DescriptorPool::new(ctx, 2 * n, 2 * n, 9 * n)?);
+        let pool = Arc::new(DescriptorPool::new(ctx, 2 * n, 2 * n, 10 * n)?);
         let layouts = &ctx.inner.pipelines;
         let mut chunks = Vec::with_capacity(plan.len());
-        let mut bytes = frame_buffer.size() + palette.size();
+        let mut bytes = heads.size() + scaled.size() + palette.size();
+        let uniform = vk::BufferUsageFlags::UNIFORM_BUFFER;
         for (v0, count) in plan {
             let a = gnm_chunk_arrays(pack, v0, count);
             let (fx, fy, f_row) =
                 gnm_dispatch(count, lanes, max_groups).ok_or_else(|| too_many(count))?;
             let (sx, sy, s_row) =
                 dispatch_size(count, max_groups).ok_or_else(|| too_many(count))?;
-            let uniform = vk::BufferUsageFlags::UNIFORM_BUFFER;
+            let forward_params = GnmParams {
+                count,
+                row_width: f_row,
+                coeffs: e,
+                lanes,
+                first_half: a.first_half,
+                ..GnmParams::default()
+            };
             let forward_params = ctx.upload(
                 "head dispatch parameters",
-                bytemuck::bytes_of(&GnmParams {
-                    count,
-                    row_width: f_row,
-                    coeffs: e,
-                    lanes,
-                    first_half: a.first_half,
-                    ..GnmParams::default()
-                }),
+                bytemuck::bytes_of(&forward_params),
                 uniform,
             )?;
+            let skin_params = DispatchParams {
+                count,
+                row_width: s_row,
+                _pad0: 0,
+                _pad1: 0,
+            };
             let skin_params = ctx.upload(
                 "head skin dispatch parameters",
-                bytemuck::bytes_of(&DispatchParams {
-                    count,
-                    row_width: s_row,
-                    _pad0: 0,
-                    _pad1: 0,
-                }),
+                bytemuck::bytes_of(&skin_params),
                 uniform,
             )?;
             let basis = ctx.upload("the head basis", bytemuck::cast_slice(a.basis), STORAGE)?;
@@ -248,30 +250,23 @@ impl VulkanGnmBackend {
             )?;
             let out_usage =
                 STORAGE | vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST;
-            let local = ctx.buffer(
-                "head-local vertices",
-                u64::from(count) * VERTEX_BYTES,
-                out_usage,
-                MemoryLocation::GpuOnly,
-            )?;
-            let posed = ctx.buffer(
-                "posed head vertices",
-                u64::from(count) * VERTEX_BYTES,
-                out_usage,
-                MemoryLocation::GpuOnly,
-            )?;
+            let out_bytes = u64::from(count) * u64::from(instances) * VERTEX_BYTES;
+            let gpu = MemoryLocation::GpuOnly;
+            let local = ctx.buffer("head-local vertices", out_bytes, out_usage, gpu)?;
+            let posed = ctx.buffer("posed head vertices", out_bytes, out_usage, gpu)?;
             let forward_set = pool.allocate(layouts.gnm_layout.set)?;
             let skin_set = pool.allocate(layouts.skin_layout.set)?;
             let whole = |b: &Buffer| (b.handle(), 0u64, vk::WHOLE_SIZE);
             // SAFETY: the sets are fresh (no pending use); handles are live; binding counts match
-            // the layouts (1 uniform + 4 / + 5 storage).
+            // the layouts (1 uniform + 5 storage each).
             unsafe {
                 raw::write_set(
                     ctx.device(),
                     forward_set,
                     &[
                         whole(&forward_params),
-                        whole(&frame_buffer),
+                        whole(&heads),
+                        whole(&scaled),
                         whole(&basis),
                         whole(&statics),
                         whole(&local),
@@ -312,13 +307,13 @@ impl VulkanGnmBackend {
                 skin_groups: (sx, sy),
             });
         }
-        Ok(GpuHead {
+        Ok(Upload {
             chunks,
             vertex_count: nv,
-            frame: GnmFrame::new(pack),
-            frame_bytes: Vec::new(),
-            palette_entries: Vec::new(),
-            frame_buffer,
+            frames: vec![frame; instances as usize],
+            staged,
+            heads,
+            scaled,
             palette,
             pool,
             bytes,
@@ -326,38 +321,52 @@ impl VulkanGnmBackend {
     }
 }
 
-/// Write `h`'s current frame to its host-visible buffers (no submission may be reading them).
-fn write_frame(h: &mut GpuHead) {
-    gnm_frame(&h.frame, &mut h.frame_bytes);
-    h.frame_buffer.write(0, &h.frame_bytes);
-    gnm_palette(&h.frame, &mut h.palette_entries);
-    h.palette.write(0, bytemuck::cast_slice(&h.palette_entries));
+fn unknown(h: GnmHandle) -> mien_core::Error {
+    mien_core::Error::Invalid {
+        what: "head handle".into(),
+        reason: format!("{} was not uploaded to this backend", h.0),
+    }
 }
 
 impl GnmBackend for VulkanGnmBackend {
     type Encoder = VulkanEncoder;
 
-    fn upload_gnm(&mut self, pack: &GnmPack) -> mien_core::Result<GnmHandle> {
+    fn upload_gnm_batch(
+        &mut self,
+        pack: &GnmPack,
+        instances: u32,
+    ) -> mien_core::Result<Vec<GnmHandle>> {
         self.ctx.check()?;
-        let handle =
-            GnmHandle(
-                u32::try_from(self.heads.len()).map_err(|_| mien_core::Error::Limit {
-                    what: "heads in one backend".into(),
-                    limit: u64::from(u32::MAX),
-                    found: self.heads.len() as u64,
-                })?,
-            );
-        let mut head = self.upload_head(pack)?;
-        // Before any frame the head shows its rest pose (fresh buffers: nothing reads them yet).
-        write_frame(&mut head);
-        self.heads.push(head);
-        Ok(handle)
+        if instances == 0 {
+            return Err(mien_core::Error::Invalid {
+                what: "head instances".into(),
+                reason: "a batch needs at least one instance".into(),
+            });
+        }
+        let first = self.handles.len() as u64;
+        let upload_index = u32::try_from(self.uploads.len()).ok();
+        let (Some(u), true) = (
+            upload_index,
+            first + u64::from(instances) <= u64::from(u32::MAX),
+        ) else {
+            return Err(mien_core::Error::Limit {
+                what: "heads in one backend".into(),
+                limit: u64::from(u32::MAX),
+                found: first + u64::from(instances),
+            });
+        };
+        // The rest frames are written at creation (fresh buffers: nothing reads them yet).
+        let upload = self.upload(pack, instances)?;
+        self.uploads.push(upload);
+        self.handles.extend((0..instances).map(|i| (u, i)));
+        Ok((0..instances)
+            .map(|i| GnmHandle(first as u32 + i))
+            .collect())
     }
 
     fn vertex_count(&self, head: GnmHandle) -> u32 {
-        self.heads
-            .get(head.0 as usize)
-            .map_or(0, |h| h.vertex_count)
+        self.find(head)
+            .map_or(0, |(u, _)| self.uploads[u].vertex_count)
     }
 
     fn set_head_ext(
@@ -366,12 +375,19 @@ impl GnmBackend for VulkanGnmBackend {
         head_ext: &[f32],
         joint_world: &[Mat4],
     ) -> mien_core::Result<()> {
-        self.head(head)?;
+        let (u, i) = self.find(head)?;
+        // Check before waiting: a refused frame changes nothing and costs no wait.
+        let f = &self.uploads[u].frames[i];
+        check_inputs(f.coeff_count(), f.joint_count(), head_ext, joint_world)?;
         // The per-frame buffers are read by the previous frame until it completes.
         self.ctx.wait()?;
-        let h = &mut self.heads[head.0 as usize];
-        h.frame.set(head_ext, joint_world)?;
-        write_frame(h);
+        let up = &mut self.uploads[u];
+        up.frames[i].set(head_ext, joint_world)?;
+        up.staged.write(i, &up.frames[i]);
+        let [h, s, p] = up.staged.ranges(i);
+        write_range(&up.heads, bytemuck::cast_slice(&up.staged.heads), h);
+        write_range(&up.scaled, bytemuck::cast_slice(&up.staged.scaled), s);
+        write_range(&up.palette, bytemuck::cast_slice(&up.staged.palette), p);
         Ok(())
     }
 
@@ -388,32 +404,28 @@ impl GnmBackend for VulkanGnmBackend {
                 (false, p.skin, p.skin_layout.pipeline),
             ] {
                 d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, pipeline);
-                for h in &self.heads {
-                    for c in &h.chunks {
+                for u in &self.uploads {
+                    let instances = u.staged.instances() as u32;
+                    for c in &u.chunks {
                         let (set, (x, y)) = if forward {
                             (c.forward_set, c.forward_groups)
                         } else {
                             (c.skin_set, c.skin_groups)
                         };
-                        d.cmd_bind_descriptor_sets(
-                            cmd,
-                            vk::PipelineBindPoint::COMPUTE,
-                            layout,
-                            0,
-                            &[set],
-                            &[],
-                        );
-                        d.cmd_dispatch(cmd, x, y, 1);
+                        let bind = vk::PipelineBindPoint::COMPUTE;
+                        d.cmd_bind_descriptor_sets(cmd, bind, layout, 0, &[set], &[]);
+                        d.cmd_dispatch(cmd, x, y, instances);
                     }
                 }
                 raw::compute_barrier(d, cmd);
             }
         }
-        for h in &self.heads {
-            enc.keep(&h.frame_buffer);
-            enc.keep(&h.palette);
-            enc.keep_any(h.pool.clone());
-            for c in &h.chunks {
+        for u in &self.uploads {
+            for b in [&u.heads, &u.scaled, &u.palette] {
+                enc.keep(b);
+            }
+            enc.keep_any(u.pool.clone());
+            for c in &u.chunks {
                 for b in &c.buffers {
                     enc.keep(b);
                 }
@@ -423,11 +435,14 @@ impl GnmBackend for VulkanGnmBackend {
     }
 
     fn read_vertices(&self, head: GnmHandle) -> mien_core::Result<PosedVertices> {
-        let h = self.head(head)?;
-        let parts: Vec<(&Buffer, u64, u64)> = h
+        let (u, i) = self.find(head)?;
+        let parts: Vec<(&Buffer, u64, u64)> = self.uploads[u]
             .chunks
             .iter()
-            .map(|c| (&c.posed, 0, u64::from(c.count) * VERTEX_BYTES))
+            .map(|c| {
+                let len = u64::from(c.count) * VERTEX_BYTES;
+                (&c.posed, i as u64 * len, len)
+            })
             .collect();
         let data = self.ctx.read(&parts)?;
         let mut out = PosedVertices::default();
@@ -442,6 +457,12 @@ impl GnmBackend for VulkanGnmBackend {
     }
 
     fn bytes(&self) -> u64 {
-        self.heads.iter().map(|h| h.bytes).sum()
+        self.uploads.iter().map(|u| u.bytes).sum()
     }
+}
+
+/// Write bytes `(offset, length)` of `all` to the same range of the host-visible `buffer` (no
+/// submission may be reading it).
+fn write_range(buffer: &Buffer, all: &[u8], (offset, len): (u64, u64)) {
+    buffer.write(offset, &all[offset as usize..(offset + len) as usize]);
 }

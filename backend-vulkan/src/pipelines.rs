@@ -75,7 +75,7 @@ impl Pipelines {
             let morph_layout = layout(d, 6)?;
             let skin_layout = layout(d, 5)?;
             let lift_layout = layout(d, 6)?;
-            let gnm_layout = layout(d, 4)?;
+            let gnm_layout = layout(d, 5)?;
             Ok(Pipelines {
                 gnm: pipeline(d, cache, &gnm_layout, &mien_shaders::GNM, "forward")?,
                 gnm_layout,

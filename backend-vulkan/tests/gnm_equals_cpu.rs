@@ -14,6 +14,9 @@ use mien_cpu::conformance::gnm::{
     GnmCase, GnmFrameInput, GnmHarness, GnmInputs, GnmReport, check_gnm, check_pack, gnm_cases,
     one_vertex_pack,
 };
+use mien_cpu::conformance::gnm_batch::{
+    GnmBatchInput, check_batch, gnm_batch_cases, ict_sized_case,
+};
 use mien_vulkan::{ContextOptions, Error, VulkanContext, VulkanGnmBackend};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed};
@@ -77,16 +80,22 @@ impl Vulkan {
     }
 }
 
+impl Vulkan {
+    fn backend(&self) -> VulkanGnmBackend {
+        match self.binding_limit {
+            Some(l) => VulkanGnmBackend::with_binding_limit(&self.ctx, l),
+            None => VulkanGnmBackend::new(&self.ctx),
+        }
+    }
+}
+
 impl GnmHarness for Vulkan {
     fn run(
         &mut self,
         pack: &GnmPack,
         frames: &[GnmFrameInput],
     ) -> mien_core::Result<Vec<PosedVertices>> {
-        let mut b = match self.binding_limit {
-            Some(l) => VulkanGnmBackend::with_binding_limit(&self.ctx, l),
-            None => VulkanGnmBackend::new(&self.ctx),
-        };
+        let mut b = self.backend();
         let h = b.upload_gnm(pack)?;
         self.chunks = b.chunk_sizes(h)?;
         let mut out = Vec::new();
@@ -99,6 +108,30 @@ impl GnmHarness for Vulkan {
             out.push(b.read_vertices(h)?);
         }
         Ok(out)
+    }
+
+    fn run_batch(
+        &mut self,
+        uploads: &[GnmBatchInput],
+    ) -> mien_core::Result<Vec<Vec<PosedVertices>>> {
+        let mut b = self.backend();
+        let mut handles = Vec::new();
+        for u in uploads {
+            let hs = b.upload_gnm_batch(&u.pack, u.frames.len() as u32)?;
+            self.chunks = b.chunk_sizes(hs[0])?;
+            handles.push(hs);
+        }
+        b.poison_outputs(POISON)?;
+        for (u, hs) in uploads.iter().zip(&handles) {
+            for (f, h) in u.frames.iter().zip(hs) {
+                b.set_head_ext(*h, &f.head_ext, &f.joint_world)?;
+            }
+        }
+        let mut enc = self.ctx.begin()?;
+        b.encode(&mut enc)?;
+        self.ctx.submit(enc)?;
+        let read = |hs: &Vec<GnmHandle>| hs.iter().map(|h| b.read_vertices(*h)).collect();
+        handles.iter().map(read).collect()
     }
 }
 
@@ -137,16 +170,29 @@ proptest! {
     #[test]
     fn split_bases_equal_the_reference_and_the_unsplit_bits(case in gnm_cases(300, 60), rows in 1u64..12, extra in 0u64..64) {
         let Some(ctx) = context() else { return Ok(()) };
-        let limit = (6 * u64::from(case.shape.coeffs) + 8) * rows + 4 * extra;
+        // (Never below the joint palette, which is bound whole.)
+        let limit = ((6 * u64::from(case.shape.coeffs) + 8) * rows + 4 * extra).max(128 * (u64::from(case.shape.joints) + 1));
         let mut split = Vulkan::new(ctx.clone(), Some(limit));
         check(&mut split, &case)?;
-        let expected_chunks = mien_shaders::data::gnm::plan_gnm_chunks(case.shape.vertices, case.shape.coeffs, limit.max(256)).unwrap();
+        let expected_chunks = mien_shaders::data::gnm::plan_gnm_chunks(case.shape.vertices, case.shape.coeffs, 1, limit.max(256)).unwrap();
         prop_assert_eq!(split.chunks.len(), expected_chunks.len());
         let inputs = GnmInputs::new(&case);
         let a = split.run(&inputs.pack, &inputs.frames).unwrap();
         let b = Vulkan::new(ctx.clone(), None).run(&inputs.pack, &inputs.frames).unwrap();
         no_validation_messages(&ctx)?;
         prop_assert!(bits(&a) == bits(&b), "a split basis changed the result bits");
+    }
+
+    #[test]
+    fn batches_of_instances_equal_their_reference_poses(cases in gnm_batch_cases(3, 200, 80), split in proptest::option::of(1u64..8)) {
+        let Some(ctx) = context() else { return Ok(()) };
+        let uploads: Vec<GnmBatchInput> = cases.iter().map(GnmBatchInput::new).collect();
+        // Optionally a binding limit of about `rows` vertices of the largest upload (split + batch).
+        let limit = split.map(|rows| {
+            let e = cases.iter().map(|c| u64::from(c.shape.coeffs)).max().unwrap_or(1);
+            (6 * e + 8 + 24 * 3) * rows + 8 * 128 * 9
+        });
+        check_batch_on(&mut Vulkan::new(ctx, limit), &uploads)?;
     }
 }
 
@@ -288,4 +334,80 @@ fn bad_packs_and_frames_get_typed_errors() {
         p.positions
     );
     assert!(ctx.take_validation_messages().is_empty());
+}
+
+fn check_batch_on(h: &mut Vulkan, uploads: &[GnmBatchInput]) -> Result<(), TestCaseError> {
+    {
+        let r = check_batch(h, uploads);
+        no_validation_messages(&h.ctx)?;
+        r.map_err(TestCaseError::fail)
+    }?;
+    Ok(())
+}
+
+#[test]
+fn a_batch_of_three_equals_three_cpu_poses_and_instances_do_not_touch_each_other() {
+    let Some(ctx) = context() else { return };
+    let case = GnmCase {
+        shape: GnmShape {
+            vertices: 90,
+            coeffs: 21,
+            regions: 3,
+            joints: 3,
+            seam: true,
+        },
+        seed: 11,
+        frames: 3,
+    };
+    let batch = GnmBatchInput::new(&case);
+    // Three different head_ext vectors (and joint worlds) on one shared basis, one encode.
+    assert!(batch.frames[0].head_ext != batch.frames[1].head_ext);
+    let mut h = Vulkan::new(ctx.clone(), None);
+    check_batch_on(&mut h, std::slice::from_ref(&batch)).unwrap();
+    // Re-pose instance 1 alone: 0 and 2 keep their bits, 1 equals the reference of its new frame.
+    let mut b = VulkanGnmBackend::new(&ctx);
+    let hs = b.upload_gnm_batch(&batch.pack, 3).unwrap();
+    assert_eq!(hs.len(), 3);
+    let pose = |b: &mut VulkanGnmBackend| {
+        b.poison_outputs(POISON).unwrap();
+        let mut enc = ctx.begin().unwrap();
+        b.encode(&mut enc).unwrap();
+        ctx.submit(enc).unwrap();
+        hs.iter()
+            .map(|h| b.read_vertices(*h).unwrap())
+            .collect::<Vec<_>>()
+    };
+    for (f, h) in batch.frames.iter().zip(&hs) {
+        b.set_head_ext(*h, &f.head_ext, &f.joint_world).unwrap();
+    }
+    let before = pose(&mut b);
+    let other = &batch.frames[2];
+    b.set_head_ext(hs[1], &other.head_ext, &other.joint_world)
+        .unwrap();
+    let after = pose(&mut b);
+    assert_eq!(bits(&before[0..1]), bits(&after[0..1]));
+    assert_eq!(bits(&before[2..3]), bits(&after[2..3]));
+    // Instance 1 now poses frame 2 exactly as instance 2 does (same kernel, same inputs).
+    assert_eq!(bits(&after[1..2]), bits(&after[2..3]));
+    assert!(b.upload_gnm_batch(&batch.pack, 0).is_err());
+    assert!(ctx.take_validation_messages().is_empty());
+}
+
+#[test]
+fn the_ict_sized_pack_equals_the_reference_whole_and_split() {
+    let Some(ctx) = context() else { return };
+    // 26,719 vertices × 57 coefficients (9.1 MB of fp16 basis), two frames; then as a batch of 2
+    // under a 4 MiB binding limit (3 chunks).
+    let case = ict_sized_case(2);
+    let mut h = Vulkan::new(ctx.clone(), None);
+    let whole = check(&mut h, &case).unwrap();
+    assert_eq!(h.chunks.len(), 1);
+    let mut split = Vulkan::new(ctx, Some(4 << 20));
+    let r = check_batch(&mut split, &[GnmBatchInput::new(&case)]).unwrap();
+    assert!(split.ctx.take_validation_messages().is_empty());
+    assert!(split.chunks.len() >= 3, "{:?}", split.chunks);
+    eprintln!(
+        "ICT-sized: max |diff| {:e} m ({:.3} of the bound); split batch {:e} m ({:.3})",
+        whole.max_abs, whole.max_ratio, r.max_abs, r.max_ratio
+    );
 }

@@ -91,7 +91,11 @@ pub(crate) struct GnmPipeline {
 impl GnmPipeline {
     pub(crate) fn new(device: &wgpu::Device) -> Self {
         use Slot::*;
-        let layout = layout(device, "mien gnm", &[Uniform, Read, Read, Read, ReadWrite]);
+        let layout = layout(
+            device,
+            "mien gnm",
+            &[Uniform, Read, Read, Read, Read, ReadWrite],
+        );
         GnmPipeline {
             pipeline: pipeline(device, &mien_shaders::GNM, "forward", &layout),
             layout,

@@ -20,6 +20,14 @@
 // added (as the reference skips sₑ = 0, so 0·inf never appears); both are exact, so still
 // deterministic.
 // Normals: a pack has none; the normal slots are written 0 (skin.wgsl keeps a zero normal zero).
+//
+// Instances: N characters may share one pack (one basis upload). The dispatch's z dimension is the
+// instance i: it reads its own frame `heads[i]` and coefficients `scaled[i·E ..]` and writes
+// `local_out[(i·count + v)·6 ..]`; every instance reads the same basis words (the same addresses at
+// the same time, so the second and later instances mostly hit the cache).
+// Why u32 words and not vec4<u32>: a vertex's row is 3E halves (E = 57 → 342 bytes), so rows are
+// 16-byte aligned only when E is a multiple of 8; padding rows would cost memory and the verbatim
+// upload. Lane k reading word k already makes each 32-lane group read 128 contiguous bytes.
 
 struct GnmParams {
     count: u32,       // vertices in this chunk
@@ -32,23 +40,26 @@ struct GnmParams {
     _pad2: u32,
 }
 
-// One frame's inputs, written by the CPU per frame.
-struct Frame {
+// One instance's eye inputs, written by the CPU per frame.
+struct GnmFrameHeader {
     eye_rot_l: mat3x3<f32>,   // Rx(pitch_L)·Ry(yaw_L)
     eye_rot_r: mat3x3<f32>,
     eye_centre_l: vec4<f32>,  // xyz metres, head-local
     eye_centre_r: vec4<f32>,
-    scaled: array<f32>,       // (E,) cₑ·sₑ
 }
 
 @group(0) @binding(0) var<uniform> params: GnmParams;
-@group(0) @binding(1) var<storage, read> frame: Frame;
+// Per instance (N,).
+@group(0) @binding(1) var<storage, read> heads: array<GnmFrameHeader>;
+// Per instance the scaled coefficients cₑ·sₑ: (N,E) f32.
+@group(0) @binding(2) var<storage, read> scaled: array<f32>;
 // This chunk's basis words: fp16 pairs, vertex-major (V,E,3), verbatim from the pack.
-@group(0) @binding(2) var<storage, read> basis: array<u32>;
+@group(0) @binding(3) var<storage, read> basis: array<u32>;
 // Per vertex two vec4: (neutral xyz, left eye weight), (seam xyz, right eye weight) — (V,2).
-@group(0) @binding(3) var<storage, read> statics: array<vec4<f32>>;
-// Head-local position xyz then a zero normal per vertex: (V,6) f32, skin.wgsl's `morphed` input.
-@group(0) @binding(4) var<storage, read_write> local_out: array<f32>;
+@group(0) @binding(4) var<storage, read> statics: array<vec4<f32>>;
+// Per instance, head-local position xyz then a zero normal per vertex: (N,V,6) f32, skin.wgsl's
+// `morphed` input.
+@group(0) @binding(5) var<storage, read_write> local_out: array<f32>;
 
 var<workgroup> partial: array<vec3<f32>, 64>;
 
@@ -65,6 +76,8 @@ fn forward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index
     let lanes = params.lanes;
     let lane = t % lanes;
     let v = (wg.x + wg.y * params.row_width) * (64u / lanes) + t / lanes;
+    let inst = wg.z;
+    let c0 = inst * params.coeffs;  // this instance's first scaled coefficient
     let live = v < params.count;
     var acc = vec3<f32>(0.0);
     if (live) {
@@ -76,8 +89,8 @@ fn forward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index
             let kh = 2u * w + 1u - h0;
             let lo_in = kh >= 1u;
             let hi_in = kh < n;
-            let cl = select(0.0, frame.scaled[select(0u, (kh - 1u) / 3u, lo_in)], lo_in);
-            let ch = select(0.0, frame.scaled[select(0u, kh / 3u, hi_in)], hi_in);
+            let cl = select(0.0, scaled[c0 + select(0u, (kh - 1u) / 3u, lo_in)], lo_in);
+            let ch = select(0.0, scaled[c0 + select(0u, kh / 3u, hi_in)], hi_in);
             if (cl != 0.0 || ch != 0.0) {
                 let b = unpack2x16float(basis[w]);
                 if (cl != 0.0) {
@@ -104,11 +117,12 @@ fn forward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index
     }
     let a = statics[2u * v];
     let b = statics[2u * v + 1u];
+    let h = heads[inst];
     var p = a.xyz + partial[t];
-    p = turn(p, a.w, frame.eye_rot_l, frame.eye_centre_l.xyz);
-    p = turn(p, b.w, frame.eye_rot_r, frame.eye_centre_r.xyz);
+    p = turn(p, a.w, h.eye_rot_l, h.eye_centre_l.xyz);
+    p = turn(p, b.w, h.eye_rot_r, h.eye_centre_r.xyz);
     p = p + b.xyz;
-    let o = 6u * v;
+    let o = 6u * (inst * params.count + v);
     local_out[o] = p.x;
     local_out[o + 1u] = p.y;
     local_out[o + 2u] = p.z;

@@ -8,7 +8,7 @@
 //! | [`MORPH`] | `main` | bind `(V,6)`, CSR, weights `(W,)` | morphed `(V,6)` |
 //! | [`SKIN`] | `main` | morphed `(V,6)`, joints, skin weights, palette | posed `(V,6)` |
 //! | [`LIFT_DEBUG`] | `lift`, `clear` | posed `(V,6)`, tints | the four sink buffers |
-//! | [`GNM`] | `forward` | fp16 basis words, neutral + seam + eye weights `(V,2)` vec4, frame | head-local `(V,6)` (then [`SKIN`]) |
+//! | [`GNM`] | `forward` | fp16 basis words, neutral + seam + eye weights `(V,2)` vec4, per instance eye frames `(N,)` and scaled coefficients `(N,E)` | head-local `(N,V,6)` (then [`SKIN`] with z = N) |
 //!
 //! Every kernel runs [`WORKGROUP_SIZE`] invocations per workgroup and maps invocation
 //! `gid.x + gid.y · row_width` to an element, so a dispatch larger than the per-dimension workgroup
@@ -215,8 +215,8 @@ pub struct GnmParams {
     pub _pad2: u32,
 }
 
-/// The fixed part of [`GNM`]'s per-frame storage buffer (WGSL `Frame` up to `scaled`, 128 bytes);
-/// the scaled coefficients `(E,)` f32 follow it.
+/// One instance's eye inputs in [`GNM`]'s `heads` array (WGSL `GnmFrameHeader`, 128 bytes); the
+/// instance's scaled coefficients are in the separate `scaled` array (`data::gnm::GnmBatchFrames`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct GnmFrameHeader {

@@ -1,17 +1,16 @@
 //! What the GNM kernel reads, checked on the CPU: the vertex-range plan covers every vertex once and
 //! keeps every binding under the limit (and is as coarse as the limit allows), each chunk's basis
 //! slice holds the pack's halves verbatim at `first_half`, the skin conversion renormalises like the
-//! reference, the per-frame buffer follows the WGSL layout, and the lane and dispatch choices cover
-//! every vertex.
+//! reference, a batch's per-frame arrays hold each instance's frame in its own slice (WGSL layout),
+//! and the lane and dispatch choices cover every vertex.
 
 use glam::{Mat4, Vec3};
 use mien_core::gnm::GnmFrame;
 use mien_core::testing::gnm::{GnmShape, random_gnm_pack, random_head_ext, random_joint_world};
 use mien_shaders::data::gnm::{
-    GNM_STATIC_BYTES, gnm_chunk_arrays, gnm_frame, gnm_frame_bytes, gnm_palette, gnm_skin,
-    plan_gnm_chunks,
+    GNM_OUTPUT_BYTES, GNM_STATIC_BYTES, GnmBatchFrames, gnm_chunk_arrays, gnm_skin, plan_gnm_chunks,
 };
-use mien_shaders::{GnmFrameHeader, WORKGROUP_SIZE, gnm_dispatch, gnm_lanes};
+use mien_shaders::{GnmFrameHeader, JointMatrices, WORKGROUP_SIZE, gnm_dispatch, gnm_lanes};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed};
 
@@ -40,8 +39,9 @@ proptest! {
     #![proptest_config(config())]
 
     #[test]
-    fn the_plan_covers_every_vertex_within_the_limit(v in 1u32..5000, e in 1u32..400, limit in 256u64..100_000) {
-        match plan_gnm_chunks(v, e, limit) {
+    fn the_plan_covers_every_vertex_within_the_limit(v in 1u32..5000, e in 1u32..400, n in 1u32..40, limit in 256u64..100_000) {
+        let per_vertex = GNM_STATIC_BYTES.max(GNM_OUTPUT_BYTES * u64::from(n));
+        match plan_gnm_chunks(v, e, n, limit) {
             Ok(plan) => {
                 let mut next = 0;
                 for (i, &(v0, count)) in plan.iter().enumerate() {
@@ -49,17 +49,19 @@ proptest! {
                     prop_assert!(count > 0);
                     prop_assert!(basis_bytes(v0, count, e) <= limit, "chunk {} basis {} > {}", i, basis_bytes(v0, count, e), limit);
                     prop_assert!(u64::from(count) * GNM_STATIC_BYTES <= limit);
+                    prop_assert!(u64::from(count) * GNM_OUTPUT_BYTES * u64::from(n) <= limit);
                     // As coarse as the limit allows: one more vertex would not fit.
                     if i + 1 < plan.len() {
-                        prop_assert!(basis_bytes(v0, count + 1, e) > limit || u64::from(count + 1) * GNM_STATIC_BYTES > limit);
+                        prop_assert!(basis_bytes(v0, count + 1, e) > limit || u64::from(count + 1) * per_vertex > limit);
                     }
                     next = v0 + count;
                 }
                 prop_assert_eq!(next, v);
             }
             Err(r) => {
-                prop_assert!(basis_bytes(r.vertex, 1, e) > limit, "refused vertex {} of {} bytes under {}", r.vertex, r.bytes, limit);
-                prop_assert_eq!(r.bytes, basis_bytes(r.vertex, 1, e));
+                let need = basis_bytes(r.vertex, 1, e).max(per_vertex);
+                prop_assert!(need > limit, "refused vertex {} of {} bytes under {}", r.vertex, r.bytes, limit);
+                prop_assert_eq!(r.bytes, need);
             }
         }
     }
@@ -68,7 +70,7 @@ proptest! {
     fn chunk_arrays_hold_the_pack_verbatim(v in 1u32..200, e in 1u32..24, joints in 1u32..6, seam: bool, seed: u64, rows in 1u64..40) {
         let pack = random_gnm_pack(seed, GnmShape { vertices: v, coeffs: e, regions: 3, joints, seam });
         let limit = (6 * u64::from(e) + 8) * rows + 256;
-        let plan = plan_gnm_chunks(v, e, limit).unwrap();
+        let plan = plan_gnm_chunks(v, e, 1, limit).unwrap();
         let n = 3 * e as usize;
         let half = |words: &[u32], i: usize| (words[i / 2] >> (16 * (i % 2))) as u16;
         for (v0, count) in plan {
@@ -114,31 +116,43 @@ proptest! {
     }
 
     #[test]
-    fn the_frame_buffer_follows_the_wgsl_layout(e in 1u32..50, joints in 1u32..6, seed: u64) {
+    fn batch_frames_hold_each_instance_in_its_own_slice(e in 1u32..50, joints in 1u32..6, n in 1usize..5, seed: u64) {
         let pack = random_gnm_pack(seed, GnmShape { vertices: 3, coeffs: e, regions: 2, joints, seam: true });
-        let mut frame = GnmFrame::new(&pack);
-        frame.set(&random_head_ext(seed, &pack), &random_joint_world(seed, &pack)).unwrap();
-        let mut bytes = Vec::new();
-        gnm_frame(&frame, &mut bytes);
-        prop_assert_eq!(bytes.len() as u64, gnm_frame_bytes(e as usize));
-        let header: GnmFrameHeader = bytemuck::pod_read_unaligned(&bytes[..128]);
-        for c in 0..3 {
-            let col = frame.eye_rotation[0].col(c);
-            prop_assert_eq!(header.eye_rot_l[c], [col.x, col.y, col.z, 0.0]);
-            let col = frame.eye_rotation[1].col(c);
-            prop_assert_eq!(header.eye_rot_r[c], [col.x, col.y, col.z, 0.0]);
+        let rest = GnmFrame::new(&pack);
+        let mut batch = GnmBatchFrames::new(&rest, n);
+        prop_assert_eq!((batch.instances(), batch.palette_len(), batch.coeff_count()), (n, joints as usize + 1, e as usize));
+        // Instance k gets its own frame; the others keep theirs.
+        let mut frames = vec![rest.clone(); n];
+        for (k, f) in frames.iter_mut().enumerate() {
+            let s = seed.wrapping_add(k as u64 + 1);
+            f.set(&random_head_ext(s, &pack), &random_joint_world(s, &pack)).unwrap();
+            batch.write(k, f);
         }
-        prop_assert_eq!(&header.eye_centre_l[..3], &pack.eye_positions[0][..]);
-        prop_assert_eq!(&header.eye_centre_r[..3], &pack.eye_positions[1][..]);
-        let scaled: Vec<f32> = bytes[128..].chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
-        prop_assert_eq!(&scaled, &frame.scaled);
-        let mut palette = Vec::new();
-        gnm_palette(&frame, &mut palette);
-        prop_assert_eq!(palette.len(), joints as usize + 1);
-        prop_assert_eq!(palette[joints as usize].m, frame.bind.to_cols_array());
-        for (p, m) in palette.iter().zip(&frame.skin) {
-            prop_assert_eq!(p.m, m.to_cols_array());
+        let (ue, up) = (e as usize, joints as usize + 1);
+        for (k, frame) in frames.iter().enumerate() {
+            let header = batch.heads[k];
+            for c in 0..3 {
+                let col = frame.eye_rotation[0].col(c);
+                prop_assert_eq!(header.eye_rot_l[c], [col.x, col.y, col.z, 0.0]);
+                let col = frame.eye_rotation[1].col(c);
+                prop_assert_eq!(header.eye_rot_r[c], [col.x, col.y, col.z, 0.0]);
+            }
+            prop_assert_eq!(&header.eye_centre_l[..3], &pack.eye_positions[0][..]);
+            prop_assert_eq!(&header.eye_centre_r[..3], &pack.eye_positions[1][..]);
+            prop_assert_eq!(&batch.scaled[k * ue..(k + 1) * ue], &frame.scaled[..]);
+            let palette = &batch.palette[k * up..(k + 1) * up];
+            prop_assert_eq!(palette[joints as usize].m, frame.bind.to_cols_array());
+            for (p, m) in palette.iter().zip(&frame.skin) {
+                prop_assert_eq!(p.m, m.to_cols_array());
+            }
+            // The byte ranges the backends write for instance k.
+            let [(ho, hl), (so, sl), (po, pl)] = batch.ranges(k);
+            prop_assert_eq!((ho, hl), (128 * k as u64, 128));
+            prop_assert_eq!((so, sl), (4 * (k * ue) as u64, 4 * ue as u64));
+            let jb = std::mem::size_of::<JointMatrices>() as u64;
+            prop_assert_eq!((po, pl), (jb * (k * up) as u64, jb * up as u64));
         }
+        prop_assert_eq!(std::mem::size_of::<GnmFrameHeader>(), 128);
     }
 }
 

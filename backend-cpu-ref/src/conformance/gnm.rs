@@ -1,6 +1,7 @@
 //! The linear-head (GNM) part of the conformance harness: random packs and frames, the reference run
 //! ([`forward::pose`]), a per-vertex error bound derived from the inputs, and [`check_pack`] — the
-//! helper a real-input test calls with its own pack and frames.
+//! helper a real-input test calls with its own pack and frames. Batches of instances and the
+//! ICT-sized pack are in [`super::gnm_batch`].
 //!
 //! # The bound
 //!
@@ -123,6 +124,17 @@ pub trait GnmHarness {
         pack: &GnmPack,
         frames: &[GnmFrameInput],
     ) -> mien_core::Result<Vec<PosedVertices>>;
+
+    /// Create one backend, upload each pack of `uploads` with `upload_gnm_batch` as one instance
+    /// per frame, fill every output buffer with [`super::POISON`], set every instance's frame,
+    /// record **one** `encode`, submit it, and read every instance back: per upload, per instance.
+    ///
+    /// # Errors
+    /// Any backend error.
+    fn run_batch(
+        &mut self,
+        uploads: &[super::gnm_batch::GnmBatchInput],
+    ) -> mien_core::Result<Vec<Vec<PosedVertices>>>;
 }
 
 /// The reference: [`forward::pose`] of every frame, positions `(V,3)` metres.

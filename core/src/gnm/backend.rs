@@ -1,5 +1,6 @@
-//! The linear-head backend seam: upload `.aosrig` packs once, then per frame set each head's
-//! head_ext vector and joint world matrices and encode one pass over every uploaded head.
+//! The linear-head backend seam: upload `.aosrig` packs once (each as one head or as a batch of
+//! instances sharing its basis), then per frame set each head's head_ext vector and joint world
+//! matrices and encode one pass over every uploaded head.
 //!
 //! A separate trait from [`crate::rig::RigBackend`] because the per-frame inputs differ (a head_ext
 //! vector and joint worlds instead of morph weights and a palette) and so does the upload (a pack,
@@ -25,15 +26,34 @@ pub trait GnmBackend {
     /// What a frame is recorded into (as [`crate::rig::RigBackend::Encoder`]).
     type Encoder;
 
-    /// Upload a parsed pack (already validated by [`GnmPack::parse`]); its buffers live as long as
-    /// the backend. Until the first [`GnmBackend::set_head_ext`] the head poses at rest: every
+    /// Upload a parsed pack (already validated by [`GnmPack::parse`]) as one head: the same as
+    /// [`GnmBackend::upload_gnm_batch`] with one instance.
+    ///
+    /// # Errors
+    /// As [`GnmBackend::upload_gnm_batch`].
+    fn upload_gnm(&mut self, pack: &GnmPack) -> Result<GnmHandle> {
+        self.upload_gnm_batch(pack, 1)?
+            .into_iter()
+            .next()
+            .ok_or_else(|| crate::Error::Invalid {
+                what: "head upload".into(),
+                reason: "the backend returned no handle".into(),
+            })
+    }
+
+    /// Upload a parsed pack once as `instances` heads that share its basis (N characters with one
+    /// face model): each handle has its own head_ext, joint worlds and output, and one
+    /// [`GnmBackend::encode`] poses all of them (on a GPU one dispatch per stage and basis chunk,
+    /// the instances along the dispatch's z dimension). Handles of separate uploads never share
+    /// anything. Until the first [`GnmBackend::set_head_ext`] every instance poses at rest: every
     /// coefficient and gaze angle 0, joints at the pack's rest world matrices.
     ///
     /// # Errors
-    /// A pack over the device's limits (a GPU backend splits the basis by vertex ranges, so only a
-    /// single vertex's data, the coefficient array or the joint palette over one binding is refused),
-    /// out of memory, device loss.
-    fn upload_gnm(&mut self, pack: &GnmPack) -> Result<GnmHandle>;
+    /// [`crate::Error::Invalid`] for 0 instances; a pack over the device's limits (a GPU backend
+    /// splits the basis by vertex ranges, so only a single vertex's data for every instance, the
+    /// coefficient arrays or the joint palettes over one binding, or more instances than a
+    /// dispatch dimension holds, are refused), out of memory, device loss.
+    fn upload_gnm_batch(&mut self, pack: &GnmPack, instances: u32) -> Result<Vec<GnmHandle>>;
 
     /// Vertices V the head produces per pose (0 for an unknown handle).
     fn vertex_count(&self, head: GnmHandle) -> u32;
@@ -53,7 +73,7 @@ pub trait GnmBackend {
         joint_world: &[Mat4],
     ) -> Result<()>;
 
-    /// Record (or run) the pass of every uploaded head.
+    /// Record (or run) the pass of every uploaded head and instance.
     ///
     /// # Errors
     /// Backend failures (device loss).
