@@ -349,6 +349,18 @@ fn a_batch_of_three_equals_three_cpu_poses_and_instances_do_not_touch_each_other
     let mut b = WgpuGnmBackend::new(&ctx);
     let hs = b.upload_gnm_batch(&batch.pack, 3).unwrap();
     assert_eq!(hs.len(), 3);
+    // The basis is held once: three instances cost less than three single uploads by at least two
+    // bases (and every instance has the pack's vertex count).
+    let mut single = WgpuGnmBackend::new(&ctx);
+    single.upload_gnm(&batch.pack).unwrap();
+    let basis = 4 * batch.pack.basis.len() as u64;
+    assert!(
+        b.bytes() + 2 * basis <= 3 * single.bytes(),
+        "{} vs {}",
+        b.bytes(),
+        single.bytes()
+    );
+    assert!(hs.iter().all(|h| b.vertex_count(*h) == 90));
     let pose = |b: &mut WgpuGnmBackend| {
         b.poison_outputs(POISON);
         let mut enc = ctx.device().create_command_encoder(&Default::default());
