@@ -32,8 +32,32 @@ impl CpuDebugLift {
         sink: &CpuSplatSink,
         params: DebugLiftParams,
     ) -> Result<Self> {
+        let tint = backend
+            .rig_data(rig)
+            .colors
+            .iter()
+            .map(|c| pack4x8unorm(*c))
+            .collect();
+        Self::for_vertices(backend.vertex_count(rig), tint, sink, params).map(|mut l| {
+            l.rig = rig;
+            l
+        })
+    }
+
+    /// A lift of `vertex_count` posed vertices from any source (a linear head, a test) into
+    /// `params.range`; `tint` `(V,)` packed RGBA8 (`pack4x8unorm`) or empty for white. Posed
+    /// data comes in through [`CpuDebugLift::encode_posed`].
+    ///
+    /// # Errors
+    /// As [`CpuDebugLift::new`]; [`Error::Mismatch`] for a tint of another length.
+    pub fn for_vertices(
+        vertex_count: u32,
+        tint: Vec<u32>,
+        sink: &CpuSplatSink,
+        params: DebugLiftParams,
+    ) -> Result<Self> {
         params.validate()?;
-        let nv = backend.vertex_count(rig);
+        let nv = vertex_count;
         if params.vertex_count != nv {
             return Err(Error::Mismatch {
                 what: "debug lift vertex count".into(),
@@ -51,13 +75,22 @@ impl CpuDebugLift {
                 ),
             });
         }
-        let tint = backend
-            .rig_data(rig)
-            .colors
-            .iter()
-            .map(|c| pack4x8unorm(*c))
-            .collect();
-        Ok(CpuDebugLift { rig, params, tint })
+        let tint = if tint.is_empty() {
+            vec![u32::MAX; nv as usize]
+        } else if tint.len() == nv as usize {
+            tint
+        } else {
+            return Err(Error::Mismatch {
+                what: "debug lift tint length".into(),
+                expected: u64::from(nv),
+                found: tint.len() as u64,
+            });
+        };
+        Ok(CpuDebugLift {
+            rig: RigHandle(u32::MAX),
+            params,
+            tint,
+        })
     }
 
     /// The parameters.
@@ -93,13 +126,39 @@ impl Lift<CpuRigBackend, CpuSplatSink> for CpuDebugLift {
         rig: &CpuRigBackend,
         sink: &mut CpuSplatSink,
     ) -> Result<()> {
-        let start = Instant::now();
         let (pos, nrm) = rig.posed(self.rig);
+        self.encode_posed(encoder, pos, nrm, sink)
+    }
+}
+
+impl CpuDebugLift {
+    /// Lift `pos` `(V,3)` metres and `nrm` `(V,3)` (unit or zero) into the sink: the work of
+    /// [`Lift::encode`] for posed vertices that do not come from a [`CpuRigBackend`].
+    ///
+    /// # Errors
+    /// [`Error::Mismatch`] when either slice is not `(V,)` long.
+    pub fn encode_posed(
+        &mut self,
+        encoder: &mut CpuEncoder,
+        pos: &[[f32; 3]],
+        nrm: &[[f32; 3]],
+        sink: &mut CpuSplatSink,
+    ) -> Result<()> {
+        let nv = self.params.vertex_count as usize;
+        for (what, n) in [("posed positions", pos.len()), ("posed normals", nrm.len())] {
+            if n != nv {
+                return Err(Error::Mismatch {
+                    what: format!("debug lift {what}"),
+                    expected: nv as u64,
+                    found: n as u64,
+                });
+            }
+        }
+        let start = Instant::now();
         let p = &self.params;
         let cov = p.covariance();
         let r = p.range.offset as usize..p.range.end() as usize;
         let b = sink.buffers_mut();
-        let nv = p.vertex_count as usize;
         let tint = &self.tint;
         b.center[r.clone()]
             .par_chunks_mut(CHUNK)

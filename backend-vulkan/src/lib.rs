@@ -36,7 +36,7 @@ pub use device::{ContextOptions, VulkanContext};
 pub use encoder::VulkanEncoder;
 pub use error::{Error, Result};
 pub use gnm::VulkanGnmBackend;
-pub use lift::VulkanDebugLift;
+pub use lift::{PosedPart, VulkanDebugLift};
 pub use memory::{Allocation, DedicatedAllocator, MemoryAllocator, MemoryLocation};
 pub use rig::VulkanRigBackend;
 pub use sink::VulkanSplatSink;

@@ -20,6 +20,19 @@ use crate::rig::VulkanRigBackend;
 use crate::sink::VulkanSplatSink;
 use crate::timing::Stage;
 
+/// One contiguous vertex range of posed data a lift reads (see [`VulkanDebugLift::from_parts`]).
+#[derive(Clone, Copy, Debug)]
+pub struct PosedPart<'a> {
+    /// First vertex of the part.
+    pub v0: u32,
+    /// Vertices in the part.
+    pub count: u32,
+    /// `(count, 6)` f32: position (metres) then normal, per vertex.
+    pub posed: &'a Buffer,
+    /// `(count,)` packed RGBA8 vertex tints.
+    pub tint: &'a Buffer,
+}
+
 struct Piece {
     uniform: Buffer,
     set: vk::DescriptorSet,
@@ -82,8 +95,43 @@ impl VulkanDebugLift {
         sink: &VulkanSplatSink,
         params: DebugLiftParams,
     ) -> mien_core::Result<Self> {
+        let parts: Vec<PosedPart<'_>> = backend
+            .rig(rig)?
+            .chunks
+            .iter()
+            .map(|c| PosedPart {
+                v0: c.v0,
+                count: c.count,
+                posed: &c.posed,
+                tint: &c.tints,
+            })
+            .collect();
+        Self::from_parts(
+            backend.context(),
+            backend.vertex_count(rig),
+            &parts,
+            sink,
+            params,
+        )
+    }
+
+    /// A lift of `vertex_count` posed vertices held in `parts` (contiguous vertex ranges in order,
+    /// each a posed buffer in the skin kernel's output layout — `(count, 6)` f32 position then
+    /// normal — and a `(count,)` packed RGBA8 tint buffer) into `params.range` of `sink`. The
+    /// morph path's chunks and a linear head's chunks both come in this way.
+    ///
+    /// # Errors
+    /// As [`VulkanDebugLift::new`]; [`mien_core::Error::Invalid`] when the parts do not tile
+    /// `0..vertex_count`.
+    pub fn from_parts(
+        ctx: &VulkanContext,
+        vertex_count: u32,
+        parts: &[PosedPart<'_>],
+        sink: &VulkanSplatSink,
+        params: DebugLiftParams,
+    ) -> mien_core::Result<Self> {
         params.validate()?;
-        let nv = backend.vertex_count(rig);
+        let nv = vertex_count;
         if params.vertex_count != nv {
             return Err(mien_core::Error::Mismatch {
                 what: "debug lift vertex count".into(),
@@ -101,9 +149,24 @@ impl VulkanDebugLift {
                 ),
             });
         }
-        let ctx = backend.context().clone();
-        let chunks = &backend.rig(rig)?.chunks;
-        let first = chunks.first().ok_or_else(|| mien_core::Error::Invalid {
+        let mut next = 0u32;
+        for (i, p) in parts.iter().enumerate() {
+            if p.v0 != next {
+                return Err(mien_core::Error::Invalid {
+                    what: format!("debug lift part {i}"),
+                    reason: format!("starts at vertex {} where {next} was expected", p.v0),
+                });
+            }
+            next = p.v0.saturating_add(p.count);
+        }
+        if next != nv {
+            return Err(mien_core::Error::Invalid {
+                what: "debug lift parts".into(),
+                reason: format!("cover {next} vertices of {nv}"),
+            });
+        }
+        let ctx = ctx.clone();
+        let first = parts.first().ok_or_else(|| mien_core::Error::Invalid {
             what: "debug lift".into(),
             reason: "the rig has no vertices".into(),
         })?;
@@ -112,14 +175,14 @@ impl VulkanDebugLift {
         let max_groups = limits.max_compute_work_group_count[0];
         let limit_slots = ((ctx.binding_limit() - align) / 16).max(1);
         let offset = u64::from(params.range.offset);
-        let mut plan: Vec<(u64, u32, &Buffer, &Buffer, bool)> = chunks
+        let mut plan: Vec<(u64, u32, &Buffer, &Buffer, bool)> = parts
             .iter()
-            .map(|c| (offset + u64::from(c.v0), c.count, &c.posed, &c.tints, false))
+            .map(|c| (offset + u64::from(c.v0), c.count, c.posed, c.tint, false))
             .collect();
         let (mut slot, end) = (offset + u64::from(nv), params.range.end());
         while slot < end {
             let n = (end - slot).min(limit_slots).min(u64::from(u32::MAX)) as u32;
-            plan.push((slot, n, &first.posed, &first.tints, true));
+            plan.push((slot, n, first.posed, first.tint, true));
             slot += u64::from(n);
         }
         let k = plan.len() as u32;
@@ -240,6 +303,21 @@ impl Lift<VulkanRigBackend, VulkanSplatSink> for VulkanDebugLift {
         &mut self,
         enc: &mut VulkanEncoder,
         _rig: &VulkanRigBackend,
+        sink: &mut VulkanSplatSink,
+    ) -> mien_core::Result<()> {
+        self.record(enc, sink)
+    }
+}
+
+impl VulkanDebugLift {
+    /// Record the lift's dispatches into `enc` after a barrier (what [`Lift::encode`] does; the
+    /// posed buffers were bound at creation, so any posing pass recorded before it is read).
+    ///
+    /// # Errors
+    /// A lost device.
+    pub fn record(
+        &mut self,
+        enc: &mut VulkanEncoder,
         sink: &mut VulkanSplatSink,
     ) -> mien_core::Result<()> {
         self.ctx.check()?;

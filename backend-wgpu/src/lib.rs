@@ -40,7 +40,7 @@ mod timing;
 pub use context::{ContextOptions, WgpuContext};
 pub use error::{Error, Result};
 pub use gnm::WgpuGnmBackend;
-pub use lift::WgpuDebugLift;
+pub use lift::{PosedPart, WgpuDebugLift};
 pub use rig::WgpuRigBackend;
 pub use sink::WgpuSplatSink;
 pub use timing::{Stage, StageTimes, Timestamps};

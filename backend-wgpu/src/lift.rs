@@ -16,6 +16,19 @@ use crate::rig::WgpuRigBackend;
 use crate::sink::WgpuSplatSink;
 use crate::timing::Stage;
 
+/// One contiguous vertex range of posed data a lift reads (see [`WgpuDebugLift::from_parts`]).
+#[derive(Clone, Copy, Debug)]
+pub struct PosedPart<'a> {
+    /// First vertex of the part.
+    pub v0: u32,
+    /// Vertices in the part.
+    pub count: u32,
+    /// `(count, 6)` f32: position (metres) then normal, per vertex.
+    pub posed: &'a wgpu::Buffer,
+    /// `(count,)` packed RGBA8 vertex tints.
+    pub tint: &'a wgpu::Buffer,
+}
+
 /// One dispatch: its uniform, bind group, grid and what it covers.
 struct Piece {
     uniform: wgpu::Buffer,
@@ -78,8 +91,42 @@ impl WgpuDebugLift {
         sink: &WgpuSplatSink,
         params: DebugLiftParams,
     ) -> mien_core::Result<Self> {
+        let parts: Vec<PosedPart<'_>> = backend
+            .chunks(rig)?
+            .iter()
+            .map(|c| PosedPart {
+                v0: c.v0,
+                count: c.count,
+                posed: &c.posed,
+                tint: &c.tint,
+            })
+            .collect();
+        Self::from_parts(
+            backend.context(),
+            backend.vertex_count(rig),
+            &parts,
+            sink,
+            params,
+        )
+    }
+
+    /// A lift of `vertex_count` posed vertices held in `parts` (contiguous vertex ranges in order,
+    /// each a posed buffer in the skin kernel's output layout — `(count, 6)` f32 position then
+    /// normal — and a `(count,)` packed RGBA8 tint buffer) into `params.range` of `sink`. The
+    /// morph path's chunks and a linear head's chunks both come in this way.
+    ///
+    /// # Errors
+    /// As [`WgpuDebugLift::new`]; [`mien_core::Error::Invalid`] when the parts do not tile
+    /// `0..vertex_count`.
+    pub fn from_parts(
+        ctx: &WgpuContext,
+        vertex_count: u32,
+        parts: &[PosedPart<'_>],
+        sink: &WgpuSplatSink,
+        params: DebugLiftParams,
+    ) -> mien_core::Result<Self> {
         params.validate()?;
-        let nv = backend.vertex_count(rig);
+        let nv = vertex_count;
         if params.vertex_count != nv {
             return Err(mien_core::Error::Mismatch {
                 what: "debug lift vertex count".into(),
@@ -97,8 +144,24 @@ impl WgpuDebugLift {
                 ),
             });
         }
-        let ctx = backend.context().clone();
-        let chunks = backend.chunks(rig)?;
+        let mut next = 0u32;
+        for (i, p) in parts.iter().enumerate() {
+            if p.v0 != next {
+                return Err(mien_core::Error::Invalid {
+                    what: format!("debug lift part {i}"),
+                    reason: format!("starts at vertex {} where {next} was expected", p.v0),
+                });
+            }
+            next = p.v0.saturating_add(p.count);
+        }
+        if next != nv {
+            return Err(mien_core::Error::Invalid {
+                what: "debug lift parts".into(),
+                reason: format!("cover {next} vertices of {nv}"),
+            });
+        }
+        let ctx = ctx.clone();
+        let chunks = parts;
         let pieces = ctx.scoped("a debug lift", || -> mien_core::Result<Vec<Piece>> {
             let align = u64::from(ctx.limits().min_storage_buffer_offset_alignment).max(4);
             let max_groups = ctx.limits().max_compute_workgroups_per_dimension;
@@ -162,7 +225,7 @@ impl WgpuDebugLift {
             };
             let offset = u64::from(params.range.offset);
             for c in chunks {
-                add(offset + u64::from(c.v0), c.count, &c.posed, &c.tint, false)?;
+                add(offset + u64::from(c.v0), c.count, c.posed, c.tint, false)?;
             }
             // Clear the range's slots past the vertices, in pieces that fit one binding.
             let limit_slots = ((ctx.binding_limit() - align) / 16).max(1);
@@ -173,7 +236,7 @@ impl WgpuDebugLift {
             })?;
             while slot < end {
                 let n = (end - slot).min(limit_slots).min(u64::from(u32::MAX)) as u32;
-                add(slot, n, &first.posed, &first.tint, true)?;
+                add(slot, n, first.posed, first.tint, true)?;
                 slot += u64::from(n);
             }
             Ok(pieces)
@@ -230,6 +293,21 @@ impl Lift<WgpuRigBackend, WgpuSplatSink> for WgpuDebugLift {
         &mut self,
         encoder: &mut wgpu::CommandEncoder,
         _rig: &WgpuRigBackend,
+        sink: &mut WgpuSplatSink,
+    ) -> mien_core::Result<()> {
+        self.record(encoder, sink)
+    }
+}
+
+impl WgpuDebugLift {
+    /// Record the lift's compute pass into `encoder` (what [`Lift::encode`] does; the posed
+    /// buffers were bound at creation, so any posing pass recorded before it is read).
+    ///
+    /// # Errors
+    /// A lost device.
+    pub fn record(
+        &mut self,
+        encoder: &mut wgpu::CommandEncoder,
         sink: &mut WgpuSplatSink,
     ) -> mien_core::Result<()> {
         self.ctx.check()?;

@@ -1,6 +1,5 @@
 //! `mien animate`: load → drive → rig (backend) → lift → .ply frames, PNG contact sheet, report.
 
-use std::collections::BTreeMap;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail, ensure};
@@ -10,16 +9,17 @@ use mien_core::io::atomic::write_atomic_bytes;
 use mien_core::io::ply::{PlyOptions, ShBands, TransparentSlots, write_splat_ply_with};
 use mien_core::lift::{DebugLiftParams, DebugShading};
 use mien_core::preview::write_png;
-use mien_core::rig::{ACTIVE_MORPH_LIMIT, RigControls, RigData};
+use mien_core::rig::ACTIVE_MORPH_LIMIT;
 use mien_core::sink::{SlotRange, SplatBuffers};
 
 use crate::args::{AnimateArgs, PlyLayout, Shading};
-use crate::engine::{self, EngineTimes};
+use crate::engine::EngineTimes;
 use crate::interrupt;
 use crate::load;
 use crate::outdir::Target;
 use crate::preview;
-use crate::report::{DroppedTarget, Report};
+use crate::report::Report;
+use crate::subject::Subject;
 use crate::text::metres;
 use crate::validate;
 
@@ -62,14 +62,16 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
     let loaded = load::character(args.character.as_deref())?;
     interrupt::check()?;
     let ch = &loaded.character;
-    let rig = RigData::from_character(ch).context("cannot flatten the character for posing")?;
-    if rig.vertex_count() == 0 {
+    let animator_on = crate::animator::RunAnimator::will_run(args, loaded.builtin)?;
+    let driven =
+        args.arkit.is_some() || args.speech.is_some() || args.clip.is_some() || animator_on;
+    let mut subject = Subject::new(&loaded, driven)?;
+    if subject.vertex_count() == 0 {
         bail!(
             "{}: the displayed scene has no mesh geometry to pose",
             ch.source
         );
     }
-    let animator_on = crate::animator::RunAnimator::will_run(args, loaded.builtin)?;
     let (mut drive, anim_report) = load::drive(
         &loaded,
         args.arkit.as_deref(),
@@ -91,29 +93,28 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
     report.frames.fps = args.fps;
     report.frames.start_s = args.start;
     report.frames.span_s = [args.start, args.start + f64::from(frames - 1) / args.fps];
-    fill_character_report(&mut report, ch, &rig);
+    subject.fill_report(&mut report, ch);
 
     // Backend.
-    let (mut engine, reason) = engine::choose(args.backend, &rig)?;
+    let (mut engine, reason) = subject.engine(args.backend)?;
     report.backend.requested = format!("{:?}", args.backend).to_lowercase();
     report.backend.used = engine.name().into();
     report.backend.reason = reason;
     report.backend.adapter = engine.adapter();
     report.backend.threads = rayon_threads();
-    let nv = rig.vertex_count() as u32;
+    let nv = subject.vertex_count();
 
     // Rest pose once: bounds and the default σ.
     let rest = ch.rest_pose();
     let mut pose = rest.clone();
     let (mut locals, mut world) = (Vec::new(), Vec::<Mat4>::new());
-    let mut controls = RigControls::default();
     ch.world_matrices(&rest, &mut locals, &mut world);
-    rig.controls_from_pose(&rest, &world, &mut controls);
-    engine.set_controls(&controls)?;
+    // Counting starts with the first frame: the rest pose is set through a scratch report.
+    subject.set_frame(0, &rest, &world, engine.as_mut(), &mut Report::default())?;
     let rest_pos = engine.pose_and_read()?;
     validate::rest_geometry(&ch.source, &rest_pos)?;
     report.character.bounds_m = bounds(&rest_pos);
-    let edge = median_edge(&rig, &rest_pos);
+    let edge = median_edge(subject.triangles(), &rest_pos);
     let sigma = match args.sigma {
         Some(s) => s as f32,
         None => DEFAULT_SIGMA_EDGES * edge.unwrap_or(NO_EDGE_M),
@@ -143,11 +144,7 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
     };
     let mut params = DebugLiftParams::new(range, nv);
     params.sigma = sigma;
-    let has_colors = ch
-        .meshes
-        .iter()
-        .flat_map(|m| &m.primitives)
-        .any(|p| !p.colors.is_empty());
+    let has_colors = subject.has_colors(ch);
     params.shading = match args.shading {
         Shading::Auto if has_colors => DebugShading::Tint,
         Shading::Auto | Shading::Normal => DebugShading::Normal,
@@ -198,7 +195,6 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
     };
     let sheet_frames = sheet.indices;
     let mut kept: Vec<(u32, SplatBuffers)> = Vec::with_capacity(sheet_frames.len());
-    let mut dropped: BTreeMap<(u32, u32), (u32, u32)> = BTreeMap::new();
     let progress = progress_bar(u64::from(frames), args.quiet);
     let (mut t_anim, mut t_ply) = (std::time::Duration::ZERO, std::time::Duration::ZERO);
     let mut last_hash = 0u64;
@@ -217,26 +213,8 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
             // Eye joints may have turned.
             ch.world_matrices(&pose, &mut locals, &mut world);
         }
-        rig.controls_from_pose(&pose, &world, &mut controls);
-        for inst in &rig.instances {
-            let w = &controls.weights
-                [inst.weight_base as usize..(inst.weight_base + inst.target_count) as usize];
-            report.morphs.peak_nonzero = report
-                .morphs
-                .peak_nonzero
-                .max(w.iter().filter(|x| **x != 0.0).count() as u32);
-        }
-        let stats = engine.set_controls(&controls)?;
+        subject.set_frame(i, &pose, &world, engine.as_mut(), &mut report)?;
         t_anim += t0.elapsed();
-        report.morphs.clamped += u64::from(stats.clamped);
-        report.morphs.non_finite += u64::from(stats.non_finite);
-        report.morphs.dropped += stats.dropped.len() as u64;
-        for &pair in &stats.dropped {
-            dropped
-                .entry(pair)
-                .and_modify(|e| e.1 += 1)
-                .or_insert((i, 1));
-        }
         engine.frame()?;
         let keep = sheet_frames.binary_search(&i).is_ok();
         let splats = if args.ply != PlyLayout::None || keep {
@@ -296,23 +274,10 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
     report.timings_ms.rig_per_frame = report.timings_ms.rig / f64::from(frames);
     report.timings_ms.lift_per_frame = report.timings_ms.lift / f64::from(frames);
     report.morphs.active_limit = ACTIVE_MORPH_LIMIT;
-    report.morphs.dropped_targets = dropped
-        .into_iter()
-        .map(|((inst, target), (first, n))| {
-            let inst = &rig.instances[inst as usize];
-            let mesh = &ch.meshes[inst.mesh.index()];
-            DroppedTarget {
-                mesh: load::node_label(ch, inst.node.index()),
-                target: mesh
-                    .target_names
-                    .get(target as usize)
-                    .cloned()
-                    .unwrap_or_else(|| format!("target_{target}")),
-                first_frame: first,
-                frames: n,
-            }
-        })
-        .collect();
+    // The character section again, now with the per-frame counts (dropped targets, clamps).
+    let bounds_m = report.character.bounds_m;
+    subject.fill_report(&mut report, ch);
+    report.character.bounds_m = bounds_m;
     report.outputs.ply_layout = format!("{:?}", args.ply).to_lowercase();
     if args.ply == PlyLayout::None {
         std::fs::remove_dir_all(staging.path().join("frames"))
@@ -348,26 +313,6 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
     })
 }
 
-fn fill_character_report(report: &mut Report, ch: &mien_core::rig::Character, rig: &RigData) {
-    let c = &mut report.character;
-    c.source = ch.source.clone();
-    c.mesh_instances = rig.instances.len();
-    c.vertices = rig.vertex_count();
-    c.triangles = rig.triangles.len();
-    c.morph_targets = rig.weight_count as usize;
-    c.morph_entries = rig.morph_target.len();
-    c.skin_joints = ch.skins.iter().map(|s| s.joints.len()).collect();
-    c.clips = (0..ch.clips.len())
-        .map(|i| load::clip_label(ch, i))
-        .collect();
-    c.required_extensions = ch.required_extensions.clone();
-    c.notes = ch
-        .notes
-        .iter()
-        .map(|n| format!("{}: {}", n.field, n.message))
-        .collect();
-}
-
 fn bounds(p: &[[f32; 3]]) -> [[f32; 3]; 2] {
     let mut b = [[f32::INFINITY; 3], [f32::NEG_INFINITY; 3]];
     for v in p {
@@ -388,9 +333,8 @@ const NO_EDGE_M: f32 = 0.01;
 
 /// Median triangle edge length of the posed rest positions (metres); `None` when no triangle has
 /// an edge of finite, non-zero length.
-fn median_edge(rig: &RigData, pos: &[[f32; 3]]) -> Option<f32> {
-    let mut e: Vec<f32> = rig
-        .triangles
+fn median_edge(triangles: &[[u32; 3]], pos: &[[f32; 3]]) -> Option<f32> {
+    let mut e: Vec<f32> = triangles
         .iter()
         .flat_map(|t| [(t[0], t[1]), (t[1], t[2]), (t[2], t[0])])
         .map(|(a, b)| {

@@ -24,6 +24,9 @@ pub enum Command {
     Animate(AnimateArgs),
     /// Show what a character (.glb/.gltf) or animation file (Live Link Face .csv) holds.
     Inspect(InspectArgs),
+    /// Run a strict, headless scenario (docs/scenarios.md): steps on the media clock, assertions,
+    /// hashes checked by a second run from scratch, captures.
+    Scenario(crate::scenario::ScenarioArgs),
 }
 
 /// Where the rig runs.

@@ -4,6 +4,7 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
+use glam::Mat4;
 use mien_core::lift::{DebugLiftParams, Lift};
 use mien_core::rig::{ControlStats, RigBackend, RigControls, RigData, RigHandle};
 use mien_core::sink::{SlotRange, SplatBuffers, SplatSink};
@@ -29,8 +30,13 @@ pub trait Engine {
     fn name(&self) -> &'static str;
     /// The adapter, for the report (`None` on the CPU).
     fn adapter(&self) -> Option<String>;
-    /// Set the next frame's controls.
+    /// Set the next frame's controls (rig engines).
     fn set_controls(&mut self, controls: &RigControls) -> Result<ControlStats>;
+    /// Set the next frame of a linear head (head engines): `head_ext` `(E+4,)` — coefficients,
+    /// then pitch/yaw of each eye in radians — and joint world matrices `(J,)`, metres.
+    fn set_head_ext(&mut self, _head_ext: &[f32], _joint_world: &[Mat4]) -> Result<()> {
+        bail!("this engine poses a rig's morph targets and skins, not a linear head")
+    }
     /// Pose the rig alone and read the posed positions back (the rest pose, before the lift exists).
     fn pose_and_read(&mut self) -> Result<Vec<[f32; 3]>>;
     /// Create a sink of exactly the rig's vertex count and the lift into it; `params.range` must be
@@ -108,14 +114,7 @@ impl Engine for CpuEngine {
         let Some((sink, _, r)) = &self.sink else {
             bail!("no lift attached")
         };
-        let b = sink.buffers();
-        let s = r.offset as usize..r.end() as usize;
-        Ok(SplatBuffers {
-            center: b.center[s.clone()].to_vec(),
-            color: b.color[s.clone()].to_vec(),
-            cov_a: b.cov_a[s.clone()].to_vec(),
-            cov_b: b.cov_b[s].to_vec(),
-        })
+        Ok(copy_range(sink, *r))
     }
     fn finish(&mut self) -> Result<()> {
         Ok(())
@@ -260,6 +259,20 @@ mod gpu {
         }
     }
 }
+
+/// The slots `r` of a CPU sink, copied.
+pub fn copy_range(sink: &CpuSplatSink, r: SlotRange) -> SplatBuffers {
+    let b = sink.buffers();
+    let s = r.offset as usize..r.end() as usize;
+    SplatBuffers {
+        center: b.center[s.clone()].to_vec(),
+        color: b.color[s.clone()].to_vec(),
+        cov_a: b.cov_a[s.clone()].to_vec(),
+        cov_b: b.cov_b[s].to_vec(),
+    }
+}
+
+pub use crate::engine_head::choose as choose_head;
 
 /// Choose and build the engine for `choice`; returns it and why it was chosen.
 ///

@@ -22,9 +22,10 @@ pub fn run(path: &Path, as_json: bool) -> Result<String> {
         Some("glb" | "gltf") => character(path)?,
         Some("csv") => stream(path)?,
         Some("ply") => splats(path)?,
+        Some("aosrig") => pack(path)?,
         _ => speech(path).with_context(|| {
             format!(
-                "{}: mien reads .glb/.gltf characters, Live Link Face .csv streams, 3DGS .ply files and speech timings (TextGrid, Gentle, Rhubarb, Polly, Azure, mien JSON)",
+                "{}: mien reads .glb/.gltf characters, .aosrig linear heads, Live Link Face .csv streams, 3DGS .ply files and speech timings (TextGrid, Gentle, Rhubarb, Polly, Azure, mien JSON)",
                 path.display()
             )
         })?,
@@ -33,6 +34,84 @@ pub fn run(path: &Path, as_json: bool) -> Result<String> {
         return serde_json::to_string_pretty(&value).context("cannot serialise");
     }
     Ok(to_text(&value, 0))
+}
+
+fn pack(path: &Path) -> Result<serde_json::Value> {
+    let p = mien_core::gnm::GnmPack::read(path)?;
+    let h = &p.header;
+    let regions: Vec<_> = h
+        .head_ext
+        .slices()
+        .into_iter()
+        .map(|(name, r)| {
+            let names = if h.names.is_empty() {
+                Vec::new()
+            } else {
+                h.names[r.clone()].to_vec()
+            };
+            json!({
+                "region": name,
+                "coefficients": r.len(),
+                "slots": format!("{}..{}", r.start, r.end),
+                "shapes": names,
+            })
+        })
+        .collect();
+    let file_bytes = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    let blobs: Vec<_> = h
+        .buffers
+        .iter()
+        .map(|b| {
+            json!({
+                "blob": b.name,
+                "dtype": b.dtype,
+                "shape": b.shape,
+                "offset": b.offset,
+                "bytes": b.length,
+            })
+        })
+        .collect();
+    let (terms, channels) = h.arkit.as_ref().map_or((0, 0), |t| {
+        (t.values().map(Vec::len).sum::<usize>(), t.len())
+    });
+    let basis = h
+        .buffers
+        .iter()
+        .find(|b| b.name == "basis")
+        .map_or(0, |b| b.length);
+    let nv = p.vertex_count();
+    let eye_weighted: Vec<usize> = p
+        .eye_weights
+        .chunks(nv)
+        .map(|w| w.iter().filter(|x| **x != 0.0).count())
+        .collect();
+    Ok(json!({
+        "file": path.display().to_string(),
+        "kind": "linear head pack (.aosrig)",
+        "version": h.version,
+        "model": h.model,
+        "vertices": h.vertex_count,
+        "coefficients": h.coeff_count,
+        "head_ext": format!("{} coefficients + 4 gaze angles = {}", h.head_ext.expr_dim(), h.head_ext.dim()),
+        "reduced_view": h.head_ext.reduced_dim(),
+        "regions": regions,
+        "triangles": p.faces.len(),
+        "quads": p.quads.as_ref().map(Vec::len),
+        "uv": p.uv.is_some(),
+        "seam": p.seam.is_some(),
+        "joints": h.joints.iter().map(|j| format!("{} (parent {})", j.name, j.parent)).collect::<Vec<_>>(),
+        "eye_centres_m": p.eye_positions,
+        "eye_weighted_vertices": eye_weighted,
+        "arkit_map": if channels == 0 { json!("none: ARKit input to this pack is refused") } else { json!(format!("{channels} ARKit channels → {terms} terms")) },
+        "blobs": blobs,
+        "bytes": {
+            "file": file_bytes,
+            "basis_fp16": basis,
+            "basis_per_pose_read": basis,
+            "arrays_resident": p.byte_len(),
+        },
+        "source": h.source,
+    }))
 }
 
 fn speech(path: &Path) -> Result<serde_json::Value> {

@@ -1,9 +1,12 @@
 //! Loading a run's inputs: the character and what drives it.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use mien_core::anim::{Drive, StreamDrive};
+use mien_core::gnm::GnmPack;
+use mien_core::gnm::controls::control_character;
 use mien_core::io::{gltf::import_gltf, livelink_csv::read_livelink_csv};
 use mien_core::rig::{Character, ClipId};
 use mien_core::sample::{sample_head, sample_performance};
@@ -15,21 +18,25 @@ const BUILTIN_STREAM_FPS: f64 = 60.0;
 
 /// A loaded character and whether it is the built-in sample.
 pub struct Loaded {
-    /// The character.
+    /// The character (for a linear head, its ARKit-52 control character).
     pub character: Character,
     /// True for the built-in sample head.
     pub builtin: bool,
+    /// The linear head model, for an `.aosrig` character.
+    pub gnm: Option<Arc<GnmPack>>,
 }
 
-/// Load `path` (glTF / GLB), or the built-in sample head when `None`.
+/// Load `path` (glTF / GLB, or an `.aosrig` linear head pack driven through
+/// [`control_character`]), or the built-in sample head when `None`.
 ///
 /// # Errors
-/// Unsupported extensions and every importer error, with the file named.
+/// Unsupported extensions and every importer / pack parser error, with the file named.
 pub fn character(path: Option<&Path>) -> Result<Loaded> {
     let Some(path) = path else {
         return Ok(Loaded {
             character: sample_head(),
             builtin: true,
+            gnm: None,
         });
     };
     let ext = path
@@ -43,10 +50,20 @@ pub fn character(path: Option<&Path>) -> Result<Loaded> {
             Ok(Loaded {
                 character,
                 builtin: false,
+                gnm: None,
+            })
+        }
+        Some("aosrig") => {
+            let pack = GnmPack::read(path)
+                .with_context(|| format!("cannot load linear head {}", path.display()))?;
+            Ok(Loaded {
+                character: control_character(&path.display().to_string())?,
+                builtin: false,
+                gnm: Some(Arc::new(pack)),
             })
         }
         _ => bail!(
-            "{}: not a character file mien reads (expected .glb or .gltf)",
+            "{}: not a character file mien reads (expected .glb, .gltf or .aosrig)",
             path.display()
         ),
     }

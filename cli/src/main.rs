@@ -1,9 +1,10 @@
-//! The `mien` command-line tool: `mien animate` (the main job) and `mien inspect`.
+//! The `mien` command-line tool: `mien animate` (the main job), `mien inspect` and `mien scenario`.
 
 mod animate;
 mod animator;
 mod args;
 mod engine;
+mod engine_head;
 #[cfg(feature = "vulkan")]
 mod engine_vulkan;
 mod inspect;
@@ -12,7 +13,9 @@ mod load;
 mod outdir;
 mod preview;
 mod report;
+mod scenario;
 mod speech;
+mod subject;
 mod summary;
 mod text;
 mod validate;
@@ -40,6 +43,7 @@ fn main() -> ExitCode {
             }
         }
         Command::Inspect(i) => inspect::run(&i.file, i.json).map(|text| print!("{text}")),
+        Command::Scenario(s) => return scenario::main(s, command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

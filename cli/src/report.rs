@@ -54,6 +54,9 @@ pub struct CharacterReport {
     pub bounds_m: [[f32; 3]; 2],
     /// Importer notes (what it changed or ignored).
     pub notes: Vec<String>,
+    /// The linear head model, when the character is an `.aosrig` pack.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub linear_head: Option<crate::subject::LinearHeadReport>,
 }
 
 /// The animation source.
@@ -202,6 +205,9 @@ pub struct MemoryReport {
     pub sink_bytes: u64,
     /// Bytes of the splat frames kept for the contact sheet (at most 16 Mi splats × 52 bytes).
     pub preview_bytes: u64,
+    /// The linear head's pack: file, basis, host bytes and each blob (`.aosrig` characters).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub linear_head: Option<crate::subject::PackMemoryReport>,
 }
 
 /// Files written.

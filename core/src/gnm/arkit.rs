@@ -124,8 +124,10 @@ impl ArkitGnmMap {
     /// `gain × weight` per term, clamp every coefficient to ±`clamp`, then (when `gaze`) the four
     /// angles `[pitch_L, yaw_L, pitch_R, yaw_R]`: pitch = (down − up) × 20°, yaw_L = (out − in)
     /// × 20°, yaw_R = (in − out) × 20°. Allocates nothing. A wrong `out` length fills only what
-    /// fits; callers size it with `dim`.
-    pub fn map(&self, arkit: &[f32; ARKIT_COUNT], out: &mut [f32]) {
+    /// fits; callers size it with `dim`. Returns how many coefficients the clamp changed (a
+    /// non-finite input weight yields a non-finite coefficient, which the clamp leaves alone and
+    /// the backends refuse).
+    pub fn map(&self, arkit: &[f32; ARKIT_COUNT], out: &mut [f32]) -> u32 {
         out.fill(0.0);
         for &(ch, slot, gain) in &self.terms {
             if let Some(o) = out.get_mut(slot as usize) {
@@ -133,8 +135,12 @@ impl ArkitGnmMap {
             }
         }
         let e = self.dim.saturating_sub(4).min(out.len());
+        let mut clamped = 0;
         for o in &mut out[..e] {
-            *o = o.clamp(-self.clamp, self.clamp);
+            if o.abs() > self.clamp {
+                *o = o.clamp(-self.clamp, self.clamp);
+                clamped += 1;
+            }
         }
         if self.gaze && out.len() >= self.dim && self.dim >= 4 {
             let [dl, ul, ol, il, dr, ur, ir, or] = GAZE_CHANNELS.map(|i| arkit[i]);
@@ -144,6 +150,7 @@ impl ArkitGnmMap {
             out[e + 2] = (dr - ur) * k;
             out[e + 3] = (ir - or) * k;
         }
+        clamped
     }
 }
 

@@ -5,6 +5,7 @@
 
 pub mod arkit;
 pub mod backend;
+pub mod controls;
 pub mod forward;
 pub mod frame;
 pub mod layout;

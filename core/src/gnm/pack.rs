@@ -25,6 +25,9 @@ pub const MAX_JOINTS: u64 = 1024;
 /// Largest basis, bytes (fp16): 2 GiB.
 pub const MAX_BASIS_BYTES: u64 = 2 << 30;
 
+/// Largest pack file read: the largest basis plus 1 GiB for everything else.
+pub const MAX_FILE_BYTES: u64 = MAX_BASIS_BYTES + (1 << 30);
+
 /// A joint of the pack's own skeleton.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -602,6 +605,26 @@ impl GnmPack {
         };
         pack.check_shapes(file)?;
         Ok(pack)
+    }
+
+    /// Read and [`parse`](Self::parse) a pack file, refusing files over [`MAX_FILE_BYTES`] before
+    /// reading them.
+    ///
+    /// # Errors
+    /// [`Error::Io`] naming the file, [`Error::Limit`] for an oversized file, and every
+    /// [`parse`](Self::parse) error.
+    pub fn read(path: &std::path::Path) -> Result<Self> {
+        let bytes = crate::io::read::read_file_capped(path, MAX_FILE_BYTES)?;
+        Self::parse(&bytes, &path.display().to_string())
+    }
+
+    /// Bytes per blob as stored (name, bytes), in header order, for the memory report.
+    pub fn blob_bytes(&self) -> Vec<(String, u64)> {
+        self.header
+            .buffers
+            .iter()
+            .map(|b| (b.name.clone(), b.length))
+            .collect()
     }
 
     /// Cross-array checks: counts agree, indices in range, numbers finite, skin weights ≥ 0.

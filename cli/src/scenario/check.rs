@@ -1,0 +1,374 @@
+//! Resolving a checked scenario against its character, before any step runs: the character, the
+//! face, every clip, stream, speech file and phoneme list, expression, override target, morph
+//! target, node and hash name, and the totals. The result is a [`Plan`] the runner executes as
+//! often as it likes; every problem found is listed with its JSON pointer.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use glam::Mat4;
+use mien_core::anim::{Drive, StreamDrive};
+use mien_core::face::{AnimationConfig, Animator, FaceDef, Signal};
+use mien_core::io::livelink_csv::read_livelink_csv;
+use mien_core::io::speech::{SpeechFile, SpeechSegment, Unit, read_speech};
+use mien_core::rig::{Character, ClipId};
+use mien_core::speech::VisemeMap;
+
+use super::Problem;
+use super::bind::Check;
+use super::capture::Capturer;
+use super::model::{Assertion, FaceAction, Source, Speech, Step};
+
+/// Most frames one run of a scenario advances over all its `step`s.
+pub const MAX_TOTAL_FRAMES: u64 = 1_000_000;
+
+/// A scenario resolved against its character, ready to run.
+pub struct Plan {
+    /// The scenario file.
+    pub file: PathBuf,
+    /// The character.
+    pub character: Character,
+    /// What the report calls it.
+    pub character_label: String,
+    /// The animator each run starts from (cloned), `None` when the face drives nothing on the
+    /// character (then no step may need it).
+    pub animator: Option<Animator>,
+    /// The face file's viseme map and its name, for speech.
+    pub visemes: Option<(VisemeMap, String)>,
+    /// The steps, resolved.
+    pub steps: Vec<Planned>,
+    /// Frames posed per run (the first frame at t = 0 and every advanced one).
+    pub frames: u64,
+    /// Media time at the end, seconds.
+    pub end_s: f64,
+    /// World matrices of the rest pose (for the `forward` bone measure).
+    pub rest_world: Vec<Mat4>,
+    /// The renderer of capture steps (only when they are written).
+    pub capturer: Option<Capturer>,
+    /// What the report notes.
+    pub notes: Vec<String>,
+}
+
+/// One resolved step and its pointer (`/steps/3/assert`).
+pub struct Planned {
+    /// JSON pointer of the step's body.
+    pub pointer: String,
+    /// What it does.
+    pub action: Action,
+}
+
+/// A resolved step.
+pub enum Action {
+    /// Advance `frames` frames of `dt` seconds.
+    Advance {
+        /// Count.
+        frames: u32,
+        /// Seconds.
+        dt: f64,
+    },
+    /// Drive from now on (`Drive` time 0 = now).
+    Drive(Drive),
+    /// Face actions.
+    Face(Vec<FaceAction>),
+    /// Speech starting at `origin`.
+    Say {
+        /// The utterance.
+        file: SpeechFile,
+        /// Envelopes instead of held intervals.
+        envelope: bool,
+        /// Media time of its start, seconds.
+        origin: f64,
+    },
+    /// Avatar-state signal.
+    Signal(Signal),
+    /// Record a hash.
+    Hash(String),
+    /// Check the current frame.
+    Assert(Check),
+    /// Render to `<name>.png`.
+    Capture {
+        /// File stem.
+        name: String,
+        /// Cell side, pixels.
+        cell: u32,
+    },
+}
+
+/// The path `rel` names, relative to the scenario's folder.
+fn resolve(base: &Path, rel: &str) -> PathBuf {
+    base.join(rel)
+}
+
+/// Read, check and resolve the scenario at `file`. `render` asks for the capture renderer (the
+/// run writes its captures); its rest-pose work check is part of the validation.
+///
+/// # Errors
+/// Every problem, each with its pointer.
+pub fn prepare(file: &Path, render: bool) -> Result<Plan, Vec<Problem>> {
+    let sc = super::read::scenario(file)?;
+    let base = file.parent().map_or_else(PathBuf::new, Path::to_path_buf);
+    let mut p = Vec::new();
+    let (character, label) = match &sc.character {
+        None => (
+            mien_core::sample::sample_head(),
+            "built-in head".to_string(),
+        ),
+        Some(rel) => {
+            let path = resolve(&base, rel);
+            match crate::load::character(Some(&path)) {
+                Ok(l) => (l.character, rel.clone()),
+                Err(e) => return Err(vec![Problem::new("/character", format!("{e:#}"))]),
+            }
+        }
+    };
+    let def = match &sc.face {
+        None => FaceDef::arkit_default(),
+        Some(rel) => {
+            let path = resolve(&base, rel);
+            let text = mien_core::io::read::read_file_capped(&path, 1 << 20)
+                .map_err(|e| e.to_string())
+                .and_then(|b| String::from_utf8(b).map_err(|_| "not UTF-8".to_string()))
+                .and_then(|t| {
+                    FaceDef::from_json(&t, &path.display().to_string()).map_err(|e| e.to_string())
+                });
+            match text {
+                Ok(d) => d,
+                Err(e) => return Err(vec![Problem::new("/face", e)]),
+            }
+        }
+    };
+    let visemes = match (&def.visemes, &sc.face) {
+        (Some(m), Some(f)) => Some((m.clone(), f.clone())),
+        _ => None,
+    };
+    let animator = Animator::new(&character, def.clone(), AnimationConfig::default(), 0.0);
+    let mut notes = Vec::new();
+    let animator = match animator {
+        Ok(a) => Some(a),
+        Err(e) => {
+            notes.push(format!("no animator: {e}"));
+            // Any step that needs one is refused below.
+            if let Some((i, s)) = sc.steps.iter().enumerate().find(|(_, s)| needs_animator(s)) {
+                p.push(Problem::new(
+                    format!("/steps/{i}/{}", s.key()),
+                    format!("needs the face animator, which this character cannot have: {e}"),
+                ));
+            }
+            None
+        }
+    };
+    let rest = character.rest_pose();
+    let (mut locals, mut rest_world) = (Vec::new(), Vec::new());
+    character.world_matrices(&rest, &mut locals, &mut rest_world);
+
+    let mut steps = Vec::with_capacity(sc.steps.len());
+    let (mut t, mut frames) = (0.0f64, 1u64);
+    let mut hashes: HashSet<&str> = HashSet::new();
+    let mut captures: HashSet<&str> = HashSet::new();
+    let mut cells = Vec::new();
+    for (i, s) in sc.steps.iter().enumerate() {
+        let at = format!("/steps/{i}/{}", s.key());
+        let action = match s {
+            Step::Advance { frames: n, dt } => {
+                frames += u64::from(*n);
+                if frames - 1 > MAX_TOTAL_FRAMES {
+                    p.push(Problem::new(
+                        format!("{at}/frames"),
+                        format!("takes the scenario past {MAX_TOTAL_FRAMES} frames in all"),
+                    ));
+                }
+                t += f64::from(*n) * dt;
+                Some(Action::Advance {
+                    frames: *n,
+                    dt: *dt,
+                })
+            }
+            Step::Animate(src) => drive(&character, &base, src, &at, &mut p).map(Action::Drive),
+            Step::Face(actions) => {
+                if let Some(a) = &animator {
+                    super::bind::face_names(&character, a, actions, &at, &mut p);
+                }
+                Some(Action::Face(actions.clone()))
+            }
+            Step::Say { speech, envelope } => {
+                let file = utterance(&base, speech, i, &at, &mut p);
+                file.and_then(|f| {
+                    // Bind it now, exactly as the runs will.
+                    match super::exec::speech_layer(&character, &f, *envelope, t, visemes.as_ref())
+                    {
+                        Ok(_) => Some(Action::Say {
+                            file: f,
+                            envelope: *envelope,
+                            origin: t,
+                        }),
+                        Err(e) => {
+                            p.push(Problem::new(at.clone(), format!("{e:#}")));
+                            None
+                        }
+                    }
+                })
+            }
+            Step::State(s) => Some(Action::Signal(*s)),
+            Step::Hash(name) => {
+                if !hashes.insert(name) {
+                    p.push(Problem::new(
+                        format!("{at}/name"),
+                        format!("hash `{name}` is already recorded by an earlier step"),
+                    ));
+                }
+                Some(Action::Hash(name.clone()))
+            }
+            Step::Capture { name, cell } => {
+                if !captures.insert(name) {
+                    p.push(Problem::new(
+                        format!("{at}/name"),
+                        format!("capture `{name}` is already written by an earlier step"),
+                    ));
+                }
+                cells.push((at.clone(), *cell));
+                Some(Action::Capture {
+                    name: name.clone(),
+                    cell: *cell,
+                })
+            }
+            Step::Assert(a) => {
+                super::bind::assertion(&character, a, &hashes, &at, &mut p).map(Action::Assert)
+            }
+        };
+        if let Some(action) = action {
+            steps.push(Planned {
+                pointer: at,
+                action,
+            });
+        }
+    }
+    let capturer = match (render, cells.first()) {
+        (true, Some((first, _))) if p.is_empty() => {
+            let list: Vec<u32> = cells.iter().map(|c| c.1).collect();
+            match Capturer::new(&character, &list) {
+                Ok(c) => Some(c),
+                Err(e) => {
+                    p.push(Problem::new(
+                        first.clone(),
+                        format!("cannot capture: {e:#}"),
+                    ));
+                    None
+                }
+            }
+        }
+        (false, Some(_)) => {
+            notes.push("no --out: capture steps were not rendered".into());
+            None
+        }
+        _ => None,
+    };
+    if !p.is_empty() {
+        return Err(p);
+    }
+    Ok(Plan {
+        file: file.to_path_buf(),
+        character,
+        character_label: label,
+        animator,
+        visemes,
+        steps,
+        frames,
+        end_s: t,
+        rest_world,
+        capturer,
+        notes,
+    })
+}
+
+fn needs_animator(s: &Step) -> bool {
+    matches!(
+        s,
+        Step::Face(_) | Step::State(_) | Step::Assert(Assertion::State(_))
+    )
+}
+
+fn drive(
+    ch: &Character,
+    base: &Path,
+    src: &Source,
+    at: &str,
+    p: &mut Vec<Problem>,
+) -> Option<Drive> {
+    let clip = |key: &str, p: &mut Vec<Problem>| match ch.find_clip(key) {
+        Ok(id) => Some(Drive::Clips(vec![id])),
+        Err(e) => {
+            p.push(Problem::new(format!("{at}/clip"), e.to_string()));
+            None
+        }
+    };
+    match src {
+        Source::Rest => Some(Drive::Rest),
+        Source::Clip(name) => clip(name, p),
+        Source::ClipIndex(k) => {
+            if (*k as usize) < ch.clips.len() {
+                Some(Drive::Clips(vec![ClipId(*k as u32)]))
+            } else {
+                clip(&k.to_string(), p)
+            }
+        }
+        Source::Stream(rel) => {
+            let path = resolve(base, rel);
+            let r = read_livelink_csv(&path).and_then(|s| StreamDrive::new(s, ch));
+            match r {
+                Ok(s) => Some(Drive::Stream(s)),
+                Err(e) => {
+                    p.push(Problem::new(format!("{at}/stream"), e.to_string()));
+                    None
+                }
+            }
+        }
+    }
+}
+
+fn utterance(
+    base: &Path,
+    speech: &Speech,
+    i: usize,
+    at: &str,
+    p: &mut Vec<Problem>,
+) -> Option<SpeechFile> {
+    match speech {
+        Speech::File(rel) => match read_speech(&resolve(base, rel), None) {
+            Ok((f, _)) => Some(f),
+            Err(e) => {
+                p.push(Problem::new(format!("{at}/file"), e.to_string()));
+                None
+            }
+        },
+        Speech::Phonemes(list) => {
+            let label = format!("steps[{i}].say");
+            let mut bad = false;
+            for (k, (ph, _, _)) in list.iter().enumerate() {
+                if let Err(e) = mien_core::speech::viseme::strict_phoneme(ph, &label, "phonemes", k)
+                {
+                    p.push(Problem::new(format!("{at}/phonemes/{k}/0"), e.to_string()));
+                    bad = true;
+                }
+            }
+            if bad {
+                return None;
+            }
+            let end = list.iter().map(|x| x.2).fold(0.0, f64::max);
+            let segs = list
+                .iter()
+                .map(|(ph, s, e)| SpeechSegment {
+                    start: *s,
+                    end: *e,
+                    unit: Unit::Phoneme(ph.clone()),
+                })
+                .collect();
+            match SpeechFile::new(&label, end, segs) {
+                Ok(f) => Some(f),
+                Err(e) => {
+                    p.push(Problem::new(format!("{at}/phonemes"), e.to_string()));
+                    None
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,381 @@
+//! Running a [`Plan`] once, from scratch: the media clock starts at 0 with the first frame posed
+//! (rest drive, no speech, the animator in idle-active); each `step` poses its frames on the
+//! media clock exactly as `mien animate` does (drive → speech → animator, eye joints re-read);
+//! `face`, `say`, `state` and `animate` take effect from the next posed frame; `hash`, `assert`
+//! and `capture` read the last posed frame. Deterministic: no wall clock, no threads in the
+//! posing, the same plan gives the same hashes bit for bit.
+
+use anyhow::{Context, Result};
+use glam::{Mat4, Quat, Vec3};
+use mien_core::anim::Drive;
+use mien_core::anim::drive::SpeechLayer;
+use mien_core::face::{Animator, state_hash};
+use mien_core::io::speech::SpeechFile;
+use mien_core::rig::{Character, Pose};
+use mien_core::speech::{EnvelopeParams, SpeechSampler, VisemeMap};
+
+use super::bind::Check;
+use super::check::{Action, Plan};
+use super::model::{BoneMeasure, FaceAction, Range};
+
+/// A hash recorded by a `hash` step.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Recorded {
+    /// The step's pointer.
+    pub pointer: String,
+    /// Its name.
+    pub name: String,
+    /// Media time of the frame, seconds.
+    pub t: f64,
+    /// The value.
+    pub hash: u64,
+}
+
+/// An assertion's outcome.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Outcome {
+    /// The step's pointer.
+    pub step: String,
+    /// `morph`, `bone`, `time`, `state`, `hash`.
+    pub kind: &'static str,
+    /// What was measured (`jawOpen on head`).
+    pub what: String,
+    /// Expected: `[min, max]` (a missing side is ±∞) or the value.
+    pub expected: String,
+    /// What the frame had.
+    pub actual: serde_json::Value,
+    /// Media time of the frame, seconds.
+    pub t: f64,
+    /// Whether it held.
+    pub passed: bool,
+}
+
+/// A rendered capture.
+pub struct Captured {
+    /// The step's pointer.
+    pub pointer: String,
+    /// File stem.
+    pub name: String,
+    /// Media time, seconds.
+    pub t: f64,
+    /// The image.
+    pub image: image::RgbImage,
+}
+
+/// What one run found.
+pub struct RunResult {
+    /// `hash` steps in order.
+    pub hashes: Vec<Recorded>,
+    /// Assertions in order.
+    pub outcomes: Vec<Outcome>,
+    /// Captures (first run only, and only with a renderer).
+    pub captures: Vec<Captured>,
+    /// `(media time, state)` at the start and at every change.
+    pub states: Vec<(f64, &'static str)>,
+    /// The hash of the last frame.
+    pub final_hash: u64,
+    /// Media time at the end, seconds.
+    pub end_s: f64,
+    /// Frames posed.
+    pub frames: u64,
+}
+
+/// The speech layer of an utterance starting at media time `origin`, bound to `ch` (with the
+/// face file's viseme map when it has one).
+///
+/// # Errors
+/// An utterance that collapses at f32 precision after the origin; a character no viseme binds to;
+/// a face file's viseme map naming targets the character lacks.
+pub fn speech_layer(
+    ch: &Character,
+    file: &SpeechFile,
+    envelope: bool,
+    origin: f64,
+    visemes: Option<&(VisemeMap, String)>,
+) -> Result<SpeechLayer> {
+    let sampler: Box<dyn SpeechSampler + Send + Sync> = if envelope {
+        Box::new(file.to_envelope(origin, EnvelopeParams::default())?)
+    } else {
+        Box::new(file.to_aligned(origin)?)
+    };
+    Ok(SpeechLayer::new(
+        sampler,
+        ch,
+        visemes.map(|(m, f)| (m, f.as_str())),
+    )?)
+}
+
+/// The state of one run.
+struct Run<'a> {
+    plan: &'a Plan,
+    drive: Drive,
+    drive_t0: f64,
+    speech: Option<SpeechLayer>,
+    animator: Option<Animator>,
+    rest: Pose,
+    pose: Pose,
+    locals: Vec<Mat4>,
+    world: Vec<Mat4>,
+    t: f64,
+    states: Vec<(f64, &'static str)>,
+}
+
+impl Run<'_> {
+    /// Pose the frame at media time `t`.
+    fn pose_at(&mut self, t: f64) -> Result<()> {
+        let ch = &self.plan.character;
+        self.t = t;
+        self.drive
+            .pose_at(ch, &self.rest, t - self.drive_t0, &mut self.pose);
+        if let Some(layer) = &mut self.speech {
+            if t > layer.span().1 {
+                // The utterance is over: the drive owns the mouth again.
+                self.speech = None;
+            } else {
+                layer.apply(t, &mut self.pose);
+            }
+        }
+        ch.world_matrices(&self.pose, &mut self.locals, &mut self.world);
+        if let Some(a) = &mut self.animator {
+            a.update(ch, t, &self.world, &mut self.pose)?;
+            // Eye joints may have turned.
+            ch.world_matrices(&self.pose, &mut self.locals, &mut self.world);
+            let s = a.state().name();
+            if self.states.last().is_none_or(|(_, l)| *l != s) {
+                self.states.push((t, s));
+            }
+        }
+        Ok(())
+    }
+
+    fn hash(&self) -> u64 {
+        match &self.animator {
+            Some(a) => a.hash(&self.pose),
+            None => state_hash(&self.pose, None),
+        }
+    }
+
+    fn face(&mut self, actions: &[FaceAction]) -> Result<()> {
+        let t = self.t;
+        let a = self
+            .animator
+            .as_mut()
+            .context("a face step without an animator")?;
+        let f = a.face_mut();
+        for act in actions {
+            match act {
+                FaceAction::Expression(n, w) => f.set_expression(n, *w)?,
+                FaceAction::Blink => f.blink_now(t),
+                FaceAction::BlinkEnabled(on) => f.set_blink_enabled(*on),
+                FaceAction::LookAt(p) => f.look_at(p.map(Vec3::from))?,
+                FaceAction::Override(target, v) => f.set_override(target, *v)?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A measured f32 as JSON: its shortest decimal form (round-trips to the same f32); `null` when
+/// it is not finite.
+fn f32_json(x: f32) -> serde_json::Value {
+    format!("{x}")
+        .parse::<f64>()
+        .ok()
+        .and_then(serde_json::Number::from_f64)
+        .map_or(serde_json::Value::Null, serde_json::Value::Number)
+}
+
+fn expected(r: &Range) -> String {
+    let side = |x: Option<f64>, inf: &str| x.map_or(inf.to_string(), |v| v.to_string());
+    format!("[{}, {}]", side(r.min, "-inf"), side(r.max, "inf"))
+}
+
+/// Run `plan` once from scratch; captures are rendered when `render` is true and the plan has a
+/// renderer.
+///
+/// # Errors
+/// A failure of the animator or the renderer (never an assertion: those are outcomes).
+pub fn execute(plan: &mut Plan, render: bool) -> Result<RunResult> {
+    let mut capturer = if render { plan.capturer.take() } else { None };
+    let result = execute_with(plan, capturer.as_mut());
+    if render {
+        plan.capturer = capturer;
+    }
+    result
+}
+
+fn execute_with(
+    plan: &Plan,
+    mut capturer: Option<&mut super::capture::Capturer>,
+) -> Result<RunResult> {
+    let ch = &plan.character;
+    let rest = ch.rest_pose();
+    let mut run = Run {
+        plan,
+        drive: Drive::Rest,
+        drive_t0: 0.0,
+        speech: None,
+        animator: plan.animator.clone(),
+        pose: rest.clone(),
+        rest,
+        locals: Vec::new(),
+        world: Vec::new(),
+        t: 0.0,
+        states: Vec::new(),
+    };
+    run.pose_at(0.0)?;
+    let mut frames = 1u64;
+    let (mut hashes, mut outcomes, mut captures) = (Vec::new(), Vec::new(), Vec::new());
+    for step in &plan.steps {
+        match &step.action {
+            Action::Advance { frames: n, dt } => {
+                let t0 = run.t;
+                for k in 1..=*n {
+                    run.pose_at(t0 + f64::from(k) * dt)?;
+                }
+                frames += u64::from(*n);
+            }
+            Action::Drive(d) => {
+                run.drive = d.clone();
+                run.drive_t0 = run.t;
+            }
+            Action::Face(actions) => run.face(actions)?,
+            Action::Say {
+                file,
+                envelope,
+                origin,
+            } => {
+                run.speech = Some(speech_layer(
+                    ch,
+                    file,
+                    *envelope,
+                    *origin,
+                    plan.visemes.as_ref(),
+                )?);
+            }
+            Action::Signal(s) => {
+                let t = run.t;
+                let a = run
+                    .animator
+                    .as_mut()
+                    .context("a state step without an animator")?;
+                let now = a.signal(*s, t)?.name();
+                if run.states.last().is_none_or(|(_, l)| *l != now) {
+                    run.states.push((t, now));
+                }
+            }
+            Action::Hash(name) => hashes.push(Recorded {
+                pointer: step.pointer.clone(),
+                name: name.clone(),
+                t: run.t,
+                hash: run.hash(),
+            }),
+            Action::Assert(c) => outcomes.push(check(&run, c, &hashes, &step.pointer)),
+            Action::Capture { name, cell } => {
+                if let Some(c) = capturer.as_deref_mut() {
+                    captures.push(Captured {
+                        pointer: step.pointer.clone(),
+                        name: name.clone(),
+                        t: run.t,
+                        image: c.capture(&run.pose, &run.world, *cell)?,
+                    });
+                }
+            }
+        }
+    }
+    Ok(RunResult {
+        final_hash: run.hash(),
+        end_s: run.t,
+        states: run.states,
+        hashes,
+        outcomes,
+        captures,
+        frames,
+    })
+}
+
+/// The direction node `k`'s rest forward points now: its world rotation relative to rest, applied
+/// to +Z.
+fn forward(now: &Mat4, rest: &Mat4) -> Vec3 {
+    let rot = |m: &Mat4| {
+        let (_, r, _) = m.to_scale_rotation_translation();
+        if r.is_finite() {
+            r.normalize()
+        } else {
+            Quat::IDENTITY
+        }
+    };
+    (rot(now) * rot(rest).inverse()) * Vec3::Z
+}
+
+fn check(run: &Run<'_>, c: &Check, hashes: &[Recorded], pointer: &str) -> Outcome {
+    let t = run.t;
+    let o = |kind, what: String, expected: String, actual: serde_json::Value, passed| Outcome {
+        step: pointer.to_owned(),
+        kind,
+        what,
+        expected,
+        actual,
+        t,
+        passed,
+    };
+    match c {
+        Check::Morph {
+            node,
+            target,
+            label,
+            range,
+        } => {
+            let w = run.pose.weights[*node][*target];
+            let passed = range.contains(f64::from(w));
+            o("morph", label.clone(), expected(range), f32_json(w), passed)
+        }
+        Check::Bone {
+            node,
+            axis,
+            of,
+            label,
+            range,
+        } => {
+            let m = &run.world[*node];
+            let v = match of {
+                BoneMeasure::Position => m.w_axis.truncate(),
+                BoneMeasure::Forward => forward(m, &run.plan.rest_world[*node]),
+            };
+            let x = v[*axis];
+            let passed = range.contains(f64::from(x));
+            o("bone", label.clone(), expected(range), f32_json(x), passed)
+        }
+        Check::Time(range) => o(
+            "time",
+            "media time".into(),
+            expected(range),
+            t.into(),
+            range.contains(t),
+        ),
+        Check::State(want) => {
+            let got = run.animator.as_ref().map_or("none", |a| a.state().name());
+            o(
+                "state",
+                "avatar state".into(),
+                want.name().into(),
+                got.into(),
+                got == want.name(),
+            )
+        }
+        Check::Hash { name, equals } => {
+            let got = hashes
+                .iter()
+                .rev()
+                .find(|h| &h.name == name)
+                .map(|h| h.hash);
+            o(
+                "hash",
+                format!("hash `{name}`"),
+                format!("{equals:016x}"),
+                got.map_or(serde_json::Value::Null, |h| format!("{h:016x}").into()),
+                got == Some(*equals),
+            )
+        }
+    }
+}

@@ -1,0 +1,180 @@
+//! `mien scenario run FILE.json`: a strict, headless, deterministic scenario (seed 003
+//! "character.scenario.run"). The file is checked against `docs/schemas/scenario.schema.json`
+//! and parsed into a typed model, then every name and file it refers to is resolved against the
+//! character — all before any step runs (exit 2 on any problem, nothing written). Then the steps
+//! run; every failed assertion is listed and the run goes on; then the whole scenario runs again
+//! from scratch and every recorded hash must repeat. Exit 0 when all passed, 1 otherwise.
+//!
+//! | stage | file |
+//! |---|---|
+//! | read, schema, typed model | [`read`], [`schema`], [`parse`] → [`model`] |
+//! | resolve against the character | [`check`], [`bind`] |
+//! | run the steps | [`exec`] (captures: [`capture`]) |
+//! | report, summary, output folder | [`report`], [`output`] |
+
+pub mod bind;
+pub mod capture;
+pub mod check;
+pub mod exec;
+pub mod model;
+pub mod output;
+pub mod parse;
+pub mod read;
+pub mod report;
+pub mod schema;
+#[cfg(test)]
+mod tests;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::{Args, Subcommand};
+
+/// Exit code of a run whose assertions all passed and whose repeat matched.
+pub const EXIT_PASSED: u8 = 0;
+/// Exit code of a run with failures (listed), or an error while running or writing.
+pub const EXIT_FAILED: u8 = 1;
+/// Exit code of a scenario refused before any step ran (nothing written).
+pub const EXIT_INVALID: u8 = 2;
+
+/// `mien scenario …` arguments.
+#[derive(Debug, Args)]
+pub struct ScenarioArgs {
+    /// What to do with the scenario.
+    #[command(subcommand)]
+    pub command: ScenarioCommand,
+}
+
+/// `mien scenario` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum ScenarioCommand {
+    /// Run a scenario, then run it again from scratch: exit 0 when every assertion passed and
+    /// every recorded hash repeated, 1 otherwise (failures listed), 2 for an invalid scenario.
+    Run(RunArgs),
+    /// Check a scenario (schema, names, files) without running it: exit 0 or 2.
+    Check(CheckArgs),
+}
+
+/// `mien scenario run` arguments.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The scenario (`mien-scenario` JSON, docs/scenarios.md). Paths in it are relative to its
+    /// folder.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+
+    /// Output folder for report.json and the captures (`<name>.png`). It is replaced as a whole
+    /// when the run ends (pass or fail), and must be new or hold only report.json and .png files.
+    /// Without it nothing is written and capture steps are not rendered.
+    #[arg(short, long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}
+
+/// `mien scenario check` arguments.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The scenario.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+}
+
+/// One problem with a scenario, at a JSON pointer into it.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Problem {
+    /// RFC 6901 pointer (`/steps/3/assert/min`; empty for the whole document).
+    pub pointer: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl Problem {
+    /// A problem at `pointer`.
+    pub fn new(pointer: impl Into<String>, message: impl Into<String>) -> Self {
+        Problem {
+            pointer: pointer.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// Print the problems of an invalid scenario to standard error.
+fn print_invalid(file: &std::path::Path, problems: &[Problem]) {
+    eprintln!(
+        "error: {}: invalid scenario ({} problem{}); no step was run",
+        file.display(),
+        problems.len(),
+        if problems.len() == 1 { "" } else { "s" }
+    );
+    for p in problems {
+        let at = if p.pointer.is_empty() {
+            "/"
+        } else {
+            &p.pointer
+        };
+        eprintln!("  {at}: {}", p.message);
+    }
+}
+
+/// Run `mien scenario …` and return the process exit code.
+pub fn main(args: &ScenarioArgs, command: Vec<String>) -> ExitCode {
+    match &args.command {
+        ScenarioCommand::Check(c) => match check::prepare(&c.file, false) {
+            Ok(plan) => {
+                println!(
+                    "{}: valid ({} steps, {} frames per run, media time 0–{} s)",
+                    c.file.display(),
+                    plan.steps.len(),
+                    plan.frames,
+                    crate::text::secs(plan.end_s)
+                );
+                ExitCode::from(EXIT_PASSED)
+            }
+            Err(problems) => {
+                print_invalid(&c.file, &problems);
+                ExitCode::from(EXIT_INVALID)
+            }
+        },
+        ScenarioCommand::Run(r) => run(r, command),
+    }
+}
+
+fn run(args: &RunArgs, command: Vec<String>) -> ExitCode {
+    let t0 = Instant::now();
+    // The output folder is checked before the scenario, so a refusal names it first.
+    let target = match &args.out {
+        Some(o) => match output::Target::check(o) {
+            Ok(t) => Some(t),
+            Err(e) => {
+                eprint!("{}", crate::text::error_chain(&e));
+                return ExitCode::from(EXIT_INVALID);
+            }
+        },
+        None => None,
+    };
+    let mut plan = match check::prepare(&args.file, target.is_some()) {
+        Ok(p) => p,
+        Err(problems) => {
+            print_invalid(&args.file, &problems);
+            return ExitCode::from(EXIT_INVALID);
+        }
+    };
+    let validated = t0.elapsed();
+    let result = report::run_twice(&mut plan, command, validated).and_then(|(rep, images)| {
+        let written = match &target {
+            Some(t) => Some(output::write(t, &rep, &images)?),
+            None => None,
+        };
+        Ok((rep, written))
+    });
+    match result {
+        Ok((rep, written)) => {
+            report::print_summary(&rep, args.out.as_deref(), written.as_deref());
+            ExitCode::from(if rep.passed { EXIT_PASSED } else { EXIT_FAILED })
+        }
+        Err(e) => {
+            eprint!("{}", crate::text::error_chain(&e));
+            ExitCode::from(EXIT_FAILED)
+        }
+    }
+}

@@ -1,0 +1,189 @@
+//! The typed scenario model: what a checked `mien-scenario` file says (built by
+//! [`super::parse`] from the raw serde layer). Names and files are still unresolved here;
+//! [`super::check`] binds them to the character.
+
+use mien_core::face::{AvatarState, Signal};
+
+/// Frames one `step` may advance (seed 003: 1 to 100 000).
+pub const MAX_STEP_FRAMES: u32 = 100_000;
+/// Largest look-at coordinate, metres (keeps every point finite in f32).
+pub const MAX_COORD_M: f64 = 1.0e6;
+/// Largest override magnitude: the rig's morph weight limit (±2), so nothing is clamped.
+pub const MAX_OVERRIDE: f64 = 2.0;
+/// Capture cell side range, pixels (as `mien animate --cell`).
+pub const CELL_RANGE: (u32, u32) = (16, 4096);
+/// Capture cell side when a capture gives none, pixels.
+pub const DEFAULT_CELL: u32 = 320;
+
+/// A checked scenario.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Scenario {
+    /// `None` for the built-in head, else the character file as written (relative to the
+    /// scenario's folder).
+    pub character: Option<String>,
+    /// A face definition file as written, if any.
+    pub face: Option<String>,
+    /// The steps, in order.
+    pub steps: Vec<Step>,
+}
+
+/// One step.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Step {
+    /// Advance `frames` frames of `dt` seconds.
+    Advance {
+        /// 1–100 000.
+        frames: u32,
+        /// Seconds, in (0, 1].
+        dt: f64,
+    },
+    /// Change what drives the character.
+    Animate(Source),
+    /// Face actions, applied in this order.
+    Face(Vec<FaceAction>),
+    /// Speech starting now.
+    Say {
+        /// Where its timings come from.
+        speech: Speech,
+        /// Held intervals or envelopes.
+        envelope: bool,
+    },
+    /// An avatar-state signal.
+    State(Signal),
+    /// Record the state hash under a name.
+    Hash(String),
+    /// Check the current frame.
+    Assert(Assertion),
+    /// Render the current frame to `<name>.png`.
+    Capture {
+        /// File stem.
+        name: String,
+        /// Cell side, pixels.
+        cell: u32,
+    },
+}
+
+impl Step {
+    /// The step's key in the file (`step`, `animate`, …).
+    pub fn key(&self) -> &'static str {
+        match self {
+            Step::Advance { .. } => "step",
+            Step::Animate(_) => "animate",
+            Step::Face(_) => "face",
+            Step::Say { .. } => "say",
+            Step::State(_) => "state",
+            Step::Hash(_) => "hash",
+            Step::Assert(_) => "assert",
+            Step::Capture { .. } => "capture",
+        }
+    }
+}
+
+/// What an `animate` step plays.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Source {
+    /// One of the character's clips, by name (or a decimal index when no clip has that name).
+    Clip(String),
+    /// One of the character's clips by index.
+    ClipIndex(u64),
+    /// A Live Link Face CSV stream, path as written.
+    Stream(String),
+    /// The rest pose.
+    Rest,
+}
+
+/// One face action.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FaceAction {
+    /// Fade an expression toward a weight in [0, 1].
+    Expression(String, f32),
+    /// Blink now.
+    Blink,
+    /// Automatic blinking on or off.
+    BlinkEnabled(bool),
+    /// Look at a world point (metres), or release the gaze.
+    LookAt(Option<[f32; 3]>),
+    /// Force a morph target to a value, or release it.
+    Override(String, Option<f32>),
+}
+
+/// Where a `say` step's timings come from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Speech {
+    /// A speech timing file, path as written.
+    File(String),
+    /// `(label, start, end)`, seconds from the utterance's start.
+    Phonemes(Vec<(String, f64, f64)>),
+}
+
+/// A bound on a measured value; at least one side is given.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Range {
+    /// Lower bound (inclusive).
+    pub min: Option<f64>,
+    /// Upper bound (inclusive).
+    pub max: Option<f64>,
+}
+
+impl Range {
+    /// Whether `x` lies within the bounds (a NaN never does).
+    pub fn contains(&self, x: f64) -> bool {
+        !x.is_nan() && self.min.is_none_or(|m| x >= m) && self.max.is_none_or(|m| x <= m)
+    }
+}
+
+/// What a bone assertion measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BoneMeasure {
+    /// World position, metres.
+    Position,
+    /// The direction the node's rest forward (+Z of the character at rest) points now (unit).
+    Forward,
+}
+
+/// One assertion.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Assertion {
+    /// A morph target's weight on the current frame.
+    Morph {
+        /// Target name (exact, else through the name canonicaliser).
+        target: String,
+        /// The mesh node to read it on; default the first drawn mesh node that has it.
+        node: Option<String>,
+        /// Bounds.
+        range: Range,
+    },
+    /// A node's world position or forward direction.
+    Bone {
+        /// Node name.
+        node: String,
+        /// 0, 1, 2 for x, y, z.
+        axis: usize,
+        /// Position or forward.
+        of: BoneMeasure,
+        /// Bounds.
+        range: Range,
+    },
+    /// The media time, seconds.
+    Time(Range),
+    /// The avatar state.
+    State(AvatarState),
+    /// A hash recorded earlier in the run.
+    Hash {
+        /// The `hash` step's name.
+        name: String,
+        /// Expected value.
+        equals: u64,
+    },
+}
+
+impl Assertion {
+    /// Its range, for the kinds that have one.
+    pub fn range(&self) -> Option<Range> {
+        match self {
+            Assertion::Morph { range, .. } | Assertion::Bone { range, .. } => Some(*range),
+            Assertion::Time(r) => Some(*r),
+            _ => None,
+        }
+    }
+}
