@@ -204,7 +204,7 @@ pub fn random_gnm_pack(seed: u64, shape: GnmShape) -> GnmPack {
 /// A random head_ext vector for `pack` (`(E+4,)`): about a third of the coefficients exactly 0, the
 /// rest in `[-2, 2]`; each gaze angle 0 one time in four, else within ±0.6 rad.
 pub fn random_head_ext(seed: u64, pack: &GnmPack) -> Vec<f32> {
-    let mut r = SplitMix64(seed ^ 0x6EAD_E47);
+    let mut r = SplitMix64(seed ^ 0x06EA_DE47);
     let mut out: Vec<f32> = (0..pack.coeff_count())
         .map(|_| {
             if r.below(3) == 0 {
