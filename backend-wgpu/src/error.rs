@@ -29,14 +29,6 @@ pub enum Error {
         /// What was needed.
         needed: u64,
     },
-    /// The device cannot run a kernel (a missing capability); the other kernels still work.
-    #[error("this device cannot run {what}: {reason}")]
-    Unsupported {
-        /// The kernel.
-        what: String,
-        /// Why (the missing capability, or wgpu's message).
-        reason: String,
-    },
     /// The device ran out of memory while creating `what`.
     #[error("out of GPU memory while creating {what}")]
     OutOfMemory {
@@ -63,6 +55,14 @@ pub enum Error {
         /// What was read.
         what: String,
         /// Why.
+        reason: String,
+    },
+    /// The device cannot run a kernel (a missing capability); the other kernels still work.
+    #[error("this device cannot run {what}: {reason}")]
+    Unsupported {
+        /// The kernel.
+        what: String,
+        /// Why (the missing capability, or wgpu's message).
         reason: String,
     },
 }
