@@ -16,6 +16,7 @@
 pub mod gnm;
 pub mod gnm_batch;
 mod gnm_hand;
+pub mod gnm_real;
 
 use mien_core::lift::{DebugLiftParams, DebugShading, Lift};
 use mien_core::rig::{PosedVertices, RigBackend, RigControls, RigData};

@@ -37,6 +37,8 @@ struct Upload {
     heads: wgpu::Buffer,
     scaled: wgpu::Buffer,
     palette: wgpu::Buffer,
+    /// White vertex tints `(max chunk vertices,)` for a lift (a pack has no vertex colours).
+    tint: wgpu::Buffer,
     bytes: u64,
 }
 
@@ -103,6 +105,39 @@ impl WgpuGnmBackend {
     pub fn chunk_sizes(&self, head: GnmHandle) -> mien_core::Result<Vec<u32>> {
         let (u, _) = self.find(head)?;
         Ok(self.uploads[u].chunks.iter().map(|c| c.count).collect())
+    }
+
+    /// The posed vertices of `head` as lift input ([`crate::WgpuDebugLift::from_parts`]): one part
+    /// per chunk, with white tints. A lift binds whole buffers and instance `i` of a batch starts
+    /// `i × count` vertices into its chunks' outputs, so only the first instance of an upload can
+    /// be lifted this way.
+    ///
+    /// # Errors
+    /// An unknown handle; [`mien_core::Error::Invalid`] for a later instance of a batch.
+    pub fn posed_parts(&self, head: GnmHandle) -> mien_core::Result<Vec<crate::PosedPart<'_>>> {
+        let (u, i) = self.find(head)?;
+        if i != 0 {
+            return Err(mien_core::Error::Invalid {
+                what: format!("head {}", head.0),
+                reason: format!("instance {i} of a batch cannot be lifted (only instance 0)"),
+            });
+        }
+        let up = &self.uploads[u];
+        let mut v0 = 0;
+        Ok(up
+            .chunks
+            .iter()
+            .map(|c| {
+                let part = crate::PosedPart {
+                    v0,
+                    count: c.count,
+                    posed: &c.posed,
+                    tint: &up.tint,
+                };
+                v0 += c.count;
+                part
+            })
+            .collect())
     }
 
     fn find(&self, h: GnmHandle) -> mien_core::Result<(usize, usize)> {
@@ -266,6 +301,13 @@ impl WgpuGnmBackend {
                 skin_groups: (sx, sy),
             });
         }
+        let widest = chunks.iter().map(|c| c.count).max().unwrap_or(1);
+        let tint = storage(
+            ctx,
+            "mien gnm white tints",
+            bytemuck::cast_slice(&vec![u32::MAX; widest as usize]),
+            wgpu::BufferUsages::empty(),
+        );
         Ok(Upload {
             chunks,
             vertex_count: nv,
@@ -275,7 +317,8 @@ impl WgpuGnmBackend {
             heads,
             scaled,
             palette,
-            bytes,
+            bytes: bytes + u64::from(widest) * 4,
+            tint,
         })
     }
 }

@@ -402,3 +402,21 @@ fn the_ict_sized_pack_equals_the_reference_whole_and_split() {
         whole.max_abs, whole.max_ratio, r.max_abs, r.max_ratio
     );
 }
+
+#[test]
+fn the_real_ict_pack_driven_by_live_link_equals_the_reference() {
+    let Some(ctx) = context() else { return };
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data");
+    let pack = mien_cpu::conformance::gnm_real::ict_pack(&data).unwrap();
+    let frames =
+        mien_cpu::conformance::gnm_real::livelink_frames(&pack, &data, 1.0, 0.5, 4).unwrap();
+    assert!(
+        frames.iter().any(|f| f.head_ext.iter().any(|x| *x != 0.0)),
+        "the recording drives the head"
+    );
+    let r = check_pack(&mut Wgpu::new(ctx, None), &pack, &frames).unwrap();
+    eprintln!(
+        "real ICT pack, 4 Live Link frames: max |diff| {:e} m ({:.3} of the bound)",
+        r.max_abs, r.max_ratio
+    );
+}

@@ -88,6 +88,39 @@ impl VulkanGnmBackend {
         Ok(self.uploads[u].chunks.iter().map(|c| c.count).collect())
     }
 
+    /// The posed vertices of `head` as lift input ([`crate::VulkanDebugLift::from_parts`]): one
+    /// part per chunk, with white tints. A lift binds whole buffers and instance `i` of a batch
+    /// starts `i × count` vertices into its chunks' outputs, so only the first instance of an
+    /// upload can be lifted this way.
+    ///
+    /// # Errors
+    /// An unknown handle; [`mien_core::Error::Invalid`] for a later instance of a batch.
+    pub fn posed_parts(&self, head: GnmHandle) -> mien_core::Result<Vec<crate::PosedPart<'_>>> {
+        let (u, i) = self.find(head)?;
+        if i != 0 {
+            return Err(mien_core::Error::Invalid {
+                what: format!("head {}", head.0),
+                reason: format!("instance {i} of a batch cannot be lifted (only instance 0)"),
+            });
+        }
+        let up = &self.uploads[u];
+        let mut v0 = 0;
+        Ok(up
+            .chunks
+            .iter()
+            .map(|c| {
+                let part = crate::PosedPart {
+                    v0,
+                    count: c.count,
+                    posed: &c.posed,
+                    tint: &up.tint,
+                };
+                v0 += c.count;
+                part
+            })
+            .collect())
+    }
+
     fn find(&self, h: GnmHandle) -> mien_core::Result<(usize, usize)> {
         let &(u, i) = self.handles.get(h.0 as usize).ok_or_else(|| unknown(h))?;
         Ok((u as usize, i as usize))

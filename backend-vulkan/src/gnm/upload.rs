@@ -42,6 +42,8 @@ pub(super) struct Upload {
     pub(super) scaled: Buffer,
     pub(super) palette: Buffer,
     pub(super) pool: Arc<DescriptorPool>,
+    /// White vertex tints `(max chunk vertices,)` for a lift (a pack has no vertex colours).
+    pub(super) tint: Buffer,
     pub(super) bytes: u64,
 }
 
@@ -200,6 +202,12 @@ impl VulkanGnmBackend {
                 skin_groups: (sx, sy),
             });
         }
+        let widest = chunks.iter().map(|c| c.count).max().unwrap_or(1);
+        let tint = ctx.upload(
+            "white head tints",
+            bytemuck::cast_slice(&vec![u32::MAX; widest as usize]),
+            STORAGE,
+        )?;
         Ok(Upload {
             chunks,
             vertex_count: nv,
@@ -209,7 +217,8 @@ impl VulkanGnmBackend {
             scaled,
             palette,
             pool,
-            bytes,
+            tint,
+            bytes: bytes + u64::from(widest) * 4,
         })
     }
 }
