@@ -651,6 +651,22 @@ impl VulkanContext {
             .map(|b| Buffer(Arc::new(b)))
     }
 
+    /// A device-local buffer of `size` bytes usable as a copy source and destination, for a caller's
+    /// own transfers (the benchmark's copy baseline records `vkCmdCopyBuffer` between two of these
+    /// into [`VulkanEncoder::raw`]). Freed when the last clone is dropped; the caller waits for the
+    /// submissions that use it first.
+    ///
+    /// # Errors
+    /// Out of memory, or no device-local memory type fits.
+    pub fn transfer_buffer(&self, size: u64) -> Result<Buffer> {
+        self.buffer(
+            "a transfer buffer",
+            size,
+            vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST,
+            MemoryLocation::GpuOnly,
+        )
+    }
+
     /// A device-local storage buffer holding `bytes` (staged through a host buffer when the device
     /// memory is not host-visible).
     ///

@@ -1,0 +1,191 @@
+//! The CPU backend under the harness: `mien_cpu` rigs and heads (rayon over the global pool), the
+//! CPU lift and sink; the copy baseline is a host memcpy split over the same pool in 1 MiB chunks.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use mien_core::gnm::{GnmBackend, GnmHandle};
+use mien_core::lift::{DebugLiftParams, Lift};
+use mien_core::rig::{RigBackend, RigHandle};
+use mien_core::sink::SplatSink;
+use mien_cpu::{CpuDebugLift, CpuEncoder, CpuGnmBackend, CpuRigBackend, CpuSplatSink};
+use rayon::prelude::*;
+
+use crate::harness::{Bench, Case, CaseError, CopyResult, StageMs};
+use crate::workloads::{Frames, Model, Workload};
+
+/// The CPU backend.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CpuBench;
+
+struct RigCase {
+    w: Arc<Workload>,
+    backend: CpuRigBackend,
+    handles: Vec<RigHandle>,
+    sink: CpuSplatSink,
+    lifts: Vec<CpuDebugLift>,
+    enc: CpuEncoder,
+}
+
+impl Case for RigCase {
+    fn frame(&mut self, frame: u64) -> anyhow::Result<()> {
+        let Frames::Rig(f) = &self.w.frames else {
+            anyhow::bail!("a rig case needs rig frames");
+        };
+        for (c, h) in self.handles.iter().enumerate() {
+            self.backend
+                .set_controls(*h, &f[self.w.ring_index(c as u32, frame)])?;
+        }
+        self.backend.encode(&mut self.enc)?;
+        for l in &mut self.lifts {
+            l.encode(&mut self.enc, &self.backend, &mut self.sink)?;
+        }
+        Ok(())
+    }
+
+    fn gpu_times(&mut self, _frame: u64) -> anyhow::Result<Option<StageMs>> {
+        Ok(None)
+    }
+}
+
+struct GnmCase {
+    w: Arc<Workload>,
+    backend: CpuGnmBackend,
+    handles: Vec<GnmHandle>,
+    sink: CpuSplatSink,
+    lifts: Vec<CpuDebugLift>,
+    zeros: Vec<[f32; 3]>,
+    enc: CpuEncoder,
+}
+
+impl Case for GnmCase {
+    fn frame(&mut self, frame: u64) -> anyhow::Result<()> {
+        let Frames::Gnm(f) = &self.w.frames else {
+            anyhow::bail!("a GNM case needs GNM frames");
+        };
+        for (c, h) in self.handles.iter().enumerate() {
+            let input = &f[self.w.ring_index(c as u32, frame)];
+            self.backend
+                .set_head_ext(*h, &input.head_ext, &input.joint_world)?;
+        }
+        self.backend.encode(&mut self.enc)?;
+        for (l, h) in self.lifts.iter_mut().zip(&self.handles) {
+            let posed = self.backend.posed(*h)?;
+            l.encode_posed(&mut self.enc, posed, &self.zeros, &mut self.sink)?;
+        }
+        Ok(())
+    }
+
+    fn gpu_times(&mut self, _frame: u64) -> anyhow::Result<Option<StageMs>> {
+        Ok(None)
+    }
+}
+
+/// A sink of `batch · v` slots (one slot when the lift is off) and its ranges, one per instance.
+fn sink_for(
+    batch: u32,
+    v: u32,
+    lift: bool,
+) -> Result<(CpuSplatSink, Vec<mien_core::sink::SlotRange>), CaseError> {
+    let mut sink = CpuSplatSink::new(if lift { batch * v } else { 1 });
+    let ranges = if lift {
+        (0..batch)
+            .map(|_| sink.allocate(v))
+            .collect::<mien_core::Result<_>>()?
+    } else {
+        Vec::new()
+    };
+    Ok((sink, ranges))
+}
+
+impl Bench for CpuBench {
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+
+    fn device(&self) -> String {
+        format!(
+            "{} ({} rayon threads)",
+            crate::machine::cpu_model(),
+            rayon::current_num_threads()
+        )
+    }
+
+    fn case(&self, w: &Arc<Workload>, batch: u32, lift: bool) -> Result<Box<dyn Case>, CaseError> {
+        let v = w.vertices();
+        let (sink, ranges) = sink_for(batch, v, lift)?;
+        match &w.model {
+            Model::Rig(rig) => {
+                let mut backend = CpuRigBackend::new();
+                let handles = backend.upload_batch(rig, batch)?;
+                let lifts = handles
+                    .iter()
+                    .zip(&ranges)
+                    .map(|(h, r)| {
+                        CpuDebugLift::new(&backend, *h, &sink, DebugLiftParams::new(*r, v))
+                    })
+                    .collect::<mien_core::Result<_>>()?;
+                Ok(Box::new(RigCase {
+                    w: w.clone(),
+                    backend,
+                    handles,
+                    sink,
+                    lifts,
+                    enc: CpuEncoder::default(),
+                }))
+            }
+            Model::Gnm(pack) => {
+                let mut backend = CpuGnmBackend::new();
+                let handles = backend.upload_gnm_batch(pack, batch)?;
+                let lifts = ranges
+                    .iter()
+                    .map(|r| {
+                        CpuDebugLift::for_vertices(
+                            v,
+                            Vec::new(),
+                            &sink,
+                            DebugLiftParams::new(*r, v),
+                        )
+                    })
+                    .collect::<mien_core::Result<_>>()?;
+                Ok(Box::new(GnmCase {
+                    w: w.clone(),
+                    backend,
+                    handles,
+                    sink,
+                    lifts,
+                    zeros: vec![[0.0; 3]; v as usize],
+                    enc: CpuEncoder::default(),
+                }))
+            }
+        }
+    }
+
+    fn copy_limit(&self) -> u64 {
+        1 << 30
+    }
+
+    fn copy(&self, bytes: u64, copies: u32) -> anyhow::Result<CopyResult> {
+        let n = bytes as usize;
+        let src: Vec<u8> = (0..n).map(|i| i as u8).collect();
+        let mut dst = vec![0u8; n];
+        let run = |dst: &mut [u8]| {
+            dst.par_chunks_mut(1 << 20)
+                .zip(src.par_chunks(1 << 20))
+                .for_each(|(d, s)| d.copy_from_slice(s));
+        };
+        run(&mut dst);
+        let start = Instant::now();
+        for _ in 0..copies {
+            run(std::hint::black_box(&mut dst));
+        }
+        let t = start.elapsed().as_secs_f64() / f64::from(copies.max(1));
+        anyhow::ensure!(dst == src, "the host copy did not copy");
+        Ok(CopyResult {
+            bytes,
+            copies,
+            us_per_copy: t * 1e6,
+            gb_per_s: 2.0 * bytes as f64 / t / 1e9,
+        })
+    }
+}

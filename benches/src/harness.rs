@@ -1,0 +1,256 @@
+//! The harness every backend runs the workloads through: a [`Bench`] builds a [`Case`] (upload,
+//! sink, lifts — all outside the timed region) for one workload × batch × lift, then [`measure`]
+//! times frames. A frame is: set every instance's controls (its ring entry), encode the rig pass
+//! and the lifts, submit, and **wait for completion** — all inside the timed region. Nothing is
+//! allocated by the harness per frame (a GPU backend's own encoder/fence creation is part of what
+//! is measured).
+//!
+//! The copy baseline is measured the same way in the same run: one copy of `N` bytes per
+//! submission, waited for; `N` = half the frame's bytes that must move (so the copy moves as many
+//! bytes as the frame must), at least 64 KiB, at most the device's buffer limit or 1 GiB.
+//! **Convention:** a copy of N bytes moves 2N (N read + N written), and the workloads' bytes count
+//! reads + writes likewise, so GB/s are comparable.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::workloads::Workload;
+
+/// Per-stage GPU milliseconds of one frame, from timestamp queries (`None`: the stage did not run
+/// or its passes write no timestamps — the GNM passes do not).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct StageMs {
+    /// The morph (CSR blend) pass.
+    pub morph: Option<f64>,
+    /// The skin pass.
+    pub skin: Option<f64>,
+    /// The lift pass.
+    pub lift: Option<f64>,
+}
+
+/// Why a case was not built.
+#[derive(Debug)]
+pub enum CaseError {
+    /// The combination is not supported (yet): reported as `n/a` with the reason.
+    NotApplicable(String),
+    /// A real failure.
+    Failed(anyhow::Error),
+}
+
+impl From<anyhow::Error> for CaseError {
+    fn from(e: anyhow::Error) -> Self {
+        CaseError::Failed(e)
+    }
+}
+
+impl From<mien_core::Error> for CaseError {
+    fn from(e: mien_core::Error) -> Self {
+        CaseError::Failed(e.into())
+    }
+}
+
+/// One workload × batch × lift, set up on one backend.
+pub trait Case {
+    /// One timed frame (`frame` selects each instance's ring entry): set controls, encode, submit,
+    /// wait.
+    ///
+    /// # Errors
+    /// Backend failures.
+    fn frame(&mut self, frame: u64) -> anyhow::Result<()>;
+
+    /// Run one more frame with the device's timestamp queries resolved and read back (not timed).
+    ///
+    /// # Errors
+    /// Backend failures; `Ok(None)` when the device has no timestamps.
+    fn gpu_times(&mut self, frame: u64) -> anyhow::Result<Option<StageMs>>;
+}
+
+/// A measured copy.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct CopyResult {
+    /// Bytes copied per copy (N; the copy moves 2N).
+    pub bytes: u64,
+    /// Copies timed.
+    pub copies: u32,
+    /// Mean microseconds per copy, submission and wait included.
+    pub us_per_copy: f64,
+    /// 2N ÷ time, GB/s (10⁹ bytes).
+    pub gb_per_s: f64,
+}
+
+/// A backend the harness can run.
+pub trait Bench {
+    /// `cpu`, `wgpu` or `vulkan`.
+    fn name(&self) -> &'static str;
+
+    /// The device in words (adapter name, driver, backend; CPU model for the CPU).
+    fn device(&self) -> String;
+
+    /// Set up `workload` for `batch` characters, with or without the lift (upload with
+    /// `upload_batch` / `upload_gnm_batch`, a sink slot range and a lift per instance).
+    ///
+    /// # Errors
+    /// [`CaseError::NotApplicable`] for what the backend cannot do yet (lifting a later instance
+    /// of a GNM batch), else the failure.
+    fn case(
+        &self,
+        workload: &Arc<Workload>,
+        batch: u32,
+        lift: bool,
+    ) -> Result<Box<dyn Case>, CaseError>;
+
+    /// Largest copy this backend measures, bytes.
+    fn copy_limit(&self) -> u64;
+
+    /// Time `copies` copies of `bytes` bytes (each submitted and waited for).
+    ///
+    /// # Errors
+    /// Backend failures (out of memory).
+    fn copy(&self, bytes: u64, copies: u32) -> anyhow::Result<CopyResult>;
+}
+
+/// Mean time per frame over `frames` frames after `warmup` untimed ones.
+///
+/// # Errors
+/// The first frame that fails.
+pub fn measure(case: &mut dyn Case, warmup: u32, frames: u32) -> anyhow::Result<Duration> {
+    for k in 0..warmup {
+        case.frame(u64::from(k))?;
+    }
+    let start = Instant::now();
+    for k in 0..frames {
+        case.frame(u64::from(warmup + k))?;
+    }
+    Ok(start.elapsed() / frames.max(1))
+}
+
+/// The copy size for a frame that must move `frame_bytes` (module docs).
+pub fn copy_size(frame_bytes: u64, limit: u64) -> u64 {
+    (frame_bytes / 2)
+        .clamp(64 << 10, limit.clamp(64 << 10, 1 << 30))
+        .next_multiple_of(256)
+        .min(limit.max(256))
+}
+
+/// One row of the results table.
+#[derive(Clone, Debug, Serialize)]
+pub struct Row {
+    /// Backend name.
+    pub backend: String,
+    /// Workload id.
+    pub workload: String,
+    /// Characters posed per frame.
+    pub batch: u32,
+    /// Whether the lift runs.
+    pub lift: bool,
+    /// `ok`, `n/a: …` or `error: …`.
+    pub status: String,
+    /// Vertices per character.
+    pub vertices: u32,
+    /// Frames timed.
+    pub frames: u32,
+    /// Mean wall microseconds per frame (set, encode, submit, wait).
+    pub us_per_frame: Option<f64>,
+    /// batch ÷ time per frame.
+    pub characters_per_s: Option<f64>,
+    /// Bytes that must move per character per frame (reads + writes, [`crate::bytes`]).
+    pub bytes_per_character: u64,
+    /// batch × bytes_per_character.
+    pub bytes_per_frame: u64,
+    /// bytes_per_frame ÷ time, GB/s.
+    pub gb_per_s: Option<f64>,
+    /// The copy baseline measured at this row's size.
+    pub copy: Option<CopyResult>,
+    /// gb_per_s ÷ the copy's GB/s, percent.
+    pub pct_of_copy: Option<f64>,
+    /// GPU stage times of one extra frame.
+    pub gpu_ms: Option<StageMs>,
+}
+
+/// What to run for one row.
+#[derive(Clone, Copy, Debug)]
+pub struct RowPlan {
+    /// Characters.
+    pub batch: u32,
+    /// Lift on.
+    pub lift: bool,
+    /// Untimed frames first.
+    pub warmup: u32,
+    /// Timed frames.
+    pub frames: u32,
+}
+
+/// Build, time and describe one row (failures become the row's status, never a panic). Copies
+/// are measured once per size and kept in `copies`.
+pub fn run_row(
+    bench: &dyn Bench,
+    workload: &Arc<Workload>,
+    plan: RowPlan,
+    copies: &mut Vec<(String, CopyResult)>,
+) -> Row {
+    let per_char = workload.bytes(plan.lift).total();
+    let mut row = Row {
+        backend: bench.name().into(),
+        workload: workload.id.clone(),
+        batch: plan.batch,
+        lift: plan.lift,
+        status: "ok".into(),
+        vertices: workload.vertices(),
+        frames: plan.frames,
+        us_per_frame: None,
+        characters_per_s: None,
+        bytes_per_character: per_char,
+        bytes_per_frame: per_char * u64::from(plan.batch),
+        gb_per_s: None,
+        copy: None,
+        pct_of_copy: None,
+        gpu_ms: None,
+    };
+    let mut case = match bench.case(workload, plan.batch, plan.lift) {
+        Ok(c) => c,
+        Err(CaseError::NotApplicable(why)) => {
+            row.status = format!("n/a: {why}");
+            return row;
+        }
+        Err(CaseError::Failed(e)) => {
+            row.status = format!("error: {e:#}");
+            return row;
+        }
+    };
+    let t = match measure(case.as_mut(), plan.warmup, plan.frames) {
+        Ok(t) => t.as_secs_f64(),
+        Err(e) => {
+            row.status = format!("error: {e:#}");
+            return row;
+        }
+    };
+    row.gpu_ms = case
+        .gpu_times(u64::from(plan.warmup + plan.frames))
+        .ok()
+        .flatten();
+    drop(case);
+    row.us_per_frame = Some(t * 1e6);
+    row.characters_per_s = Some(f64::from(plan.batch) / t);
+    let gbs = row.bytes_per_frame as f64 / t / 1e9;
+    row.gb_per_s = Some(gbs);
+    let size = copy_size(row.bytes_per_frame, bench.copy_limit());
+    let key = format!("{}:{size}", bench.name());
+    let copy = match copies.iter().find(|(k, _)| *k == key) {
+        Some((_, c)) => Some(*c),
+        None => match bench.copy(size, plan.frames.clamp(5, 100)) {
+            Ok(c) => {
+                copies.push((key, c));
+                Some(c)
+            }
+            Err(e) => {
+                row.status = format!("ok (copy baseline failed: {e:#})");
+                None
+            }
+        },
+    };
+    row.copy = copy;
+    row.pct_of_copy = copy.map(|c| 100.0 * gbs / c.gb_per_s);
+    row
+}

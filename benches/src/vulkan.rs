@@ -1,0 +1,222 @@
+//! The raw Vulkan backend under the harness: one command buffer per frame (rig pass, then one lift
+//! per instance), one submission, a fence wait. GPU stage times are the context's timestamps of the
+//! last completed frame. The copy baseline is `vkCmdCopyBuffer` between two device-local buffers.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use mien_core::gnm::{GnmBackend, GnmHandle};
+use mien_core::lift::{DebugLiftParams, Lift};
+use mien_core::rig::{RigBackend, RigHandle};
+use mien_core::sink::{SlotRange, SplatSink};
+use mien_vulkan::ash::vk;
+use mien_vulkan::{
+    ContextOptions, VulkanContext, VulkanDebugLift, VulkanGnmBackend, VulkanRigBackend,
+    VulkanSplatSink,
+};
+
+use crate::harness::{Bench, Case, CaseError, CopyResult, StageMs};
+use crate::workloads::{Frames, Kind, Model, Workload};
+
+/// The Vulkan backend on one device.
+#[derive(Clone, Debug)]
+pub struct VulkanBench {
+    ctx: VulkanContext,
+}
+
+impl VulkanBench {
+    /// Open the best device (software devices accepted only with `allow_software`).
+    ///
+    /// # Errors
+    /// No loader or device; a software device when not allowed.
+    pub fn new(allow_software: bool) -> anyhow::Result<Self> {
+        let ctx = VulkanContext::new(&ContextOptions {
+            allow_software,
+            ..Default::default()
+        })?;
+        anyhow::ensure!(
+            allow_software || !ctx.is_software(),
+            "only a software Vulkan device ({}) is present",
+            ctx.name()
+        );
+        Ok(VulkanBench { ctx })
+    }
+}
+
+enum Poser {
+    Rig(VulkanRigBackend, Vec<RigHandle>),
+    Gnm(VulkanGnmBackend, Vec<GnmHandle>),
+}
+
+struct VulkanCase {
+    ctx: VulkanContext,
+    w: Arc<Workload>,
+    poser: Poser,
+    sink: VulkanSplatSink,
+    lifts: Vec<VulkanDebugLift>,
+}
+
+impl Case for VulkanCase {
+    fn frame(&mut self, frame: u64) -> anyhow::Result<()> {
+        let mut enc = self.ctx.begin()?;
+        match (&mut self.poser, &self.w.frames) {
+            (Poser::Rig(b, hs), Frames::Rig(f)) => {
+                for (c, h) in hs.iter().enumerate() {
+                    b.set_controls(*h, &f[self.w.ring_index(c as u32, frame)])?;
+                }
+                b.encode(&mut enc)?;
+                for l in &mut self.lifts {
+                    l.encode(&mut enc, b, &mut self.sink)?;
+                }
+            }
+            (Poser::Gnm(b, hs), Frames::Gnm(f)) => {
+                for (c, h) in hs.iter().enumerate() {
+                    let input = &f[self.w.ring_index(c as u32, frame)];
+                    b.set_head_ext(*h, &input.head_ext, &input.joint_world)?;
+                }
+                b.encode(&mut enc)?;
+                for l in &mut self.lifts {
+                    l.record(&mut enc, &mut self.sink)?;
+                }
+            }
+            _ => anyhow::bail!("model and frames disagree"),
+        }
+        self.ctx.submit(enc)?;
+        self.ctx.wait()?;
+        Ok(())
+    }
+
+    fn gpu_times(&mut self, frame: u64) -> anyhow::Result<Option<StageMs>> {
+        if !self.ctx.has_timestamps() {
+            return Ok(None);
+        }
+        self.frame(frame)?;
+        let rig = self.w.kind != Kind::Gnm;
+        Ok(self.ctx.stage_times().map(|t| StageMs {
+            morph: rig.then_some(t.morph_ms),
+            skin: rig.then_some(t.skin_ms),
+            lift: (!self.lifts.is_empty()).then_some(t.lift_ms),
+        }))
+    }
+}
+
+fn ranges(
+    sink: &mut VulkanSplatSink,
+    batch: u32,
+    v: u32,
+    lift: bool,
+) -> mien_core::Result<Vec<SlotRange>> {
+    if !lift {
+        return Ok(Vec::new());
+    }
+    (0..batch).map(|_| sink.allocate(v)).collect()
+}
+
+impl Bench for VulkanBench {
+    fn name(&self) -> &'static str {
+        "vulkan"
+    }
+
+    fn device(&self) -> String {
+        let p = self.ctx.properties();
+        format!(
+            "{} (Vulkan {}.{}, driver version {:#x})",
+            self.ctx.name(),
+            vk::api_version_major(p.api_version),
+            vk::api_version_minor(p.api_version),
+            p.driver_version
+        )
+    }
+
+    fn case(&self, w: &Arc<Workload>, batch: u32, lift: bool) -> Result<Box<dyn Case>, CaseError> {
+        let v = w.vertices();
+        let mut sink = VulkanSplatSink::new(&self.ctx, if lift { batch * v } else { 1 })?;
+        let ranges = ranges(&mut sink, batch, v, lift)?;
+        let (poser, lifts) = match &w.model {
+            Model::Rig(rig) => {
+                let mut b = VulkanRigBackend::new(&self.ctx);
+                let hs = b.upload_batch(rig, batch)?;
+                let mut lifts = Vec::new();
+                for (i, (h, r)) in hs.iter().zip(&ranges).enumerate() {
+                    match VulkanDebugLift::new(&b, *h, &sink, DebugLiftParams::new(*r, v)) {
+                        Ok(l) => lifts.push(l),
+                        Err(e) if i > 0 => {
+                            return Err(CaseError::NotApplicable(format!(
+                                "lifting instance {i} of a batch: {e}"
+                            )));
+                        }
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+                (Poser::Rig(b, hs), lifts)
+            }
+            Model::Gnm(pack) => {
+                let mut b = VulkanGnmBackend::new(&self.ctx);
+                let hs = b.upload_gnm_batch(pack, batch)?;
+                let mut lifts = Vec::new();
+                for (i, (h, r)) in hs.iter().zip(&ranges).enumerate() {
+                    let parts = match b.posed_parts(*h) {
+                        Ok(p) => p,
+                        Err(e) if i > 0 => return Err(CaseError::NotApplicable(e.to_string())),
+                        Err(e) => return Err(e.into()),
+                    };
+                    lifts.push(VulkanDebugLift::from_parts(
+                        &self.ctx,
+                        v,
+                        &parts,
+                        &sink,
+                        DebugLiftParams::new(*r, v),
+                    )?);
+                }
+                (Poser::Gnm(b, hs), lifts)
+            }
+        };
+        Ok(Box::new(VulkanCase {
+            ctx: self.ctx.clone(),
+            w: w.clone(),
+            poser,
+            sink,
+            lifts,
+        }))
+    }
+
+    fn copy_limit(&self) -> u64 {
+        1 << 30
+    }
+
+    fn copy(&self, bytes: u64, copies: u32) -> anyhow::Result<CopyResult> {
+        let a = self.ctx.transfer_buffer(bytes)?;
+        let b = self.ctx.transfer_buffer(bytes)?;
+        let once = || -> anyhow::Result<()> {
+            let enc = self.ctx.begin()?;
+            let region = [vk::BufferCopy {
+                src_offset: 0,
+                dst_offset: 0,
+                size: bytes,
+            }];
+            // SAFETY: `enc` is recording (from `begin`), outside a render pass; both buffers are
+            // live device buffers of `bytes` bytes with TRANSFER_SRC | TRANSFER_DST usage, and
+            // they outlive the submission because `wait` returns before they can be dropped.
+            unsafe {
+                self.ctx
+                    .device()
+                    .cmd_copy_buffer(enc.raw(), a.handle(), b.handle(), &region);
+            }
+            self.ctx.submit(enc)?;
+            self.ctx.wait()?;
+            Ok(())
+        };
+        once()?;
+        let start = Instant::now();
+        for _ in 0..copies {
+            once()?;
+        }
+        let t = start.elapsed().as_secs_f64() / f64::from(copies.max(1));
+        Ok(CopyResult {
+            bytes,
+            copies,
+            us_per_copy: t * 1e6,
+            gb_per_s: 2.0 * bytes as f64 / t / 1e9,
+        })
+    }
+}

@@ -1,0 +1,232 @@
+//! The wgpu backend under the harness: one command encoder per frame (rig pass, then one lift per
+//! instance), one submission, a blocking wait. GPU stage times come from the context's timestamp
+//! queries, resolved in one extra frame and read back. The copy baseline is
+//! `copy_buffer_to_buffer` between two device buffers.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use mien_core::gnm::{GnmBackend, GnmHandle};
+use mien_core::lift::DebugLiftParams;
+use mien_core::rig::{RigBackend, RigHandle};
+use mien_core::sink::{SlotRange, SplatSink};
+use mien_wgpu::{
+    ContextOptions, Timestamps, WgpuContext, WgpuDebugLift, WgpuGnmBackend, WgpuRigBackend,
+    WgpuSplatSink,
+};
+
+use crate::harness::{Bench, Case, CaseError, CopyResult, StageMs};
+use crate::workloads::{Frames, Kind, Model, Workload};
+
+/// The wgpu backend on one device.
+#[derive(Clone, Debug)]
+pub struct WgpuBench {
+    ctx: WgpuContext,
+}
+
+impl WgpuBench {
+    /// Open the best adapter (software adapters accepted only with `allow_software`).
+    ///
+    /// # Errors
+    /// No adapter.
+    pub fn new(allow_software: bool) -> anyhow::Result<Self> {
+        let ctx = WgpuContext::new(&ContextOptions {
+            allow_software,
+            ..Default::default()
+        })?;
+        Ok(WgpuBench { ctx })
+    }
+
+    /// The context.
+    pub fn context(&self) -> &WgpuContext {
+        &self.ctx
+    }
+}
+
+enum Poser {
+    Rig(WgpuRigBackend, Vec<RigHandle>),
+    Gnm(WgpuGnmBackend, Vec<GnmHandle>),
+}
+
+struct WgpuCase {
+    ctx: WgpuContext,
+    w: Arc<Workload>,
+    poser: Poser,
+    sink: WgpuSplatSink,
+    lifts: Vec<WgpuDebugLift>,
+}
+
+impl WgpuCase {
+    fn record(&mut self, frame: u64, timestamps: bool) -> anyhow::Result<()> {
+        let mut enc = self
+            .ctx
+            .device()
+            .create_command_encoder(&Default::default());
+        match (&mut self.poser, &self.w.frames) {
+            (Poser::Rig(b, hs), Frames::Rig(f)) => {
+                for (c, h) in hs.iter().enumerate() {
+                    b.set_controls(*h, &f[self.w.ring_index(c as u32, frame)])?;
+                }
+                b.encode(&mut enc)?;
+            }
+            (Poser::Gnm(b, hs), Frames::Gnm(f)) => {
+                for (c, h) in hs.iter().enumerate() {
+                    let input = &f[self.w.ring_index(c as u32, frame)];
+                    b.set_head_ext(*h, &input.head_ext, &input.joint_world)?;
+                }
+                b.encode(&mut enc)?;
+            }
+            _ => anyhow::bail!("model and frames disagree"),
+        }
+        for l in &mut self.lifts {
+            l.record(&mut enc, &mut self.sink)?;
+        }
+        if timestamps && let Some(ts) = self.ctx.timestamps() {
+            ts.resolve(&mut enc);
+        }
+        self.ctx.submit(enc);
+        self.ctx.wait()?;
+        Ok(())
+    }
+}
+
+impl Case for WgpuCase {
+    fn frame(&mut self, frame: u64) -> anyhow::Result<()> {
+        self.record(frame, false)
+    }
+
+    fn gpu_times(&mut self, frame: u64) -> anyhow::Result<Option<StageMs>> {
+        if self.ctx.timestamps().is_none() {
+            return Ok(None);
+        }
+        self.record(frame, true)?;
+        let Some((buf, period)) = self.ctx.timestamps().map(Timestamps::resolved) else {
+            return Ok(None);
+        };
+        let bytes = self
+            .ctx
+            .read_buffers("timestamps", &[(buf, 0, buf.size())])?;
+        let t = Timestamps::decode(bytes.first().map_or(&[][..], |b| b), period);
+        let rig = self.w.kind != Kind::Gnm;
+        Ok(Some(StageMs {
+            morph: rig.then_some(t.morph_ms),
+            skin: rig.then_some(t.skin_ms),
+            lift: (!self.lifts.is_empty()).then_some(t.lift_ms),
+        }))
+    }
+}
+
+fn ranges(
+    sink: &mut WgpuSplatSink,
+    batch: u32,
+    v: u32,
+    lift: bool,
+) -> mien_core::Result<Vec<SlotRange>> {
+    if !lift {
+        return Ok(Vec::new());
+    }
+    (0..batch).map(|_| sink.allocate(v)).collect()
+}
+
+impl Bench for WgpuBench {
+    fn name(&self) -> &'static str {
+        "wgpu"
+    }
+
+    fn device(&self) -> String {
+        let i = self.ctx.info();
+        format!(
+            "{} ({:?}, driver {} {})",
+            i.name, i.backend, i.driver, i.driver_info
+        )
+    }
+
+    fn case(&self, w: &Arc<Workload>, batch: u32, lift: bool) -> Result<Box<dyn Case>, CaseError> {
+        let v = w.vertices();
+        let mut sink = WgpuSplatSink::new(&self.ctx, if lift { batch * v } else { 1 })?;
+        let ranges = ranges(&mut sink, batch, v, lift)?;
+        let (poser, lifts) = match &w.model {
+            Model::Rig(rig) => {
+                let mut b = WgpuRigBackend::new(&self.ctx);
+                let hs = b.upload_batch(rig, batch)?;
+                let mut lifts = Vec::new();
+                for (i, (h, r)) in hs.iter().zip(&ranges).enumerate() {
+                    match WgpuDebugLift::new(&b, *h, &sink, DebugLiftParams::new(*r, v)) {
+                        Ok(l) => lifts.push(l),
+                        Err(e) if i > 0 => {
+                            return Err(CaseError::NotApplicable(format!(
+                                "lifting instance {i} of a batch: {e}"
+                            )));
+                        }
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+                (Poser::Rig(b, hs), lifts)
+            }
+            Model::Gnm(pack) => {
+                let mut b = WgpuGnmBackend::new(&self.ctx);
+                let hs = b.upload_gnm_batch(pack, batch)?;
+                let mut lifts = Vec::new();
+                for (i, (h, r)) in hs.iter().zip(&ranges).enumerate() {
+                    let parts = match b.posed_parts(*h) {
+                        Ok(p) => p,
+                        Err(e) if i > 0 => return Err(CaseError::NotApplicable(e.to_string())),
+                        Err(e) => return Err(e.into()),
+                    };
+                    lifts.push(WgpuDebugLift::from_parts(
+                        &self.ctx,
+                        v,
+                        &parts,
+                        &sink,
+                        DebugLiftParams::new(*r, v),
+                    )?);
+                }
+                (Poser::Gnm(b, hs), lifts)
+            }
+        };
+        Ok(Box::new(WgpuCase {
+            ctx: self.ctx.clone(),
+            w: w.clone(),
+            poser,
+            sink,
+            lifts,
+        }))
+    }
+
+    fn copy_limit(&self) -> u64 {
+        self.ctx.limits().max_buffer_size
+    }
+
+    fn copy(&self, bytes: u64, copies: u32) -> anyhow::Result<CopyResult> {
+        let d = self.ctx.device();
+        let make = |label| {
+            d.create_buffer(&mien_wgpu::wgpu::BufferDescriptor {
+                label: Some(label),
+                size: bytes,
+                usage: mien_wgpu::wgpu::BufferUsages::COPY_SRC
+                    | mien_wgpu::wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            })
+        };
+        let (a, b) = (make("mien bench copy src"), make("mien bench copy dst"));
+        let once = || -> anyhow::Result<()> {
+            let mut enc = d.create_command_encoder(&Default::default());
+            enc.copy_buffer_to_buffer(&a, 0, &b, 0, bytes);
+            self.ctx.submit(enc);
+            self.ctx.wait()?;
+            Ok(())
+        };
+        once()?;
+        let start = Instant::now();
+        for _ in 0..copies {
+            once()?;
+        }
+        let t = start.elapsed().as_secs_f64() / f64::from(copies.max(1));
+        Ok(CopyResult {
+            bytes,
+            copies,
+            us_per_copy: t * 1e6,
+            gb_per_s: 2.0 * bytes as f64 / t / 1e9,
+        })
+    }
+}
