@@ -30,9 +30,14 @@ const ICT_METRES_PER_UNIT: f64 = 0.01;
 /// by rounding noise (≤ 1e-6 cm), not by a shape.
 pub const ICT_DELTA_FLOOR_M: f32 = 1e-7;
 
-/// Controls `(RING,)` of `rig` (flattened from `ch`) under `drive`, sampled evenly over its span.
-fn ring_of(ch: &Character, rig: &RigData, drive: &mut Drive) -> Vec<RigControls> {
-    let (t0, t1) = drive.span(ch);
+/// Controls `(RING,)` of `rig` (flattened from `ch`) under `drive`, sampled evenly over
+/// `[t0, t1)`.
+fn ring_of(
+    ch: &Character,
+    rig: &RigData,
+    drive: &mut Drive,
+    (t0, t1): (f64, f64),
+) -> Vec<RigControls> {
     let rest = ch.rest_pose();
     let mut pose = rest.clone();
     let (mut locals, mut world) = (Vec::new(), Vec::new());
@@ -57,11 +62,17 @@ fn gltf_workload(path: &Path, id: &str, kind: Kind, what: &str) -> anyhow::Resul
         "{id}: {} has no clips",
         path.display()
     );
-    let mut drive = Drive::Clips(ch.take_of(ClipId(0)));
+    let take = ch.take_of(ClipId(0));
+    // From the first key (facecap's capture starts at 0.0475 s; before it the first key holds).
+    let start = take
+        .iter()
+        .map(|c| ch.clips[c.index()].start())
+        .fold(f64::INFINITY, f64::min);
+    let mut drive = Drive::Clips(take);
     let (_, end) = drive.span(&ch);
-    let frames = ring_of(&ch, &rig, &mut drive);
+    let frames = ring_of(&ch, &rig, &mut drive, (start, end));
     let description = format!(
-        "{what}: {} vertices, {} morph targets, {} palette entries, {} CSR entries; controls: the clip `{}` (and its take) sampled at {RING} evenly spaced times over [0, {end:.3}] s",
+        "{what}: {} vertices, {} morph targets, {} palette entries, {} CSR entries; controls: the clip `{}` (and its take) sampled at {RING} evenly spaced times over [{start:.4}, {end:.3}) s",
         rig.vertex_count(),
         rig.weight_count,
         rig.palette.len(),
