@@ -36,6 +36,10 @@ pub enum Command {
     /// Run a strict, headless scenario (docs/scenarios.md): steps on the media clock, assertions,
     /// hashes checked by a second run from scratch, captures.
     Scenario(crate::scenario::ScenarioArgs),
+    /// Time the benchmark workloads (W1–W6, benches/README.md) on the CPU and GPU backends against
+    /// a copy baseline measured in the same run; print a table, write bench.json with --out, or
+    /// export the arrays the peer scripts read with --export.
+    Bench(crate::bench::BenchArgs),
 }
 
 /// Where the rig runs.

@@ -1,9 +1,10 @@
-//! The `mien` command-line tool: `mien animate` (the main job), `mien inspect`, `mien pack` and
-//! `mien scenario`.
+//! The `mien` command-line tool: `mien animate` (the main job), `mien inspect`, `mien pack`,
+//! `mien scenario` and `mien bench`.
 
 mod animate;
 mod animator;
 mod args;
+mod bench;
 mod engine;
 mod engine_head;
 #[cfg(feature = "vulkan")]
@@ -47,6 +48,7 @@ fn main() -> ExitCode {
         Command::Inspect(i) => inspect::run(&i.file, i.json).map(|text| print!("{text}")),
         Command::Pack(p) => pack::run(p).map(|text| print!("{text}")),
         Command::Scenario(s) => return scenario::main(s, command),
+        Command::Bench(b) => bench::run(b, command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,234 @@
+//! `mien bench`: the workloads of issue 8 on the chosen backends, a copy baseline per backend in
+//! the same run, one table (µs/frame, characters/s, effective GB/s, % of copy) and `bench.json`;
+//! `--export DIR` writes the arrays the peer scripts read instead of timing.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::Context;
+use clap::{Args, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+use mien_benches::harness::{Bench, CopyResult, Row, RowPlan, run_row};
+use mien_benches::machine::{Machine, utc_now};
+use mien_benches::workloads::{self, ALL, Workload};
+use serde_json::json;
+
+/// Which lift settings to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LiftChoice {
+    /// Lift every posed character into the splat sink.
+    On,
+    /// Pose only.
+    Off,
+    /// Both, one row each.
+    Both,
+}
+
+/// `mien bench` arguments.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Backends, comma-separated (cpu, wgpu, vulkan). Default: every one that has a hardware device
+    /// (the CPU always).
+    #[arg(long, value_delimiter = ',')]
+    pub backend: Vec<String>,
+    /// Workloads, comma-separated (W1 … W6; see benches/README.md). Default: all.
+    #[arg(long, value_delimiter = ',')]
+    pub workload: Vec<String>,
+    /// Characters per frame, comma-separated. Default 1,16,256 (1,16 with --quick).
+    #[arg(long, value_delimiter = ',')]
+    pub batch: Vec<u32>,
+    /// With the lift, without it, or both.
+    #[arg(long, value_enum, default_value = "both")]
+    pub lift: LiftChoice,
+    /// Timed frames per row (default 50; 3 with --quick), after 3 untimed (1 with --quick).
+    #[arg(long)]
+    pub frames: Option<u32>,
+    /// A run of under a minute on a GPU machine: fewer frames, batches 1 and 16.
+    #[arg(long)]
+    pub quick: bool,
+    /// Write bench.json and table.txt here.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Write each workload's arrays for the peer scripts (DIR/W/manifest.json + .npy) and exit
+    /// without timing.
+    #[arg(long)]
+    pub export: Option<PathBuf>,
+    /// The real inputs' folder (default: $MIEN_DATA, else ../shared/data).
+    #[arg(long)]
+    pub data: Option<PathBuf>,
+    /// Accept a software GPU (lavapipe, llvmpipe): for trying the harness, not for figures.
+    #[arg(long)]
+    pub allow_software: bool,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// Right-aligned number with `digits` decimals, or `-`.
+fn num(x: Option<f64>, digits: usize) -> String {
+    x.map_or("-".into(), |x| format!("{x:.digits$}"))
+}
+
+/// The results table, one line per row.
+pub fn table(rows: &[Row]) -> String {
+    let mut s = format!(
+        "{:<7} {:<5} {:>5} {:>4} {:>12} {:>13} {:>9} {:>7}  {}\n",
+        "backend", "work", "batch", "lift", "µs/frame", "characters/s", "GB/s", "% copy", "status"
+    );
+    for r in rows {
+        s += &format!(
+            "{:<7} {:<5} {:>5} {:>4} {:>12} {:>13} {:>9} {:>7}  {}\n",
+            r.backend,
+            r.workload,
+            r.batch,
+            if r.lift { "on" } else { "off" },
+            num(r.us_per_frame, 1),
+            num(r.characters_per_s, 0),
+            num(r.gb_per_s, 2),
+            num(r.pct_of_copy, 1),
+            if r.status == "ok" { "" } else { &r.status },
+        );
+    }
+    s
+}
+
+fn open_backends(a: &BenchArgs) -> anyhow::Result<(Vec<Box<dyn Bench>>, Vec<String>)> {
+    let (mut out, mut notes) = (Vec::new(), Vec::new());
+    if a.backend.is_empty() {
+        for name in mien_benches::BACKENDS {
+            match mien_benches::open(name, a.allow_software) {
+                Ok(b) => out.push(b),
+                Err(e) => notes.push(format!("{name} skipped: {e:#}")),
+            }
+        }
+    } else {
+        for name in &a.backend {
+            out.push(
+                mien_benches::open(name.trim(), a.allow_software)
+                    .with_context(|| format!("--backend {name}"))?,
+            );
+        }
+    }
+    Ok((out, notes))
+}
+
+/// Run `mien bench`.
+///
+/// # Errors
+/// Unknown backends or workloads, a requested backend without a device, unreadable real inputs,
+/// an output folder that cannot be written.
+pub fn run(a: &BenchArgs, command: Vec<String>) -> anyhow::Result<()> {
+    let data = a.data.clone().unwrap_or_else(workloads::data_dir);
+    let ids: Vec<String> = if a.workload.is_empty() {
+        ALL.iter().map(|s| (*s).to_owned()).collect()
+    } else {
+        a.workload
+            .iter()
+            .map(|s| s.trim().to_ascii_uppercase())
+            .collect()
+    };
+    if let Some(dir) = &a.export {
+        for id in &ids {
+            let w = workloads::load(id, &data)?;
+            let m = mien_benches::export::export(&w, dir)
+                .with_context(|| format!("exporting {id} into {}", dir.display()))?;
+            println!(
+                "{id}: {} (tolerance {:.3e} m, {} bytes per character)",
+                dir.join(id).display(),
+                m["tolerance_m"].as_f64().unwrap_or(0.0),
+                m["bytes_per_character"]
+            );
+        }
+        return Ok(());
+    }
+    let (backends, notes) = open_backends(a)?;
+    let batches = match (a.batch.is_empty(), a.quick) {
+        (false, _) => a.batch.clone(),
+        (true, true) => vec![1, 16],
+        (true, false) => vec![1, 16, 256],
+    };
+    anyhow::ensure!(
+        !batches.contains(&0),
+        "--batch: a batch needs at least one character"
+    );
+    let lifts: &[bool] = match a.lift {
+        LiftChoice::On => &[true],
+        LiftChoice::Off => &[false],
+        LiftChoice::Both => &[false, true],
+    };
+    let frames = a.frames.unwrap_or(if a.quick { 3 } else { 50 }).max(1);
+    let warmup = if a.quick { 1 } else { 3 };
+    let total = (ids.len() * backends.len() * batches.len() * lifts.len()) as u64;
+    let pb = if a.quiet || !std::io::stderr().is_terminal() {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(total)
+    };
+    if let Ok(style) = ProgressStyle::with_template("{spinner} {bar:40} {pos}/{len} rows  {msg}") {
+        pb.set_style(style);
+    }
+    let mut rows = Vec::new();
+    let mut copies: Vec<(String, CopyResult)> = Vec::new();
+    let mut described = Vec::new();
+    for id in &ids {
+        pb.set_message(format!("building {id}"));
+        let w: Arc<Workload> =
+            Arc::new(workloads::load(id, &data).with_context(|| format!("workload {id}"))?);
+        described.push(json!({
+            "id": w.id, "kind": w.kind, "vertices": w.vertices(), "controls": w.controls_count(),
+            "description": w.description,
+            "bytes_per_character": {"lift_off": w.bytes(false), "lift_on": w.bytes(true)},
+        }));
+        for b in &backends {
+            for &batch in &batches {
+                for &lift in lifts {
+                    pb.set_message(format!("{} {id} ×{batch}", b.name()));
+                    let plan = RowPlan {
+                        batch,
+                        lift,
+                        warmup,
+                        frames,
+                    };
+                    rows.push(run_row(b.as_ref(), &w, plan, &mut copies));
+                    pb.inc(1);
+                }
+            }
+        }
+    }
+    pb.finish_and_clear();
+    let text = table(&rows);
+    print!("{text}");
+    for n in &notes {
+        println!("note: {n}");
+    }
+    if let Some(out) = &a.out {
+        std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+        let doc = json!({
+            "machine": Machine::this(),
+            "devices": backends.iter().map(|b| json!({"backend": b.name(), "device": b.device()})).collect::<Vec<_>>(),
+            "date": utc_now(),
+            "command": command,
+            "frames": frames,
+            "warmup": warmup,
+            "quick": a.quick,
+            "conventions": {
+                "time": "mean wall time per frame: set every character's controls, encode, submit, wait",
+                "bytes": "per character per frame, reads of rig data touched + writes of outputs (benches/src/bytes.rs); a frame moves batch × that",
+                "gb": "10^9 bytes",
+                "copy": "a copy of N bytes counts 2N (read + write); N = frame bytes / 2, clamped to [64 KiB, 1 GiB]",
+            },
+            "workloads": described,
+            "rows": rows,
+            "copy_baselines": copies.iter().map(|(k, c)| json!({"backend": k.split(':').next(), "copy": c})).collect::<Vec<_>>(),
+            "notes": notes,
+        });
+        let json_path = out.join("bench.json");
+        std::fs::write(&json_path, serde_json::to_string_pretty(&doc)?)
+            .with_context(|| format!("writing {}", json_path.display()))?;
+        std::fs::write(out.join("table.txt"), &text)
+            .with_context(|| format!("writing {}", out.join("table.txt").display()))?;
+        println!("wrote {} and table.txt", json_path.display());
+    }
+    Ok(())
+}

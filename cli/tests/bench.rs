@@ -1,0 +1,144 @@
+//! `mien bench`: a quick CPU run writes bench.json with the documented keys and a row per batch ×
+//! lift whose numbers are consistent with each other; `--export` writes a manifest and arrays the
+//! peers read; unknown backends and workloads are refused.
+
+use std::process::Command;
+
+use serde_json::Value;
+
+fn mien() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_mien"))
+}
+
+#[test]
+fn quick_cpu_run_writes_bench_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = mien()
+        .args([
+            "bench",
+            "--quick",
+            "--backend",
+            "cpu",
+            "--workload",
+            "W1",
+            "--frames",
+            "3",
+            "--quiet",
+            "--out",
+        ])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("µs/frame") && stdout.contains("% copy"),
+        "{stdout}"
+    );
+    let j: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("bench.json")).unwrap()).unwrap();
+    for key in [
+        "machine",
+        "devices",
+        "date",
+        "command",
+        "frames",
+        "conventions",
+        "workloads",
+        "rows",
+        "copy_baselines",
+    ] {
+        assert!(j.get(key).is_some(), "bench.json lacks {key}");
+    }
+    assert!(j["machine"]["threads"].as_u64().unwrap() >= 1);
+    assert_eq!(j["command"][1], "bench");
+    assert_eq!(j["devices"][0]["backend"], "cpu");
+    let rows = j["rows"].as_array().unwrap();
+    // --quick: batches 1 and 16, lift off and on.
+    assert_eq!(rows.len(), 4);
+    for r in rows {
+        assert_eq!(r["status"], "ok", "{r}");
+        assert_eq!(r["frames"], 3);
+        let us = r["us_per_frame"].as_f64().unwrap();
+        let batch = r["batch"].as_f64().unwrap();
+        let per_char = r["bytes_per_character"].as_f64().unwrap();
+        assert_eq!(r["bytes_per_frame"].as_f64().unwrap(), per_char * batch);
+        let cps = r["characters_per_s"].as_f64().unwrap();
+        assert!((cps - batch / (us * 1e-6)).abs() <= 1e-6 * cps);
+        let gbs = r["gb_per_s"].as_f64().unwrap();
+        assert!((gbs - per_char * batch / (us * 1e-6) / 1e9).abs() <= 1e-6 * gbs);
+        let copy = r["copy"]["gb_per_s"].as_f64().unwrap();
+        assert!(
+            (r["pct_of_copy"].as_f64().unwrap() - 100.0 * gbs / copy).abs()
+                < 1e-6 * gbs.max(1.0) * 100.0
+        );
+    }
+    // The lift adds its bytes: V·28 read + V·52 written per character.
+    let v = j["workloads"][0]["vertices"].as_u64().unwrap();
+    let (off, on) = (
+        &j["workloads"][0]["bytes_per_character"]["lift_off"],
+        &j["workloads"][0]["bytes_per_character"]["lift_on"],
+    );
+    assert_eq!(
+        on["reads"].as_u64().unwrap() - off["reads"].as_u64().unwrap(),
+        v * 28
+    );
+    assert_eq!(
+        on["writes"].as_u64().unwrap() - off["writes"].as_u64().unwrap(),
+        v * 52
+    );
+    assert!(dir.path().join("table.txt").is_file());
+}
+
+#[test]
+fn export_writes_manifests() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = mien()
+        .args(["bench", "--workload", "W6", "--export"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let m: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("W6/manifest.json")).unwrap())
+            .unwrap();
+    assert_eq!(
+        (
+            m["workload"].as_str(),
+            m["kind"].as_str(),
+            m["vertices"].as_u64(),
+            m["batch"].as_u64()
+        ),
+        (Some("W6"), Some("skin"), Some(3273), Some(16))
+    );
+    for name in ["rest", "joints", "weights", "matrices", "expected"] {
+        let file = m["arrays"][name]["file"].as_str().unwrap();
+        assert!(dir.path().join("W6").join(file).is_file(), "{name}");
+    }
+    assert_eq!(
+        m["arrays"]["matrices"]["shape"],
+        serde_json::json!([16, 19, 4, 4])
+    );
+}
+
+#[test]
+fn unknown_names_are_refused() {
+    for args in [["--backend", "metal"], ["--workload", "W9"]] {
+        let out = mien()
+            .args(["bench", "--quick", "--quiet"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("unknown"), "{err}");
+    }
+}
