@@ -9,6 +9,7 @@ pub mod export;
 pub mod harness;
 pub mod machine;
 pub mod npy;
+pub mod plot;
 #[cfg(feature = "vulkan")]
 pub mod vulkan;
 #[cfg(feature = "wgpu")]

@@ -253,3 +253,30 @@ fn skin_export_equals_the_cpu_backend() {
         }
     }
 }
+
+#[test]
+fn charts_are_drawn_as_png() {
+    use mien_benches::plot::{Chart, Series, draw};
+    let chart = Chart {
+        name: "t".into(),
+        title: "test".into(),
+        x_label: "vertices".into(),
+        series: vec![
+            Series {
+                backend: "cpu".into(),
+                points: vec![(1000.0, 10.0), (4000.0, 40.0)],
+            },
+            Series {
+                backend: "wgpu".into(),
+                points: vec![(1000.0, 5.0), (4000.0, 6.0)],
+            },
+        ],
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.png");
+    draw(&chart, &path).unwrap();
+    let img = image::open(&path).unwrap().to_rgb8();
+    assert_eq!(img.dimensions(), (900, 600));
+    // Something other than the white background was drawn.
+    assert!(img.pixels().any(|p| p.0 != [255, 255, 255]));
+}

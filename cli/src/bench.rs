@@ -54,6 +54,11 @@ pub struct BenchArgs {
     /// without timing.
     #[arg(long)]
     pub export: Option<PathBuf>,
+    /// Sweep the synthetic morph rig over vertices, active targets and batch size on each backend
+    /// and draw time_vs_vertices.png, time_vs_active.png, time_vs_batch.png (+ sweep.json) here,
+    /// instead of the table.
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
     /// The real inputs' folder (default: $MIEN_DATA, else ../shared/data).
     #[arg(long)]
     pub data: Option<PathBuf>,
@@ -143,6 +148,9 @@ pub fn run(a: &BenchArgs, command: Vec<String>) -> anyhow::Result<()> {
         return Ok(());
     }
     let (backends, notes) = open_backends(a)?;
+    if let Some(dir) = &a.plot {
+        return plot(a, dir, &backends);
+    }
     let batches = match (a.batch.is_empty(), a.quick) {
         (false, _) => a.batch.clone(),
         (true, true) => vec![1, 16],
@@ -230,5 +238,40 @@ pub fn run(a: &BenchArgs, command: Vec<String>) -> anyhow::Result<()> {
             .with_context(|| format!("writing {}", out.join("table.txt").display()))?;
         println!("wrote {} and table.txt", json_path.display());
     }
+    Ok(())
+}
+
+/// `--plot DIR`: the sweeps of [`mien_benches::plot::sweep`], three PNG charts and sweep.json.
+fn plot(a: &BenchArgs, dir: &std::path::Path, backends: &[Box<dyn Bench>]) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let pb = if a.quiet || !std::io::stderr().is_terminal() {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new((15 * backends.len()) as u64)
+    };
+    if let Ok(style) = ProgressStyle::with_template("{spinner} {bar:40} {pos}/{len} points  {msg}")
+    {
+        pb.set_style(style);
+    }
+    let frames = a.frames.unwrap_or(if a.quick { 3 } else { 20 }).max(1);
+    let charts = mien_benches::plot::sweep(backends, frames, &mut |m| {
+        pb.set_message(m.to_owned());
+        pb.inc(1);
+    });
+    pb.finish_and_clear();
+    for c in &charts {
+        let path = dir.join(format!("{}.png", c.name));
+        mien_benches::plot::draw(c, &path)
+            .with_context(|| format!("drawing {}", path.display()))?;
+        println!("wrote {}", path.display());
+    }
+    if !mien_benches::plot::font_available() {
+        println!(
+            "note: no TrueType font found (set MIEN_FONT): the charts have no labels; sweep.json has the numbers"
+        );
+    }
+    let doc =
+        json!({"machine": Machine::this(), "date": utc_now(), "frames": frames, "charts": charts});
+    std::fs::write(dir.join("sweep.json"), serde_json::to_string_pretty(&doc)?)?;
     Ok(())
 }

@@ -1,0 +1,205 @@
+//! How cost grows (issue 8, deliverable 5): sweeps of the synthetic morph rig over vertices,
+//! active targets and batch size on each backend, drawn as PNG line charts with `plotters` (bitmap
+//! backend into an RGB buffer, written with `image`). Text is drawn through ab_glyph with a TrueType
+//! font found at run time (`MIEN_FONT`, else DejaVu Sans or Liberation Sans in the usual system
+//! folders); without one the charts are drawn without labels and the caller is told.
+
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+
+use plotters::prelude::*;
+use serde::Serialize;
+
+use crate::harness::{Bench, RowPlan, run_row};
+use crate::workloads::{MorphShape, W5_SEED, synthetic_morph};
+
+/// One backend's points: (x, µs per frame).
+#[derive(Clone, Debug, Serialize)]
+pub struct Series {
+    /// Backend name.
+    pub backend: String,
+    /// `(x, µs/frame)`, failed points left out.
+    pub points: Vec<(f64, f64)>,
+}
+
+/// One swept chart.
+#[derive(Clone, Debug, Serialize)]
+pub struct Chart {
+    /// File stem (`time_vs_vertices`).
+    pub name: String,
+    /// What is held fixed.
+    pub title: String,
+    /// The x axis.
+    pub x_label: String,
+    /// One series per backend.
+    pub series: Vec<Series>,
+}
+
+/// Register a font for the charts once; `false` when none was found.
+pub fn font_available() -> bool {
+    static FOUND: OnceLock<bool> = OnceLock::new();
+    *FOUND.get_or_init(|| {
+        let candidates = [
+            std::env::var("MIEN_FONT").unwrap_or_default(),
+            "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf".into(),
+            "/usr/share/fonts/TTF/DejaVuSans.ttf".into(),
+            "/usr/share/fonts/dejavu/DejaVuSans.ttf".into(),
+            "/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf".into(),
+        ];
+        candidates.iter().filter(|p| !p.is_empty()).any(|p| {
+            std::fs::read(p).ok().is_some_and(|bytes| {
+                // register_font keeps the bytes for the process: leaked once, a few hundred KB.
+                let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
+                plotters::style::register_font("sans-serif", FontStyle::Normal, bytes).is_ok()
+            })
+        })
+    })
+}
+
+/// Draw `chart` to `path` (PNG, 900 × 600).
+///
+/// # Errors
+/// Drawing or writing errors.
+pub fn draw(chart: &Chart, path: &Path) -> anyhow::Result<()> {
+    let (w, h) = (900u32, 600u32);
+    let mut buf = vec![255u8; (w * h * 3) as usize];
+    let text = font_available();
+    {
+        let root = BitMapBackend::with_buffer(&mut buf, (w, h)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let pts = chart.series.iter().flat_map(|s| s.points.iter());
+        let x_max = pts.clone().map(|p| p.0).fold(1.0, f64::max) * 1.05;
+        let y_max = pts.map(|p| p.1).fold(1.0, f64::max) * 1.1;
+        let mut builder = ChartBuilder::on(&root);
+        builder
+            .margin(20)
+            .x_label_area_size(if text { 50 } else { 10 });
+        builder.y_label_area_size(if text { 80 } else { 10 });
+        if text {
+            builder.caption(&chart.title, ("sans-serif", 20));
+        }
+        let mut ctx = builder
+            .build_cartesian_2d(0f64..x_max, 0f64..y_max)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        let mut mesh = ctx.configure_mesh();
+        if text {
+            mesh.x_desc(chart.x_label.as_str()).y_desc("µs per frame");
+        } else {
+            mesh.x_labels(0).y_labels(0);
+        }
+        mesh.draw().map_err(|e| anyhow::anyhow!("{e}"))?;
+        for (i, s) in chart.series.iter().enumerate() {
+            let colour = Palette99::pick(i).to_rgba();
+            let line = ctx
+                .draw_series(LineSeries::new(
+                    s.points.iter().copied(),
+                    colour.stroke_width(2),
+                ))
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            if text {
+                line.label(s.backend.clone()).legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2))
+                });
+            }
+            ctx.draw_series(s.points.iter().map(|p| Circle::new(*p, 3, colour.filled())))
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+        }
+        if text {
+            ctx.configure_series_labels()
+                .background_style(WHITE.mix(0.8))
+                .border_style(BLACK)
+                .draw()
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+        }
+        root.present().map_err(|e| anyhow::anyhow!("{e}"))?;
+    }
+    let img = image::RgbImage::from_raw(w, h, buf)
+        .ok_or_else(|| anyhow::anyhow!("plot buffer has the wrong size"))?;
+    img.save(path)?;
+    Ok(())
+}
+
+/// Time per frame of `shape` on `bench` at `batch` (lift off), `None` when the row failed.
+fn point(bench: &dyn Bench, shape: MorphShape, batch: u32, frames: u32) -> Option<f64> {
+    let w = Arc::new(synthetic_morph(W5_SEED, shape, "sweep"));
+    let plan = RowPlan {
+        batch,
+        lift: false,
+        warmup: 2,
+        frames,
+    };
+    run_row(bench, &w, plan, &mut Vec::new()).us_per_frame
+}
+
+/// The three sweeps on every backend (lift off, `frames` timed frames per point): vertices
+/// 1k–64k (200 targets, 32 active, batch 1), active targets 1–32 (W5's 24,000 × 669, batch 1),
+/// batch 1–256 (W5). `progress` is told each point.
+pub fn sweep(
+    benches: &[Box<dyn Bench>],
+    frames: u32,
+    progress: &mut dyn FnMut(&str),
+) -> Vec<Chart> {
+    let w5 = MorphShape::W5;
+    let axes: [(&str, &str, &str, Vec<u32>); 3] = [
+        (
+            "time_vs_vertices",
+            "synthetic morph, 200 targets, 32 active, batch 1",
+            "vertices",
+            vec![1_000, 4_000, 16_000, 32_000, 64_000],
+        ),
+        (
+            "time_vs_active",
+            "W5 rig (24,000 × 669), batch 1",
+            "active targets",
+            vec![1, 4, 8, 16, 32],
+        ),
+        (
+            "time_vs_batch",
+            "W5 (24,000 × 669, 16–32 active)",
+            "characters per frame",
+            vec![1, 4, 16, 64, 256],
+        ),
+    ];
+    axes.into_iter()
+        .map(|(name, title, x_label, xs)| {
+            let series = benches
+                .iter()
+                .map(|b| Series {
+                    backend: b.name().into(),
+                    points: xs
+                        .iter()
+                        .filter_map(|&x| {
+                            progress(&format!("{} {name} {x}", b.name()));
+                            let (shape, batch) = match name {
+                                "time_vs_vertices" => (
+                                    MorphShape {
+                                        vertices: x,
+                                        targets: 200,
+                                        active: (32, 32),
+                                        ..w5
+                                    },
+                                    1,
+                                ),
+                                "time_vs_active" => (
+                                    MorphShape {
+                                        active: (x, x),
+                                        ..w5
+                                    },
+                                    1,
+                                ),
+                                _ => (w5, x),
+                            };
+                            point(b.as_ref(), shape, batch, frames).map(|t| (f64::from(x), t))
+                        })
+                        .collect(),
+                })
+                .collect();
+            Chart {
+                name: name.into(),
+                title: title.into(),
+                x_label: x_label.into(),
+                series,
+            }
+        })
+        .collect()
+}
