@@ -212,6 +212,16 @@ fn check_blob_spans(buffers: &[PackBuffer], area: u64, file: &str) -> Result<()>
     Ok(())
 }
 
+/// Every f16 bit pattern as f32 (the exact value), built once.
+fn f16_table() -> &'static [f32] {
+    static TABLE: std::sync::OnceLock<Vec<f32>> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        (0..=u16::MAX)
+            .map(|h| half::f16::from_bits(h).to_f32())
+            .collect()
+    })
+}
+
 fn dtype_size(d: &str) -> Option<u64> {
     Some(match d {
         "f32" | "u32" | "i32" => 4,
@@ -255,14 +265,20 @@ impl GnmPack {
 
     /// The basis entry `(v, e, axis)` as f32.
     pub fn basis_at(&self, v: usize, e: usize, axis: usize) -> f32 {
-        let i = (v * self.coeff_count() + e) * 3 + axis;
+        self.half_at((v * self.coeff_count() + e) * 3 + axis)
+    }
+
+    /// The basis half at flat index `i` of `(V,E,3)` as f32 (exact: every f16 is an f32), through
+    /// a 65,536-entry table built once.
+    #[inline]
+    pub fn half_at(&self, i: usize) -> f32 {
         let w = self.basis[i / 2];
-        half::f16::from_bits(if i % 2 == 0 {
+        let h = if i % 2 == 0 {
             w as u16
         } else {
             (w >> 16) as u16
-        })
-        .to_f32()
+        };
+        f16_table()[usize::from(h)]
     }
 
     /// Total bytes of the arrays, for the memory report.
