@@ -54,7 +54,9 @@ impl Engine for CpuHeadEngine {
         bail!("a linear head takes head_ext coefficients, not morph weights")
     }
     fn set_head_ext(&mut self, head_ext: &[f32], joint_world: &[Mat4]) -> Result<()> {
-        Ok(self.backend.set_head_ext(self.head, head_ext, joint_world)?)
+        Ok(self
+            .backend
+            .set_head_ext(self.head, head_ext, joint_world)?)
     }
     fn pose_and_read(&mut self) -> Result<Vec<[f32; 3]>> {
         self.backend.encode(&mut self.enc)?;
