@@ -130,7 +130,8 @@ pub struct AnimateArgs {
     #[arg(long, value_name = "FORMAT", requires = "speech", value_parser = ["textgrid", "gentle", "rhubarb-tsv", "rhubarb-json", "polly", "azure", "mien"], help_heading = "Speech")]
     pub speech_format: Option<String>,
 
-    /// Media time at which the utterance starts (where its audio starts on the clock), seconds.
+    /// Media time at which the utterance starts (where its audio starts on the clock), seconds
+    /// (-1e6 to 1e6).
     #[arg(
         long,
         default_value_t = 0.0,
@@ -147,11 +148,12 @@ pub struct AnimateArgs {
     #[arg(long, value_enum, default_value_t = Sampler::Held, requires = "speech", help_heading = "Speech")]
     pub sampler: Sampler,
 
-    /// With `--sampler envelope`: hold every shape at least this long (0.12 s stops sub-100 ms
-    /// shapes from chattering; 0 = off).
+    /// With `--sampler envelope` only: hold every shape at least this long, 0–1 s (0.12 s stops
+    /// sub-100 ms shapes from chattering; 0 = off).
     #[arg(
         long,
         default_value_t = 0.0,
+        allow_negative_numbers = true,
         value_name = "SECONDS",
         requires = "speech",
         help_heading = "Speech"
