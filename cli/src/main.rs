@@ -11,6 +11,7 @@ mod inspect;
 mod interrupt;
 mod load;
 mod outdir;
+mod posed;
 mod preview;
 mod report;
 mod scenario;
