@@ -67,14 +67,18 @@ pub enum AnimatorChoice {
     Off,
 }
 
-/// Parse `X,Y,Z` (three finite numbers).
+/// Parse `X,Y,Z` (three finite numbers, each within ±1e6 m: the rule of scenarios and state
+/// scripts).
 fn parse_point(s: &str) -> Result<[f32; 3], String> {
     let v: Vec<f32> = s
         .split(',')
         .map(|x| x.trim().parse::<f32>().map_err(|e| format!("`{x}`: {e}")))
         .collect::<Result<_, _>>()?;
     match v.as_slice() {
-        [x, y, z] if v.iter().all(|c| c.is_finite()) => Ok([*x, *y, *z]),
+        [x, y, z] if v.iter().all(|c| c.is_finite()) => {
+            crate::face_rules::point([*x, *y, *z])?;
+            Ok([*x, *y, *z])
+        }
         _ => Err(format!("`{s}` is not three finite numbers X,Y,Z")),
     }
 }
@@ -166,8 +170,8 @@ pub struct AnimateArgs {
     #[arg(long, value_name = "FILE", help_heading = "Face")]
     pub face: Option<PathBuf>,
 
-    /// Look at a point, metres in the character's world (`X,Y,Z`; +Z is in front of a glTF
-    /// character). Turns the animator on.
+    /// Look at a point, metres in the character's world (`X,Y,Z`, each within ±1e6; +Z is in
+    /// front of a glTF character). Turns the animator on.
     #[arg(long, value_name = "X,Y,Z", allow_hyphen_values = true, value_parser = parse_point, help_heading = "Face")]
     pub look_at: Option<[f32; 3]>,
 

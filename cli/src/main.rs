@@ -7,6 +7,7 @@ mod engine;
 mod engine_head;
 #[cfg(feature = "vulkan")]
 mod engine_vulkan;
+mod face_rules;
 mod inspect;
 mod interrupt;
 mod load;
