@@ -182,6 +182,9 @@ pub fn write(
     report: &Report,
     images: &[(String, RgbImage)],
 ) -> Result<Vec<String>> {
+    // The whole write is one critical section: a Ctrl-C waits for it, then lets a committed run
+    // finish, or ends an uncommitted one with the folder as it was.
+    let section = crate::interrupt::critical()?;
     fs::create_dir_all(&target.parent)
         .with_context(|| format!("{}: cannot create the folder", target.parent.display()))?;
     let stage = target.sibling("staging");
@@ -225,6 +228,7 @@ pub fn write(
         });
     }
     staging.1 = true;
+    section.committed();
     let mut notes = Vec::new();
     if exists && let Err(e) = fs::remove_dir_all(&old) {
         notes.push(format!(
