@@ -131,3 +131,27 @@ fn ctrl_c_stops_a_scenario_run_with_130_and_leaves_the_folder_as_it_was() {
         "no staging folder left"
     );
 }
+
+#[test]
+fn a_face_expression_target_the_character_lacks_is_a_problem_as_in_animate() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("grin.json"),
+        r#"{"format":"mien-face","version":1,"expressions":{"grin":{"mouthSmileLeftX":1}}}"#,
+    )
+    .unwrap();
+    let s = write(
+        d,
+        "s.json",
+        &json!({"format": "mien-scenario", "version": 1, "character": "builtin",
+            "face": "grin.json", "steps": [{"step": {"frames": 1, "dt": 0.1}}]}),
+    );
+    let r = mien(&["scenario", "check", &s]);
+    assert_eq!(r.code, Some(2), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("/face: ") && r.stderr.contains("grin → mouthSmileLeftX"),
+        "{}",
+        r.stderr
+    );
+}
