@@ -99,6 +99,7 @@ impl Target {
                 );
             }
         }
+        crate::outdir::writable_parent(parent, name, out)?;
         if let Ok(m) = fs::symlink_metadata(&dir) {
             if !m.is_dir() {
                 bail!("--out {}: exists and is not a folder", out.display());
