@@ -14,6 +14,14 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// Exit codes of `mien animate` (its `--help` and the README list them).
+pub const EXIT_CODES: &str = "Exit codes:
+  0    the run succeeded; the output folder holds its results
+  1    mien refused an input or flag, or a step failed (the message names the file or flag);
+       the output folder is as it was
+  2    the command line could not be parsed (an unknown flag, a missing or malformed value)
+  130  stopped by Ctrl-C or SIGTERM; the output folder is as it was";
+
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -21,6 +29,7 @@ pub enum Command {
     ///
     /// With no arguments: the built-in sample head (52 ARKit morph targets) performs a few seconds of
     /// speech, blinks, a smile and gaze, written to ./mien-out/.
+    #[command(after_help = EXIT_CODES)]
     Animate(AnimateArgs),
     /// Show what a character (.glb/.gltf) or animation file (Live Link Face .csv) holds.
     Inspect(InspectArgs),

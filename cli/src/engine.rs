@@ -293,7 +293,7 @@ pub fn choose(choice: BackendChoice, rig: &RigData) -> Result<(Box<dyn Engine>, 
         BackendChoice::Wgpu => {
             let ctx = mien_wgpu::WgpuContext::new(&Default::default()).context("--backend wgpu")?;
             let why = if ctx.is_software() {
-                "asked for (a software adapter: expect it to be slower than --backend cpu)"
+                "asked for; a software adapter: expect it to be slower than --backend cpu"
             } else {
                 "asked for"
             };
@@ -308,7 +308,7 @@ pub fn choose(choice: BackendChoice, rig: &RigData) -> Result<(Box<dyn Engine>, 
             let ctx =
                 crate::engine_vulkan::VulkanEngine::context(true).context("--backend vulkan")?;
             let why = if ctx.is_software() {
-                "asked for (a software device: expect it to be slower than --backend cpu)"
+                "asked for; a software device: expect it to be slower than --backend cpu"
             } else {
                 "asked for"
             };

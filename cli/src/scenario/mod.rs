@@ -124,10 +124,10 @@ pub fn main(args: &ScenarioArgs, command: Vec<String>) -> ExitCode {
         ScenarioCommand::Check(c) => match check::prepare(&c.file, false) {
             Ok(plan) => {
                 println!(
-                    "{}: valid ({} steps, {} frames per run, media time 0–{} s)",
+                    "{}: valid ({}, {} per run, media time 0–{} s)",
                     c.file.display(),
-                    plan.steps.len(),
-                    plan.frames,
+                    crate::text::count(plan.steps.len() as u64, "step"),
+                    crate::text::count(plan.frames, "frame"),
                     crate::text::secs(plan.end_s)
                 );
                 ExitCode::from(EXIT_PASSED)
