@@ -129,3 +129,51 @@ fn motion_within_the_bound_still_runs() {
     assert!(r.ok(), "{}", r.stderr);
     assert_eq!(common::ply_count(&out), 5);
 }
+
+/// `dir/<name>.gltf`: one triangle whose morph target moves every vertex `delta` metres up, and a
+/// clip that raises the target's weight from 0 at 0 s to 1 at 1 s (node matrices stay identity).
+fn morphing_triangle(dir: &Path, name: &str, delta: f32) -> PathBuf {
+    let mut bin: Vec<u8> = Vec::new();
+    for v in [0.0f32, 0.0, 0.0, 0.1, 0.0, 0.0, 0.0, 0.1, 0.0]
+        .into_iter()
+        .chain([0.0, delta, 0.0].repeat(3))
+        .chain([0.0, 1.0, 0.0, 1.0])
+    {
+        bin.extend_from_slice(&v.to_le_bytes());
+    }
+    std::fs::write(dir.join(format!("{name}.bin")), &bin).unwrap();
+    let json = format!(
+        r#"{{"asset":{{"version":"2.0"}},
+"buffers":[{{"byteLength":{len},"uri":"{name}.bin"}}],
+"bufferViews":[{{"buffer":0,"byteOffset":0,"byteLength":36}},{{"buffer":0,"byteOffset":36,"byteLength":36}},{{"buffer":0,"byteOffset":72,"byteLength":8}},{{"buffer":0,"byteOffset":80,"byteLength":8}}],
+"accessors":[{{"bufferView":0,"componentType":5126,"count":3,"type":"VEC3","min":[0,0,0],"max":[0.1,0.1,0]}},
+{{"bufferView":1,"componentType":5126,"count":3,"type":"VEC3","min":[0,{delta:e},0],"max":[0,{delta:e},0]}},
+{{"bufferView":2,"componentType":5126,"count":2,"type":"SCALAR","min":[0],"max":[1]}},
+{{"bufferView":3,"componentType":5126,"count":2,"type":"SCALAR"}}],
+"meshes":[{{"primitives":[{{"attributes":{{"POSITION":0}},"targets":[{{"POSITION":1}}]}}],"weights":[0],"extras":{{"targetNames":["lift"]}}}}],
+"nodes":[{{"name":"face","mesh":0}}],
+"scenes":[{{"nodes":[0]}}],"scene":0,
+"animations":[{{"channels":[{{"sampler":0,"target":{{"node":0,"path":"weights"}}}}],"samplers":[{{"input":2,"output":3}}]}}]}}"#,
+        len = bin.len()
+    );
+    let p = dir.join(format!("{name}.gltf"));
+    std::fs::write(&p, json).unwrap();
+    p
+}
+
+#[test]
+fn morph_weights_that_throw_vertices_away_are_refused_on_every_engine() {
+    let dir = tempfile::tempdir().unwrap();
+    // Weight 0.75 at frame 3 (0.75 s) moves the vertices 1.35e6 m (frame 2: 9e5 m, within the
+    // bound): past it with every node matrix the identity, so only the posed positions can tell.
+    let c = morphing_triangle(dir.path(), "stretch", 1.8e6);
+    let needles = [
+        "stretch.gltf",
+        "frame 3",
+        "media time 0.750 s",
+        "vertex 0",
+        "1350000",
+    ];
+    refused(&c, &["--ply", "none", "--sheet", "0"], &needles);
+    refused(&c, &["--ply", "dc", "--sheet", "0"], &needles);
+}
