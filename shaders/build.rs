@@ -5,11 +5,13 @@
 
 use std::path::PathBuf;
 
-/// (file, entry points) — the same list as `mien_shaders::ALL`.
-const KERNELS: [(&str, &[&str]); 3] = [
-    ("morph.wgsl", &["main"]),
-    ("skin.wgsl", &["main"]),
-    ("lift_debug.wgsl", &["lift", "clear"]),
+/// (file, entry points, uses `unpack2x16float`) — the same list as `mien_shaders::ALL` (the flag is
+/// `Kernel::f16_in_f32`).
+const KERNELS: [(&str, &[&str], bool); 4] = [
+    ("morph.wgsl", &["main"], false),
+    ("skin.wgsl", &["main"], false),
+    ("lift_debug.wgsl", &["lift", "clear"], false),
+    ("gnm.wgsl", &["forward"], true),
 ];
 
 fn main() {
@@ -17,19 +19,21 @@ fn main() {
         PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"))
             .join("src");
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
-    for (file, entries) in KERNELS {
+    for (file, entries, f16_in_f32) in KERNELS {
         let path = src.join(file);
         println!("cargo:rerun-if-changed={}", path.display());
         let text =
             std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let module = naga::front::wgsl::parse_str(&text)
             .unwrap_or_else(|e| panic!("{file}: {}", e.emit_to_string(&text)));
-        let info = naga::valid::Validator::new(
-            naga::valid::ValidationFlags::all(),
-            naga::valid::Capabilities::empty(),
-        )
-        .validate(&module)
-        .unwrap_or_else(|e| panic!("{file}: {}", e.emit_to_string(&text)));
+        let caps = if f16_in_f32 {
+            naga::valid::Capabilities::SHADER_FLOAT16_IN_FLOAT32
+        } else {
+            naga::valid::Capabilities::empty()
+        };
+        let info = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), caps)
+            .validate(&module)
+            .unwrap_or_else(|e| panic!("{file}: {}", e.emit_to_string(&text)));
         let restrict = naga::proc::BoundsCheckPolicy::Restrict;
         let options = naga::back::spv::Options {
             lang_version: (1, 3),

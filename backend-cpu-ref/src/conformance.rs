@@ -10,6 +10,13 @@
 //! by one where `255·c` lands within rounding of a half (WGSL and Rust both round half up, but the
 //! normal shading's `c` itself carries rounding). NaN never passes, and slots outside every lift's
 //! range must still hold the poison the harness wrote before the run.
+//!
+//! Linear heads (GNM) have their own cases, reference and bound in [`gnm`].
+
+pub mod gnm;
+pub mod gnm_batch;
+mod gnm_hand;
+pub mod gnm_real;
 
 use mien_core::lift::{DebugLiftParams, DebugShading, Lift};
 use mien_core::rig::{PosedVertices, RigBackend, RigControls, RigData};

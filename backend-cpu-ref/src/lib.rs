@@ -3,7 +3,8 @@
 //! It is both the reference every GPU backend is compared against and the test double (STYLE 1):
 //! [`CpuRigBackend`] poses a batch of rigs (morph CSR blend → LBS, [`RigData::pose_vertex`]) in one
 //! rayon-parallel pass, [`CpuSplatSink`] holds the four sink arrays on the host, and
-//! [`CpuDebugLift`] writes one isotropic gaussian per posed vertex.
+//! [`CpuDebugLift`] writes one isotropic gaussian per posed vertex. [`CpuGnmBackend`] poses linear
+//! heads (`.aosrig` packs) with the reference [`mien_core::gnm::forward::pose`].
 //!
 //! "Encoding" on the CPU runs the work immediately; [`CpuEncoder`] collects per-stage wall times
 //! for the report.
@@ -12,10 +13,12 @@
 
 #[cfg(feature = "conformance")]
 pub mod conformance;
+mod gnm;
 mod lift;
 mod rig;
 mod sink;
 
+pub use gnm::CpuGnmBackend;
 pub use lift::CpuDebugLift;
 pub use rig::CpuRigBackend;
 pub use sink::CpuSplatSink;
@@ -26,7 +29,7 @@ use std::time::Duration;
 /// took, summed over the encodes since it was created.
 #[derive(Clone, Debug, Default)]
 pub struct CpuEncoder {
-    /// Time spent in rig passes (morph + skin).
+    /// Time spent in rig passes (morph + skin, or a linear head's pose).
     pub rig: Duration,
     /// Time spent in lift passes.
     pub lift: Duration,

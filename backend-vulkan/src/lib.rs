@@ -10,7 +10,9 @@
 //! A frame: [`VulkanContext::begin`] (or [`VulkanEncoder::from_raw`] on an engine's command buffer),
 //! [`VulkanRigBackend`]'s `encode` (morph, barrier, skin, barrier), [`VulkanDebugLift`]'s `encode`,
 //! then [`VulkanContext::submit`] (or the engine's own submit) — one command buffer, one submission.
-//! Nothing is allocated per frame; readback only on request.
+//! Nothing is allocated per frame; readback only on request. Linear heads (`.aosrig` packs) pose
+//! through [`VulkanGnmBackend`] ([`mien_core::gnm::GnmBackend`]): the GNM forward pass, a barrier,
+//! the same skin kernel, a barrier.
 //!
 //! Errors are typed ([`Error`]): no loader, no suitable device, missing features, out of memory,
 //! device lost, and a bounded wait ([`device::WAIT_LIMIT`]) instead of a hang.
@@ -19,6 +21,7 @@ mod buffer;
 pub mod device;
 mod encoder;
 mod error;
+mod gnm;
 mod lift;
 mod memory;
 mod pipelines;
@@ -32,6 +35,7 @@ pub use buffer::Buffer;
 pub use device::{ContextOptions, VulkanContext};
 pub use encoder::VulkanEncoder;
 pub use error::{Error, Result};
+pub use gnm::VulkanGnmBackend;
 pub use lift::{PosedPart, VulkanDebugLift};
 pub use memory::{Allocation, DedicatedAllocator, MemoryAllocator, MemoryLocation};
 pub use rig::VulkanRigBackend;

@@ -25,6 +25,8 @@ pub(crate) struct Pipelines {
     pub lift_layout: Layout,
     pub lift: vk::Pipeline,
     pub clear: vk::Pipeline,
+    pub gnm_layout: Layout,
+    pub gnm: vk::Pipeline,
 }
 
 /// # Safety
@@ -73,7 +75,10 @@ impl Pipelines {
             let morph_layout = layout(d, 6)?;
             let skin_layout = layout(d, 5)?;
             let lift_layout = layout(d, 6)?;
+            let gnm_layout = layout(d, 5)?;
             Ok(Pipelines {
+                gnm: pipeline(d, cache, &gnm_layout, &mien_shaders::GNM, "forward")?,
+                gnm_layout,
                 morph: pipeline(d, cache, &morph_layout, &mien_shaders::MORPH, "main")?,
                 skin: pipeline(d, cache, &skin_layout, &mien_shaders::SKIN, "main")?,
                 lift: pipeline(d, cache, &lift_layout, &mien_shaders::LIFT_DEBUG, "lift")?,
@@ -90,10 +95,15 @@ impl Pipelines {
     pub(crate) unsafe fn destroy(&self, d: &ash::Device) {
         // SAFETY: caller's contract.
         unsafe {
-            for p in [self.morph, self.skin, self.lift, self.clear] {
+            for p in [self.morph, self.skin, self.lift, self.clear, self.gnm] {
                 d.destroy_pipeline(p, None);
             }
-            for l in [self.morph_layout, self.skin_layout, self.lift_layout] {
+            for l in [
+                self.morph_layout,
+                self.skin_layout,
+                self.lift_layout,
+                self.gnm_layout,
+            ] {
                 d.destroy_pipeline_layout(l.pipeline, None);
                 d.destroy_descriptor_set_layout(l.set, None);
             }

@@ -3,7 +3,7 @@
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::error::{Error, Result};
-use crate::pipelines::Pipelines;
+use crate::pipelines::{GnmPipeline, Pipelines};
 use crate::timing::Timestamps;
 
 /// How [`WgpuContext::new`] picks an adapter.
@@ -36,6 +36,9 @@ struct Inner {
     lost: Arc<Mutex<Option<String>>>,
     uncaptured: Arc<Mutex<Option<String>>>,
     pipelines: OnceLock<Pipelines>,
+    gnm: OnceLock<std::result::Result<GnmPipeline, String>>,
+    /// The adapter's downlevel flags, when mien created the device.
+    downlevel: Option<wgpu::DownlevelFlags>,
     timestamps: Option<Timestamps>,
 }
 
@@ -95,8 +98,8 @@ impl WgpuContext {
             adapter: info.name.clone(),
             reason: e.to_string(),
         })?;
-        let ctx = Self::build(device, queue, info, true);
-        Ok(ctx)
+        let downlevel = adapter.get_downlevel_capabilities().flags;
+        Ok(Self::build(device, queue, info, Some(downlevel)))
     }
 
     /// Use a device the caller owns (an engine's). mien creates its buffers and pipelines on it
@@ -104,10 +107,17 @@ impl WgpuContext {
     /// belong to the caller), so device loss is reported only through the caller's own handler.
     /// Timestamps are used when the device was created with [`wgpu::Features::TIMESTAMP_QUERY`].
     pub fn from_device(device: wgpu::Device, queue: wgpu::Queue, info: wgpu::AdapterInfo) -> Self {
-        Self::build(device, queue, info, false)
+        Self::build(device, queue, info, None)
     }
 
-    fn build(device: wgpu::Device, queue: wgpu::Queue, info: wgpu::AdapterInfo, own: bool) -> Self {
+    /// `downlevel` is `Some` (the adapter's flags) exactly when mien created the device.
+    fn build(
+        device: wgpu::Device,
+        queue: wgpu::Queue,
+        info: wgpu::AdapterInfo,
+        downlevel: Option<wgpu::DownlevelFlags>,
+    ) -> Self {
+        let own = downlevel.is_some();
         let lost = Arc::new(Mutex::new(None));
         let uncaptured = Arc::new(Mutex::new(None));
         if own {
@@ -138,6 +148,8 @@ impl WgpuContext {
                 lost,
                 uncaptured,
                 pipelines: OnceLock::new(),
+                gnm: OnceLock::new(),
+                downlevel,
                 timestamps,
             }),
         }
@@ -186,6 +198,33 @@ impl WgpuContext {
         self.inner
             .pipelines
             .get_or_init(|| Pipelines::new(&self.inner.device))
+    }
+
+    /// The GNM forward kernel, created on first use under an error scope.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] when the adapter lacks `SHADER_F16_IN_F32` (`unpack2x16float`) or
+    /// the device refuses the kernel.
+    pub(crate) fn gnm_pipeline(&self) -> Result<&GnmPipeline> {
+        let unsupported = |reason: String| Error::Unsupported {
+            what: "the GNM kernel (unpack2x16float)".into(),
+            reason,
+        };
+        if let Some(flags) = self.inner.downlevel
+            && !flags.contains(wgpu::DownlevelFlags::SHADER_F16_IN_F32)
+        {
+            return Err(unsupported(
+                "the adapter lacks the downlevel flag SHADER_F16_IN_F32 (llvmpipe without SHADER_F16)"
+                    .into(),
+            ));
+        }
+        let made = self.inner.gnm.get_or_init(|| {
+            match self.scoped("the GNM kernel", || GnmPipeline::new(&self.inner.device)) {
+                Ok(p) => Ok(p),
+                Err(e) => Err(e.to_string()),
+            }
+        });
+        made.as_ref().map_err(|r| unsupported(r.clone()))
     }
 
     /// Fail when the device was lost or wgpu reported an error nobody captured.

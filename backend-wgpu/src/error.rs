@@ -57,6 +57,14 @@ pub enum Error {
         /// Why.
         reason: String,
     },
+    /// The device cannot run a kernel (a missing capability); the other kernels still work.
+    #[error("this device cannot run {what}: {reason}")]
+    Unsupported {
+        /// The kernel.
+        what: String,
+        /// Why (the missing capability, or wgpu's message).
+        reason: String,
+    },
 }
 
 impl From<Error> for mien_core::Error {

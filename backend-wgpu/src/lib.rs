@@ -6,6 +6,9 @@
 //! caller; nothing is allocated per frame and nothing is read back unless asked
 //! ([`mien_core::rig::RigBackend::read_vertices`], [`WgpuSplatSink::read`]).
 //!
+//! Linear heads (`.aosrig` packs) pose through [`WgpuGnmBackend`] ([`mien_core::gnm::GnmBackend`]):
+//! the GNM forward pass, then the same skin kernel, into the caller's encoder.
+//!
 //! ```no_run
 //! use mien_core::lift::{DebugLiftParams, Lift};
 //! use mien_core::rig::RigBackend;
@@ -27,6 +30,7 @@
 
 mod context;
 mod error;
+mod gnm;
 mod lift;
 mod pipelines;
 mod rig;
@@ -35,6 +39,7 @@ mod timing;
 
 pub use context::{ContextOptions, WgpuContext};
 pub use error::{Error, Result};
+pub use gnm::WgpuGnmBackend;
 pub use lift::{PosedPart, WgpuDebugLift};
 pub use rig::WgpuRigBackend;
 pub use sink::WgpuSplatSink;

@@ -80,6 +80,29 @@ pub(crate) struct Pipelines {
     pub clear: wgpu::ComputePipeline,
 }
 
+/// The GNM forward kernel, created apart from [`Pipelines`] and only when a head is uploaded: it
+/// uses `unpack2x16float`, which a device may lack (wgpu's `SHADER_F16_IN_F32`), and that must not
+/// cost the morph path its pipelines.
+pub(crate) struct GnmPipeline {
+    pub layout: wgpu::BindGroupLayout,
+    pub pipeline: wgpu::ComputePipeline,
+}
+
+impl GnmPipeline {
+    pub(crate) fn new(device: &wgpu::Device) -> Self {
+        use Slot::*;
+        let layout = layout(
+            device,
+            "mien gnm",
+            &[Uniform, Read, Read, Read, Read, ReadWrite],
+        );
+        GnmPipeline {
+            pipeline: pipeline(device, &mien_shaders::GNM, "forward", &layout),
+            layout,
+        }
+    }
+}
+
 impl Pipelines {
     pub(crate) fn new(device: &wgpu::Device) -> Self {
         use Slot::*;

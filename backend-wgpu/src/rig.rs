@@ -60,7 +60,8 @@ impl std::fmt::Debug for WgpuRigBackend {
     }
 }
 
-fn storage(
+/// A storage buffer holding `bytes` (one zero word when empty: zero-sized bindings are invalid).
+pub(crate) fn storage(
     ctx: &WgpuContext,
     label: &str,
     bytes: &[u8],
@@ -76,7 +77,8 @@ fn storage(
         })
 }
 
-fn output(ctx: &WgpuContext, label: &str, size: u64) -> wgpu::Buffer {
+/// A storage buffer of `size` bytes (at least 4) that copies may read and write.
+pub(crate) fn output(ctx: &WgpuContext, label: &str, size: u64) -> wgpu::Buffer {
     ctx.device().create_buffer(&wgpu::BufferDescriptor {
         label: Some(label),
         size: size.max(4),

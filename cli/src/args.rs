@@ -31,8 +31,17 @@ pub enum Command {
     /// speech, blinks, a smile and gaze, written to ./mien-out/.
     #[command(after_help = EXIT_CODES)]
     Animate(AnimateArgs),
-    /// Show what a character (.glb/.gltf) or animation file (Live Link Face .csv) holds.
+    /// Show what a character (.glb/.gltf/.aosrig), stream (.csv), speech timing or splat (.ply)
+    /// file holds.
     Inspect(InspectArgs),
+    /// Bake a real head into a linear-head pack (.aosrig): a folder of blendshape OBJs (a neutral
+    /// plus one full mesh per shape) or a glTF/GLB mesh with morph targets.
+    ///
+    /// Deltas (shape − neutral) become an fp16 basis with one scale per shape; coefficients are
+    /// grouped into regions by name (left_eye, right_eye, brows, lower_face, tongue, pupils, other)
+    /// and an ARKit-52 table is generated from the names. The pack stores metres. See
+    /// docs/formats/aosrig.md.
+    Pack(PackArgs),
     /// Run a strict, headless scenario (docs/scenarios.md): steps on the media clock, assertions,
     /// hashes checked by a second run from scratch, captures.
     Scenario(crate::scenario::ScenarioArgs),
@@ -118,7 +127,8 @@ pub enum PlyLayout {
 /// `mien animate` arguments.
 #[derive(Debug, Args)]
 pub struct AnimateArgs {
-    /// Character: a glTF 2.0 file (.glb or .gltf) with morph targets and/or a skin.
+    /// Character: a glTF 2.0 file (.glb or .gltf) with morph targets and/or a skin, or a linear
+    /// head pack (.aosrig, from `mien pack`) driven through its baked ARKit-52 map.
     /// Default: the built-in sample head.
     #[arg(short, long, value_name = "FILE", help_heading = "Character")]
     pub character: Option<PathBuf>,
@@ -303,11 +313,94 @@ pub struct AnimateArgs {
 /// `mien inspect` arguments.
 #[derive(Debug, Args)]
 pub struct InspectArgs {
-    /// A character (.glb, .gltf) or an animation stream (.csv Live Link Face export).
+    /// A character (.glb, .gltf), a linear head pack (.aosrig), an animation stream (.csv Live
+    /// Link Face export), a speech timing file (Gentle, MFA TextGrid, Rhubarb, Polly, Azure, mien
+    /// utterance) or a splat file (.ply).
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
 
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
+}
+
+/// The unit of the source positions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum UnitsChoice {
+    /// OBJ: the neutral's largest bounding-box side below 5 → metres, 5 to 100 → centimetres,
+    /// above → refused (pass a unit); glTF: metres (the glTF specification's unit).
+    Auto,
+    /// Metres.
+    M,
+    /// Centimetres (× 0.01).
+    Cm,
+    /// Millimetres (× 0.001).
+    Mm,
+}
+
+/// Parse `auto`, `none` or `FIRST-LAST` (zero-based vertex indices, inclusive).
+fn parse_eyeballs(s: &str) -> Result<mien_core::gnm::bake::EyeSource, String> {
+    use mien_core::gnm::bake::EyeSource;
+    match s {
+        "auto" => Ok(EyeSource::Auto),
+        "none" => Ok(EyeSource::None),
+        _ => {
+            let (a, b) = s
+                .split_once('-')
+                .ok_or_else(|| format!("`{s}` is not auto, none or FIRST-LAST"))?;
+            let first: u32 = a
+                .trim()
+                .parse()
+                .map_err(|_| format!("`{a}` is not a vertex index"))?;
+            let last: u32 = b
+                .trim()
+                .parse()
+                .map_err(|_| format!("`{b}` is not a vertex index"))?;
+            if first > last {
+                return Err(format!(
+                    "{first}-{last}: the first vertex is after the last"
+                ));
+            }
+            Ok(EyeSource::Range { first, last })
+        }
+    }
+}
+
+/// `mien pack` arguments.
+#[derive(Debug, Args)]
+pub struct PackArgs {
+    /// A folder of blendshape OBJs (one neutral, one full mesh per shape, each named after its
+    /// shape) or a .glb/.gltf with morph targets.
+    #[arg(value_name = "INPUT")]
+    pub input: PathBuf,
+
+    /// The pack to write (written atomically: a temporary file, then a rename).
+    #[arg(short, long, value_name = "FILE.aosrig")]
+    pub out: PathBuf,
+
+    /// The unit of the source positions; the pack always stores metres.
+    #[arg(long, value_enum, default_value_t = UnitsChoice::Auto)]
+    pub units: UnitsChoice,
+
+    /// OBJ folder: the neutral's file name (default: the one .obj with `neutral` in its name).
+    #[arg(long, value_name = "FILE")]
+    pub neutral: Option<String>,
+
+    /// glTF: the mesh to bake, by name or index (default: the mesh with the most morph targets).
+    #[arg(long, value_name = "NAME|INDEX")]
+    pub mesh: Option<String>,
+
+    /// The eyeball vertices, for eye rotation centres and weights: `auto` (ICT-FaceKit's
+    /// documented range when the folder is ICT-FaceKit's, else none), `none`, or `FIRST-LAST`
+    /// (zero-based, inclusive; split into left and right by the sign of x).
+    #[arg(long, value_name = "auto|none|FIRST-LAST", default_value = "auto", value_parser = parse_eyeballs)]
+    pub eyeballs: mien_core::gnm::bake::EyeSource,
+
+    /// Also write the full bake report (every shape's scale, largest delta and fp16 error) as JSON.
+    #[arg(long, value_name = "FILE.json")]
+    pub report: Option<PathBuf>,
+
+    /// Hide the progress bar.
+    #[arg(short, long)]
+    pub quiet: bool,
 }

@@ -1,9 +1,13 @@
 //! The backend a run poses with, behind one small interface: CPU (the reference), wgpu or Vulkan
 //! (`engine_vulkan.rs`).
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
+#[cfg(feature = "wgpu")]
+use std::time::Instant;
 
-use anyhow::{Context, Result, bail, ensure};
+#[cfg(any(feature = "wgpu", feature = "vulkan"))]
+use anyhow::Context as _;
+use anyhow::{Result, bail, ensure};
 use glam::Mat4;
 use mien_core::lift::{DebugLiftParams, Lift};
 use mien_core::rig::{ControlStats, RigBackend, RigControls, RigData, RigHandle};

@@ -4,24 +4,24 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+#[cfg(any(feature = "wgpu", feature = "vulkan"))]
+use anyhow::Context as _;
 use anyhow::{Result, bail, ensure};
 use glam::Mat4;
-use mien_core::gnm::GnmPack;
-use mien_core::gnm::forward::pose;
+use mien_core::gnm::{GnmBackend, GnmHandle, GnmPack};
 use mien_core::lift::DebugLiftParams;
 use mien_core::rig::{ControlStats, RigControls};
 use mien_core::sink::{SlotRange, SplatBuffers, SplatSink};
-use mien_cpu::{CpuDebugLift, CpuEncoder, CpuSplatSink};
+use mien_cpu::{CpuDebugLift, CpuEncoder, CpuGnmBackend, CpuSplatSink};
 
 use crate::args::BackendChoice;
 use crate::engine::{Engine, EngineTimes};
 
-/// The CPU engine for a linear head: [`mien_core::gnm::forward::pose`], the reference.
+/// The CPU engine for a linear head: [`mien_cpu::CpuGnmBackend`] (the reference's per-vertex
+/// arithmetic, vertex chunks in parallel).
 pub struct CpuHeadEngine {
-    pack: Arc<GnmPack>,
-    head_ext: Vec<f32>,
-    joints: Vec<Mat4>,
-    pos: Vec<[f32; 3]>,
+    backend: CpuGnmBackend,
+    head: GnmHandle,
     /// A pack has no normals and none are recomputed (as on the GPU): zero normals make the
     /// debug lift's normal shading use the centroid direction.
     nrm: Vec<[f32; 3]>,
@@ -30,26 +30,16 @@ pub struct CpuHeadEngine {
 }
 
 impl CpuHeadEngine {
-    fn new(pack: &Arc<GnmPack>) -> Self {
-        let nv = pack.vertex_count();
-        let (mut joints, mut skipped) = (Vec::new(), Vec::new());
-        mien_core::gnm::forward::joint_world(pack, &[], &mut joints, &mut skipped);
-        CpuHeadEngine {
-            pack: Arc::clone(pack),
-            head_ext: vec![0.0; pack.header.head_ext.dim()],
-            joints,
-            pos: Vec::with_capacity(nv),
-            nrm: vec![[0.0; 3]; nv],
+    fn new(pack: &GnmPack) -> Result<Self> {
+        let mut backend = CpuGnmBackend::new();
+        let head = backend.upload_gnm(pack)?;
+        Ok(CpuHeadEngine {
+            backend,
+            head,
+            nrm: vec![[0.0; 3]; pack.vertex_count()],
             sink: None,
             enc: CpuEncoder::default(),
-        }
-    }
-
-    fn pose(&mut self) -> Result<()> {
-        let t0 = Instant::now();
-        pose(&self.pack, &self.head_ext, &self.joints, &mut self.pos)?;
-        self.enc.rig += t0.elapsed();
-        Ok(())
+        })
     }
 }
 
@@ -64,27 +54,14 @@ impl Engine for CpuHeadEngine {
         bail!("a linear head takes head_ext coefficients, not morph weights")
     }
     fn set_head_ext(&mut self, head_ext: &[f32], joint_world: &[Mat4]) -> Result<()> {
-        ensure!(
-            head_ext.len() == self.head_ext.len() && joint_world.len() == self.joints.len(),
-            "head_ext has {} values and {} joint matrices; the pack needs {} and {}",
-            head_ext.len(),
-            joint_world.len(),
-            self.head_ext.len(),
-            self.joints.len()
-        );
-        if let Some(i) = head_ext.iter().position(|x| !x.is_finite()) {
-            bail!("head_ext[{i}] is not finite");
-        }
-        self.head_ext.copy_from_slice(head_ext);
-        self.joints.copy_from_slice(joint_world);
-        Ok(())
+        Ok(self.backend.set_head_ext(self.head, head_ext, joint_world)?)
     }
     fn pose_and_read(&mut self) -> Result<Vec<[f32; 3]>> {
-        self.pose()?;
-        Ok(self.pos.clone())
+        self.backend.encode(&mut self.enc)?;
+        Ok(self.backend.posed(self.head)?.to_vec())
     }
     fn attach_lift(&mut self, params: DebugLiftParams) -> Result<()> {
-        let nv = self.pack.vertex_count() as u32;
+        let nv = self.backend.vertex_count(self.head);
         let mut sink = CpuSplatSink::new(nv);
         let range = sink.allocate(nv)?;
         ensure!(
@@ -97,11 +74,12 @@ impl Engine for CpuHeadEngine {
         Ok(())
     }
     fn frame(&mut self) -> Result<()> {
-        self.pose()?;
         let Some((sink, lift, _)) = &mut self.sink else {
             bail!("no lift attached")
         };
-        lift.encode_posed(&mut self.enc, &self.pos, &self.nrm, sink)?;
+        self.backend.encode(&mut self.enc)?;
+        let pos = self.backend.posed(self.head)?;
+        lift.encode_posed(&mut self.enc, pos, &self.nrm, sink)?;
         Ok(())
     }
     fn splats(&mut self) -> Result<SplatBuffers> {
@@ -122,26 +100,287 @@ impl Engine for CpuHeadEngine {
     }
     fn bytes(&self) -> (u64, u64) {
         (
-            self.pack.byte_len(),
+            self.backend.bytes(),
             self.sink.as_ref().map_or(0, |s| s.0.bytes()),
         )
+    }
+}
+
+#[cfg(feature = "wgpu")]
+mod wgpu_head {
+    use super::*;
+    use mien_wgpu::{WgpuContext, WgpuDebugLift, WgpuGnmBackend, WgpuSplatSink};
+
+    /// A linear head on wgpu: the GNM forward and skin passes and the lift, one submission a frame.
+    pub struct WgpuHeadEngine {
+        ctx: WgpuContext,
+        backend: WgpuGnmBackend,
+        head: GnmHandle,
+        sink: Option<(WgpuSplatSink, WgpuDebugLift, SlotRange)>,
+        times: EngineTimes,
+    }
+
+    impl WgpuHeadEngine {
+        pub(super) fn new(ctx: WgpuContext, pack: &GnmPack) -> Result<Self> {
+            let mut backend = WgpuGnmBackend::new(&ctx);
+            let head = backend.upload_gnm(pack)?;
+            Ok(WgpuHeadEngine {
+                ctx,
+                backend,
+                head,
+                sink: None,
+                times: EngineTimes::default(),
+            })
+        }
+    }
+
+    impl Engine for WgpuHeadEngine {
+        fn name(&self) -> &'static str {
+            "wgpu"
+        }
+        fn adapter(&self) -> Option<String> {
+            let i = self.ctx.info();
+            Some(format!(
+                "{} ({:?}, {:?}, {} {})",
+                i.name, i.device_type, i.backend, i.driver, i.driver_info
+            ))
+        }
+        fn set_controls(&mut self, _controls: &RigControls) -> Result<ControlStats> {
+            bail!("a linear head takes head_ext coefficients, not morph weights")
+        }
+        fn set_head_ext(&mut self, head_ext: &[f32], joint_world: &[Mat4]) -> Result<()> {
+            Ok(self
+                .backend
+                .set_head_ext(self.head, head_ext, joint_world)?)
+        }
+        fn pose_and_read(&mut self) -> Result<Vec<[f32; 3]>> {
+            let mut enc = self
+                .ctx
+                .device()
+                .create_command_encoder(&Default::default());
+            self.backend.encode(&mut enc)?;
+            self.ctx.submit(enc);
+            Ok(self.backend.read_vertices(self.head)?.positions)
+        }
+        fn attach_lift(&mut self, params: DebugLiftParams) -> Result<()> {
+            let nv = self.backend.vertex_count(self.head);
+            let mut sink = WgpuSplatSink::new(&self.ctx, nv)?;
+            let range = sink.allocate(nv)?;
+            ensure!(
+                range == params.range,
+                "the lift's range {:?} is not the sink's first {nv} slots",
+                params.range
+            );
+            let parts = self.backend.posed_parts(self.head)?;
+            let lift = WgpuDebugLift::from_parts(&self.ctx, nv, &parts, &sink, params)?;
+            self.sink = Some((sink, lift, range));
+            Ok(())
+        }
+        fn frame(&mut self) -> Result<()> {
+            let Some((sink, lift, _)) = &mut self.sink else {
+                bail!("no lift attached")
+            };
+            let t0 = Instant::now();
+            let mut enc = self
+                .ctx
+                .device()
+                .create_command_encoder(&Default::default());
+            self.backend.encode(&mut enc)?;
+            let t1 = Instant::now();
+            lift.record(&mut enc, sink)?;
+            self.ctx.submit(enc);
+            self.times.rig += t1 - t0;
+            self.times.lift += t1.elapsed();
+            Ok(())
+        }
+        fn splats(&mut self) -> Result<SplatBuffers> {
+            let Some((sink, _, r)) = &self.sink else {
+                bail!("no lift attached")
+            };
+            Ok(sink.read(*r)?)
+        }
+        fn finish(&mut self) -> Result<()> {
+            Ok(self.ctx.wait()?)
+        }
+        fn times(&self) -> EngineTimes {
+            self.times
+        }
+        fn bytes(&self) -> (u64, u64) {
+            (
+                self.backend.bytes(),
+                self.sink.as_ref().map_or(0, |s| s.0.bytes()),
+            )
+        }
+    }
+}
+
+#[cfg(feature = "vulkan")]
+mod vulkan_head {
+    use super::*;
+    use mien_vulkan::{VulkanContext, VulkanDebugLift, VulkanGnmBackend, VulkanSplatSink};
+
+    /// A linear head on raw Vulkan: one command buffer and one submission a frame.
+    pub struct VulkanHeadEngine {
+        ctx: VulkanContext,
+        backend: VulkanGnmBackend,
+        head: GnmHandle,
+        sink: Option<(VulkanSplatSink, VulkanDebugLift, SlotRange)>,
+        times: EngineTimes,
+    }
+
+    impl VulkanHeadEngine {
+        pub(super) fn new(ctx: VulkanContext, pack: &GnmPack) -> Result<Self> {
+            let mut backend = VulkanGnmBackend::new(&ctx);
+            let head = backend.upload_gnm(pack)?;
+            Ok(VulkanHeadEngine {
+                ctx,
+                backend,
+                head,
+                sink: None,
+                times: EngineTimes::default(),
+            })
+        }
+
+        fn check_validation(&self) -> Result<()> {
+            let m = self.ctx.take_validation_messages();
+            ensure!(
+                m.is_empty(),
+                "the Vulkan validation layer reported:\n{}",
+                m.join("\n")
+            );
+            Ok(())
+        }
+    }
+
+    impl Engine for VulkanHeadEngine {
+        fn name(&self) -> &'static str {
+            "vulkan"
+        }
+        fn adapter(&self) -> Option<String> {
+            Some(self.ctx.name().to_string())
+        }
+        fn set_controls(&mut self, _controls: &RigControls) -> Result<ControlStats> {
+            bail!("a linear head takes head_ext coefficients, not morph weights")
+        }
+        fn set_head_ext(&mut self, head_ext: &[f32], joint_world: &[Mat4]) -> Result<()> {
+            Ok(self
+                .backend
+                .set_head_ext(self.head, head_ext, joint_world)?)
+        }
+        fn pose_and_read(&mut self) -> Result<Vec<[f32; 3]>> {
+            let mut enc = self.ctx.begin()?;
+            self.backend.encode(&mut enc)?;
+            self.ctx.submit(enc)?;
+            let p = self.backend.read_vertices(self.head)?.positions;
+            self.check_validation()?;
+            Ok(p)
+        }
+        fn attach_lift(&mut self, params: DebugLiftParams) -> Result<()> {
+            let nv = self.backend.vertex_count(self.head);
+            let mut sink = VulkanSplatSink::new(&self.ctx, nv)?;
+            let range = sink.allocate(nv)?;
+            ensure!(
+                range == params.range,
+                "the lift's range {:?} is not the sink's first {nv} slots",
+                params.range
+            );
+            let parts = self.backend.posed_parts(self.head)?;
+            let lift = VulkanDebugLift::from_parts(&self.ctx, nv, &parts, &sink, params)?;
+            self.sink = Some((sink, lift, range));
+            Ok(())
+        }
+        fn frame(&mut self) -> Result<()> {
+            let Some((sink, lift, _)) = &mut self.sink else {
+                bail!("no lift attached")
+            };
+            let t0 = Instant::now();
+            let mut enc = self.ctx.begin()?;
+            self.backend.encode(&mut enc)?;
+            let t1 = Instant::now();
+            lift.record(&mut enc, sink)?;
+            self.ctx.submit(enc)?;
+            self.times.rig += t1 - t0;
+            self.times.lift += t1.elapsed();
+            self.check_validation()
+        }
+        fn splats(&mut self) -> Result<SplatBuffers> {
+            let Some((sink, _, r)) = &self.sink else {
+                bail!("no lift attached")
+            };
+            Ok(sink.read(*r)?)
+        }
+        fn finish(&mut self) -> Result<()> {
+            self.ctx.wait()?;
+            self.check_validation()
+        }
+        fn times(&self) -> EngineTimes {
+            self.times
+        }
+        fn bytes(&self) -> (u64, u64) {
+            (
+                self.backend.bytes(),
+                self.sink.as_ref().map_or(0, |s| s.0.bytes()),
+            )
+        }
     }
 }
 
 /// Choose and build the engine that poses `pack` for `choice`; returns it and why.
 ///
 /// # Errors
-/// `--backend wgpu|vulkan` without a device; upload failures.
+/// `--backend wgpu|vulkan` without a device (or without fp16 shader support); upload failures.
 pub fn choose(choice: BackendChoice, pack: &Arc<GnmPack>) -> Result<(Box<dyn Engine>, String)> {
     match choice {
-        BackendChoice::Cpu => Ok((Box::new(CpuHeadEngine::new(pack)), "asked for".into())),
+        BackendChoice::Cpu => Ok((Box::new(CpuHeadEngine::new(pack)?), "asked for".into())),
+        #[cfg(feature = "wgpu")]
+        BackendChoice::Wgpu => {
+            let ctx = mien_wgpu::WgpuContext::new(&Default::default()).context("--backend wgpu")?;
+            let why = software_note(ctx.is_software());
+            Ok((Box::new(wgpu_head::WgpuHeadEngine::new(ctx, pack)?), why))
+        }
+        #[cfg(feature = "vulkan")]
+        BackendChoice::Vulkan => {
+            let ctx =
+                crate::engine_vulkan::VulkanEngine::context(true).context("--backend vulkan")?;
+            let why = software_note(ctx.is_software());
+            Ok((
+                Box::new(vulkan_head::VulkanHeadEngine::new(ctx, pack)?),
+                why,
+            ))
+        }
+        #[cfg(feature = "wgpu")]
+        BackendChoice::Auto => match mien_wgpu::WgpuContext::new(&Default::default()) {
+            Ok(ctx) if !ctx.is_software() => {
+                let why = format!("found the GPU `{}`", ctx.info().name);
+                Ok((Box::new(wgpu_head::WgpuHeadEngine::new(ctx, pack)?), why))
+            }
+            Ok(ctx) => Ok((
+                Box::new(CpuHeadEngine::new(pack)?),
+                format!(
+                    "the only adapter, `{}`, is a software rasteriser and slower than the CPU backend",
+                    ctx.info().name
+                ),
+            )),
+            Err(e) => Ok((Box::new(CpuHeadEngine::new(pack)?), format!("no GPU: {e}"))),
+        },
+        #[cfg(not(feature = "wgpu"))]
         BackendChoice::Auto => Ok((
-            Box::new(CpuHeadEngine::new(pack)),
-            "a linear head poses on the CPU reference until its GPU kernels land".into(),
+            Box::new(CpuHeadEngine::new(pack)?),
+            "this build has no GPU backend".into(),
         )),
+        #[allow(unreachable_patterns)]
         other => bail!(
-            "--backend {}: linear heads (.aosrig) pose on the CPU in this build",
+            "--backend {}: this build of mien has no such backend",
             format!("{other:?}").to_lowercase()
         ),
+    }
+}
+
+#[allow(dead_code)]
+fn software_note(software: bool) -> String {
+    if software {
+        "asked for; a software device: expect it to be slower than --backend cpu".into()
+    } else {
+        "asked for".into()
     }
 }

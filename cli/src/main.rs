@@ -1,4 +1,5 @@
-//! The `mien` command-line tool: `mien animate` (the main job), `mien inspect` and `mien scenario`.
+//! The `mien` command-line tool: `mien animate` (the main job), `mien inspect`, `mien pack` and
+//! `mien scenario`.
 
 mod animate;
 mod animator;
@@ -12,6 +13,7 @@ mod inspect;
 mod interrupt;
 mod load;
 mod outdir;
+mod pack;
 mod posed;
 mod preview;
 mod report;
@@ -45,6 +47,7 @@ fn main() -> ExitCode {
             }
         }
         Command::Inspect(i) => inspect::run(&i.file, i.json).map(|text| print!("{text}")),
+        Command::Pack(p) => pack::run(p).map(|text| print!("{text}")),
         Command::Scenario(s) => return scenario::main(s, command),
     };
     match result {

@@ -84,7 +84,11 @@ pub fn print(o: &Outcome) {
         count(c.mesh_instances as u64, "mesh node"),
         plural(c.vertices as u64, "vertex", "vertices"),
         count(c.triangles as u64, "triangle"),
-        count(c.morph_targets as u64, "morph target"),
+        if c.linear_head.is_some() {
+            "a linear head (no morph targets)".to_string()
+        } else {
+            count(c.morph_targets as u64, "morph target")
+        },
         if c.skin_joints.is_empty() {
             String::new()
         } else {
@@ -188,10 +192,14 @@ pub fn print(o: &Outcome) {
     if let Some(a) = &r.backend.adapter {
         println!("             adapter {a}");
     }
-    println!(
-        "  morphs     active limit {} per mesh: {} dropped, {} clamped to ±2, {} non-finite",
-        r.morphs.active_limit, r.morphs.dropped, r.morphs.clamped, r.morphs.non_finite
-    );
+    if let Some(h) = &c.linear_head {
+        print_linear_head(h, &r.memory);
+    } else {
+        println!(
+            "  morphs     active limit {} per mesh: {} dropped, {} clamped to ±2, {} non-finite",
+            r.morphs.active_limit, r.morphs.dropped, r.morphs.clamped, r.morphs.non_finite
+        );
+    }
     println!(
         "  time       rig {:.3} ms/frame, lift {:.3} ms/frame, .ply {:.0} ms, preview {:.0} ms",
         r.timings_ms.rig_per_frame,
@@ -247,6 +255,32 @@ pub fn print(o: &Outcome) {
     }
     for w in &o.warnings {
         println!("  warning    {w}");
+    }
+}
+
+/// The linear-head lines: layout, ARKit map, clamps, and what a pose reads.
+fn print_linear_head(h: &crate::subject::LinearHeadReport, m: &crate::report::MemoryReport) {
+    let regions: Vec<String> = h.regions.iter().map(|(n, k)| format!("{n} {k}")).collect();
+    println!(
+        "  head       {} coefficients + 4 gaze angles ({}); normals none (normal shading faces away from the centroid)",
+        h.coefficients,
+        regions.join(", ")
+    );
+    match h.clamp {
+        Some(clamp) => println!(
+            "             ARKit map: {}, {} dropped at build; {} clamped to ±{clamp}",
+            count(h.arkit_terms as u64, "term"),
+            h.arkit_dropped.len(),
+            count(h.clamped, "coefficient")
+        ),
+        None => println!("             no ARKit map in the pack: posed at rest"),
+    }
+    if let Some(p) = &m.linear_head {
+        println!(
+            "             pack {} on disk; fp16 basis {} read per pose",
+            mb(p.file_bytes),
+            mb(p.basis_bytes)
+        );
     }
 }
 

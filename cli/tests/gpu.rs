@@ -177,6 +177,56 @@ fn cesium_man_walking_matches_the_cpu() {
 }
 
 #[test]
+fn the_baked_ict_head_driven_by_live_link_matches_the_cpu() {
+    let backends = gpu_backends();
+    if backends.is_empty() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let pack = dir.path().join("ict.aosrig");
+    let o = Command::new(bin())
+        .args(["pack", "--quiet", "--out", pack.to_str().unwrap()])
+        .arg(data("ict-facekit"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let csv = data("livelinkface/MySlate_3_Jason_Millers_iPhone.csv");
+    let args = |b: &'static str| {
+        [
+            "--character",
+            pack.to_str().unwrap(),
+            "--arkit",
+            csv.to_str().unwrap(),
+            "--start",
+            "1",
+            "--frames",
+            "4",
+            "--fps",
+            "4",
+            "--backend",
+            b,
+        ]
+        .map(str::to_string)
+    };
+    let run = |b: &'static str| {
+        let a = args(b);
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        animate(&dir.path().join(b), &a)
+    };
+    let cpu = run("cpu");
+    assert_eq!(cpu["character"]["vertices"], 26_719);
+    for b in backends {
+        let gpu = run(b);
+        assert_eq!(gpu["backend"]["used"], b);
+        assert_eq!(
+            gpu["character"]["linear_head"]["clamped"],
+            cpu["character"]["linear_head"]["clamped"]
+        );
+        same_frames(&dir.path().join(b), &dir.path().join("cpu"), 4);
+    }
+}
+
+#[test]
 fn auto_prefers_the_cpu_over_a_software_adapter() {
     let Some(ctx) = adapter() else { return };
     let dir = tempfile::tempdir().unwrap();

@@ -5,6 +5,8 @@
 
 use glam::{Mat4, Quat, Vec3};
 
+pub mod gnm;
+
 use crate::rig::{MeshId, MeshInstance, NodeId, PaletteEntry, RigControls, RigData};
 
 /// SplitMix64: a tiny, fast, well-distributed 64-bit generator.

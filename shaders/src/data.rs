@@ -1,5 +1,8 @@
 //! What the kernels read, built from core types: the per-chunk arrays of a rig, the palette entries
-//! and the lift uniform. Both GPU backends upload exactly these bytes.
+//! and the lift uniform; [`gnm`] the same for a linear head. Both GPU backends upload exactly these
+//! bytes.
+
+pub mod gnm;
 
 use glam::{Mat3, Mat4};
 use mien_core::lift::{DebugLiftParams, DebugShading};
@@ -13,7 +16,8 @@ pub const VERTEX_BYTES: u64 = 24;
 /// Bytes per CSR entry of the largest per-entry array (6 f32 of deltas).
 pub const ENTRY_BYTES: u64 = 24;
 
-/// A vertex whose CSR row alone exceeds the binding limit.
+/// A vertex whose own data alone (its CSR row, or a linear head's basis row) exceeds the binding
+/// limit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RowTooLarge {
     /// The vertex.

@@ -8,10 +8,12 @@
 //! | [`MORPH`] | `main` | bind `(V,6)`, CSR, weights `(W,)` | morphed `(V,6)` |
 //! | [`SKIN`] | `main` | morphed `(V,6)`, joints, skin weights, palette | posed `(V,6)` |
 //! | [`LIFT_DEBUG`] | `lift`, `clear` | posed `(V,6)`, tints | the four sink buffers |
+//! | [`GNM`] | `forward` | fp16 basis words, neutral + seam + eye weights `(V,2)` vec4, per instance eye frames `(N,)` and scaled coefficients `(N,E)` | head-local `(N,V,6)` (then [`SKIN`] with z = N) |
 //!
 //! Every kernel runs [`WORKGROUP_SIZE`] invocations per workgroup and maps invocation
 //! `gid.x + gid.y · row_width` to an element, so a dispatch larger than the per-dimension workgroup
-//! limit is laid out in 2D ([`dispatch_size`]).
+//! limit is laid out in 2D ([`dispatch_size`]). [`GNM`] is the exception: `lanes` invocations share
+//! one vertex (see [`gnm_lanes`]) and its `row_width` counts workgroups ([`gnm_dispatch`]).
 
 pub mod data;
 
@@ -29,6 +31,11 @@ pub struct Kernel {
     /// SPIR-V 1.3 of each entry point (same order), compiled from `source` by naga in `build.rs`;
     /// little-endian words as bytes (read with `ash::util::read_spv` or [`spirv_words`]).
     pub spirv: &'static [&'static [u8]],
+    /// Uses `unpack2x16float` (f16 values held in f32): naga validates it only with the capability
+    /// `SHADER_FLOAT16_IN_FLOAT32`, which wgpu grants on devices with the downlevel flag
+    /// `SHADER_F16_IN_F32` (every Vulkan device except llvmpipe without `SHADER_F16`). Vulkan itself
+    /// needs no feature for it (GLSL.std.450 `UnpackHalf2x16` is core).
+    pub f16_in_f32: bool,
 }
 
 /// The SPIR-V of `entry` in `kernel`, as words.
@@ -58,6 +65,7 @@ pub const MORPH: Kernel = Kernel {
     source: include_str!("morph.wgsl"),
     entry_points: &["main"],
     spirv: &[spv!("morph.main.spv")],
+    f16_in_f32: false,
 };
 
 /// Linear-blend skinning (`skin.wgsl`).
@@ -66,6 +74,7 @@ pub const SKIN: Kernel = Kernel {
     source: include_str!("skin.wgsl"),
     entry_points: &["main"],
     spirv: &[spv!("skin.main.spv")],
+    f16_in_f32: false,
 };
 
 /// The debug vertex lift and the clear-unused-slots pass (`lift_debug.wgsl`).
@@ -74,6 +83,17 @@ pub const LIFT_DEBUG: Kernel = Kernel {
     source: include_str!("lift_debug.wgsl"),
     entry_points: &["lift", "clear"],
     spirv: &[spv!("lift_debug.lift.spv"), spv!("lift_debug.clear.spv")],
+    f16_in_f32: false,
+};
+
+/// The linear head model's forward pass: expression basis, eyes, seam (`gnm.wgsl`); its output is
+/// [`SKIN`]'s input.
+pub const GNM: Kernel = Kernel {
+    file: "gnm.wgsl",
+    source: include_str!("gnm.wgsl"),
+    entry_points: &["forward"],
+    spirv: &[spv!("gnm.forward.spv")],
+    f16_in_f32: true,
 };
 
 /// Device features the kernels need beyond Vulkan 1.1 / WebGPU core.
@@ -85,7 +105,8 @@ pub struct KernelFeatures {
     pub storage_16bit: bool,
 }
 
-/// What today's kernels need: nothing beyond core (every value is 32-bit). A kernel that starts
+/// What today's kernels need: nothing beyond core (every value is 32-bit; [`GNM`]'s fp16 basis is
+/// read as `u32` words and widened with `unpack2x16float`, see [`Kernel::f16_in_f32`]). A kernel that starts
 /// using `f16` sets these, and the Vulkan backend then enables the features or refuses the device
 /// with `MissingFeature`.
 pub const REQUIRED_FEATURES: KernelFeatures = KernelFeatures {
@@ -94,7 +115,7 @@ pub const REQUIRED_FEATURES: KernelFeatures = KernelFeatures {
 };
 
 /// Every kernel.
-pub const ALL: [Kernel; 3] = [MORPH, SKIN, LIFT_DEBUG];
+pub const ALL: [Kernel; 4] = [MORPH, SKIN, LIFT_DEBUG, GNM];
 
 /// Invocations per workgroup of every kernel (`@workgroup_size(64)`).
 pub const WORKGROUP_SIZE: u32 = 64;
@@ -170,4 +191,68 @@ pub fn dispatch_size(count: u32, max_per_dimension: u32) -> Option<(u32, u32, u3
         return None;
     }
     Some((x, y, x * WORKGROUP_SIZE))
+}
+
+/// The per-chunk uniform of [`GNM`] (WGSL `GnmParams`, 32 bytes).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct GnmParams {
+    /// Vertices in this chunk.
+    pub count: u32,
+    /// Workgroups per dispatch row ([`gnm_dispatch`]).
+    pub row_width: u32,
+    /// Expression coefficients E.
+    pub coeffs: u32,
+    /// Invocations per vertex ([`gnm_lanes`]): a power of two dividing 64.
+    pub lanes: u32,
+    /// 0 or 1: the half of the chunk's first basis word where its first vertex starts.
+    pub first_half: u32,
+    /// Padding to 16-byte multiples (uniform structs are 16-byte aligned).
+    pub _pad0: u32,
+    /// Padding.
+    pub _pad1: u32,
+    /// Padding.
+    pub _pad2: u32,
+}
+
+/// One instance's eye inputs in [`GNM`]'s `heads` array (WGSL `GnmFrameHeader`, 128 bytes); the
+/// instance's scaled coefficients are in the separate `scaled` array (`data::gnm::GnmBatchFrames`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct GnmFrameHeader {
+    /// Left eye rotation, column-major `mat3x3` (each column padded to a `vec4`).
+    pub eye_rot_l: [[f32; 4]; 3],
+    /// Right eye rotation.
+    pub eye_rot_r: [[f32; 4]; 3],
+    /// Left eye centre xyz, metres (w unused).
+    pub eye_centre_l: [f32; 4],
+    /// Right eye centre xyz, metres (w unused).
+    pub eye_centre_r: [f32; 4],
+}
+
+/// Invocations [`GNM`] gives one vertex of a pack with `coeffs` coefficients: the vertex's
+/// `⌈3E/2⌉` basis words divided by 4 (about four words per invocation), rounded up to a power of
+/// two, within 1..=64. E = 383 → 64 lanes (9 words each), E = 57 → 32, E = 4 → 2.
+pub fn gnm_lanes(coeffs: u32) -> u32 {
+    let words = (3 * coeffs.max(1)).div_ceil(2);
+    words
+        .div_ceil(4)
+        .next_power_of_two()
+        .clamp(1, WORKGROUP_SIZE)
+}
+
+/// Workgroups `(x, y)` and `row_width` (workgroups per row) for [`GNM`] over `count` vertices at
+/// `lanes` per vertex ([`gnm_lanes`]), with at most `max_per_dimension` workgroups per dimension.
+///
+/// Returns `None` when even a square 2D layout cannot hold the workgroups.
+pub fn gnm_dispatch(count: u32, lanes: u32, max_per_dimension: u32) -> Option<(u32, u32, u32)> {
+    let per_group = (WORKGROUP_SIZE / lanes.clamp(1, WORKGROUP_SIZE)).max(1);
+    let groups = count.div_ceil(per_group).max(1);
+    let max = max_per_dimension.max(1);
+    let x = groups.min(max);
+    let y = groups.div_ceil(x);
+    if y > max {
+        return None;
+    }
+    Some((x, y, x))
 }

@@ -4,6 +4,12 @@
 // with Mₖ the joint matrix (world · inverse bind, or a rigid node's world matrix) and Nₖ the inverse
 // transpose of its 3×3 part, computed on the CPU. Slots with weight 0 are skipped; joints are summed in
 // slot order. Source: glTF 2.0 §3.7.3; the CPU reference is mien_core::rig::skin::skin_vertex.
+//
+// Instances (the linear-head batch, gnm.wgsl): the dispatch's z dimension is the instance i of
+// num_workgroups.z = N sharing one mesh (joints, skin weights); instance i reads
+// `morphed[(i·count + v)·6 ..]`, writes `posed` there, and uses palette entries
+// `[i·P/N, (i+1)·P/N)` (P = arrayLength(palette), so the palette holds N equal slices). A dispatch
+// with z = 1 (the morph path) is the single-instance case: i = 0, the whole palette.
 
 struct DispatchParams {
     count: u32,
@@ -31,12 +37,17 @@ struct Joint {
 @group(0) @binding(5) var<storage, read_write> posed: array<f32>;
 
 @compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+fn main(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+) {
     let v = gid.x + gid.y * params.row_width;
     if (v >= params.count) {
         return;
     }
-    let b = 6u * v;
+    let inst = gid.z;
+    let first_joint = inst * (arrayLength(&palette) / groups.z);
+    let b = 6u * (inst * params.count + v);
     let p = vec4<f32>(morphed[b], morphed[b + 1u], morphed[b + 2u], 1.0);
     let n = vec3<f32>(morphed[b + 3u], morphed[b + 4u], morphed[b + 5u]);
     let j = joints[v];
@@ -48,7 +59,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         if (wk == 0.0) {
             continue;
         }
-        let joint = palette[j[k]];
+        let joint = palette[first_joint + j[k]];
         po = po + wk * (joint.m * p).xyz;
         let nm = mat3x3<f32>(joint.n[0].xyz, joint.n[1].xyz, joint.n[2].xyz);
         no = no + wk * (nm * n);

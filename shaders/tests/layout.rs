@@ -9,10 +9,10 @@ use mien_shaders::{DispatchParams, JointMatrices, LIFT_DEBUG, LiftParams, MORPH,
 /// `(member name, offset)` pairs and the span of WGSL struct `name` in `source`.
 fn wgsl_struct(source: &str, name: &str) -> (Vec<(String, u32)>, u32) {
     let m = naga::front::wgsl::parse_str(source).unwrap();
-    // Validation computes the layouts naga uses for offsets.
+    // Validation computes the layouts naga uses for offsets (`unpack2x16float` needs its capability).
     naga::valid::Validator::new(
         naga::valid::ValidationFlags::all(),
-        naga::valid::Capabilities::empty(),
+        naga::valid::Capabilities::SHADER_FLOAT16_IN_FLOAT32,
     )
     .validate(&m)
     .unwrap();
@@ -101,4 +101,38 @@ fn lift_params_match() {
             ("shading", offset_of!(LiftParams, shading)),
         ],
     );
+}
+
+#[test]
+fn gnm_params_match() {
+    use mien_shaders::{GNM, GnmParams};
+    check(
+        GNM.source,
+        "GnmParams",
+        size_of::<GnmParams>(),
+        &[
+            ("count", offset_of!(GnmParams, count)),
+            ("row_width", offset_of!(GnmParams, row_width)),
+            ("coeffs", offset_of!(GnmParams, coeffs)),
+            ("lanes", offset_of!(GnmParams, lanes)),
+            ("first_half", offset_of!(GnmParams, first_half)),
+        ],
+    );
+}
+
+#[test]
+fn gnm_frame_header_matches() {
+    use mien_shaders::{GNM, GnmFrameHeader};
+    check(
+        GNM.source,
+        "GnmFrameHeader",
+        size_of::<GnmFrameHeader>(),
+        &[
+            ("eye_rot_l", offset_of!(GnmFrameHeader, eye_rot_l)),
+            ("eye_rot_r", offset_of!(GnmFrameHeader, eye_rot_r)),
+            ("eye_centre_l", offset_of!(GnmFrameHeader, eye_centre_l)),
+            ("eye_centre_r", offset_of!(GnmFrameHeader, eye_centre_r)),
+        ],
+    );
+    assert_eq!(size_of::<GnmFrameHeader>(), 128);
 }

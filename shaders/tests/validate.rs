@@ -3,15 +3,21 @@
 
 use mien_shaders::{ALL, WORKGROUP_SIZE, dispatch_size};
 
+/// What a kernel may use beyond core: only `f16_in_f32` kernels get `unpack2x16float`.
+fn capabilities(k: &mien_shaders::Kernel) -> naga::valid::Capabilities {
+    if k.f16_in_f32 {
+        naga::valid::Capabilities::SHADER_FLOAT16_IN_FLOAT32
+    } else {
+        naga::valid::Capabilities::empty()
+    }
+}
+
 fn module(k: &mien_shaders::Kernel) -> (naga::Module, naga::valid::ModuleInfo) {
     let m = naga::front::wgsl::parse_str(k.source)
         .unwrap_or_else(|e| panic!("{}: {}", k.file, e.emit_to_string(k.source)));
-    let info = naga::valid::Validator::new(
-        naga::valid::ValidationFlags::all(),
-        naga::valid::Capabilities::empty(),
-    )
-    .validate(&m)
-    .unwrap_or_else(|e| panic!("{}: {}", k.file, e.emit_to_string(k.source)));
+    let info = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), capabilities(k))
+        .validate(&m)
+        .unwrap_or_else(|e| panic!("{}: {}", k.file, e.emit_to_string(k.source)));
     (m, info)
 }
 
@@ -31,6 +37,19 @@ fn every_kernel_parses_and_validates() {
                 e.name
             );
         }
+    }
+}
+
+#[test]
+fn only_kernels_flagged_f16_in_f32_need_the_capability() {
+    for k in &ALL {
+        let m = naga::front::wgsl::parse_str(k.source).unwrap();
+        let plain = naga::valid::Validator::new(
+            naga::valid::ValidationFlags::all(),
+            naga::valid::Capabilities::empty(),
+        )
+        .validate(&m);
+        assert_eq!(plain.is_err(), k.f16_in_f32, "{}", k.file);
     }
 }
 

@@ -122,6 +122,106 @@ pub struct GnmPack {
     pub rest_world: Vec<[f32; 16]>,
 }
 
+/// The blobs a version-1 pack may hold, in the order the writer puts them.
+pub const BLOB_NAMES: [&str; 13] = [
+    "neutral",
+    "basis",
+    "basis_scale",
+    "eye_positions",
+    "eye_weights",
+    "faces",
+    "quads",
+    "uv",
+    "seam",
+    "skin_index",
+    "skin_weight",
+    "joint_parents",
+    "rest_world",
+];
+
+/// Every blob name known and listed once.
+fn check_blob_names(buffers: &[PackBuffer], file: &str) -> Result<()> {
+    for (i, b) in buffers.iter().enumerate() {
+        if !BLOB_NAMES.contains(&b.name.as_str()) {
+            return Err(Error::format_at(
+                file,
+                "buffers",
+                i,
+                format!(
+                    "unknown blob `{}` (version {VERSION} has {})",
+                    b.name,
+                    BLOB_NAMES.join(", ")
+                ),
+            ));
+        }
+        if let Some(k) = buffers[..i].iter().position(|o| o.name == b.name) {
+            return Err(Error::format_at(
+                file,
+                "buffers",
+                i,
+                format!("blob `{}` listed again (first at {k})", b.name),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Blobs disjoint, and the blob area ending where the last blob does (nothing trailing, nothing
+/// hidden between blobs beyond the 8-byte alignment padding). Run after each blob's own checks.
+fn check_blob_spans(buffers: &[PackBuffer], area: u64, file: &str) -> Result<()> {
+    let mut spans: Vec<(u64, u64, usize)> = buffers
+        .iter()
+        .enumerate()
+        .map(|(i, b)| (b.offset, b.offset.saturating_add(b.length), i))
+        .collect();
+    spans.sort_unstable();
+    let mut end = 0u64;
+    for &(start, stop, i) in &spans {
+        if start < end {
+            return Err(Error::format_at(
+                file,
+                "buffers",
+                i,
+                format!(
+                    "blob `{}` at byte {start} overlaps the blob before it",
+                    buffers[i].name
+                ),
+            ));
+        }
+        if start - end >= 8 {
+            return Err(Error::format_at(
+                file,
+                "buffers",
+                i,
+                format!(
+                    "{} unlisted bytes before blob `{}` (padding is under 8)",
+                    start - end,
+                    buffers[i].name
+                ),
+            ));
+        }
+        end = stop;
+    }
+    if area > end {
+        return Err(Error::format(
+            file,
+            "buffers",
+            format!("{} bytes after the last blob", area - end),
+        ));
+    }
+    Ok(())
+}
+
+/// Every f16 bit pattern as f32 (the exact value), built once.
+fn f16_table() -> &'static [f32] {
+    static TABLE: std::sync::OnceLock<Vec<f32>> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        (0..=u16::MAX)
+            .map(|h| half::f16::from_bits(h).to_f32())
+            .collect()
+    })
+}
+
 fn dtype_size(d: &str) -> Option<u64> {
     Some(match d {
         "f32" | "u32" | "i32" => 4,
@@ -165,14 +265,20 @@ impl GnmPack {
 
     /// The basis entry `(v, e, axis)` as f32.
     pub fn basis_at(&self, v: usize, e: usize, axis: usize) -> f32 {
-        let i = (v * self.coeff_count() + e) * 3 + axis;
+        self.half_at((v * self.coeff_count() + e) * 3 + axis)
+    }
+
+    /// The basis half at flat index `i` of `(V,E,3)` as f32 (exact: every f16 is an f32), through
+    /// a 65,536-entry table built once.
+    #[inline]
+    pub fn half_at(&self, i: usize) -> f32 {
         let w = self.basis[i / 2];
-        half::f16::from_bits(if i % 2 == 0 {
+        let h = if i % 2 == 0 {
             w as u16
         } else {
             (w >> 16) as u16
-        })
-        .to_f32()
+        };
+        f16_table()[usize::from(h)]
     }
 
     /// Total bytes of the arrays, for the memory report.
@@ -407,6 +513,7 @@ impl GnmPack {
             return Err(fmt("bindTransform", "not finite".into()));
         }
         let area = &bytes[16 + h as usize..];
+        check_blob_names(&header.buffers, file)?;
         let blob =
             |name: &str, dtype: &str, shape: &[u64], required: bool| -> Result<Option<&[u8]>> {
                 let Some(b) = header.buffers.iter().find(|b| b.name == name) else {
@@ -500,6 +607,7 @@ impl GnmPack {
         let sw_b = blob("skin_weight", "f16", &[v, 4], true)?.unwrap_or_default();
         let par_b = blob("joint_parents", "i32", &[j], true)?.unwrap_or_default();
         let rest_b = blob("rest_world", "f32", &[j, 16], true)?.unwrap_or_default();
+        check_blob_spans(&header.buffers, area.len() as u64, file)?;
 
         let v3 = |x: Vec<f32>| -> Vec<[f32; 3]> {
             x.chunks_exact(3)

@@ -31,6 +31,23 @@ pub trait RigBackend {
     /// An invalid rig ([`RigData::validate`]) or one over the device's limits.
     fn upload(&mut self, rig: &RigData) -> Result<RigHandle>;
 
+    /// Upload `rig` once for `instances` characters that share it (different controls, one pass):
+    /// one handle per instance, in order. The provided method uploads the rig `instances` times
+    /// (no sharing); backends that batch override it so the rig's arrays are held once and every
+    /// instance is posed by the same dispatches.
+    ///
+    /// # Errors
+    /// As [`RigBackend::upload`]; [`crate::Error::Invalid`] for 0 instances.
+    fn upload_batch(&mut self, rig: &RigData, instances: u32) -> Result<Vec<RigHandle>> {
+        if instances == 0 {
+            return Err(crate::Error::Invalid {
+                what: "rig batch".into(),
+                reason: "0 instances".into(),
+            });
+        }
+        (0..instances).map(|_| self.upload(rig)).collect()
+    }
+
     /// Vertices the rig produces per pose.
     fn vertex_count(&self, rig: RigHandle) -> u32;
 

@@ -19,9 +19,13 @@ pub fn proptest_config(cases: u32) -> Config {
     }
 }
 
-/// `../shared/data` seen from the workspace root (tests run with the crate folder as cwd).
+/// `../shared/data` seen from the workspace root (tests run with the crate folder as cwd), or
+/// `$MIEN_DATA` (a copy of it on a machine without the checkout), as the CLI's tests read it.
 pub fn data_dir() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data")
+    std::env::var_os("MIEN_DATA").map_or_else(
+        || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"),
+        std::path::PathBuf::from,
+    )
 }
 
 /// `cases`, or `$MIEN_PROPTEST_CASES` when set (more cases on a fast machine).

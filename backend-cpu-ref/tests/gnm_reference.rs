@@ -1,0 +1,238 @@
+//! The CPU linear-head backend is the reference (`forward::pose`) bit for bit, the hand-worked pack
+//! poses where the arithmetic says, the GNM bound accepts the reference and rejects a result off by
+//! more than it, and bad frames are refused with typed errors that leave the last frame in place.
+
+use glam::Mat4;
+use mien_core::gnm::forward;
+use mien_core::gnm::{GnmBackend, GnmFrame, GnmHandle, GnmPack};
+use mien_core::rig::PosedVertices;
+use mien_cpu::conformance::gnm::{
+    GnmFrameInput, GnmHarness, GnmInputs, check_gnm, check_pack, compare_gnm, gnm_cases,
+    gnm_reference, one_vertex_pack, vertex_bounds,
+};
+use mien_cpu::conformance::gnm_batch::{GnmBatchInput, check_batch, gnm_batch_cases};
+use mien_cpu::{CpuEncoder, CpuGnmBackend};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, RngSeed};
+
+fn config(cases: u32) -> Config {
+    let seed = std::env::var("PROPTEST_RNG_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x6d69_656e);
+    Config {
+        cases: std::env::var("MIEN_PROPTEST_CASES")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(cases),
+        failure_persistence: None,
+        rng_seed: RngSeed::Fixed(seed),
+        ..Config::default()
+    }
+}
+
+/// The CPU backend as a conformance harness.
+struct Cpu;
+
+impl GnmHarness for Cpu {
+    fn run(
+        &mut self,
+        pack: &GnmPack,
+        frames: &[GnmFrameInput],
+    ) -> mien_core::Result<Vec<PosedVertices>> {
+        let mut b = CpuGnmBackend::new();
+        let h = b.upload_gnm(pack)?;
+        let mut out = Vec::new();
+        for f in frames {
+            b.set_head_ext(h, &f.head_ext, &f.joint_world)?;
+            b.encode(&mut CpuEncoder::default())?;
+            out.push(b.read_vertices(h)?);
+        }
+        Ok(out)
+    }
+
+    fn run_batch(
+        &mut self,
+        uploads: &[GnmBatchInput],
+    ) -> mien_core::Result<Vec<Vec<PosedVertices>>> {
+        let mut b = CpuGnmBackend::new();
+        let mut handles = Vec::new();
+        for u in uploads {
+            handles.push(b.upload_gnm_batch(&u.pack, u.frames.len() as u32)?);
+        }
+        for (u, hs) in uploads.iter().zip(&handles) {
+            for (f, h) in u.frames.iter().zip(hs) {
+                b.set_head_ext(*h, &f.head_ext, &f.joint_world)?;
+            }
+        }
+        b.encode(&mut CpuEncoder::default())?;
+        let read = |hs: &Vec<GnmHandle>| hs.iter().map(|h| b.read_vertices(*h)).collect();
+        handles.iter().map(read).collect()
+    }
+}
+
+proptest! {
+    #![proptest_config(config(48))]
+
+    #[test]
+    fn the_cpu_backend_is_the_reference_bit_for_bit(case in gnm_cases(300, 120)) {
+        let inputs = GnmInputs::new(&case);
+        let want = gnm_reference(&inputs.pack, &inputs.frames).unwrap();
+        let got = Cpu.run(&inputs.pack, &inputs.frames).unwrap();
+        for (g, w) in got.iter().zip(&want) {
+            prop_assert_eq!(&g.positions, w);
+        }
+        let report = check_gnm(&mut Cpu, &case).map_err(TestCaseError::fail)?;
+        prop_assert_eq!(report.max_abs, 0.0);
+    }
+
+    #[test]
+    fn a_batch_poses_each_instance_as_the_reference_bit_for_bit(cases in gnm_batch_cases(3, 100, 40)) {
+        let uploads: Vec<GnmBatchInput> = cases.iter().map(GnmBatchInput::new).collect();
+        let report = check_batch(&mut Cpu, &uploads).map_err(TestCaseError::fail)?;
+        prop_assert_eq!(report.max_abs, 0.0);
+        prop_assert_eq!(report.frames, uploads.iter().map(|u| u.frames.len()).sum::<usize>());
+    }
+
+    #[test]
+    fn the_bound_rejects_an_error_just_past_it(case in gnm_cases(60, 40), pick: u64) {
+        let inputs = GnmInputs::new(&case);
+        let want = gnm_reference(&inputs.pack, &inputs.frames).unwrap();
+        let bounds = vertex_bounds(&inputs.pack, &inputs.frames[0]).unwrap();
+        let v = (pick % bounds.len() as u64) as usize;
+        prop_assert!(bounds[v] > 0.0 && bounds[v] < 1e-3, "bound {}", bounds[v]);
+        let mut got: Vec<PosedVertices> = want.iter().map(|p| PosedVertices { positions: p.clone(), normals: vec![[0.0; 3]; p.len()] }).collect();
+        // Nudge one coordinate by 1.5 bounds (rounded to f32, still > 1.25 bounds away).
+        let x = &mut got[0].positions[v][1];
+        *x = (f64::from(*x) + 1.5 * bounds[v]) as f32;
+        prop_assume!((f64::from(got[0].positions[v][1]) - f64::from(want[0][v][1])).abs() > bounds[v]);
+        prop_assert!(compare_gnm(&inputs.pack, &inputs.frames, &got, &want).is_err());
+    }
+
+    #[test]
+    fn the_gpu_frame_inputs_are_the_reference_expressions(case in gnm_cases(4, 60)) {
+        let inputs = GnmInputs::new(&case);
+        let (pack, f) = (&inputs.pack, &inputs.frames[0]);
+        let mut frame = GnmFrame::new(pack);
+        frame.set(&f.head_ext, &f.joint_world).unwrap();
+        let bind = forward::from_row_major(&pack.header.bind_transform);
+        for (j, m) in frame.skin.iter().enumerate() {
+            let want = f.joint_world[j] * forward::from_row_major(&pack.rest_world[j]).inverse() * bind;
+            prop_assert_eq!(m.to_cols_array(), want.to_cols_array());
+        }
+        for (e, s) in frame.scaled.iter().enumerate() {
+            prop_assert_eq!(s.to_bits(), (f.head_ext[e] * pack.basis_scale[e]).to_bits());
+        }
+    }
+}
+
+#[test]
+fn the_hand_worked_vertex_poses_where_the_arithmetic_says() {
+    let hand = one_vertex_pack();
+    let mut out = Vec::new();
+    forward::pose(
+        &hand.pack,
+        &hand.frame.head_ext,
+        &hand.frame.joint_world,
+        &mut out,
+    )
+    .unwrap();
+    for a in 0..3 {
+        assert!(
+            (out[0][a] - hand.expected[a]).abs() <= 1e-6,
+            "axis {a}: {} vs {}",
+            out[0][a],
+            hand.expected[a]
+        );
+    }
+    let report = check_pack(&mut Cpu, &hand.pack, std::slice::from_ref(&hand.frame)).unwrap();
+    assert_eq!(report.max_abs, 0.0);
+}
+
+#[test]
+fn bad_frames_are_refused_and_leave_the_last_frame() {
+    let hand = one_vertex_pack();
+    let mut b = CpuGnmBackend::new();
+    let h = b.upload_gnm(&hand.pack).unwrap();
+    assert_eq!(b.vertex_count(h), 1);
+    assert_eq!(b.vertex_count(GnmHandle(9)), 0);
+    b.set_head_ext(h, &hand.frame.head_ext, &hand.frame.joint_world)
+        .unwrap();
+    let short = &hand.frame.head_ext[..5];
+    let e = b
+        .set_head_ext(h, short, &hand.frame.joint_world)
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            mien_core::Error::Mismatch {
+                expected: 6,
+                found: 5,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let mut nan = hand.frame.head_ext.clone();
+    nan[3] = f32::NAN;
+    let e = b
+        .set_head_ext(h, &nan, &hand.frame.joint_world)
+        .unwrap_err();
+    assert!(e.to_string().contains("head_ext[3]"), "{e}");
+    let e = b
+        .set_head_ext(h, &hand.frame.head_ext, &[Mat4::IDENTITY])
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            mien_core::Error::Mismatch {
+                expected: 2,
+                found: 1,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let mut inf = hand.frame.joint_world.clone();
+    inf[1].w_axis.x = f32::INFINITY;
+    assert!(b.set_head_ext(h, &hand.frame.head_ext, &inf).is_err());
+    assert!(
+        b.set_head_ext(GnmHandle(3), &hand.frame.head_ext, &hand.frame.joint_world)
+            .is_err()
+    );
+    assert!(b.read_vertices(GnmHandle(3)).is_err());
+    b.encode(&mut CpuEncoder::default()).unwrap();
+    let p = b.read_vertices(h).unwrap();
+    assert!((p.positions[0][0] - hand.expected[0]).abs() <= 1e-6);
+    assert_eq!(p.normals, vec![[0.0; 3]]);
+    assert!(b.bytes() >= hand.pack.byte_len());
+}
+
+#[test]
+fn before_any_frame_a_head_poses_at_rest() {
+    let inputs = GnmInputs::new(&mien_cpu::conformance::gnm::GnmCase {
+        shape: mien_core::testing::gnm::GnmShape {
+            vertices: 20,
+            coeffs: 7,
+            regions: 2,
+            joints: 3,
+            seam: true,
+        },
+        seed: 11,
+        frames: 1,
+    });
+    let pack = &inputs.pack;
+    let mut b = CpuGnmBackend::new();
+    let h = b.upload_gnm(pack).unwrap();
+    b.encode(&mut CpuEncoder::default()).unwrap();
+    let rest = GnmFrameInput {
+        head_ext: vec![0.0; pack.coeff_count() + 4],
+        joint_world: pack
+            .rest_world
+            .iter()
+            .map(forward::from_row_major)
+            .collect(),
+    };
+    let want = gnm_reference(pack, std::slice::from_ref(&rest)).unwrap();
+    assert_eq!(b.read_vertices(h).unwrap().positions, want[0]);
+}

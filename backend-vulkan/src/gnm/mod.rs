@@ -1,0 +1,304 @@
+//! The Vulkan linear-head backend: `.aosrig` heads, each uploaded once as a batch of instances that
+//! share its basis, split into vertex-range chunks whose every binding fits `maxStorageBufferRange`,
+//! posed by the GNM forward kernel and the morph path's skin kernel recorded into one command
+//! buffer.
+
+use ash::vk;
+use glam::Mat4;
+use mien_core::gnm::frame::check_inputs;
+use mien_core::gnm::{GnmBackend, GnmHandle, GnmPack};
+use mien_core::rig::PosedVertices;
+use mien_shaders::data::VERTEX_BYTES;
+
+use crate::buffer::Buffer;
+use crate::device::VulkanContext;
+use crate::encoder::VulkanEncoder;
+use crate::error::Result;
+use crate::raw;
+
+mod upload;
+
+use upload::Upload;
+
+/// [`GnmBackend`] on raw Vulkan: `gnm.wgsl` (basis, eyes, seam) then `skin.wgsl` (the morph path's
+/// LBS kernel and data layout) for every upload, one dispatch per upload and chunk (the instances of
+/// a batch along z), with a compute barrier after each stage, recorded into a [`VulkanEncoder`].
+/// The basis is uploaded verbatim (fp16 pairs, staged when device memory is not host-visible), once
+/// per upload whatever its instance count, split by vertex ranges so no binding exceeds
+/// `maxStorageBufferRange`; per frame only the instance's slices of the eye frames, coefficients
+/// and palettes (host-visible) are written. The passes write no timestamps.
+///
+/// `set_head_ext` waits for this context's submissions in flight before rewriting the per-frame
+/// buffers (as [`crate::VulkanRigBackend::set_controls`]).
+pub struct VulkanGnmBackend {
+    ctx: VulkanContext,
+    uploads: Vec<Upload>,
+    /// Per handle: (upload, instance).
+    handles: Vec<(u32, u32)>,
+    binding_limit: u64,
+}
+
+impl std::fmt::Debug for VulkanGnmBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VulkanGnmBackend")
+            .field("uploads", &self.uploads.len())
+            .field("heads", &self.handles.len())
+            .field("binding_limit", &self.binding_limit)
+            .finish()
+    }
+}
+
+impl Drop for VulkanGnmBackend {
+    fn drop(&mut self) {
+        // Submissions through the context keep what they use alive; this also covers an engine
+        // that recorded mien's passes and is still executing them.
+        let _ = self.ctx.wait();
+    }
+}
+
+impl VulkanGnmBackend {
+    /// An empty backend on `ctx`.
+    pub fn new(ctx: &VulkanContext) -> Self {
+        Self::with_binding_limit(ctx, u64::MAX)
+    }
+
+    /// Like [`VulkanGnmBackend::new`] but splitting heads as if `maxStorageBufferRange` were
+    /// `bytes` (256 up to the real one), so the split path runs on small packs.
+    pub fn with_binding_limit(ctx: &VulkanContext, bytes: u64) -> Self {
+        VulkanGnmBackend {
+            ctx: ctx.clone(),
+            uploads: Vec::new(),
+            handles: Vec::new(),
+            binding_limit: bytes.clamp(256, ctx.binding_limit().max(256)),
+        }
+    }
+
+    /// The context.
+    pub fn context(&self) -> &VulkanContext {
+        &self.ctx
+    }
+
+    /// Vertex-range chunks of `head`'s upload as `(vertices,)` per chunk (tests: how a pack was
+    /// split).
+    ///
+    /// # Errors
+    /// An unknown handle.
+    pub fn chunk_sizes(&self, head: GnmHandle) -> mien_core::Result<Vec<u32>> {
+        let (u, _) = self.find(head)?;
+        Ok(self.uploads[u].chunks.iter().map(|c| c.count).collect())
+    }
+
+    /// The posed vertices of `head` as lift input ([`crate::VulkanDebugLift::from_parts`]): one
+    /// part per chunk, with white tints. A lift binds whole buffers and instance `i` of a batch
+    /// starts `i × count` vertices into its chunks' outputs, so only the first instance of an
+    /// upload can be lifted this way.
+    ///
+    /// # Errors
+    /// An unknown handle; [`mien_core::Error::Invalid`] for a later instance of a batch.
+    pub fn posed_parts(&self, head: GnmHandle) -> mien_core::Result<Vec<crate::PosedPart<'_>>> {
+        let (u, i) = self.find(head)?;
+        if i != 0 {
+            return Err(mien_core::Error::Invalid {
+                what: format!("head {}", head.0),
+                reason: format!("instance {i} of a batch cannot be lifted (only instance 0)"),
+            });
+        }
+        let up = &self.uploads[u];
+        let mut v0 = 0;
+        Ok(up
+            .chunks
+            .iter()
+            .map(|c| {
+                let part = crate::PosedPart {
+                    v0,
+                    count: c.count,
+                    posed: &c.posed,
+                    tint: &up.tint,
+                };
+                v0 += c.count;
+                part
+            })
+            .collect())
+    }
+
+    fn find(&self, h: GnmHandle) -> mien_core::Result<(usize, usize)> {
+        let &(u, i) = self.handles.get(h.0 as usize).ok_or_else(|| unknown(h))?;
+        Ok((u as usize, i as usize))
+    }
+
+    /// Fill every head-local and posed buffer with `word` (a test aid: an unwritten element becomes
+    /// visible).
+    ///
+    /// # Errors
+    /// Device errors.
+    pub fn poison_outputs(&self, word: u32) -> Result<()> {
+        let mut enc = self.ctx.begin()?;
+        for u in &self.uploads {
+            for c in &u.chunks {
+                for b in [&c.local, &c.posed] {
+                    // SAFETY: enc recording; whole buffer, size a multiple of 4.
+                    unsafe {
+                        self.ctx.device().cmd_fill_buffer(
+                            enc.raw(),
+                            b.handle(),
+                            0,
+                            vk::WHOLE_SIZE,
+                            word,
+                        )
+                    };
+                    enc.keep(b);
+                }
+            }
+        }
+        // SAFETY: enc recording.
+        unsafe { raw::compute_barrier(self.ctx.device(), enc.raw()) };
+        self.ctx.submit(enc)?;
+        self.ctx.wait()
+    }
+}
+
+fn unknown(h: GnmHandle) -> mien_core::Error {
+    mien_core::Error::Invalid {
+        what: "head handle".into(),
+        reason: format!("{} was not uploaded to this backend", h.0),
+    }
+}
+
+impl GnmBackend for VulkanGnmBackend {
+    type Encoder = VulkanEncoder;
+
+    fn upload_gnm_batch(
+        &mut self,
+        pack: &GnmPack,
+        instances: u32,
+    ) -> mien_core::Result<Vec<GnmHandle>> {
+        self.ctx.check()?;
+        if instances == 0 {
+            return Err(mien_core::Error::Invalid {
+                what: "head instances".into(),
+                reason: "a batch needs at least one instance".into(),
+            });
+        }
+        let first = self.handles.len() as u64;
+        let upload_index = u32::try_from(self.uploads.len()).ok();
+        let (Some(u), true) = (
+            upload_index,
+            first + u64::from(instances) <= u64::from(u32::MAX),
+        ) else {
+            return Err(mien_core::Error::Limit {
+                what: "heads in one backend".into(),
+                limit: u64::from(u32::MAX),
+                found: first + u64::from(instances),
+            });
+        };
+        // The rest frames are written at creation (fresh buffers: nothing reads them yet).
+        let upload = self.upload(pack, instances)?;
+        self.uploads.push(upload);
+        self.handles.extend((0..instances).map(|i| (u, i)));
+        Ok((0..instances)
+            .map(|i| GnmHandle(first as u32 + i))
+            .collect())
+    }
+
+    fn vertex_count(&self, head: GnmHandle) -> u32 {
+        self.find(head)
+            .map_or(0, |(u, _)| self.uploads[u].vertex_count)
+    }
+
+    fn set_head_ext(
+        &mut self,
+        head: GnmHandle,
+        head_ext: &[f32],
+        joint_world: &[Mat4],
+    ) -> mien_core::Result<()> {
+        let (u, i) = self.find(head)?;
+        // Check before waiting: a refused frame changes nothing and costs no wait.
+        let f = &self.uploads[u].frames[i];
+        check_inputs(f.coeff_count(), f.joint_count(), head_ext, joint_world)?;
+        // The per-frame buffers are read by the previous frame until it completes.
+        self.ctx.wait()?;
+        let up = &mut self.uploads[u];
+        up.frames[i].set(head_ext, joint_world)?;
+        up.staged.write(i, &up.frames[i]);
+        let [h, s, p] = up.staged.ranges(i);
+        write_range(&up.heads, bytemuck::cast_slice(&up.staged.heads), h);
+        write_range(&up.scaled, bytemuck::cast_slice(&up.staged.scaled), s);
+        write_range(&up.palette, bytemuck::cast_slice(&up.staged.palette), p);
+        Ok(())
+    }
+
+    fn encode(&mut self, enc: &mut VulkanEncoder) -> mien_core::Result<()> {
+        self.ctx.check()?;
+        let d = self.ctx.device();
+        let p = &self.ctx.inner.pipelines;
+        let cmd = enc.raw();
+        // SAFETY: enc is recording on this device (VulkanEncoder's contract); every handle bound
+        // below is alive and kept in `enc` until the submission completes.
+        unsafe {
+            for (forward, pipeline, layout) in [
+                (true, p.gnm, p.gnm_layout.pipeline),
+                (false, p.skin, p.skin_layout.pipeline),
+            ] {
+                d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, pipeline);
+                for u in &self.uploads {
+                    let instances = u.staged.instances() as u32;
+                    for c in &u.chunks {
+                        let (set, (x, y)) = if forward {
+                            (c.forward_set, c.forward_groups)
+                        } else {
+                            (c.skin_set, c.skin_groups)
+                        };
+                        let bind = vk::PipelineBindPoint::COMPUTE;
+                        d.cmd_bind_descriptor_sets(cmd, bind, layout, 0, &[set], &[]);
+                        d.cmd_dispatch(cmd, x, y, instances);
+                    }
+                }
+                raw::compute_barrier(d, cmd);
+            }
+        }
+        for u in &self.uploads {
+            for b in [&u.heads, &u.scaled, &u.palette] {
+                enc.keep(b);
+            }
+            enc.keep_any(u.pool.clone());
+            for c in &u.chunks {
+                for b in &c.buffers {
+                    enc.keep(b);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn read_vertices(&self, head: GnmHandle) -> mien_core::Result<PosedVertices> {
+        let (u, i) = self.find(head)?;
+        let parts: Vec<(&Buffer, u64, u64)> = self.uploads[u]
+            .chunks
+            .iter()
+            .map(|c| {
+                let len = u64::from(c.count) * VERTEX_BYTES;
+                (&c.posed, i as u64 * len, len)
+            })
+            .collect();
+        let data = self.ctx.read(&parts)?;
+        let mut out = PosedVertices::default();
+        for bytes in data {
+            for v in bytes.chunks_exact(24) {
+                let f: [f32; 6] = bytemuck::pod_read_unaligned(v);
+                out.positions.push([f[0], f[1], f[2]]);
+                out.normals.push([f[3], f[4], f[5]]);
+            }
+        }
+        Ok(out)
+    }
+
+    fn bytes(&self) -> u64 {
+        self.uploads.iter().map(|u| u.bytes).sum()
+    }
+}
+
+/// Write bytes `(offset, length)` of `all` to the same range of the host-visible `buffer` (no
+/// submission may be reading it).
+fn write_range(buffer: &Buffer, all: &[u8], (offset, len): (u64, u64)) {
+    buffer.write(offset, &all[offset as usize..(offset + len) as usize]);
+}

@@ -1,0 +1,446 @@
+//! The Vulkan linear-head backend equals the CPU reference (`forward::pose`) within the derived GNM
+//! bound (`mien_cpu::conformance::gnm`) — the same harness the wgpu backend runs — with every output
+//! poisoned before each frame, bases split by a small binding limit (same bits as unsplit), the
+//! hand-worked pack, typed errors, and the Khronos validation layer on: any message fails.
+//!
+//! Without a Vulkan device these tests print a notice and pass, unless `MIEN_REQUIRE_GPU=1` (then
+//! the validation layer is required too).
+
+use mien_core::gnm::{GnmBackend, GnmHandle, GnmPack};
+use mien_core::rig::PosedVertices;
+use mien_core::testing::gnm::{GnmShape, random_gnm_pack};
+use mien_cpu::conformance::POISON;
+use mien_cpu::conformance::gnm::{
+    GnmCase, GnmFrameInput, GnmHarness, GnmInputs, GnmReport, check_gnm, check_pack, gnm_cases,
+    one_vertex_pack,
+};
+use mien_cpu::conformance::gnm_batch::{
+    GnmBatchInput, check_batch, gnm_batch_cases, ict_sized_case,
+};
+use mien_vulkan::{ContextOptions, Error, VulkanContext, VulkanGnmBackend};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, RngSeed};
+
+fn config(cases: u32) -> Config {
+    let seed = std::env::var("PROPTEST_RNG_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x6d69_656e);
+    Config {
+        cases: std::env::var("MIEN_PROPTEST_CASES")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(cases),
+        failure_persistence: None,
+        rng_seed: RngSeed::Fixed(seed),
+        ..Config::default()
+    }
+}
+
+/// A context with validation, or `None` (with a notice) when there is no device and none is
+/// required.
+fn context() -> Option<VulkanContext> {
+    static CTX: std::sync::OnceLock<Option<VulkanContext>> = std::sync::OnceLock::new();
+    CTX.get_or_init(|| {
+        let options = ContextOptions {
+            validation: true,
+            require_validation: mien_vulkan::gpu_required(),
+            allow_software: true,
+        };
+        match VulkanContext::new(&options) {
+            Ok(c) => {
+                eprintln!("vulkan GNM tests on {}", c.name());
+                Some(c)
+            }
+            Err(e) if mien_vulkan::gpu_required() => panic!("MIEN_REQUIRE_GPU=1 but {e}"),
+            Err(e) => {
+                eprintln!("notice: skipping Vulkan GNM tests: {e}");
+                None
+            }
+        }
+    })
+    .clone()
+}
+
+/// One backend per run (optionally with a forced small binding limit); poisons before each frame;
+/// records the chunk sizes of the last upload.
+struct Vulkan {
+    ctx: VulkanContext,
+    binding_limit: Option<u64>,
+    chunks: Vec<u32>,
+}
+
+impl Vulkan {
+    fn new(ctx: VulkanContext, binding_limit: Option<u64>) -> Self {
+        Vulkan {
+            ctx,
+            binding_limit,
+            chunks: Vec::new(),
+        }
+    }
+}
+
+impl Vulkan {
+    fn backend(&self) -> VulkanGnmBackend {
+        match self.binding_limit {
+            Some(l) => VulkanGnmBackend::with_binding_limit(&self.ctx, l),
+            None => VulkanGnmBackend::new(&self.ctx),
+        }
+    }
+}
+
+impl GnmHarness for Vulkan {
+    fn run(
+        &mut self,
+        pack: &GnmPack,
+        frames: &[GnmFrameInput],
+    ) -> mien_core::Result<Vec<PosedVertices>> {
+        let mut b = self.backend();
+        let h = b.upload_gnm(pack)?;
+        self.chunks = b.chunk_sizes(h)?;
+        let mut out = Vec::new();
+        for f in frames {
+            b.set_head_ext(h, &f.head_ext, &f.joint_world)?;
+            b.poison_outputs(POISON)?;
+            let mut enc = self.ctx.begin()?;
+            b.encode(&mut enc)?;
+            self.ctx.submit(enc)?;
+            out.push(b.read_vertices(h)?);
+        }
+        Ok(out)
+    }
+
+    fn run_batch(
+        &mut self,
+        uploads: &[GnmBatchInput],
+    ) -> mien_core::Result<Vec<Vec<PosedVertices>>> {
+        let mut b = self.backend();
+        let mut handles = Vec::new();
+        for u in uploads {
+            let hs = b.upload_gnm_batch(&u.pack, u.frames.len() as u32)?;
+            self.chunks = b.chunk_sizes(hs[0])?;
+            handles.push(hs);
+        }
+        b.poison_outputs(POISON)?;
+        for (u, hs) in uploads.iter().zip(&handles) {
+            for (f, h) in u.frames.iter().zip(hs) {
+                b.set_head_ext(*h, &f.head_ext, &f.joint_world)?;
+            }
+        }
+        let mut enc = self.ctx.begin()?;
+        b.encode(&mut enc)?;
+        self.ctx.submit(enc)?;
+        let read = |hs: &Vec<GnmHandle>| hs.iter().map(|h| b.read_vertices(*h)).collect();
+        handles.iter().map(read).collect()
+    }
+}
+
+/// Fail on any validation message since the last call.
+fn no_validation_messages(ctx: &VulkanContext) -> Result<(), TestCaseError> {
+    let messages = ctx.take_validation_messages();
+    prop_assert!(
+        messages.is_empty(),
+        "validation layer: {}",
+        messages.join("\n")
+    );
+    Ok(())
+}
+
+fn check(h: &mut Vulkan, case: &GnmCase) -> Result<GnmReport, TestCaseError> {
+    let result = check_gnm(h, case);
+    no_validation_messages(&h.ctx)?;
+    result.map_err(TestCaseError::fail)
+}
+
+fn bits(p: &[PosedVertices]) -> Vec<u32> {
+    p.iter()
+        .flat_map(|v| v.positions.iter().flatten().map(|x| x.to_bits()))
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(config(12))]
+
+    #[test]
+    fn random_heads_equal_the_cpu_reference(case in gnm_cases(400, 200)) {
+        let Some(ctx) = context() else { return Ok(()) };
+        check(&mut Vulkan::new(ctx, None), &case)?;
+    }
+
+    #[test]
+    fn split_bases_equal_the_reference_and_the_unsplit_bits(case in gnm_cases(300, 60), rows in 1u64..12, extra in 0u64..64) {
+        let Some(ctx) = context() else { return Ok(()) };
+        // (Never below the joint palette, which is bound whole.)
+        let limit = ((6 * u64::from(case.shape.coeffs) + 8) * rows + 4 * extra).max(128 * (u64::from(case.shape.joints) + 1));
+        let mut split = Vulkan::new(ctx.clone(), Some(limit));
+        check(&mut split, &case)?;
+        let expected_chunks = mien_shaders::data::gnm::plan_gnm_chunks(case.shape.vertices, case.shape.coeffs, 1, limit.max(256)).unwrap();
+        prop_assert_eq!(split.chunks.len(), expected_chunks.len());
+        let inputs = GnmInputs::new(&case);
+        let a = split.run(&inputs.pack, &inputs.frames).unwrap();
+        let b = Vulkan::new(ctx.clone(), None).run(&inputs.pack, &inputs.frames).unwrap();
+        no_validation_messages(&ctx)?;
+        prop_assert!(bits(&a) == bits(&b), "a split basis changed the result bits");
+    }
+
+    #[test]
+    fn batches_of_instances_equal_their_reference_poses(cases in gnm_batch_cases(3, 200, 80), split in proptest::option::of(1u64..8)) {
+        let Some(ctx) = context() else { return Ok(()) };
+        let uploads: Vec<GnmBatchInput> = cases.iter().map(GnmBatchInput::new).collect();
+        // Optionally a binding limit of about `rows` vertices of the largest upload (split + batch).
+        let limit = split.map(|rows| {
+            let e = cases.iter().map(|c| u64::from(c.shape.coeffs)).max().unwrap_or(1);
+            (6 * e + 8 + 24 * 3) * rows + 8 * 128 * 9
+        });
+        check_batch_on(&mut Vulkan::new(ctx, limit), &uploads)?;
+    }
+}
+
+#[test]
+fn the_hand_worked_vertex_poses_where_the_arithmetic_says() {
+    let Some(ctx) = context() else { return };
+    let hand = one_vertex_pack();
+    let frames = std::slice::from_ref(&hand.frame);
+    check_pack(&mut Vulkan::new(ctx.clone(), None), &hand.pack, frames).unwrap();
+    let got = Vulkan::new(ctx.clone(), None)
+        .run(&hand.pack, frames)
+        .unwrap();
+    for a in 0..3 {
+        assert!(
+            (got[0].positions[0][a] - hand.expected[a]).abs() <= 1e-6,
+            "axis {a}: {} vs {}",
+            got[0].positions[0][a],
+            hand.expected[a]
+        );
+    }
+    assert!(ctx.take_validation_messages().is_empty());
+}
+
+#[test]
+fn a_big_basis_is_split_into_many_chunks_and_still_equals_the_reference() {
+    let Some(ctx) = context() else { return };
+    // 383 coefficients (64 lanes) × 700 vertices = 1.6 MB of basis under a 64 KiB limit.
+    let case = GnmCase {
+        shape: GnmShape {
+            vertices: 700,
+            coeffs: 383,
+            regions: 5,
+            joints: 6,
+            seam: true,
+        },
+        seed: 3,
+        frames: 2,
+    };
+    let mut h = Vulkan::new(ctx, Some(64 << 10));
+    let report = check(&mut h, &case).unwrap();
+    assert!(h.chunks.len() > 20, "{:?}", h.chunks);
+    eprintln!(
+        "383 coefficients: max |diff| {:e} m, {:.3} of the bound",
+        report.max_abs, report.max_ratio
+    );
+}
+
+fn vulkan_error(e: &mien_core::Error) -> &Error {
+    match e {
+        mien_core::Error::Backend { source, .. } => source
+            .downcast_ref::<Error>()
+            .expect("a mien_vulkan::Error"),
+        other => panic!("not a backend error: {other}"),
+    }
+}
+
+#[test]
+fn bad_packs_and_frames_get_typed_errors() {
+    let Some(ctx) = context() else { return };
+    let pack = random_gnm_pack(
+        5,
+        GnmShape {
+            vertices: 4,
+            coeffs: 100,
+            regions: 2,
+            joints: 2,
+            seam: false,
+        },
+    );
+    let mut b = VulkanGnmBackend::with_binding_limit(&ctx, 512);
+    let e = b.upload_gnm(&pack).unwrap_err();
+    match vulkan_error(&e) {
+        Error::OverLimits {
+            what,
+            limit,
+            needed,
+            limit_name,
+        } => {
+            assert_eq!(
+                (*limit, *needed, *limit_name),
+                (512, 600, "maxStorageBufferRange")
+            );
+            assert!(what.contains("vertex 0"), "{what}");
+        }
+        other => panic!("{other}"),
+    }
+    let pack = random_gnm_pack(
+        5,
+        GnmShape {
+            vertices: 4,
+            coeffs: 2,
+            regions: 1,
+            joints: 5,
+            seam: false,
+        },
+    );
+    let e = b.upload_gnm(&pack).unwrap_err();
+    assert!(
+        matches!(vulkan_error(&e), Error::OverLimits { needed: 768, .. }),
+        "{e}"
+    );
+
+    let hand = one_vertex_pack();
+    let mut b = VulkanGnmBackend::new(&ctx);
+    let h = b.upload_gnm(&hand.pack).unwrap();
+    assert_eq!(b.vertex_count(h), 1);
+    assert!(b.bytes() >= 4 * hand.pack.basis.len() as u64);
+    b.set_head_ext(h, &hand.frame.head_ext, &hand.frame.joint_world)
+        .unwrap();
+    let e = b
+        .set_head_ext(h, &hand.frame.head_ext[..5], &hand.frame.joint_world)
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            mien_core::Error::Mismatch {
+                expected: 6,
+                found: 5,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let mut nan = hand.frame.head_ext.clone();
+    nan[0] = f32::NAN;
+    assert!(b.set_head_ext(h, &nan, &hand.frame.joint_world).is_err());
+    assert!(
+        b.set_head_ext(GnmHandle(7), &hand.frame.head_ext, &hand.frame.joint_world)
+            .is_err()
+    );
+    assert!(b.read_vertices(GnmHandle(7)).is_err());
+    let mut enc = ctx.begin().unwrap();
+    b.encode(&mut enc).unwrap();
+    ctx.submit(enc).unwrap();
+    let p = b.read_vertices(h).unwrap();
+    assert!(
+        (p.positions[0][1] - hand.expected[1]).abs() <= 1e-6,
+        "{:?}",
+        p.positions
+    );
+    assert!(ctx.take_validation_messages().is_empty());
+}
+
+fn check_batch_on(h: &mut Vulkan, uploads: &[GnmBatchInput]) -> Result<(), TestCaseError> {
+    {
+        let r = check_batch(h, uploads);
+        no_validation_messages(&h.ctx)?;
+        r.map_err(TestCaseError::fail)
+    }?;
+    Ok(())
+}
+
+#[test]
+fn a_batch_of_three_equals_three_cpu_poses_and_instances_do_not_touch_each_other() {
+    let Some(ctx) = context() else { return };
+    let case = GnmCase {
+        shape: GnmShape {
+            vertices: 90,
+            coeffs: 21,
+            regions: 3,
+            joints: 3,
+            seam: true,
+        },
+        seed: 11,
+        frames: 3,
+    };
+    let batch = GnmBatchInput::new(&case);
+    // Three different head_ext vectors (and joint worlds) on one shared basis, one encode.
+    assert!(batch.frames[0].head_ext != batch.frames[1].head_ext);
+    let mut h = Vulkan::new(ctx.clone(), None);
+    check_batch_on(&mut h, std::slice::from_ref(&batch)).unwrap();
+    // Re-pose instance 1 alone: 0 and 2 keep their bits, 1 equals the reference of its new frame.
+    let mut b = VulkanGnmBackend::new(&ctx);
+    let hs = b.upload_gnm_batch(&batch.pack, 3).unwrap();
+    assert_eq!(hs.len(), 3);
+    // The basis is held once: three instances cost less than three single uploads by at least two
+    // bases (and every instance has the pack's vertex count).
+    let mut single = VulkanGnmBackend::new(&ctx);
+    single.upload_gnm(&batch.pack).unwrap();
+    let basis = 4 * batch.pack.basis.len() as u64;
+    assert!(
+        b.bytes() + 2 * basis <= 3 * single.bytes(),
+        "{} vs {}",
+        b.bytes(),
+        single.bytes()
+    );
+    assert!(hs.iter().all(|h| b.vertex_count(*h) == 90));
+    let pose = |b: &mut VulkanGnmBackend| {
+        b.poison_outputs(POISON).unwrap();
+        let mut enc = ctx.begin().unwrap();
+        b.encode(&mut enc).unwrap();
+        ctx.submit(enc).unwrap();
+        hs.iter()
+            .map(|h| b.read_vertices(*h).unwrap())
+            .collect::<Vec<_>>()
+    };
+    for (f, h) in batch.frames.iter().zip(&hs) {
+        b.set_head_ext(*h, &f.head_ext, &f.joint_world).unwrap();
+    }
+    let before = pose(&mut b);
+    let other = &batch.frames[2];
+    b.set_head_ext(hs[1], &other.head_ext, &other.joint_world)
+        .unwrap();
+    let after = pose(&mut b);
+    assert_eq!(bits(&before[0..1]), bits(&after[0..1]));
+    assert_eq!(bits(&before[2..3]), bits(&after[2..3]));
+    // Instance 1 now poses frame 2 exactly as instance 2 does (same kernel, same inputs).
+    assert_eq!(bits(&after[1..2]), bits(&after[2..3]));
+    assert!(b.upload_gnm_batch(&batch.pack, 0).is_err());
+    assert!(ctx.take_validation_messages().is_empty());
+}
+
+#[test]
+fn the_ict_sized_pack_equals_the_reference_whole_and_split() {
+    let Some(ctx) = context() else { return };
+    // 26,719 vertices × 57 coefficients (9.1 MB of fp16 basis), two frames; then as a batch of 2
+    // under a 4 MiB binding limit (3 chunks).
+    let case = ict_sized_case(2);
+    let mut h = Vulkan::new(ctx.clone(), None);
+    let whole = check(&mut h, &case).unwrap();
+    assert_eq!(h.chunks.len(), 1);
+    let mut split = Vulkan::new(ctx, Some(4 << 20));
+    let r = check_batch(&mut split, &[GnmBatchInput::new(&case)]).unwrap();
+    assert!(split.ctx.take_validation_messages().is_empty());
+    assert!(split.chunks.len() >= 3, "{:?}", split.chunks);
+    eprintln!(
+        "ICT-sized: max |diff| {:e} m ({:.3} of the bound); split batch {:e} m ({:.3})",
+        whole.max_abs, whole.max_ratio, r.max_abs, r.max_ratio
+    );
+}
+
+#[test]
+fn the_real_ict_pack_driven_by_live_link_equals_the_reference() {
+    let Some(ctx) = context() else { return };
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data");
+    let pack = mien_cpu::conformance::gnm_real::ict_pack(&data).unwrap();
+    let frames =
+        mien_cpu::conformance::gnm_real::livelink_frames(&pack, &data, 1.0, 0.5, 4).unwrap();
+    assert!(
+        frames.iter().any(|f| f.head_ext.iter().any(|x| *x != 0.0)),
+        "the recording drives the head"
+    );
+    let mut h = Vulkan::new(ctx, None);
+    let r = check_pack(&mut h, &pack, &frames);
+    no_validation_messages(&h.ctx).unwrap();
+    let r = r.unwrap();
+    eprintln!(
+        "real ICT pack, 4 Live Link frames: max |diff| {:e} m ({:.3} of the bound)",
+        r.max_abs, r.max_ratio
+    );
+}

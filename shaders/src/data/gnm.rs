@@ -1,0 +1,271 @@
+//! What [`crate::GNM`] and [`crate::SKIN`] read for a linear head, built from a [`GnmPack`]: the
+//! vertex-range chunks that keep every binding under the device's limit, each chunk's arrays (the
+//! basis words verbatim, no copy), and the per-frame arrays of a batch of instances sharing the pack
+//! ([`GnmBatchFrames`], from one [`GnmFrame`] per instance).
+//!
+//! The skinning reuses the morph path's kernel and data layout as is: the forward pass writes
+//! `skin.wgsl`'s `(V,6)` input, the pack's u16 indices and f16 weights become its `(V,4)` u32 / f32
+//! arrays here, and the palette holds per instance the J skin matrices plus one entry for `bind`
+//! (see [`gnm_skin`]).
+
+use glam::Mat4;
+use mien_core::gnm::{GnmFrame, GnmPack};
+use mien_core::rig::skin::normal_matrix;
+
+use super::RowTooLarge;
+use super::VERTEX_BYTES;
+use crate::{GnmFrameHeader, JointMatrices};
+
+/// Bytes per vertex of the largest per-vertex array besides the basis (neutral, seam and eye
+/// weights: two `vec4<f32>`).
+pub const GNM_STATIC_BYTES: u64 = 32;
+
+/// The largest binding the plan uses, whatever the device allows: 2 GiB keeps every index the
+/// kernels compute (halves, `6·v`) inside `u32`.
+pub const GNM_MAX_BINDING: u64 = 1 << 31;
+
+/// Bytes per vertex and instance of the head-local and posed arrays (`(V,6)` f32 each).
+pub const GNM_OUTPUT_BYTES: u64 = VERTEX_BYTES;
+
+/// Split `vertices` vertices of a pack with `coeffs` coefficients, posed as `instances` instances,
+/// into ranges `(first, count)` whose basis words (`⌈(first_half + count·3E) / 2⌉ · 4` bytes), static
+/// arrays ([`GNM_STATIC_BYTES`] per vertex) and outputs ([`GNM_OUTPUT_BYTES`] per vertex and
+/// instance) each fit `limit` bytes (capped at [`GNM_MAX_BINDING`]). Ranges are as long as the limit
+/// allows, in order, covering every vertex once.
+///
+/// # Errors
+/// [`RowTooLarge`] when one vertex's basis row (`6·E` bytes and its word padding), its static data
+/// or its outputs for every instance alone exceed the limit.
+pub fn plan_gnm_chunks(
+    vertices: u32,
+    coeffs: u32,
+    instances: u32,
+    limit: u64,
+) -> Result<Vec<(u32, u32)>, RowTooLarge> {
+    let limit = limit.min(GNM_MAX_BINDING);
+    let n = 3 * u64::from(coeffs.max(1));
+    let per_vertex = GNM_STATIC_BYTES.max(GNM_OUTPUT_BYTES * u64::from(instances.max(1)));
+    let max_static = limit / per_vertex;
+    let mut out = Vec::new();
+    let mut v0 = 0u32;
+    while v0 < vertices {
+        let first_half = (u64::from(v0) * n) % 2;
+        let halves = 2 * (limit / 4);
+        let fit = (halves.saturating_sub(first_half) / n)
+            .min(max_static)
+            .min(u64::from(vertices - v0));
+        if fit == 0 {
+            let row = (n + first_half).div_ceil(2) * 4;
+            return Err(RowTooLarge {
+                vertex: v0,
+                bytes: row.max(per_vertex),
+            });
+        }
+        out.push((v0, fit as u32));
+        v0 += fit as u32;
+    }
+    Ok(out)
+}
+
+/// The arrays of one chunk, in the layouts `gnm.wgsl` and `skin.wgsl` read.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GnmChunkArrays<'a> {
+    /// The basis words holding the chunk's halves, verbatim from the pack (fp16 pairs, low half
+    /// first; the first and last word may hold a neighbour's half).
+    pub basis: &'a [u32],
+    /// 0 or 1: where in `basis[0]` the chunk's first vertex starts.
+    pub first_half: u32,
+    /// Per vertex `(neutral xyz, left eye weight)`, `(seam xyz or 0, right eye weight)`: `(V,2)`.
+    pub statics: Vec<[f32; 4]>,
+    /// Skin palette indices `(V,4)` ([`gnm_skin`]).
+    pub joints: Vec<[u32; 4]>,
+    /// Skin weights `(V,4)` ([`gnm_skin`]).
+    pub weights: Vec<[f32; 4]>,
+}
+
+/// One vertex's skin in `skin.wgsl`'s layout: the pack's weights divided by their sum (the reference
+/// renormalises the f16 rounding away the same way, after summing), indices widened to u32 (0 in an
+/// unused slot); a vertex whose weights sum to 0 gets weight 1 on palette entry J, which holds
+/// `bind` ([`gnm_palette`]), as the reference poses it with `bind`.
+pub fn gnm_skin(pack: &GnmPack, v: usize) -> ([u32; 4], [f32; 4]) {
+    let (ix, w) = (pack.skin_index[v], pack.skin_weight[v]);
+    let total: f32 = w.iter().filter(|x| **x != 0.0).sum();
+    if total > 0.0 {
+        (
+            std::array::from_fn(|k| if w[k] != 0.0 { u32::from(ix[k]) } else { 0 }),
+            w.map(|x| x / total),
+        )
+    } else {
+        (
+            [pack.header.joints.len() as u32, 0, 0, 0],
+            [1.0, 0.0, 0.0, 0.0],
+        )
+    }
+}
+
+/// The arrays of vertices `first .. first + count` of `pack`.
+///
+/// # Panics
+/// When the range leaves the pack (a caller bug: ranges come from [`plan_gnm_chunks`]).
+pub fn gnm_chunk_arrays(pack: &GnmPack, first: u32, count: u32) -> GnmChunkArrays<'_> {
+    let nv = pack.vertex_count();
+    let n = 3 * pack.coeff_count();
+    let (a, b) = (first as usize, (first + count) as usize);
+    let (h0, h1) = (a * n, b * n);
+    let mut statics = Vec::with_capacity(2 * count as usize);
+    let mut joints = Vec::with_capacity(count as usize);
+    let mut weights = Vec::with_capacity(count as usize);
+    for v in a..b {
+        let p = pack.neutral[v];
+        let s = pack.seam.as_ref().map_or([0.0; 3], |s| s[v]);
+        statics.push([p[0], p[1], p[2], pack.eye_weights[v]]);
+        statics.push([s[0], s[1], s[2], pack.eye_weights[nv + v]]);
+        let (j, w) = gnm_skin(pack, v);
+        joints.push(j);
+        weights.push(w);
+    }
+    GnmChunkArrays {
+        basis: &pack.basis[h0 / 2..h1.div_ceil(2)],
+        first_half: (h0 % 2) as u32,
+        statics,
+        joints,
+        weights,
+    }
+}
+
+/// The per-frame arrays of `N` instances of one pack, staged on the CPU in the layouts
+/// [`crate::GNM`] (`heads`, `scaled`) and [`crate::SKIN`] (`palette`, N equal slices) read.
+/// Allocated once; [`GnmBatchFrames::write`] allocates nothing.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GnmBatchFrames {
+    /// Per instance the eye rotations and centres `(N,)`.
+    pub heads: Vec<GnmFrameHeader>,
+    /// Per instance the scaled coefficients `(N,E)` (one 0 when E = 0: no empty binding).
+    pub scaled: Vec<f32>,
+    /// Per instance the J skin matrices then `bind` (entry J, for vertices without skin weights,
+    /// [`gnm_skin`]), each with its normal matrix: `(N,J+1)`.
+    pub palette: Vec<JointMatrices>,
+    coeffs: usize,
+    joints: usize,
+}
+
+impl GnmBatchFrames {
+    /// `instances` copies of `frame` (the rest frame of a fresh upload).
+    pub fn new(frame: &GnmFrame, instances: usize) -> Self {
+        let (coeffs, joints) = (frame.coeff_count(), frame.joint_count());
+        let mut b = GnmBatchFrames {
+            heads: vec![GnmFrameHeader::default(); instances],
+            scaled: vec![0.0; (instances * coeffs).max(1)],
+            palette: vec![JointMatrices::default(); instances * (joints + 1)],
+            coeffs,
+            joints,
+        };
+        for i in 0..instances {
+            b.write(i, frame);
+        }
+        b
+    }
+
+    /// Instances N.
+    pub fn instances(&self) -> usize {
+        self.heads.len()
+    }
+
+    /// Palette entries per instance (J + 1).
+    pub fn palette_len(&self) -> usize {
+        self.joints + 1
+    }
+
+    /// Coefficients per instance (E).
+    pub fn coeff_count(&self) -> usize {
+        self.coeffs
+    }
+
+    /// Stage `frame` as instance `i`: its eye rotations (column-major, each column padded to a
+    /// `vec4`) and centres, its scaled coefficients, its skin matrices and `bind`. Allocates nothing.
+    ///
+    /// # Panics
+    /// When `i` is not below N or `frame` has another E or J (a caller bug).
+    pub fn write(&mut self, i: usize, frame: &GnmFrame) {
+        assert!(frame.coeff_count() == self.coeffs && frame.joint_count() == self.joints);
+        let col = |m: &glam::Mat3, c: usize| {
+            let c = m.col(c);
+            [c.x, c.y, c.z, 0.0]
+        };
+        let [l, r] = &frame.eye_rotation;
+        let [cl, cr] = frame.eye_centres;
+        self.heads[i] = GnmFrameHeader {
+            eye_rot_l: [col(l, 0), col(l, 1), col(l, 2)],
+            eye_rot_r: [col(r, 0), col(r, 1), col(r, 2)],
+            eye_centre_l: [cl.x, cl.y, cl.z, 0.0],
+            eye_centre_r: [cr.x, cr.y, cr.z, 0.0],
+        };
+        self.scaled[i * self.coeffs..(i + 1) * self.coeffs].copy_from_slice(&frame.scaled);
+        let p = self.palette_len();
+        let entry = |m: &Mat4| JointMatrices::new(m, &normal_matrix(m));
+        let slice = &mut self.palette[i * p..(i + 1) * p];
+        for (o, m) in slice.iter_mut().zip(&frame.skin) {
+            *o = entry(m);
+        }
+        slice[self.joints] = entry(&frame.bind);
+    }
+
+    /// The byte ranges of instance `i` in the three arrays: `(heads, scaled, palette)`, each
+    /// `(offset, length)`.
+    pub fn ranges(&self, i: usize) -> [(u64, u64); 3] {
+        let h = std::mem::size_of::<GnmFrameHeader>() as u64;
+        let s = 4 * self.coeffs as u64;
+        let p = std::mem::size_of::<JointMatrices>() as u64 * self.palette_len() as u64;
+        let i = i as u64;
+        [(i * h, h), (i * s, s), (i * p, p)]
+    }
+}
+
+/// An array of a linear-head upload that does not fit one binding.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GnmOverLimit {
+    /// Which array (`the joint palettes of 3 instances`, `the basis row of vertex 0 …`).
+    pub what: String,
+    /// Its bytes.
+    pub needed: u64,
+}
+
+/// Check an upload of `pack` as `instances` instances against a binding limit of `limit` bytes and
+/// plan its vertex-range chunks ([`plan_gnm_chunks`]): the per-instance arrays
+/// ([`GnmBatchFrames`]: `N·128` bytes of eye frames, `N·E·4` of coefficients, `N·(J+1)·128` of
+/// palettes) must each fit whole.
+///
+/// # Errors
+/// [`GnmOverLimit`] naming the first array that does not fit.
+pub fn plan_gnm_upload(
+    pack: &GnmPack,
+    instances: u32,
+    limit: u64,
+) -> Result<Vec<(u32, u32)>, GnmOverLimit> {
+    let n = u64::from(instances);
+    let e = pack.coeff_count() as u64;
+    let j = pack.header.joints.len() as u64;
+    let joint = std::mem::size_of::<JointMatrices>() as u64;
+    let header = std::mem::size_of::<GnmFrameHeader>() as u64;
+    for (what, needed) in [
+        ("eye frames", n * header),
+        ("scaled coefficients", (n * e * 4).max(4)),
+        ("joint palettes", n * (j + 1) * joint),
+    ] {
+        if needed > limit.min(GNM_MAX_BINDING) {
+            return Err(GnmOverLimit {
+                what: format!("the {what} of {instances} instance(s)"),
+                needed,
+            });
+        }
+    }
+    plan_gnm_chunks(pack.vertex_count() as u32, e as u32, instances, limit).map_err(|r| {
+        GnmOverLimit {
+            what: format!(
+                "the data of vertex {} ({e} coefficients, {instances} instance(s))",
+                r.vertex
+            ),
+            needed: r.bytes,
+        }
+    })
+}
