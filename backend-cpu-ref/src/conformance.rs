@@ -17,6 +17,7 @@ pub mod gnm;
 pub mod gnm_batch;
 mod gnm_hand;
 pub mod gnm_real;
+pub mod rig_batch;
 
 use mien_core::lift::{DebugLiftParams, DebugShading, Lift};
 use mien_core::rig::{PosedVertices, RigBackend, RigControls, RigData};
@@ -43,10 +44,10 @@ pub struct Case {
     pub pad: u32,
 }
 
-/// Random cases: 1–3 rigs of up to `max_vertices` vertices and 64 targets of random sparsity,
-/// 1–24 joints, σ 0.5–10 mm, every shading, random affine lift transforms.
-pub fn cases(max_vertices: u32) -> impl Strategy<Value = Case> {
-    let rig = (
+/// A random rig shape and seed: up to `max_vertices` vertices and 64 targets of random sparsity,
+/// 1–24 joints.
+pub fn rig_shapes(max_vertices: u32) -> impl Strategy<Value = (RigShape, u64)> {
+    (
         1u32..=max_vertices,
         0u32..=64,
         0.0f32..0.6,
@@ -63,7 +64,13 @@ pub fn cases(max_vertices: u32) -> impl Strategy<Value = Case> {
                 },
                 s,
             )
-        });
+        })
+}
+
+/// Random cases: 1–3 rigs ([`rig_shapes`]), σ 0.5–10 mm, every shading, random affine lift
+/// transforms.
+pub fn cases(max_vertices: u32) -> impl Strategy<Value = Case> {
+    let rig = rig_shapes(max_vertices);
     let lift = (
         0.0005f32..0.01,
         0u8..3,
@@ -212,25 +219,7 @@ pub fn compare(
     want: &(Vec<PosedVertices>, SplatBuffers),
 ) -> Result<(), String> {
     for (r, (g, w)) in got.0.iter().zip(&want.0).enumerate() {
-        if g.positions.len() != w.positions.len() || g.normals.len() != w.normals.len() {
-            return Err(format!(
-                "rig {r}: {} posed vertices, reference {}",
-                g.positions.len(),
-                w.positions.len()
-            ));
-        }
-        let bp = bound(w.positions.iter().flatten().copied());
-        for (i, (a, b)) in g.positions.iter().zip(&w.positions).enumerate() {
-            for k in 0..3 {
-                close(&format!("rig {r} position"), 3 * i + k, a[k], b[k], bp)?;
-            }
-        }
-        let bn = bound(w.normals.iter().flatten().copied());
-        for (i, (a, b)) in g.normals.iter().zip(&w.normals).enumerate() {
-            for k in 0..3 {
-                close(&format!("rig {r} normal"), 3 * i + k, a[k], b[k], bn)?;
-            }
-        }
+        compare_posed(&format!("rig {r}"), g, w)?;
     }
     let (g, w) = (&got.1, &want.1);
     if g.len() != w.len() {
@@ -268,6 +257,34 @@ pub fn compare(
                     g.color[i], w.color[i]
                 ));
             }
+        }
+    }
+    Ok(())
+}
+
+/// Compare posed vertices with the reference: positions and normals each within
+/// [`TOLERANCE`] `· max(1, largest |reference|)` of that array, no NaN.
+///
+/// # Errors
+/// A message naming `what`, the array and the first bad element.
+pub fn compare_posed(what: &str, g: &PosedVertices, w: &PosedVertices) -> Result<(), String> {
+    if g.positions.len() != w.positions.len() || g.normals.len() != w.normals.len() {
+        return Err(format!(
+            "{what}: {} posed vertices, reference {}",
+            g.positions.len(),
+            w.positions.len()
+        ));
+    }
+    let bp = bound(w.positions.iter().flatten().copied());
+    for (i, (a, b)) in g.positions.iter().zip(&w.positions).enumerate() {
+        for k in 0..3 {
+            close(&format!("{what} position"), 3 * i + k, a[k], b[k], bp)?;
+        }
+    }
+    let bn = bound(w.normals.iter().flatten().copied());
+    for (i, (a, b)) in g.normals.iter().zip(&w.normals).enumerate() {
+        for k in 0..3 {
+            close(&format!("{what} normal"), 3 * i + k, a[k], b[k], bn)?;
         }
     }
     Ok(())

@@ -1,5 +1,6 @@
-//! The CPU linear-head backend: the reference [`forward::pose`] for every uploaded head, heads in
-//! parallel; the instances of a batch share one copy of their pack.
+//! The CPU linear-head backend: the reference's per-vertex arithmetic ([`forward::pose`]) for every
+//! uploaded head, heads and vertex chunks in parallel, nothing allocated per frame; the instances of
+//! a batch share one copy of their pack.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -20,10 +21,50 @@ struct CpuHead {
     head_ext: Vec<f32>,
     joint_world: Vec<Mat4>,
     positions: Vec<[f32; 3]>,
+    /// Per-frame scratch: scaled coefficients `(E,)` and skin matrices `(J,)`.
+    scaled: Vec<f32>,
+    skin: Vec<Mat4>,
 }
 
-/// [`GnmBackend`] on the CPU: [`forward::pose`] itself (the reference every GPU backend is compared
-/// against), one head per rayon task. Holds one copy of each uploaded pack, shared by the instances
+/// Vertices per rayon task.
+const VERTEX_CHUNK: usize = 512;
+
+impl CpuHead {
+    /// Pose this head: the reference's per-vertex functions
+    /// ([`forward::forward_vertex`], [`forward::seam_and_skin_vertex`]) over vertex chunks in
+    /// parallel, into the preallocated positions — the same arithmetic per vertex as
+    /// [`forward::pose`], so the same bits, and no allocation.
+    fn pose(&mut self) -> Result<()> {
+        let pack = &*self.pack;
+        let (coeffs, gaze) = pack.header.head_ext.split(&self.head_ext)?;
+        for ((o, c), s) in self.scaled.iter_mut().zip(coeffs).zip(&pack.basis_scale) {
+            *o = c * s;
+        }
+        let rot = [
+            forward::eye_rotation(gaze[0], gaze[1]),
+            forward::eye_rotation(gaze[2], gaze[3]),
+        ];
+        let centers = pack.eye_positions.map(glam::Vec3::from);
+        forward::skin_matrices(pack, &self.joint_world, &mut self.skin)?;
+        let bind = from_row_major(&pack.header.bind_transform);
+        let (scaled, skin) = (&self.scaled, &self.skin);
+        self.positions.resize(pack.vertex_count(), [0.0; 3]);
+        self.positions
+            .par_chunks_mut(VERTEX_CHUNK)
+            .enumerate()
+            .for_each(|(c, out)| {
+                for (i, o) in out.iter_mut().enumerate() {
+                    let v = c * VERTEX_CHUNK + i;
+                    let p = forward::forward_vertex(pack, v, scaled, &rot, &centers);
+                    *o = forward::seam_and_skin_vertex(pack, v, p, skin, &bind);
+                }
+            });
+        Ok(())
+    }
+}
+
+/// [`GnmBackend`] on the CPU: the per-vertex functions of [`forward::pose`] (the reference every GPU
+/// backend is compared against, bit for bit here), heads and 512-vertex chunks as rayon tasks. Holds one copy of each uploaded pack, shared by the instances
 /// of a batch.
 #[derive(Debug, Default)]
 pub struct CpuGnmBackend {
@@ -83,7 +124,9 @@ impl GnmBackend for CpuGnmBackend {
                     pack: shared.clone(),
                     head_ext: vec![0.0; pack.coeff_count() + GAZE_DIM],
                     joint_world: rest.clone(),
-                    positions: Vec::new(),
+                    positions: Vec::with_capacity(pack.vertex_count()),
+                    scaled: vec![0.0; pack.coeff_count()],
+                    skin: Vec::with_capacity(rest.len()),
                 });
                 GnmHandle((self.heads.len() - 1) as u32)
             })
@@ -117,9 +160,7 @@ impl GnmBackend for CpuGnmBackend {
 
     fn encode(&mut self, encoder: &mut CpuEncoder) -> Result<()> {
         let start = Instant::now();
-        self.heads.par_iter_mut().try_for_each(|h| {
-            forward::pose(&h.pack, &h.head_ext, &h.joint_world, &mut h.positions)
-        })?;
+        self.heads.par_iter_mut().try_for_each(CpuHead::pose)?;
         encoder.rig += start.elapsed();
         Ok(())
     }

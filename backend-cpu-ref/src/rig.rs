@@ -1,5 +1,7 @@
-//! The CPU rig backend: a batch of uploaded rigs posed in one parallel pass.
+//! The CPU rig backend: a batch of uploaded rigs posed in one parallel pass; the instances of a
+//! batch upload ([`RigBackend::upload_batch`]) share one [`RigData`] through an [`Arc`].
 
+use std::sync::Arc;
 use std::time::Instant;
 
 use mien_core::rig::{
@@ -18,21 +20,25 @@ fn unknown(rig: RigHandle) -> Error {
     }
 }
 
-/// One uploaded rig and its per-frame state.
+/// One posed character (an instance of an uploaded rig) and its per-frame state.
 #[derive(Debug)]
 struct CpuRig {
-    data: RigData,
+    /// The rig, shared by every instance of its upload.
+    data: Arc<RigData>,
     frame: FrameControls,
     positions: Vec<[f32; 3]>,
     normals: Vec<[f32; 3]>,
 }
 
 /// [`RigBackend`] on the CPU: [`RigData::pose_vertex`] for every vertex of every uploaded rig,
-/// parallel over vertex chunks (rayon's global pool). No allocation per frame once every rig has
-/// had its first `set_controls`.
+/// parallel over instances and vertex chunks (rayon's global pool). A batch upload holds the rig
+/// once (an [`Arc`]) and gives each instance its own controls and posed arrays. No allocation per
+/// frame once every rig has had its first `set_controls`.
 #[derive(Debug, Default)]
 pub struct CpuRigBackend {
     rigs: Vec<CpuRig>,
+    /// The rig of each upload, held once whatever its instance count.
+    uploads: Vec<Arc<RigData>>,
 }
 
 impl CpuRigBackend {
@@ -63,7 +69,7 @@ impl CpuRigBackend {
         &self.rig(rig).data
     }
 
-    /// Number of uploaded rigs.
+    /// Number of posed characters (handles: every instance of every upload).
     pub fn len(&self) -> usize {
         self.rigs.len()
     }
@@ -78,22 +84,38 @@ impl RigBackend for CpuRigBackend {
     type Encoder = CpuEncoder;
 
     fn upload(&mut self, rig: &RigData) -> Result<RigHandle> {
+        let handles = self.upload_batch(rig, 1)?;
+        Ok(handles[0])
+    }
+
+    fn upload_batch(&mut self, rig: &RigData, instances: u32) -> Result<Vec<RigHandle>> {
+        if instances == 0 {
+            return Err(Error::Invalid {
+                what: "rig batch".into(),
+                reason: "0 instances".into(),
+            });
+        }
         rig.validate()?;
-        let v = rig.vertex_count();
-        let handle = RigHandle(u32::try_from(self.rigs.len()).map_err(|_| Error::Limit {
-            what: "rigs in one CPU backend".into(),
-            limit: u32::MAX as u64,
-            found: self.rigs.len() as u64,
-        })?);
+        let first = self.rigs.len() as u64;
+        if first + u64::from(instances) > u64::from(u32::MAX) {
+            return Err(Error::Limit {
+                what: "rigs in one CPU backend".into(),
+                limit: u64::from(u32::MAX),
+                found: first + u64::from(instances),
+            });
+        }
+        let data = Arc::new(rig.clone());
+        self.uploads.push(data.clone());
         // Before any controls: the bind pose with an identity palette (posed = bind).
-        self.rigs.push(CpuRig {
-            data: rig.clone(),
+        self.rigs.extend((0..instances).map(|_| CpuRig {
+            data: data.clone(),
             frame: FrameControls::new(rig),
             positions: rig.positions.clone(),
             normals: rig.normals.clone(),
-        });
-        debug_assert_eq!(self.rigs[handle.0 as usize].positions.len(), v);
-        Ok(handle)
+        }));
+        Ok((0..instances)
+            .map(|i| RigHandle(first as u32 + i))
+            .collect())
     }
 
     fn vertex_count(&self, rig: RigHandle) -> u32 {
@@ -144,14 +166,16 @@ impl RigBackend for CpuRigBackend {
     }
 
     fn bytes(&self) -> u64 {
-        self.rigs
+        let shared: u64 = self.uploads.iter().map(|d| d.upload_bytes()).sum();
+        let per_instance: u64 = self
+            .rigs
             .iter()
             .map(|r| {
-                r.data.upload_bytes()
-                    + (r.frame.weights.len() * 4
-                        + r.frame.palette.len() * (64 + 36)
-                        + r.positions.len() * 24) as u64
+                (r.frame.weights.len() * 4
+                    + r.frame.palette.len() * (64 + 36)
+                    + r.positions.len() * 24) as u64
             })
-            .sum()
+            .sum();
+        shared + per_instance
     }
 }

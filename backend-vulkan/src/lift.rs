@@ -7,6 +7,7 @@ use ash::vk;
 use mien_core::lift::{DebugLiftParams, Lift};
 use mien_core::rig::{RigBackend, RigHandle};
 use mien_core::sink::{SlotRange, SplatSink};
+use mien_shaders::data::VERTEX_BYTES;
 use mien_shaders::{LiftParams, dispatch_size};
 
 use crate::buffer::Buffer;
@@ -23,13 +24,16 @@ use crate::timing::Stage;
 /// One contiguous vertex range of posed data a lift reads (see [`VulkanDebugLift::from_parts`]).
 #[derive(Clone, Copy, Debug)]
 pub struct PosedPart<'a> {
-    /// First vertex of the part.
+    /// First vertex of the part in the character.
     pub v0: u32,
     /// Vertices in the part.
     pub count: u32,
-    /// `(count, 6)` f32: position (metres) then normal, per vertex.
+    /// Where the part's first vertex lies in `posed` (in vertices): instance `i` of a batch starts
+    /// `i × count` vertices into its chunk's outputs; 0 for a single upload.
+    pub first: u32,
+    /// `(first + count, 6)` f32 or more: position (metres) then normal, per vertex.
     pub posed: &'a Buffer,
-    /// `(count,)` packed RGBA8 vertex tints.
+    /// `(count,)` packed RGBA8 vertex tints (the same for every instance).
     pub tint: &'a Buffer,
 }
 
@@ -84,7 +88,8 @@ fn range_binding(
 }
 
 impl VulkanDebugLift {
-    /// A lift of `rig` into `params.range` of `sink` (allocate the range first).
+    /// A lift of `rig` (any instance of a batch) into `params.range` of `sink` (allocate the range
+    /// first).
     ///
     /// # Errors
     /// Out-of-domain parameters, a vertex count other than the rig's, a range outside the sink,
@@ -95,17 +100,7 @@ impl VulkanDebugLift {
         sink: &VulkanSplatSink,
         params: DebugLiftParams,
     ) -> mien_core::Result<Self> {
-        let parts: Vec<PosedPart<'_>> = backend
-            .rig(rig)?
-            .chunks
-            .iter()
-            .map(|c| PosedPart {
-                v0: c.v0,
-                count: c.count,
-                posed: &c.posed,
-                tint: &c.tints,
-            })
-            .collect();
+        let parts = backend.posed_parts(rig)?;
         Self::from_parts(
             backend.context(),
             backend.vertex_count(rig),
@@ -116,13 +111,15 @@ impl VulkanDebugLift {
     }
 
     /// A lift of `vertex_count` posed vertices held in `parts` (contiguous vertex ranges in order,
-    /// each a posed buffer in the skin kernel's output layout — `(count, 6)` f32 position then
-    /// normal — and a `(count,)` packed RGBA8 tint buffer) into `params.range` of `sink`. The
-    /// morph path's chunks and a linear head's chunks both come in this way.
+    /// each `count` vertices from vertex `first` of a posed buffer in the skin kernel's output
+    /// layout — `(…, 6)` f32 position then normal — and a `(count,)` packed RGBA8 tint buffer)
+    /// into `params.range` of `sink`. The morph path's chunks and a linear head's chunks, of any
+    /// instance of a batch ([`VulkanRigBackend::posed_parts`],
+    /// [`crate::VulkanGnmBackend::posed_parts`]), all come in this way.
     ///
     /// # Errors
     /// As [`VulkanDebugLift::new`]; [`mien_core::Error::Invalid`] when the parts do not tile
-    /// `0..vertex_count`.
+    /// `0..vertex_count` or a part reads past its posed or tint buffer.
     pub fn from_parts(
         ctx: &VulkanContext,
         vertex_count: u32,
@@ -158,6 +155,19 @@ impl VulkanDebugLift {
                 });
             }
             next = p.v0.saturating_add(p.count);
+            let posed_end = (u64::from(p.first) + u64::from(p.count)) * VERTEX_BYTES;
+            if posed_end > p.posed.size() || u64::from(p.count) * 4 > p.tint.size() {
+                return Err(mien_core::Error::Invalid {
+                    what: format!("debug lift part {i}"),
+                    reason: format!(
+                        "vertices {}..{} read past its posed buffer ({} bytes) or its tints ({} bytes)",
+                        p.first,
+                        u64::from(p.first) + u64::from(p.count),
+                        p.posed.size(),
+                        p.tint.size()
+                    ),
+                });
+            }
         }
         if next != nv {
             return Err(mien_core::Error::Invalid {
@@ -175,21 +185,24 @@ impl VulkanDebugLift {
         let max_groups = limits.max_compute_work_group_count[0];
         let limit_slots = ((ctx.binding_limit() - align) / 16).max(1);
         let offset = u64::from(params.range.offset);
-        let mut plan: Vec<(u64, u32, &Buffer, &Buffer, bool)> = parts
+        let mut plan: Vec<(u64, u32, u32, &Buffer, &Buffer, bool)> = parts
             .iter()
-            .map(|c| (offset + u64::from(c.v0), c.count, c.posed, c.tint, false))
+            .map(|c| {
+                let slot = offset + u64::from(c.v0);
+                (slot, c.count, c.first, c.posed, c.tint, false)
+            })
             .collect();
         let (mut slot, end) = (offset + u64::from(nv), params.range.end());
         while slot < end {
             let n = (end - slot).min(limit_slots).min(u64::from(u32::MAX)) as u32;
-            plan.push((slot, n, first.posed, first.tint, true));
+            plan.push((slot, n, 0, first.posed, first.tint, true));
             slot += u64::from(n);
         }
         let k = plan.len() as u32;
         let pool = Arc::new(DescriptorPool::new(&ctx, k, k, 6 * k)?);
         let base = LiftParams::from_debug(&params);
         let mut pieces = Vec::with_capacity(plan.len());
-        for (slot, count, posed, tints, clear) in plan {
+        for (slot, count, posed_base, posed, tints, clear) in plan {
             let (gx, gy, row_width) =
                 dispatch_size(count, max_groups).ok_or_else(|| Error::OverLimits {
                     what: format!("a lift dispatch of {count} slots"),
@@ -207,6 +220,7 @@ impl VulkanDebugLift {
                 row_width,
                 slot_base_vec4: b16,
                 slot_base_color: b4,
+                posed_base,
                 ..base
             };
             let uniform = ctx.buffer(
@@ -285,6 +299,7 @@ impl VulkanDebugLift {
                 row_width: p.params.row_width,
                 slot_base_vec4: p.params.slot_base_vec4,
                 slot_base_color: p.params.slot_base_color,
+                posed_base: p.params.posed_base,
                 ..base
             };
             p.uniform.write(0, bytemuck::bytes_of(&p.params));

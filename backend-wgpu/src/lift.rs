@@ -6,6 +6,7 @@ use std::num::NonZeroU64;
 use mien_core::lift::{DebugLiftParams, Lift};
 use mien_core::rig::{RigBackend, RigHandle};
 use mien_core::sink::{SlotRange, SplatSink};
+use mien_shaders::data::VERTEX_BYTES;
 use mien_shaders::{LiftParams, dispatch_size};
 use wgpu::util::DeviceExt;
 
@@ -19,13 +20,16 @@ use crate::timing::Stage;
 /// One contiguous vertex range of posed data a lift reads (see [`WgpuDebugLift::from_parts`]).
 #[derive(Clone, Copy, Debug)]
 pub struct PosedPart<'a> {
-    /// First vertex of the part.
+    /// First vertex of the part in the character.
     pub v0: u32,
     /// Vertices in the part.
     pub count: u32,
-    /// `(count, 6)` f32: position (metres) then normal, per vertex.
+    /// Where the part's first vertex lies in `posed` (in vertices): instance `i` of a batch starts
+    /// `i × count` vertices into its chunk's outputs; 0 for a single upload.
+    pub first: u32,
+    /// `(first + count, 6)` f32 or more: position (metres) then normal, per vertex.
     pub posed: &'a wgpu::Buffer,
-    /// `(count,)` packed RGBA8 vertex tints.
+    /// `(count,)` packed RGBA8 vertex tints (the same for every instance).
     pub tint: &'a wgpu::Buffer,
 }
 
@@ -80,7 +84,8 @@ fn range_binding(
 }
 
 impl WgpuDebugLift {
-    /// A lift of `rig` into `params.range` of `sink` (allocate the range from the sink first).
+    /// A lift of `rig` (any instance of a batch) into `params.range` of `sink` (allocate the range
+    /// from the sink first).
     ///
     /// # Errors
     /// Out-of-domain parameters ([`DebugLiftParams::validate`]), a vertex count other than the rig's,
@@ -91,16 +96,7 @@ impl WgpuDebugLift {
         sink: &WgpuSplatSink,
         params: DebugLiftParams,
     ) -> mien_core::Result<Self> {
-        let parts: Vec<PosedPart<'_>> = backend
-            .chunks(rig)?
-            .iter()
-            .map(|c| PosedPart {
-                v0: c.v0,
-                count: c.count,
-                posed: &c.posed,
-                tint: &c.tint,
-            })
-            .collect();
+        let parts = backend.posed_parts(rig)?;
         Self::from_parts(
             backend.context(),
             backend.vertex_count(rig),
@@ -111,13 +107,15 @@ impl WgpuDebugLift {
     }
 
     /// A lift of `vertex_count` posed vertices held in `parts` (contiguous vertex ranges in order,
-    /// each a posed buffer in the skin kernel's output layout — `(count, 6)` f32 position then
-    /// normal — and a `(count,)` packed RGBA8 tint buffer) into `params.range` of `sink`. The
-    /// morph path's chunks and a linear head's chunks both come in this way.
+    /// each `count` vertices from vertex `first` of a posed buffer in the skin kernel's output
+    /// layout — `(…, 6)` f32 position then normal — and a `(count,)` packed RGBA8 tint buffer)
+    /// into `params.range` of `sink`. The morph path's chunks and a linear head's chunks, of any
+    /// instance of a batch ([`WgpuRigBackend::posed_parts`], [`crate::WgpuGnmBackend::posed_parts`]),
+    /// all come in this way.
     ///
     /// # Errors
     /// As [`WgpuDebugLift::new`]; [`mien_core::Error::Invalid`] when the parts do not tile
-    /// `0..vertex_count`.
+    /// `0..vertex_count` or a part reads past its posed or tint buffer.
     pub fn from_parts(
         ctx: &WgpuContext,
         vertex_count: u32,
@@ -153,6 +151,19 @@ impl WgpuDebugLift {
                 });
             }
             next = p.v0.saturating_add(p.count);
+            let posed_end = (u64::from(p.first) + u64::from(p.count)) * VERTEX_BYTES;
+            if posed_end > p.posed.size() || u64::from(p.count) * 4 > p.tint.size() {
+                return Err(mien_core::Error::Invalid {
+                    what: format!("debug lift part {i}"),
+                    reason: format!(
+                        "vertices {}..{} read past its posed buffer ({} bytes) or its tints ({} bytes)",
+                        p.first,
+                        u64::from(p.first) + u64::from(p.count),
+                        p.posed.size(),
+                        p.tint.size()
+                    ),
+                });
+            }
         }
         if next != nv {
             return Err(mien_core::Error::Invalid {
@@ -170,6 +181,7 @@ impl WgpuDebugLift {
             let mut pieces = Vec::new();
             let mut add = |slot: u64,
                            count: u32,
+                           posed_base: u32,
                            posed: &wgpu::Buffer,
                            tint: &wgpu::Buffer,
                            clear: bool|
@@ -191,6 +203,7 @@ impl WgpuDebugLift {
                     row_width,
                     slot_base_vec4: b16,
                     slot_base_color: b4,
+                    posed_base,
                     ..base
                 };
                 let uniform = ctx
@@ -225,7 +238,14 @@ impl WgpuDebugLift {
             };
             let offset = u64::from(params.range.offset);
             for c in chunks {
-                add(offset + u64::from(c.v0), c.count, c.posed, c.tint, false)?;
+                add(
+                    offset + u64::from(c.v0),
+                    c.count,
+                    c.first,
+                    c.posed,
+                    c.tint,
+                    false,
+                )?;
             }
             // Clear the range's slots past the vertices, in pieces that fit one binding.
             let limit_slots = ((ctx.binding_limit() - align) / 16).max(1);
@@ -236,7 +256,7 @@ impl WgpuDebugLift {
             })?;
             while slot < end {
                 let n = (end - slot).min(limit_slots).min(u64::from(u32::MAX)) as u32;
-                add(slot, n, first.posed, first.tint, true)?;
+                add(slot, n, 0, first.posed, first.tint, true)?;
                 slot += u64::from(n);
             }
             Ok(pieces)
@@ -273,6 +293,7 @@ impl WgpuDebugLift {
                 row_width: p.params.row_width,
                 slot_base_vec4: p.params.slot_base_vec4,
                 slot_base_color: p.params.slot_base_color,
+                posed_base: p.params.posed_base,
                 ..base
             };
             self.ctx

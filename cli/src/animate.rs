@@ -17,6 +17,7 @@ use crate::engine::EngineTimes;
 use crate::interrupt;
 use crate::load;
 use crate::outdir::Target;
+use crate::posed::PosedCheck;
 use crate::preview;
 use crate::report::Report;
 use crate::subject::Subject;
@@ -113,6 +114,8 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
     subject.set_frame(0, &rest, &world, engine.as_mut(), &mut Report::default())?;
     let rest_pos = engine.pose_and_read()?;
     validate::rest_geometry(&ch.source, &rest_pos)?;
+    // Every frame obeys the same rule, whatever is written.
+    let posed_check = PosedCheck::new(ch, &world);
     report.character.bounds_m = bounds(&rest_pos);
     let edge = median_edge(subject.triangles(), &rest_pos);
     let sigma = match args.sigma {
@@ -213,6 +216,7 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
             // Eye joints may have turned.
             ch.world_matrices(&pose, &mut locals, &mut world);
         }
+        posed_check.matrices(ch, &world, i, t)?;
         subject.set_frame(i, &pose, &world, engine.as_mut(), &mut report)?;
         t_anim += t0.elapsed();
         engine.frame()?;
@@ -222,6 +226,11 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
         } else {
             None
         };
+        match (engine.posed(), &splats) {
+            (Some(p), _) => posed_check.positions(ch, &world, p, i, t)?,
+            (None, Some(s)) => posed_check.positions(ch, &world, &s.center, i, t)?,
+            (None, None) => {}
+        }
         if let (Some(splats), true) = (&splats, args.ply != PlyLayout::None) {
             let t1 = Instant::now();
             let path = staging

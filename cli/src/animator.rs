@@ -10,6 +10,8 @@ use mien_core::rig::Character;
 use serde::Deserialize;
 
 use crate::args::{AnimateArgs, AnimatorChoice};
+use crate::face_rules;
+use crate::text::num;
 
 /// One scripted event.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
@@ -70,7 +72,9 @@ impl Script {
     /// Read a `mien-state-script` file: `{"format": "mien-state-script", "version": 1,
     /// "speaker": [x, y, z]?, "events": [{"t": seconds, one of "signal" | "expression" + "weight" |
     /// "look_at": [x, y, z] or null | "blink": true}]}`. Strict: unknown keys, an event with none or
-    /// several actions, non-finite or decreasing times are refused naming the event.
+    /// several actions (`"blink": false` is no action), times outside 0 to
+    /// [`face_rules::MAX_EVENT_TIME_S`] s or going back, and points beyond ±1e6 m are refused naming
+    /// the event.
     ///
     /// # Errors
     /// Unreadable or invalid files, naming the event index.
@@ -88,10 +92,17 @@ impl Script {
         let mut last = f64::NEG_INFINITY;
         for (i, e) in f.events.into_iter().enumerate() {
             let at = |what: &str| format!("{}: events[{i}]: {what}", path.display());
+            if let Err(why) = face_rules::event_time(e.t) {
+                bail!("{}", at(&why));
+            }
             ensure!(
-                e.t.is_finite() && e.t >= last,
+                e.t >= last,
                 "{}",
-                at(&format!("time {} is not finite or goes back", e.t))
+                at(&format!(
+                    "time {} s goes back (the previous event is at {} s)",
+                    num(e.t),
+                    num(last)
+                ))
             );
             last = e.t;
             let mut actions = Vec::new();
@@ -114,11 +125,9 @@ impl Script {
                 );
             }
             if let Some(l) = e.look_at {
-                ensure!(
-                    l.is_none_or(|p| p.iter().all(|c| c.is_finite())),
-                    "{}",
-                    at("look_at is not finite")
-                );
+                if let Some(Err(why)) = l.map(face_rules::point) {
+                    bail!("{}", at(&format!("look_at: {why}")));
+                }
                 actions.push(Event::LookAt(l));
             }
             if e.blink == Some(true) {
@@ -127,9 +136,16 @@ impl Script {
             ensure!(
                 actions.len() == 1,
                 "{}",
-                at("needs exactly one of signal, expression, look_at, blink")
+                at(if actions.is_empty() && e.blink == Some(false) {
+                    "`\"blink\": false` is no action; an event needs exactly one of signal, expression, look_at, blink: true"
+                } else {
+                    "needs exactly one of signal, expression, look_at, blink"
+                })
             );
             events.push((e.t, actions.remove(0)));
+        }
+        if let Some(Err(why)) = f.speaker.map(face_rules::point) {
+            bail!("{}: speaker: {why}", path.display());
         }
         Ok(Script {
             events,
@@ -199,7 +215,10 @@ impl RunAnimator {
                 let bytes = mien_core::io::read::read_file_capped(p, 1 << 20)?;
                 let text = String::from_utf8(bytes)
                     .with_context(|| format!("{}: not UTF-8", p.display()))?;
-                FaceDef::from_json(&text, &p.display().to_string())?
+                let file = p.display().to_string();
+                let def = FaceDef::from_json(&text, &file)?;
+                face_rules::face_expressions(&text, &def, ch, &file)?;
+                def
             }
             None => FaceDef::arkit_default(),
         };
@@ -208,11 +227,34 @@ impl RunAnimator {
             None if builtin && args.look_at.is_none() => Script::builtin(),
             None => Script::default(),
         };
+        let mut animator = Animator::new(ch, def, AnimationConfig::default(), t0)
+            .context("cannot put the face controller on the character")?;
+        let face_name = args
+            .face
+            .as_ref()
+            .map_or("the built-in ARKit face".to_string(), |p| {
+                p.display().to_string()
+            });
+        for (i, (_, ev)) in script.events.iter().enumerate() {
+            if let Event::Expression(name, _) = ev
+                && !animator.face().expression_names().any(|n| n == name)
+            {
+                let known: Vec<&str> = animator.face().expression_names().collect();
+                let file = args
+                    .state_script
+                    .as_ref()
+                    .map_or("the built-in script".to_string(), |p| {
+                        p.display().to_string()
+                    });
+                bail!(
+                    "{file}: events[{i}]: expression `{name}` is not one of {face_name}'s: {}",
+                    known.join(", ")
+                );
+            }
+        }
         if let Some(p) = args.look_at {
             script.events.insert(0, (t0, Event::LookAt(Some(p))));
         }
-        let mut animator = Animator::new(ch, def, AnimationConfig::default(), t0)
-            .context("cannot put the face controller on the character")?;
         animator.set_speaker(script.speaker.map(Vec3::from));
         let report = serde_json::json!({
             "face": args.face.as_ref().map_or("built-in ARKit face".to_string(), |p| p.display().to_string()),

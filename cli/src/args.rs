@@ -14,6 +14,14 @@ pub struct Cli {
     pub command: Command,
 }
 
+/// Exit codes of `mien animate` (its `--help` and the README list them).
+pub const EXIT_CODES: &str = "Exit codes:
+  0    the run succeeded; the output folder holds its results
+  1    mien refused an input or flag, or a step failed (the message names the file or flag);
+       the output folder is as it was
+  2    the command line could not be parsed (an unknown flag, a missing or malformed value)
+  130  stopped by Ctrl-C or SIGTERM; the output folder is as it was";
+
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -21,6 +29,7 @@ pub enum Command {
     ///
     /// With no arguments: the built-in sample head (52 ARKit morph targets) performs a few seconds of
     /// speech, blinks, a smile and gaze, written to ./mien-out/.
+    #[command(after_help = EXIT_CODES)]
     Animate(AnimateArgs),
     /// Show what a character (.glb/.gltf/.aosrig), stream (.csv), speech timing or splat (.ply)
     /// file holds.
@@ -80,14 +89,18 @@ pub enum AnimatorChoice {
     Off,
 }
 
-/// Parse `X,Y,Z` (three finite numbers).
+/// Parse `X,Y,Z` (three finite numbers, each within ±1e6 m: the rule of scenarios and state
+/// scripts).
 fn parse_point(s: &str) -> Result<[f32; 3], String> {
     let v: Vec<f32> = s
         .split(',')
         .map(|x| x.trim().parse::<f32>().map_err(|e| format!("`{x}`: {e}")))
         .collect::<Result<_, _>>()?;
     match v.as_slice() {
-        [x, y, z] if v.iter().all(|c| c.is_finite()) => Ok([*x, *y, *z]),
+        [x, y, z] if v.iter().all(|c| c.is_finite()) => {
+            crate::face_rules::point([*x, *y, *z])?;
+            Ok([*x, *y, *z])
+        }
         _ => Err(format!("`{s}` is not three finite numbers X,Y,Z")),
     }
 }
@@ -144,7 +157,8 @@ pub struct AnimateArgs {
     #[arg(long, value_name = "FORMAT", requires = "speech", value_parser = ["textgrid", "gentle", "rhubarb-tsv", "rhubarb-json", "polly", "azure", "mien"], help_heading = "Speech")]
     pub speech_format: Option<String>,
 
-    /// Media time at which the utterance starts (where its audio starts on the clock), seconds.
+    /// Media time at which the utterance starts (where its audio starts on the clock), seconds
+    /// (-1e6 to 1e6).
     #[arg(
         long,
         default_value_t = 0.0,
@@ -161,11 +175,12 @@ pub struct AnimateArgs {
     #[arg(long, value_enum, default_value_t = Sampler::Held, requires = "speech", help_heading = "Speech")]
     pub sampler: Sampler,
 
-    /// With `--sampler envelope`: hold every shape at least this long (0.12 s stops sub-100 ms
-    /// shapes from chattering; 0 = off).
+    /// With `--sampler envelope` only: hold every shape at least this long, 0–1 s (0.12 s stops
+    /// sub-100 ms shapes from chattering; 0 = off).
     #[arg(
         long,
         default_value_t = 0.0,
+        allow_negative_numbers = true,
         value_name = "SECONDS",
         requires = "speech",
         help_heading = "Speech"
@@ -178,8 +193,8 @@ pub struct AnimateArgs {
     #[arg(long, value_name = "FILE", help_heading = "Face")]
     pub face: Option<PathBuf>,
 
-    /// Look at a point, metres in the character's world (`X,Y,Z`; +Z is in front of a glTF
-    /// character). Turns the animator on.
+    /// Look at a point, metres in the character's world (`X,Y,Z`, each within ±1e6; +Z is in
+    /// front of a glTF character). Turns the animator on.
     #[arg(long, value_name = "X,Y,Z", allow_hyphen_values = true, value_parser = parse_point, help_heading = "Face")]
     pub look_at: Option<[f32; 3]>,
 

@@ -41,6 +41,11 @@ pub trait Engine {
     fn set_head_ext(&mut self, _head_ext: &[f32], _joint_world: &[Mat4]) -> Result<()> {
         bail!("this engine poses a rig's morph targets and skins, not a linear head")
     }
+    /// The last frame's posed positions `(V,3)`, metres, when the engine holds them on the CPU
+    /// (no readback); `None` on GPU engines.
+    fn posed(&self) -> Option<&[[f32; 3]]> {
+        None
+    }
     /// Pose the rig alone and read the posed positions back (the rest pose, before the lift exists).
     fn pose_and_read(&mut self) -> Result<Vec<[f32; 3]>>;
     /// Create a sink of exactly the rig's vertex count and the lift into it; `params.range` must be
@@ -88,6 +93,9 @@ impl Engine for CpuEngine {
     }
     fn set_controls(&mut self, controls: &RigControls) -> Result<ControlStats> {
         Ok(self.backend.set_controls(self.handle, controls)?)
+    }
+    fn posed(&self) -> Option<&[[f32; 3]]> {
+        Some(self.backend.posed(self.handle).0)
     }
     fn pose_and_read(&mut self) -> Result<Vec<[f32; 3]>> {
         self.backend.encode(&mut CpuEncoder::default())?;
@@ -289,7 +297,7 @@ pub fn choose(choice: BackendChoice, rig: &RigData) -> Result<(Box<dyn Engine>, 
         BackendChoice::Wgpu => {
             let ctx = mien_wgpu::WgpuContext::new(&Default::default()).context("--backend wgpu")?;
             let why = if ctx.is_software() {
-                "asked for (a software adapter: expect it to be slower than --backend cpu)"
+                "asked for; a software adapter: expect it to be slower than --backend cpu"
             } else {
                 "asked for"
             };
@@ -304,7 +312,7 @@ pub fn choose(choice: BackendChoice, rig: &RigData) -> Result<(Box<dyn Engine>, 
             let ctx =
                 crate::engine_vulkan::VulkanEngine::context(true).context("--backend vulkan")?;
             let why = if ctx.is_software() {
-                "asked for (a software device: expect it to be slower than --backend cpu)"
+                "asked for; a software device: expect it to be slower than --backend cpu"
             } else {
                 "asked for"
             };

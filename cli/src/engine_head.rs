@@ -8,22 +8,20 @@ use std::time::Instant;
 use anyhow::Context as _;
 use anyhow::{Result, bail, ensure};
 use glam::Mat4;
-use mien_core::gnm::GnmPack;
-use mien_core::gnm::forward::pose;
+use mien_core::gnm::{GnmBackend, GnmHandle, GnmPack};
 use mien_core::lift::DebugLiftParams;
 use mien_core::rig::{ControlStats, RigControls};
 use mien_core::sink::{SlotRange, SplatBuffers, SplatSink};
-use mien_cpu::{CpuDebugLift, CpuEncoder, CpuSplatSink};
+use mien_cpu::{CpuDebugLift, CpuEncoder, CpuGnmBackend, CpuSplatSink};
 
 use crate::args::BackendChoice;
 use crate::engine::{Engine, EngineTimes};
 
-/// The CPU engine for a linear head: [`mien_core::gnm::forward::pose`], the reference.
+/// The CPU engine for a linear head: [`mien_cpu::CpuGnmBackend`] (the reference's per-vertex
+/// arithmetic, vertex chunks in parallel).
 pub struct CpuHeadEngine {
-    pack: Arc<GnmPack>,
-    head_ext: Vec<f32>,
-    joints: Vec<Mat4>,
-    pos: Vec<[f32; 3]>,
+    backend: CpuGnmBackend,
+    head: GnmHandle,
     /// A pack has no normals and none are recomputed (as on the GPU): zero normals make the
     /// debug lift's normal shading use the centroid direction.
     nrm: Vec<[f32; 3]>,
@@ -32,26 +30,16 @@ pub struct CpuHeadEngine {
 }
 
 impl CpuHeadEngine {
-    fn new(pack: &Arc<GnmPack>) -> Self {
-        let nv = pack.vertex_count();
-        let (mut joints, mut skipped) = (Vec::new(), Vec::new());
-        mien_core::gnm::forward::joint_world(pack, &[], &mut joints, &mut skipped);
-        CpuHeadEngine {
-            pack: Arc::clone(pack),
-            head_ext: vec![0.0; pack.header.head_ext.dim()],
-            joints,
-            pos: Vec::with_capacity(nv),
-            nrm: vec![[0.0; 3]; nv],
+    fn new(pack: &GnmPack) -> Result<Self> {
+        let mut backend = CpuGnmBackend::new();
+        let head = backend.upload_gnm(pack)?;
+        Ok(CpuHeadEngine {
+            backend,
+            head,
+            nrm: vec![[0.0; 3]; pack.vertex_count()],
             sink: None,
             enc: CpuEncoder::default(),
-        }
-    }
-
-    fn pose(&mut self) -> Result<()> {
-        let t0 = Instant::now();
-        pose(&self.pack, &self.head_ext, &self.joints, &mut self.pos)?;
-        self.enc.rig += t0.elapsed();
-        Ok(())
+        })
     }
 }
 
@@ -66,27 +54,16 @@ impl Engine for CpuHeadEngine {
         bail!("a linear head takes head_ext coefficients, not morph weights")
     }
     fn set_head_ext(&mut self, head_ext: &[f32], joint_world: &[Mat4]) -> Result<()> {
-        ensure!(
-            head_ext.len() == self.head_ext.len() && joint_world.len() == self.joints.len(),
-            "head_ext has {} values and {} joint matrices; the pack needs {} and {}",
-            head_ext.len(),
-            joint_world.len(),
-            self.head_ext.len(),
-            self.joints.len()
-        );
-        if let Some(i) = head_ext.iter().position(|x| !x.is_finite()) {
-            bail!("head_ext[{i}] is not finite");
-        }
-        self.head_ext.copy_from_slice(head_ext);
-        self.joints.copy_from_slice(joint_world);
-        Ok(())
+        Ok(self
+            .backend
+            .set_head_ext(self.head, head_ext, joint_world)?)
     }
     fn pose_and_read(&mut self) -> Result<Vec<[f32; 3]>> {
-        self.pose()?;
-        Ok(self.pos.clone())
+        self.backend.encode(&mut self.enc)?;
+        Ok(self.backend.posed(self.head)?.to_vec())
     }
     fn attach_lift(&mut self, params: DebugLiftParams) -> Result<()> {
-        let nv = self.pack.vertex_count() as u32;
+        let nv = self.backend.vertex_count(self.head);
         let mut sink = CpuSplatSink::new(nv);
         let range = sink.allocate(nv)?;
         ensure!(
@@ -99,11 +76,12 @@ impl Engine for CpuHeadEngine {
         Ok(())
     }
     fn frame(&mut self) -> Result<()> {
-        self.pose()?;
         let Some((sink, lift, _)) = &mut self.sink else {
             bail!("no lift attached")
         };
-        lift.encode_posed(&mut self.enc, &self.pos, &self.nrm, sink)?;
+        self.backend.encode(&mut self.enc)?;
+        let pos = self.backend.posed(self.head)?;
+        lift.encode_posed(&mut self.enc, pos, &self.nrm, sink)?;
         Ok(())
     }
     fn splats(&mut self) -> Result<SplatBuffers> {
@@ -124,7 +102,7 @@ impl Engine for CpuHeadEngine {
     }
     fn bytes(&self) -> (u64, u64) {
         (
-            self.pack.byte_len(),
+            self.backend.bytes(),
             self.sink.as_ref().map_or(0, |s| s.0.bytes()),
         )
     }
@@ -133,7 +111,6 @@ impl Engine for CpuHeadEngine {
 #[cfg(feature = "wgpu")]
 mod wgpu_head {
     use super::*;
-    use mien_core::gnm::{GnmBackend, GnmHandle};
     use mien_wgpu::{WgpuContext, WgpuDebugLift, WgpuGnmBackend, WgpuSplatSink};
 
     /// A linear head on wgpu: the GNM forward and skin passes and the lift, one submission a frame.
@@ -242,7 +219,6 @@ mod wgpu_head {
 #[cfg(feature = "vulkan")]
 mod vulkan_head {
     use super::*;
-    use mien_core::gnm::{GnmBackend, GnmHandle};
     use mien_vulkan::{VulkanContext, VulkanDebugLift, VulkanGnmBackend, VulkanSplatSink};
 
     /// A linear head on raw Vulkan: one command buffer and one submission a frame.
@@ -357,7 +333,7 @@ mod vulkan_head {
 /// `--backend wgpu|vulkan` without a device (or without fp16 shader support); upload failures.
 pub fn choose(choice: BackendChoice, pack: &Arc<GnmPack>) -> Result<(Box<dyn Engine>, String)> {
     match choice {
-        BackendChoice::Cpu => Ok((Box::new(CpuHeadEngine::new(pack)), "asked for".into())),
+        BackendChoice::Cpu => Ok((Box::new(CpuHeadEngine::new(pack)?), "asked for".into())),
         #[cfg(feature = "wgpu")]
         BackendChoice::Wgpu => {
             let ctx = mien_wgpu::WgpuContext::new(&Default::default()).context("--backend wgpu")?;
@@ -381,17 +357,17 @@ pub fn choose(choice: BackendChoice, pack: &Arc<GnmPack>) -> Result<(Box<dyn Eng
                 Ok((Box::new(wgpu_head::WgpuHeadEngine::new(ctx, pack)?), why))
             }
             Ok(ctx) => Ok((
-                Box::new(CpuHeadEngine::new(pack)),
+                Box::new(CpuHeadEngine::new(pack)?),
                 format!(
                     "the only adapter, `{}`, is a software rasteriser and slower than the CPU backend",
                     ctx.info().name
                 ),
             )),
-            Err(e) => Ok((Box::new(CpuHeadEngine::new(pack)), format!("no GPU: {e}"))),
+            Err(e) => Ok((Box::new(CpuHeadEngine::new(pack)?), format!("no GPU: {e}"))),
         },
         #[cfg(not(feature = "wgpu"))]
         BackendChoice::Auto => Ok((
-            Box::new(CpuHeadEngine::new(pack)),
+            Box::new(CpuHeadEngine::new(pack)?),
             "this build has no GPU backend".into(),
         )),
         #[allow(unreachable_patterns)]

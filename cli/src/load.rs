@@ -6,7 +6,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 use mien_core::anim::{Drive, StreamDrive};
 use mien_core::gnm::GnmPack;
-use mien_core::gnm::controls::control_character;
+use mien_core::gnm::controls::{ControlTarget, head_control_character};
 use mien_core::io::{gltf::import_gltf, livelink_csv::read_livelink_csv};
 use mien_core::rig::{Character, ClipId};
 use mien_core::sample::{sample_head, sample_performance};
@@ -24,10 +24,12 @@ pub struct Loaded {
     pub builtin: bool,
     /// The linear head model, for an `.aosrig` character.
     pub gnm: Option<Arc<GnmPack>>,
+    /// What each target of a linear head's control character drives.
+    pub gnm_targets: Vec<ControlTarget>,
 }
 
 /// Load `path` (glTF / GLB, or an `.aosrig` linear head pack driven through
-/// [`control_character`]), or the built-in sample head when `None`.
+/// [`head_control_character`]), or the built-in sample head when `None`.
 ///
 /// # Errors
 /// Unsupported extensions and every importer / pack parser error, with the file named.
@@ -37,6 +39,7 @@ pub fn character(path: Option<&Path>) -> Result<Loaded> {
             character: sample_head(),
             builtin: true,
             gnm: None,
+            gnm_targets: Vec::new(),
         });
     };
     let ext = path
@@ -51,15 +54,19 @@ pub fn character(path: Option<&Path>) -> Result<Loaded> {
                 character,
                 builtin: false,
                 gnm: None,
+                gnm_targets: Vec::new(),
             })
         }
         Some("aosrig") => {
             let pack = GnmPack::read(path)
                 .with_context(|| format!("cannot load linear head {}", path.display()))?;
+            let (character, gnm_targets) =
+                head_control_character(&pack, &path.display().to_string())?;
             Ok(Loaded {
-                character: control_character(&path.display().to_string())?,
+                character,
                 builtin: false,
                 gnm: Some(Arc::new(pack)),
+                gnm_targets,
             })
         }
         _ => bail!(

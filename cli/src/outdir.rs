@@ -84,6 +84,7 @@ impl Target {
             dir: dir.clone(),
             notes: Vec::new(),
         };
+        writable_parent(&target.parent, &target.name, out)?;
         target.clean_stale();
         match fs::symlink_metadata(&dir) {
             Ok(m) if !m.is_dir() => bail!("--out {}: exists and is not a folder", out.display()),
@@ -183,12 +184,18 @@ impl Target {
         let old = self.sibling("old", pid);
         let mut section = interrupt::critical()?;
         if fs::symlink_metadata(&self.dir).is_ok() {
-            fs::rename(&self.dir, &old).with_context(|| {
-                format!(
-                    "--out {}: cannot be moved aside, which is how a run replaces it (is it a mount point, or marked immutable?)",
-                    self.shown.display()
-                )
-            })?;
+            if let Err(e) = fs::rename(&self.dir, &old) {
+                // EACCES: the parent's permissions (EPERM is an immutable or append-only folder).
+                if e.raw_os_error() == Some(EACCES) || e.kind() == ErrorKind::ReadOnlyFilesystem {
+                    bail!("{}", not_writable(&self.shown, &self.parent, &e));
+                }
+                return Err(e).with_context(|| {
+                    format!(
+                        "--out {}: cannot be moved aside, which is how a run replaces it (is it a mount point, or marked immutable?)",
+                        self.shown.display()
+                    )
+                });
+            }
             if let Err(e) = fs::rename(&old, &self.dir) {
                 // Another run committed in between: its results supersede the ones moved here.
                 if fs::symlink_metadata(&self.dir).is_err() {
@@ -216,6 +223,51 @@ impl Target {
             dir,
             committed: false,
         })
+    }
+}
+
+/// `EACCES`, "Permission denied" (the same value on Linux and macOS).
+const EACCES: i32 = 13;
+
+/// The refusal of an output folder whose parent cannot be written.
+fn not_writable(out: &Path, parent: &Path, e: &std::io::Error) -> String {
+    format!(
+        "--out {}: its parent folder {} is not writable ({e}); a run builds its results in a folder beside --out and swaps them in, so choose an --out inside a folder you can write",
+        out.display(),
+        parent.display()
+    )
+}
+
+/// Refuse, before any work, an existing `parent` in which a folder cannot be created (no write
+/// permission, a read-only file system): probed by creating and removing
+/// `PARENT/.NAME.mien-probe-<pid>`, as the permission bits alone do not tell (root, ACLs,
+/// read-only mounts). A parent that does not exist yet is created later, and its errors named
+/// then.
+///
+/// # Errors
+/// Naming `--out` and the parent folder.
+pub fn writable_parent(parent: &Path, name: &std::ffi::OsStr, out: &Path) -> Result<()> {
+    if !parent.is_dir() {
+        return Ok(());
+    }
+    let mut n = OsString::from(".");
+    n.push(name);
+    n.push(format!(".mien-probe-{}", std::process::id()));
+    let probe = parent.join(n);
+    match fs::create_dir(&probe) {
+        Ok(()) => {
+            let _ = fs::remove_dir(&probe);
+            Ok(())
+        }
+        Err(e)
+            if matches!(
+                e.kind(),
+                ErrorKind::PermissionDenied | ErrorKind::ReadOnlyFilesystem
+            ) =>
+        {
+            bail!("{}", not_writable(out, parent, &e))
+        }
+        Err(_) => Ok(()),
     }
 }
 

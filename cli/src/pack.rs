@@ -3,8 +3,9 @@
 //! error against its bound, bytes).
 
 use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 use mien_core::gnm::bake::{BakeOptions, BakeReport, Units, bake};
 
@@ -16,6 +17,7 @@ use crate::text::{count, metres, plural};
 /// # Errors
 /// Every bake error (file, line and field named), and write failures.
 pub fn run(a: &PackArgs) -> Result<String> {
+    check_outputs(a)?;
     let options = BakeOptions {
         units: match a.units {
             UnitsChoice::Auto => Units::Auto,
@@ -60,6 +62,55 @@ pub fn run(a: &PackArgs) -> Result<String> {
         a.report.as_ref().map(|p| p.display().to_string()),
         started.elapsed().as_secs_f64(),
     ))
+}
+
+/// `path` made absolute with its folder resolved (the file itself need not exist).
+fn resolved(path: &Path) -> PathBuf {
+    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    match (abs.parent(), abs.file_name()) {
+        (Some(dir), Some(name)) => dir
+            .canonicalize()
+            .map_or_else(|_| abs.clone(), |d| d.join(name)),
+        _ => abs,
+    }
+}
+
+/// Refuse outputs that would destroy an input or each other: `--out` and `--report` the same
+/// file, either one the input file, or a `.obj` inside the input folder (a shape the bake reads).
+fn check_outputs(a: &PackArgs) -> Result<()> {
+    let input = resolved(&a.input);
+    let input_is_dir = a.input.is_dir();
+    let mut outputs = vec![("--out", resolved(&a.out))];
+    if let Some(r) = &a.report {
+        outputs.push(("--report", resolved(r)));
+        if outputs[0].1 == outputs[1].1 {
+            bail!(
+                "--out and --report are the same file ({}): the report would overwrite the pack",
+                a.out.display()
+            );
+        }
+    }
+    for (flag, out) in &outputs {
+        if *out == input {
+            bail!(
+                "{flag} {} is the input: it would be overwritten",
+                out.display()
+            );
+        }
+        let is_obj = out
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("obj"));
+        if input_is_dir && is_obj && out.parent() == Some(input.as_path()) {
+            bail!(
+                "{flag} {} is a shape file of the input folder: it would be overwritten (and read as a shape next time)",
+                out.display()
+            );
+        }
+        if out.is_dir() {
+            bail!("{flag} {} is a folder; give a file name", out.display());
+        }
+    }
+    Ok(())
 }
 
 /// Notes printed in the summary.

@@ -8,6 +8,42 @@ use mien_core::speech::{EnvelopeParams, SpeechSampler};
 
 use crate::args::{AnimateArgs, Sampler};
 use crate::load::node_label;
+use crate::text::num;
+
+/// Largest `--audio-offset` either way, seconds (about 11.6 days: far beyond any take, small
+/// enough that f64 media times keep sub-nanosecond resolution).
+pub const MAX_AUDIO_OFFSET_S: f64 = 1e6;
+/// Largest `--min-hold`, seconds.
+pub const MAX_MIN_HOLD_S: f64 = 1.0;
+
+/// The speech flags' ranges: `--audio-offset` within ±[`MAX_AUDIO_OFFSET_S`], `--min-hold` in
+/// [0, [`MAX_MIN_HOLD_S`]] and only with `--sampler envelope` (the held sampler holds each viseme
+/// over exactly its interval, so a minimum hold would do nothing).
+///
+/// # Errors
+/// The first flag out of range, named with its value in short form and the allowed range.
+pub fn check_flags(args: &AnimateArgs) -> Result<()> {
+    let o = args.audio_offset;
+    ensure!(
+        o.is_finite() && o.abs() <= MAX_AUDIO_OFFSET_S,
+        "--audio-offset {}: must be a media time from -{m} to {m} seconds",
+        num(o),
+        m = num(MAX_AUDIO_OFFSET_S)
+    );
+    let h = args.min_hold;
+    ensure!(
+        h.is_finite() && (0.0..=MAX_MIN_HOLD_S).contains(&h),
+        "--min-hold {}: must be from 0 to {} seconds",
+        num(h),
+        num(MAX_MIN_HOLD_S)
+    );
+    ensure!(
+        h == 0.0 || args.sampler == Sampler::Envelope,
+        "--min-hold {}: applies to --sampler envelope only; the default held sampler holds each viseme over exactly its interval (add --sampler envelope, or leave --min-hold out)",
+        num(h)
+    );
+    Ok(())
+}
 
 /// The speech layer of a run and its report (`None` without `--speech`).
 ///
@@ -21,16 +57,6 @@ pub fn layer(
     let Some(path) = &args.speech else {
         return Ok(None);
     };
-    ensure!(
-        args.audio_offset.is_finite(),
-        "--audio-offset {}: not a finite media time",
-        args.audio_offset
-    );
-    ensure!(
-        args.min_hold.is_finite() && (0.0..=1.0).contains(&args.min_hold),
-        "--min-hold {}: must be 0–1 s",
-        args.min_hold
-    );
     let forced = args
         .speech_format
         .as_deref()

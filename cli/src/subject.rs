@@ -105,7 +105,7 @@ impl Subject {
         };
         let file = loaded.character.source.as_str();
         let driver = if driven || pack.header.arkit.is_some() {
-            Some(GnmDriver::new(pack, None, None, file)?)
+            Some(GnmDriver::new(pack, None, None, file)?.with_targets(loaded.gnm_targets.clone()))
         } else {
             None
         };

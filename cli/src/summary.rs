@@ -118,12 +118,12 @@ pub fn print(o: &Outcome) {
     }
     if let Some(sp) = &r.animation.speech {
         println!(
-            "  speech     {} ({}): {} segments, {} sampler, audio offset {} s",
+            "  speech     {} ({}): {}, {} sampler, audio offset {} s",
             sp["file"].as_str().unwrap_or("?"),
             sp["format"].as_str().unwrap_or("?"),
-            sp["segments"],
+            count(sp["segments"].as_u64().unwrap_or(0), "segment"),
             sp["sampler"].as_str().unwrap_or("?"),
-            sp["audio_offset_s"]
+            num(sp["audio_offset_s"].as_f64().unwrap_or(f64::NAN))
         );
         for b in sp["bindings"].as_array().into_iter().flatten() {
             let v = &b["visemes"];
@@ -132,7 +132,7 @@ pub fn print(o: &Outcome) {
             println!(
                 "             {}: {} visemes, {} owned targets, {} missing target{}, {} viseme{} without targets{}",
                 b["mesh_node"].as_str().unwrap_or("?"),
-                v["kind"].as_str().unwrap_or("?"),
+                viseme_kind(v["kind"].as_str().unwrap_or("?")),
                 v["owned_targets"].as_array().map_or(0, Vec::len),
                 missing,
                 if missing == 1 { "" } else { "s" },
@@ -154,10 +154,10 @@ pub fn print(o: &Outcome) {
             .filter_map(|s| s["state"].as_str())
             .collect();
         println!(
-            "  animator   {}, script {} ({} events); blinks and gaze generated; states {}; state hash {}",
+            "  animator   {}, script {} ({}); blinks and gaze generated; states {}; state hash {}",
             a["face"].as_str().unwrap_or("?"),
             a["script"].as_str().unwrap_or("?"),
-            a["events"],
+            count(a["events"].as_u64().unwrap_or(0), "event"),
             states.join(" → "),
             a["last_state_hash"].as_str().unwrap_or("?")
         );
@@ -281,5 +281,13 @@ fn print_linear_head(h: &crate::subject::LinearHeadReport, m: &crate::report::Me
             mb(p.file_bytes),
             mb(p.basis_bytes)
         );
+    }
+}
+
+/// A viseme map's kind as people spell it (`Arkit` in report.json is `ARKit`).
+fn viseme_kind(kind: &str) -> &str {
+    match kind {
+        "Arkit" => "ARKit",
+        other => other,
     }
 }

@@ -15,6 +15,10 @@ where
     if v.is_nan() {
         return "NaN".into();
     }
+    if v == 0.0 {
+        // `-0` reads as a mistake.
+        return "0".into();
+    }
     if v.is_infinite() {
         return if v > 0.0 { "inf".into() } else { "-inf".into() };
     }
@@ -35,19 +39,41 @@ pub fn approx(n: u64) -> String {
     }
 }
 
-/// A length: millimetres with two decimals from 0.1 mm to 10 cm (`2.12 mm`), else [`num`] metres.
+/// A length: millimetres with two decimals from 0.1 mm to 10 cm (`2.12 mm`), else metres to five
+/// significant digits ([`sig5`]: `1.2 m`, not the `1.1999999 m` an f32 product prints).
 pub fn metres(m: f32) -> String {
     let a = m.abs();
     if (1e-4..0.1).contains(&a) {
         format!("{:.2} mm", f64::from(m) * 1e3)
+    } else if (1e-4..1e7).contains(&a) {
+        format!("{} m", sig5(f64::from(m)))
     } else {
         format!("{} m", num(m))
     }
 }
 
+/// `x` to five significant digits, trailing zeros dropped (`120.00002` → `120`, `0.61234567` →
+/// `0.61235`), for everyday magnitudes `[1e-4, 1e7)`; [`num`] outside.
+pub fn sig5(x: f64) -> String {
+    let a = x.abs();
+    if !x.is_finite() || x == 0.0 || !(1e-4..1e7).contains(&a) {
+        return num(x);
+    }
+    let decimals = (4 - a.log10().floor() as i32).max(0) as usize;
+    let s = format!("{x:.decimals$}");
+    let s = if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_owned()
+    } else {
+        s
+    };
+    if s == "-0" { "0".into() } else { s }
+}
+
 /// Seconds with millisecond resolution for everyday times (`1.234`), [`num`] beyond 10⁷ s.
 pub fn secs(x: f64) -> String {
     if x.is_finite() && x.abs() < 1e7 {
+        // `-0.000` (from `--start -0`, or a tiny negative) reads as a mistake.
+        let x = if x.abs() < 5e-4 { 0.0 } else { x };
         format!("{x:.3}")
     } else {
         num(x)
@@ -99,6 +125,19 @@ pub fn error_chain(e: &anyhow::Error) -> String {
     out
 }
 
+/// An error and its causes on one line, `: `-separated, skipping a cause whose text an earlier
+/// one already contains (as [`error_chain`] does).
+pub fn causes(e: &anyhow::Error) -> String {
+    let mut seen: Vec<String> = Vec::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if !seen.iter().any(|s| s.contains(&text)) {
+            seen.push(text);
+        }
+    }
+    seen.join(": ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -121,6 +160,13 @@ mod tests {
         assert_eq!(secs(1e20), "1e20");
         assert_eq!(whole(120001.0), "120001");
         assert_eq!(whole(3e30), "3e30");
+        assert_eq!(metres(1.1999999), "1.2 m");
+        assert_eq!(metres(120.00002), "120 m");
+        assert_eq!(metres(0.61234567), "0.61235 m");
+        assert_eq!(metres(1e30), "1e30 m");
+        assert_eq!(sig5(12345.678), "12346");
+        assert_eq!(secs(-0.0), "0.000");
+        assert_eq!(num(-0.0), "0");
     }
 
     #[test]
@@ -142,6 +188,10 @@ mod tests {
         assert_eq!(
             text,
             "error: cannot load character /x/head.glb\n  caused by: /x/head.glb: No such file (os error 2)\n"
+        );
+        assert_eq!(
+            causes(&e),
+            "cannot load character /x/head.glb: /x/head.glb: No such file (os error 2)"
         );
     }
 }

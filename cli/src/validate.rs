@@ -27,7 +27,8 @@ pub const MAX_COORD_M: f32 = 1e6;
 
 /// Flag ranges that need no input file: `--fps` in [[`MIN_FPS`], [`MAX_FPS`]], `--start` ≥ 0,
 /// `--sigma` in (0, [`MAX_SIGMA_M`]], and a contact sheet of `--sheet` cells of `--cell` pixels
-/// that fits [`MAX_IMAGE_SIDE`]. (`--frames`, `--sheet`, `--cell` ranges are clap's.)
+/// that fits [`MAX_IMAGE_SIDE`], and the speech flags ([`crate::speech::check_flags`]).
+/// (`--frames`, `--sheet`, `--cell` ranges are clap's.)
 ///
 /// # Errors
 /// The first flag out of range, named with its value.
@@ -52,6 +53,7 @@ pub fn flags(args: &AnimateArgs) -> Result<()> {
             num(s)
         );
     }
+    crate::speech::check_flags(args)?;
     sheet(args.sheet, args.cell)
 }
 

@@ -204,3 +204,108 @@ fn bad_animator_input_is_refused() {
         r.stderr
     );
 }
+
+/// `mien animate --frames 2 extra…` must fail with every needle in its message.
+fn refused(dir: &std::path::Path, extra: &[&str], needles: &[&str]) {
+    let out = dir.join("out");
+    let mut args = vec!["--frames", "2", "--sheet", "0"];
+    args.extend_from_slice(extra);
+    let r = animate(&out, &args);
+    assert!(!r.ok(), "{extra:?} must be refused");
+    for n in needles {
+        assert!(
+            r.stderr.contains(n),
+            "{extra:?}: lacks `{n}`:\n{}",
+            r.stderr
+        );
+    }
+    assert!(!out.exists(), "{extra:?} wrote {}", out.display());
+}
+
+fn write(dir: &std::path::Path, name: &str, json: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, json).unwrap();
+    p.to_str().unwrap().to_owned()
+}
+
+#[test]
+fn a_face_expression_target_the_character_lacks_is_refused_like_a_viseme_target() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let face = write(
+        d,
+        "grin_face.json",
+        r#"{"format":"mien-face","version":1,"expressions":{"grin":{"mouthSmileLeftX":1,"jawOpen":0.5}}}"#,
+    );
+    let script = write(
+        d,
+        "grin.json",
+        r#"{"format":"mien-state-script","version":1,"events":[{"t":0,"expression":"grin"}]}"#,
+    );
+    refused(
+        d,
+        &["--face", &face, "--state-script", &script],
+        &["grin_face.json", "grin → mouthSmileLeftX", "lacks 1 target"],
+    );
+    // Without a state script the face alone is refused too: the rule is the file's.
+    refused(d, &["--face", &face], &["grin → mouthSmileLeftX"]);
+}
+
+#[test]
+fn a_script_expression_the_face_lacks_names_the_script_and_event() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let script = write(
+        d,
+        "grin_script.json",
+        r#"{"format":"mien-state-script","version":1,"events":[{"t":0,"signal":"reset"},{"t":0.5,"expression":"grin"}]}"#,
+    );
+    refused(
+        d,
+        &["--state-script", &script],
+        &["grin_script.json", "events[1]", "`grin`", "smile"],
+    );
+}
+
+#[test]
+fn script_times_and_points_have_documented_ranges() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let s =
+        |events: &str| format!(r#"{{"format":"mien-state-script","version":1,"events":{events}}}"#);
+    for (name, json, needles) in [
+        (
+            "neg.json",
+            s(r#"[{"t":-5,"signal":"listening_started"}]"#),
+            &["neg.json", "events[0]", "-5 s", "0 to 1000000 s"][..],
+        ),
+        (
+            "late.json",
+            s(r#"[{"t":1,"signal":"reset"},{"t":1e300,"blink":true}]"#),
+            &["events[1]", "1e300 s"][..],
+        ),
+        (
+            "far.json",
+            s(r#"[{"t":1,"look_at":[1e38,0,0]}]"#),
+            &["events[0]", "look_at", "1e38", "1000000 m"][..],
+        ),
+        (
+            "speaker.json",
+            r#"{"format":"mien-state-script","version":1,"speaker":[1e38,0,0],"events":[]}"#.into(),
+            &["speaker.json", "speaker", "1e38"][..],
+        ),
+        (
+            "nob.json",
+            s(r#"[{"t":1,"blink":false}]"#),
+            &["events[0]", "`\"blink\": false` is no action"][..],
+        ),
+    ] {
+        let p = write(d, name, &json);
+        refused(d, &["--state-script", &p], needles);
+    }
+    refused(
+        d,
+        &["--look-at", "1e30,0,0"],
+        &["--look-at", "1e30", "1000000 m"],
+    );
+}

@@ -128,3 +128,47 @@ fn rest_geometry_out_of_range_names_the_character_file() {
     let r = animate(&out, &["--character", ok.to_str().unwrap(), "--sheet", "1"]);
     assert!(r.ok(), "{}", r.stderr);
 }
+
+/// A speech file any format reader accepts: mien's own utterance JSON, one phoneme.
+fn utterance(dir: &std::path::Path) -> std::path::PathBuf {
+    let p = dir.join("hi.json");
+    std::fs::write(
+        &p,
+        r#"{"format":"mien-utterance","version":1,"label":"hi","duration":0.5,"units":"visemes","segments":[{"start":0,"end":0.3,"value":"aa"}]}"#,
+    )
+    .unwrap();
+    p
+}
+
+#[test]
+fn speech_flags_are_checked_and_speak_for_themselves() {
+    let dir = tempfile::tempdir().unwrap();
+    let sp = utterance(dir.path());
+    let sp = sp.to_str().unwrap();
+    // A minimum hold only changes the envelope sampler: with the held default it is refused.
+    refused_fast(
+        &["--speech", sp, "--min-hold", "0.5"],
+        &["--min-hold 0.5", "--sampler envelope"],
+        1.0,
+    );
+    // Negative values reach the range check instead of clap's "unexpected argument".
+    let e = refused_fast(
+        &["--speech", sp, "--sampler", "envelope", "--min-hold", "-1"],
+        &["--min-hold -1", "0", "1 seconds"],
+        1.0,
+    );
+    assert!(!e.contains("unexpected argument"), "{e}");
+    // A huge offset: one line, the flag, the bound and the value in short form.
+    for (v, shown) in [("1e9", "1e9"), ("-1e300", "-1e300")] {
+        let e = refused_fast(
+            &["--speech", sp, "--audio-offset", v],
+            &[
+                &format!("--audio-offset {shown}"),
+                "-1000000 to 1000000 seconds",
+            ],
+            1.0,
+        );
+        assert_eq!(e.lines().count(), 1, "{e}");
+        assert!(e.len() < 200, "{e}");
+    }
+}

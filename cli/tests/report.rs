@@ -204,3 +204,57 @@ fn inspect_lists_keys_in_a_fixed_order() {
         "{first:?}"
     );
 }
+
+#[test]
+fn the_summary_reads_naturally() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let speech = d.join("one.json");
+    std::fs::write(
+        &speech,
+        r#"{"format":"mien-utterance","version":1,"label":"one","duration":0.5,"units":"visemes","segments":[{"start":0,"end":0.3,"value":"aa"}]}"#,
+    )
+    .unwrap();
+    let script = d.join("one_event.json");
+    std::fs::write(
+        &script,
+        r#"{"format":"mien-state-script","version":1,"events":[{"t":0,"signal":"talking_started"}]}"#,
+    )
+    .unwrap();
+    let r = animate(
+        &d.join("out"),
+        &[
+            "--start",
+            "-0",
+            "--frames",
+            "2",
+            "--sheet",
+            "0",
+            "--ply",
+            "none",
+            "--sigma",
+            "120.00002",
+            "--speech",
+            speech.to_str().unwrap(),
+            "--state-script",
+            script.to_str().unwrap(),
+        ],
+    );
+    assert!(r.ok(), "{}", r.stderr);
+    let s = &r.stdout;
+    for needle in ["media time 0.000", "1 segment,", "(1 event)", "σ 120 m"] {
+        assert!(s.contains(needle), "lacks `{needle}`:\n{s}");
+    }
+    for bad in ["-0.000", "1 segments", "1 events", "120.00002", "Arkit"] {
+        assert!(!s.contains(bad), "says `{bad}`:\n{s}");
+    }
+}
+
+#[test]
+fn animate_help_lists_the_exit_codes() {
+    let r = mien(&["animate", "--help"]);
+    assert!(r.ok());
+    for needle in ["Exit codes:", "130", "could not be parsed", "refused"] {
+        assert!(r.stdout.contains(needle), "lacks `{needle}`:\n{}", r.stdout);
+    }
+}

@@ -231,3 +231,25 @@ fn inspect_reads_speech_files() {
     assert_eq!(v["kind"], "speech timings (gentle)");
     assert_eq!(v["segments"], 419);
 }
+
+#[test]
+fn an_absurd_utterance_duration_names_the_file_and_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("forever.json");
+    std::fs::write(
+        &p,
+        r#"{"format":"mien-utterance","version":1,"label":"x","duration":1e308,"units":"visemes","segments":[{"start":0,"end":1e300,"value":"aa"}]}"#,
+    )
+    .unwrap();
+    let r = animate(&dir.path().join("out"), &["--speech", p.to_str().unwrap()]);
+    assert!(!r.ok());
+    for needle in ["forever.json", "/duration", "1e308 s", "86400 s"] {
+        assert!(r.stderr.contains(needle), "lacks `{needle}`:\n{}", r.stderr);
+    }
+    assert!(!r.stderr.contains("inf"), "{}", r.stderr);
+    assert!(
+        !r.stderr.contains("x: duration"),
+        "names the label: {}",
+        r.stderr
+    );
+}

@@ -383,3 +383,27 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_stream_whose_only_channels_are_ambiguous_says_so() {
+    let ch = mien_core::sample::sample_head();
+    let stream = |channels: &[&str]| mien_core::anim::WeightStream {
+        source: "take.csv".into(),
+        channels: channels.iter().map(|c| (*c).to_owned()).collect(),
+        times: vec![0.0],
+        values: vec![0.0; channels.len()],
+        ..Default::default()
+    };
+    let e = mien_core::anim::StreamDrive::new(stream(&["EyeBlinkLeft", "EyeBlink_L"]), &ch)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("take.csv"), "{e}");
+    assert!(e.contains("ambiguous"), "{e}");
+    assert!(e.contains("EyeBlinkLeft, EyeBlink_L"), "{e}");
+    assert!(!e.contains("matches any"), "{e}");
+    // A stream that truly matches nothing keeps the plain message.
+    let e = mien_core::anim::StreamDrive::new(stream(&["Wobble"]), &ch)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("none of the stream's 1 channel matches"), "{e}");
+}

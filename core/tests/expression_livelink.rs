@@ -423,3 +423,16 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_timecode_frame_beyond_every_rate_names_file_and_line() {
+    let (field, line, reason) =
+        fails("00:00:00:10.0,3,0.1,0.2,0.3\n00:00:00:201.0,3,0.1,0.2,0.3\n");
+    assert_eq!(field, "Timecode");
+    assert_eq!(line, Some(3));
+    assert!(
+        reason.contains("line 3") && reason.contains("201"),
+        "{reason}"
+    );
+    assert!(reason.contains("120 fps"), "{reason}");
+}

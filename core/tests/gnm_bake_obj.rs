@@ -206,6 +206,7 @@ fn non_finite_coordinates_and_duplicate_names_are_refused() {
         ("inf", "`inf` is not finite"),
         ("1e999", "`1e999` is not finite"),
         ("NaN", "`NaN` is not finite"),
+        ("1e30", "1e30 is beyond ±1e6"),
     ] {
         let d = folder(&[(
             "jawOpen.obj",
@@ -249,6 +250,31 @@ fn non_finite_coordinates_and_duplicate_names_are_refused() {
             "{e}"
         );
     }
+}
+
+/// A `.obj` entry that cannot be read as a shape (a dangling link, a folder) is refused by name,
+/// never skipped: the pack would silently lack a shape the user meant to bake.
+#[test]
+fn an_obj_entry_that_is_not_a_regular_file_is_refused() {
+    let d = folder(&[("jawOpen.obj", MOVED)]);
+    std::os::unix::fs::symlink(
+        d.path().join("gone.obj.txt"),
+        d.path().join("mouthSmile_L.obj"),
+    )
+    .unwrap();
+    let e = bake_err(d.path());
+    assert!(
+        matches!(&e, Error::Invalid { reason, .. } if reason.contains("mouthSmile_L.obj is not a readable regular file")),
+        "{e}"
+    );
+    let d = folder(&[("jawOpen.obj", MOVED)]);
+    std::fs::create_dir(d.path().join("mouthSmile_R.obj")).unwrap();
+    let e = bake_err(d.path());
+    assert!(
+        e.to_string()
+            .contains("mouthSmile_R.obj is not a readable regular file"),
+        "{e}"
+    );
 }
 
 /// `(units, neutral extent in file units) →` the unit read and its factor: an explicit unit wins;

@@ -9,7 +9,9 @@ use std::collections::BTreeMap;
 use mien_core::anim::arkit::{ARKIT_52, arkit_index};
 use mien_core::anim::{Drive, StreamDrive};
 use mien_core::gnm::arkit::{ArkitGnmTable, ArkitGnmTerm, GAZE_RADIANS_PER_UNIT};
-use mien_core::gnm::controls::{GnmDriver, control_character};
+use mien_core::gnm::controls::{
+    ControlTarget, GnmDriver, control_character, head_control_character,
+};
 use mien_core::gnm::layout::HeadExtLayout;
 use mien_core::gnm::pack::{GnmPack, PackHeader, PackJoint};
 use mien_core::io::livelink_csv::read_livelink_csv;
@@ -148,4 +150,64 @@ fn a_pack_without_a_table_refuses_arkit_input() {
         msg.contains("bare.aosrig") && msg.contains("no baked ARKit table"),
         "{msg}"
     );
+}
+
+#[test]
+fn a_heads_control_character_has_only_what_drives_something() {
+    let mut table: ArkitGnmTable = BTreeMap::new();
+    table.insert(
+        "eyeBlinkLeft".into(),
+        vec![ArkitGnmTerm {
+            region: "left_eye".into(),
+            index: 0,
+            gain: 1.0,
+        }],
+    );
+    let mut pack = tiny_pack(Some(table));
+    // Slot 1 has a name no ARKit channel reaches; slot 2 is ARKit-named but no term drives it.
+    pack.header.names = vec![
+        "eyeBlink_L".into(),
+        "cheekRaiser_L".into(),
+        "jawOpen".into(),
+    ];
+    let (ch, targets) = head_control_character(&pack, "x.aosrig").unwrap();
+    let gaze = [
+        "eyeLookDownLeft",
+        "eyeLookInLeft",
+        "eyeLookOutLeft",
+        "eyeLookUpLeft",
+        "eyeLookDownRight",
+        "eyeLookInRight",
+        "eyeLookOutRight",
+        "eyeLookUpRight",
+    ];
+    let mut want: Vec<&str> = ARKIT_52
+        .iter()
+        .copied()
+        .filter(|n| *n == "eyeBlinkLeft" || gaze.contains(n))
+        .collect();
+    want.push("cheekRaiser_L");
+    assert_eq!(ch.meshes[0].target_names, want);
+    assert_eq!(targets.len(), want.len());
+    assert_eq!(targets.last(), Some(&ControlTarget::Coefficient(1)));
+    assert!(
+        !ch.meshes[0]
+            .target_names
+            .iter()
+            .any(|n| n == "jawOpen" || n == "tongueOut")
+    );
+    // Weights by target: blink through the table, the direct coefficient with gain 1, clamped to
+    // ±4 and counted.
+    let mut driver = GnmDriver::new(&pack, None, None, "x.aosrig")
+        .unwrap()
+        .with_targets(targets);
+    let mut pose = ch.rest_pose();
+    pose.weights[0][0] = 0.5;
+    let last = pose.weights[0].len() - 1;
+    pose.weights[0][last] = 5.0;
+    let mut clamped = 0;
+    let h = driver.head_ext_counting(&pose, &mut clamped).to_vec();
+    assert_eq!(&h[..3], &[0.5, 4.0, 0.0]);
+    assert_eq!(clamped, 1);
+    assert_eq!(&h[3..], &[0.0; 4]);
 }

@@ -507,3 +507,90 @@ proptest! {
         prop_assert_eq!(q, p2);
     }
 }
+
+/// The valid pack with bytes of blob `name` rewritten by `edit` (offset within the blob).
+fn blob_edited(name: &str, edit: impl Fn(&mut [u8])) -> Error {
+    let (mut h, mut area) = split(&valid());
+    let b = buffer(&mut h, name);
+    let (off, len) = (
+        b["offset"].as_u64().unwrap() as usize,
+        b["length"].as_u64().unwrap() as usize,
+    );
+    edit(&mut area[off..off + len]);
+    GnmPack::parse(&join(&h, &area), "t.aosrig").unwrap_err()
+}
+
+#[track_caller]
+fn refused_at(e: &Error, field: &str, index: Option<usize>, words: &str) {
+    match e {
+        Error::Format {
+            file,
+            field: f,
+            index: i,
+            reason,
+        } => assert!(
+            file == "t.aosrig" && f == field && *i == index && reason.contains(words),
+            "expected {field}{index:?} ({words}): {e}"
+        ),
+        _ => panic!("expected a Format error at {field}: {e}"),
+    }
+}
+
+#[test]
+fn values_that_cannot_pose_a_head_are_refused() {
+    // A NaN half in the basis (the 8th half: vertex 0, coefficient 2, axis 1 of E = 3).
+    let e = blob_edited("basis", |b| {
+        b[14..16].copy_from_slice(&0x7e00u16.to_le_bytes())
+    });
+    refused_at(&e, "basis", Some(7), "vertex 0, coefficient 2");
+    // Infinity too.
+    let e = blob_edited("basis", |b| {
+        b[0..2].copy_from_slice(&0x7c00u16.to_le_bytes())
+    });
+    refused_at(&e, "basis", Some(0), "not finite");
+    // A finite scale that moves a vertex kilometres away: 3e38 × the basis.
+    let e = blob_edited("basis_scale", |b| {
+        b[4..8].copy_from_slice(&3e38f32.to_le_bytes())
+    });
+    refused_at(&e, "basis_scale", Some(1), "over 1e6 m");
+    // A neutral far beyond any head.
+    let e = blob_edited("neutral", |b| {
+        b[12..16].copy_from_slice(&1e30f32.to_le_bytes())
+    });
+    refused_at(&e, "neutral", Some(1), "within ±1e6 m");
+    // A NaN eye centre (right eye, y).
+    let e = blob_edited("eye_positions", |b| {
+        b[16..20].copy_from_slice(&f32::NAN.to_le_bytes())
+    });
+    refused_at(&e, "eye_positions", Some(1), "not finite");
+    // A singular or NaN rest matrix, a singular bind transform.
+    let e = blob_edited("rest_world", |b| b[64..].fill(0));
+    refused_at(&e, "rest_world", Some(1), "invertible");
+    let e = blob_edited("rest_world", |b| {
+        b[0..4].copy_from_slice(&f32::NAN.to_le_bytes())
+    });
+    refused_at(&e, "rest_world", Some(0), "invertible");
+    let e = edited(|h| h["bindTransform"] = json!(vec![0.0; 16]));
+    refused_at(&e, "bindTransform", None, "invertible");
+}
+
+#[test]
+fn an_arkit_table_that_does_not_resolve_is_refused() {
+    let term = |region: &str, index: usize, gain: f64| json!([{"region": region, "index": index, "gain": gain}]);
+    let e = edited(|h| h["arkit"]["jawOpen"] = term("left_eye", 999, 1.0));
+    refused_at(
+        &e,
+        "arkit.jawOpen",
+        Some(0),
+        "index 999 past region `left_eye` of 2",
+    );
+    let e = edited(|h| h["arkit"]["jawOpen"] = term("jaw", 0, 1.0));
+    refused_at(
+        &e,
+        "arkit.jawOpen",
+        Some(0),
+        "region `jaw` is not in the head_ext layout",
+    );
+    let e = edited(|h| h["arkit"]["jawOpenWide"] = term("left_eye", 0, 1.0));
+    refused_at(&e, "arkit.jawOpenWide", None, "not an ARKit-52 channel");
+}

@@ -1,8 +1,9 @@
 //! What the kernels read, built from core types: the per-chunk arrays of a rig, the palette entries
-//! and the lift uniform; [`gnm`] the same for a linear head. Both GPU backends upload exactly these
-//! bytes.
+//! and the lift uniform; [`rig`] the chunk plan and per-frame arrays of a batch of instances sharing
+//! a rig; [`gnm`] the same for a linear head. Both GPU backends upload exactly these bytes.
 
 pub mod gnm;
+pub mod rig;
 
 use glam::{Mat3, Mat4};
 use mien_core::lift::{DebugLiftParams, DebugShading};
@@ -27,37 +28,13 @@ pub struct RowTooLarge {
 }
 
 /// Split `rig` into vertex ranges `(first, count)` whose per-vertex and per-entry arrays each fit
-/// `limit` bytes (the device's storage-binding limit), so no kernel binding exceeds it.
+/// `limit` bytes (the device's storage-binding limit), so no kernel binding exceeds it: one
+/// instance of [`rig::plan_rig_chunks`].
 ///
 /// # Errors
-/// [`RowTooLarge`] when one vertex's deltas alone exceed the limit.
+/// [`RowTooLarge`] when one vertex's deltas (or its 24 output bytes) alone exceed the limit.
 pub fn plan_chunks(rig: &RigData, limit: u64) -> Result<Vec<(u32, u32)>, RowTooLarge> {
-    let max_v = (limit / VERTEX_BYTES).max(1);
-    let max_e = limit / ENTRY_BYTES;
-    let nv = rig.vertex_count() as u32;
-    let mut out = Vec::new();
-    let mut v0 = 0u32;
-    while v0 < nv {
-        let e0 = u64::from(rig.morph_offsets[v0 as usize]);
-        let mut v1 = v0;
-        while v1 < nv
-            && u64::from(v1 - v0) < max_v
-            && u64::from(rig.morph_offsets[v1 as usize + 1]) - e0 <= max_e
-        {
-            v1 += 1;
-        }
-        if v1 == v0 {
-            let row =
-                u64::from(rig.morph_offsets[v0 as usize + 1] - rig.morph_offsets[v0 as usize]);
-            return Err(RowTooLarge {
-                vertex: v0,
-                bytes: row * ENTRY_BYTES,
-            });
-        }
-        out.push((v0, v1 - v0));
-        v0 = v1;
-    }
-    Ok(out)
+    rig::plan_rig_chunks(rig, 1, limit)
 }
 
 /// The arrays of one chunk, in the layouts `morph.wgsl`, `skin.wgsl` and `lift_debug.wgsl` read.
@@ -119,7 +96,8 @@ impl JointMatrices {
 }
 
 impl LiftParams {
-    /// The uniform for `p`, with the per-dispatch fields (count, row width, slot bases) zero.
+    /// The uniform for `p`, with the per-dispatch fields (count, row width, slot bases, posed
+    /// base) zero.
     pub fn from_debug(p: &DebugLiftParams) -> Self {
         let a = &p.transform;
         let (cov_a, cov_b) = p.covariance();

@@ -5,14 +5,15 @@
 //!
 //! | kernel | entry points | reads | writes |
 //! |---|---|---|---|
-//! | [`MORPH`] | `main` | bind `(V,6)`, CSR, weights `(W,)` | morphed `(V,6)` |
-//! | [`SKIN`] | `main` | morphed `(V,6)`, joints, skin weights, palette | posed `(V,6)` |
-//! | [`LIFT_DEBUG`] | `lift`, `clear` | posed `(V,6)`, tints | the four sink buffers |
+//! | [`MORPH`] | `main` | bind `(V,6)`, CSR, per instance weights `(N,W)` | morphed `(N,V,6)` |
+//! | [`SKIN`] | `main` | morphed `(N,V,6)`, joints, skin weights, per instance palettes `(N,P)` | posed `(N,V,6)` |
+//! | [`LIFT_DEBUG`] | `lift`, `clear` | posed `(V,6)` from `posed_base`, tints | the four sink buffers |
 //! | [`GNM`] | `forward` | fp16 basis words, neutral + seam + eye weights `(V,2)` vec4, per instance eye frames `(N,)` and scaled coefficients `(N,E)` | head-local `(N,V,6)` (then [`SKIN`] with z = N) |
 //!
 //! Every kernel runs [`WORKGROUP_SIZE`] invocations per workgroup and maps invocation
 //! `gid.x + gid.y · row_width` to an element, so a dispatch larger than the per-dimension workgroup
-//! limit is laid out in 2D ([`dispatch_size`]). [`GNM`] is the exception: `lanes` invocations share
+//! limit is laid out in 2D ([`dispatch_size`]). [`MORPH`], [`SKIN`] and [`GNM`] take the instance
+//! of a batch (N characters sharing one rig or pack) from `gid.z`; z = 1 is the single character. [`GNM`] is the exception: `lanes` invocations share
 //! one vertex (see [`gnm_lanes`]) and its `row_width` counts workgroups ([`gnm_dispatch`]).
 
 pub mod data;
@@ -173,8 +174,11 @@ pub struct LiftParams {
     pub slot_base_color: u32,
     /// 0 tint, 1 normal, 2 flat.
     pub shading: u32,
+    /// First vertex of this dispatch in the bound posed buffer (instance `i` of a batch starts at
+    /// `i × chunk vertices`); tints are indexed from 0.
+    pub posed_base: u32,
     /// Padding to a multiple of 16 bytes.
-    pub _pad: [u32; 3],
+    pub _pad: [u32; 2],
 }
 
 /// Workgroups `(x, y)` and `row_width` for `count` invocations when one dispatch dimension holds at

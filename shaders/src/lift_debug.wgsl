@@ -19,13 +19,13 @@ struct LiftParams {
     slot_base_vec4: u32,      // first slot, relative to the bound range of center / cov_a / cov_b
     slot_base_color: u32,     // first slot, relative to the bound range of color
     shading: u32,             // 0 tint, 1 normal, 2 flat
+    posed_base: u32,          // first vertex in the bound posed buffer (instance i of a batch: i·count)
     _pad0: u32,
     _pad1: u32,
-    _pad2: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: LiftParams;
-// Posed world position xyz then unit normal xyz per vertex: (V,6) f32.
+// Posed world position xyz then unit normal xyz per vertex, from vertex posed_base: (…,6) f32.
 @group(0) @binding(1) var<storage, read> posed: array<f32>;
 // pack4x8unorm tint per vertex (V,).
 @group(0) @binding(2) var<storage, read> tint: array<u32>;
@@ -48,7 +48,7 @@ fn lift(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (v >= params.count) {
         return;
     }
-    let b = 6u * v;
+    let b = 6u * (params.posed_base + v);
     let x = vec4<f32>(posed[b], posed[b + 1u], posed[b + 2u], 1.0);
     let n = vec3<f32>(posed[b + 3u], posed[b + 4u], posed[b + 5u]);
     let c = vec3<f32>(dot(params.row0, x), dot(params.row1, x), dot(params.row2, x));

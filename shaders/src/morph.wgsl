@@ -5,6 +5,11 @@
 // Entries with w == 0 are skipped; a vertex with no entry of non-zero weight is copied bit-identical
 // (its normal is not renormalised); a blended normal of zero length keeps the base normal.
 // Source: DESIGN.md "Morph set"; the CPU reference is mien_core::rig::RigData::morph_vertex.
+//
+// Instances (N characters sharing one rig, as skin.wgsl): the dispatch's z dimension is the instance
+// i of num_workgroups.z = N; every instance reads the same bind vertices and CSR, its own weights
+// `[i·W, (i+1)·W)` (W = arrayLength(weights) / N, so the weights hold N equal slices) and writes
+// `morphed[(i·count + v)·6 ..]`. A dispatch with z = 1 is the single rig: i = 0, all the weights.
 
 struct DispatchParams {
     count: u32,       // vertices in this chunk
@@ -22,17 +27,22 @@ struct DispatchParams {
 @group(0) @binding(3) var<storage, read> entry_target: array<u32>;
 // Position delta xyz then normal delta xyz per entry: (nnz,6) f32.
 @group(0) @binding(4) var<storage, read> entry_delta: array<f32>;
-// This frame's limited weights (W,).
+// This frame's limited weights, per instance: (N,W).
 @group(0) @binding(5) var<storage, read> weights: array<f32>;
-// Morphed position xyz then normal xyz per vertex: (V,6) f32.
+// Morphed position xyz then normal xyz per instance and vertex: (N,V,6) f32.
 @group(0) @binding(6) var<storage, read_write> morphed: array<f32>;
 
 @compute @workgroup_size(64)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+fn main(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+) {
     let v = gid.x + gid.y * params.row_width;
     if (v >= params.count) {
         return;
     }
+    let inst = gid.z;
+    let first_weight = inst * (arrayLength(&weights) / groups.z);
     let b = 6u * v;
     let base_p = vec3<f32>(base[b], base[b + 1u], base[b + 2u]);
     let base_n = vec3<f32>(base[b + 3u], base[b + 4u], base[b + 5u]);
@@ -42,7 +52,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let first = offsets[v];
     let last = offsets[v + 1u];
     for (var e = first; e < last; e = e + 1u) {
-        let w = weights[entry_target[e]];
+        let w = weights[first_weight + entry_target[e]];
         if (w == 0.0) {
             continue;
         }
@@ -60,10 +70,11 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
             n = base_n;
         }
     }
-    morphed[b] = p.x;
-    morphed[b + 1u] = p.y;
-    morphed[b + 2u] = p.z;
-    morphed[b + 3u] = n.x;
-    morphed[b + 4u] = n.y;
-    morphed[b + 5u] = n.z;
+    let o = 6u * (inst * params.count + v);
+    morphed[o] = p.x;
+    morphed[o + 1u] = p.y;
+    morphed[o + 2u] = p.z;
+    morphed[o + 3u] = n.x;
+    morphed[o + 4u] = n.y;
+    morphed[o + 5u] = n.z;
 }

@@ -5,11 +5,11 @@
 // transpose of its 3×3 part, computed on the CPU. Slots with weight 0 are skipped; joints are summed in
 // slot order. Source: glTF 2.0 §3.7.3; the CPU reference is mien_core::rig::skin::skin_vertex.
 //
-// Instances (the linear-head batch, gnm.wgsl): the dispatch's z dimension is the instance i of
-// num_workgroups.z = N sharing one mesh (joints, skin weights); instance i reads
-// `morphed[(i·count + v)·6 ..]`, writes `posed` there, and uses palette entries
+// Instances (a rig batch after morph.wgsl, a linear-head batch after gnm.wgsl): the dispatch's z
+// dimension is the instance i of num_workgroups.z = N sharing one mesh (joints, skin weights);
+// instance i reads `morphed[(i·count + v)·6 ..]`, writes `posed` there, and uses palette entries
 // `[i·P/N, (i+1)·P/N)` (P = arrayLength(palette), so the palette holds N equal slices). A dispatch
-// with z = 1 (the morph path) is the single-instance case: i = 0, the whole palette.
+// with z = 1 (a single rig or head) is the single-instance case: i = 0, the whole palette.
 
 struct DispatchParams {
     count: u32,
@@ -25,7 +25,7 @@ struct Joint {
 }
 
 @group(0) @binding(0) var<uniform> params: DispatchParams;
-// Morphed position xyz then normal xyz per vertex: (V,6) f32.
+// Morphed position xyz then normal xyz per instance and vertex: (N,V,6) f32.
 @group(0) @binding(1) var<storage, read> morphed: array<f32>;
 // Palette indices (V,4).
 @group(0) @binding(2) var<storage, read> joints: array<vec4<u32>>;
@@ -33,7 +33,7 @@ struct Joint {
 @group(0) @binding(3) var<storage, read> skin_weights: array<vec4<f32>>;
 // This frame's palette (P,).
 @group(0) @binding(4) var<storage, read> palette: array<Joint>;
-// Posed world position xyz then unit normal xyz per vertex: (V,6) f32, metres.
+// Posed world position xyz then unit normal xyz per instance and vertex: (N,V,6) f32, metres.
 @group(0) @binding(5) var<storage, read_write> posed: array<f32>;
 
 @compute @workgroup_size(64)

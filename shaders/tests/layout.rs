@@ -99,6 +99,7 @@ fn lift_params_match() {
             ("slot_base_vec4", offset_of!(LiftParams, slot_base_vec4)),
             ("slot_base_color", offset_of!(LiftParams, slot_base_color)),
             ("shading", offset_of!(LiftParams, shading)),
+            ("posed_base", offset_of!(LiftParams, posed_base)),
         ],
     );
 }

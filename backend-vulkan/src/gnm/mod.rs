@@ -88,21 +88,14 @@ impl VulkanGnmBackend {
         Ok(self.uploads[u].chunks.iter().map(|c| c.count).collect())
     }
 
-    /// The posed vertices of `head` as lift input ([`crate::VulkanDebugLift::from_parts`]): one
-    /// part per chunk, with white tints. A lift binds whole buffers and instance `i` of a batch
-    /// starts `i × count` vertices into its chunks' outputs, so only the first instance of an
-    /// upload can be lifted this way.
+    /// The posed vertices of `head` — any instance of a batch — as lift input
+    /// ([`crate::VulkanDebugLift::from_parts`]): one part per chunk, starting at vertex
+    /// `instance × chunk vertices` of the chunk's posed buffer, with white tints.
     ///
     /// # Errors
-    /// An unknown handle; [`mien_core::Error::Invalid`] for a later instance of a batch.
+    /// An unknown handle.
     pub fn posed_parts(&self, head: GnmHandle) -> mien_core::Result<Vec<crate::PosedPart<'_>>> {
         let (u, i) = self.find(head)?;
-        if i != 0 {
-            return Err(mien_core::Error::Invalid {
-                what: format!("head {}", head.0),
-                reason: format!("instance {i} of a batch cannot be lifted (only instance 0)"),
-            });
-        }
         let up = &self.uploads[u];
         let mut v0 = 0;
         Ok(up
@@ -112,6 +105,7 @@ impl VulkanGnmBackend {
                 let part = crate::PosedPart {
                     v0,
                     count: c.count,
+                    first: i as u32 * c.count,
                     posed: &c.posed,
                     tint: &up.tint,
                 };

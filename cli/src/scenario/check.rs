@@ -7,17 +7,17 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use glam::Mat4;
-use mien_core::anim::{Drive, StreamDrive};
+use mien_core::anim::Drive;
 use mien_core::face::{AnimationConfig, Animator, FaceDef, Signal};
-use mien_core::io::livelink_csv::read_livelink_csv;
-use mien_core::io::speech::{SpeechFile, SpeechSegment, Unit, read_speech};
-use mien_core::rig::{Character, ClipId};
+use mien_core::io::speech::SpeechFile;
+use mien_core::rig::Character;
 use mien_core::speech::VisemeMap;
 
 use super::Problem;
 use super::bind::Check;
 use super::capture::Capturer;
-use super::model::{Assertion, FaceAction, Source, Speech, Step};
+use super::model::{Assertion, FaceAction, Step};
+use super::sources::{drive, files_only, utterance};
 
 /// Most frames one run of a scenario advances over all its `step`s.
 pub const MAX_TOTAL_FRAMES: u64 = 1_000_000;
@@ -95,7 +95,7 @@ pub enum Action {
 }
 
 /// The path `rel` names, relative to the scenario's folder.
-fn resolve(base: &Path, rel: &str) -> PathBuf {
+pub(super) fn resolve(base: &Path, rel: &str) -> PathBuf {
     base.join(rel)
 }
 
@@ -108,34 +108,64 @@ pub fn prepare(file: &Path, render: bool) -> Result<Plan, Vec<Problem>> {
     let sc = super::read::scenario(file)?;
     let base = file.parent().map_or_else(PathBuf::new, Path::to_path_buf);
     let mut p = Vec::new();
-    let (character, label) = match &sc.character {
-        None => (
+    // Problems independent of each other are all listed: the character, the face and every file a
+    // step reads are each checked even when another is bad.
+    let loaded = match &sc.character {
+        None => Some((
             mien_core::sample::sample_head(),
             "built-in head".to_string(),
-        ),
+        )),
+        Some(rel) => match crate::load::character(Some(&resolve(&base, rel))) {
+            Ok(l) => Some((l.character, rel.clone())),
+            Err(e) => {
+                p.push(Problem::new(
+                    "/character",
+                    format!(
+                        "{}; clips, stream bindings, face targets, nodes and morph targets are checked once it loads",
+                        crate::text::causes(&e)
+                    ),
+                ));
+                None
+            }
+        },
+    };
+    let face = match &sc.face {
+        None => Some((FaceDef::arkit_default(), None)),
         Some(rel) => {
             let path = resolve(&base, rel);
-            match crate::load::character(Some(&path)) {
-                Ok(l) => (l.character, rel.clone()),
-                Err(e) => return Err(vec![Problem::new("/character", format!("{e:#}"))]),
+            let file = path.display().to_string();
+            let read = mien_core::io::read::read_file_capped(&path, 1 << 20)
+                .map_err(|e| e.to_string())
+                .and_then(|b| String::from_utf8(b).map_err(|_| format!("{file}: not UTF-8")))
+                .and_then(|t| {
+                    FaceDef::from_json(&t, &file)
+                        .map(|d| (d, Some((t, file.clone()))))
+                        .map_err(|e| e.to_string())
+                });
+            match read {
+                Ok(d) => Some(d),
+                Err(e) => {
+                    p.push(Problem::new("/face", e));
+                    None
+                }
             }
         }
     };
-    let def = match &sc.face {
-        None => FaceDef::arkit_default(),
-        Some(rel) => {
-            let path = resolve(&base, rel);
-            let text = mien_core::io::read::read_file_capped(&path, 1 << 20)
-                .map_err(|e| e.to_string())
-                .and_then(|b| String::from_utf8(b).map_err(|_| "not UTF-8".to_string()))
-                .and_then(|t| {
-                    FaceDef::from_json(&t, &path.display().to_string()).map_err(|e| e.to_string())
-                });
-            match text {
-                Ok(d) => d,
-                Err(e) => return Err(vec![Problem::new("/face", e)]),
+    let Some((character, label)) = loaded else {
+        files_only(&sc.steps, &base, &mut p);
+        return Err(p);
+    };
+    let face_ok = face.is_some();
+    let def = match face {
+        Some((def, text)) => {
+            if let Some((text, file)) = text
+                && let Err(e) = crate::face_rules::face_expressions(&text, &def, &character, &file)
+            {
+                p.push(Problem::new("/face", e.to_string()));
             }
+            def
         }
+        None => FaceDef::arkit_default(),
     };
     let visemes = match (&def.visemes, &sc.face) {
         (Some(m), Some(f)) => Some((m.clone(), f.clone())),
@@ -144,6 +174,8 @@ pub fn prepare(file: &Path, render: bool) -> Result<Plan, Vec<Problem>> {
     let animator = Animator::new(&character, def.clone(), AnimationConfig::default(), 0.0);
     let mut notes = Vec::new();
     let animator = match animator {
+        // A face that did not read: its names cannot be checked, and it is already a problem.
+        _ if !face_ok => None,
         Ok(a) => Some(a),
         Err(e) => {
             notes.push(format!("no animator: {e}"));
@@ -192,7 +224,7 @@ pub fn prepare(file: &Path, render: bool) -> Result<Plan, Vec<Problem>> {
             }
             Step::Say { speech, envelope } => {
                 let file = utterance(&base, speech, i, &at, &mut p);
-                file.and_then(|f| {
+                file.filter(|_| face_ok).and_then(|f| {
                     // Bind it now, exactly as the runs will.
                     match super::exec::speech_layer(&character, &f, *envelope, t, visemes.as_ref())
                     {
@@ -285,90 +317,4 @@ fn needs_animator(s: &Step) -> bool {
         s,
         Step::Face(_) | Step::State(_) | Step::Assert(Assertion::State(_))
     )
-}
-
-fn drive(
-    ch: &Character,
-    base: &Path,
-    src: &Source,
-    at: &str,
-    p: &mut Vec<Problem>,
-) -> Option<Drive> {
-    let clip = |key: &str, p: &mut Vec<Problem>| match ch.find_clip(key) {
-        Ok(id) => Some(Drive::Clips(vec![id])),
-        Err(e) => {
-            p.push(Problem::new(format!("{at}/clip"), e.to_string()));
-            None
-        }
-    };
-    match src {
-        Source::Rest => Some(Drive::Rest),
-        Source::Clip(name) => clip(name, p),
-        Source::ClipIndex(k) => {
-            if (*k as usize) < ch.clips.len() {
-                Some(Drive::Clips(vec![ClipId(*k as u32)]))
-            } else {
-                clip(&k.to_string(), p)
-            }
-        }
-        Source::Stream(rel) => {
-            let path = resolve(base, rel);
-            let r = read_livelink_csv(&path).and_then(|s| StreamDrive::new(s, ch));
-            match r {
-                Ok(s) => Some(Drive::Stream(s)),
-                Err(e) => {
-                    p.push(Problem::new(format!("{at}/stream"), e.to_string()));
-                    None
-                }
-            }
-        }
-    }
-}
-
-fn utterance(
-    base: &Path,
-    speech: &Speech,
-    i: usize,
-    at: &str,
-    p: &mut Vec<Problem>,
-) -> Option<SpeechFile> {
-    match speech {
-        Speech::File(rel) => match read_speech(&resolve(base, rel), None) {
-            Ok((f, _)) => Some(f),
-            Err(e) => {
-                p.push(Problem::new(format!("{at}/file"), e.to_string()));
-                None
-            }
-        },
-        Speech::Phonemes(list) => {
-            let label = format!("steps[{i}].say");
-            let mut bad = false;
-            for (k, (ph, _, _)) in list.iter().enumerate() {
-                if let Err(e) = mien_core::speech::viseme::strict_phoneme(ph, &label, "phonemes", k)
-                {
-                    p.push(Problem::new(format!("{at}/phonemes/{k}/0"), e.to_string()));
-                    bad = true;
-                }
-            }
-            if bad {
-                return None;
-            }
-            let end = list.iter().map(|x| x.2).fold(0.0, f64::max);
-            let segs = list
-                .iter()
-                .map(|(ph, s, e)| SpeechSegment {
-                    start: *s,
-                    end: *e,
-                    unit: Unit::Phoneme(ph.clone()),
-                })
-                .collect();
-            match SpeechFile::new(&label, end, segs) {
-                Ok(f) => Some(f),
-                Err(e) => {
-                    p.push(Problem::new(format!("{at}/phonemes"), e.to_string()));
-                    None
-                }
-            }
-        }
-    }
 }

@@ -227,10 +227,12 @@ fn execute_with(
     let mut frames = 1u64;
     let (mut hashes, mut outcomes, mut captures) = (Vec::new(), Vec::new(), Vec::new());
     for step in &plan.steps {
+        crate::interrupt::check()?;
         match &step.action {
             Action::Advance { frames: n, dt } => {
                 let t0 = run.t;
                 for k in 1..=*n {
+                    crate::interrupt::check()?;
                     run.pose_at(t0 + f64::from(k) * dt)?;
                 }
                 frames += u64::from(*n);

@@ -3,12 +3,13 @@
 //! and parsed into a typed model, then every name and file it refers to is resolved against the
 //! character — all before any step runs (exit 2 on any problem, nothing written). Then the steps
 //! run; every failed assertion is listed and the run goes on; then the whole scenario runs again
-//! from scratch and every recorded hash must repeat. Exit 0 when all passed, 1 otherwise.
+//! from scratch and every recorded hash must repeat. Exit 0 when all passed, 1 otherwise, 130 when
+//! stopped by Ctrl-C or SIGTERM (the output folder is then as it was).
 //!
 //! | stage | file |
 //! |---|---|
 //! | read, schema, typed model | [`read`], [`schema`], [`parse`] → [`model`] |
-//! | resolve against the character | [`check`], [`bind`] |
+//! | resolve against the character | [`check`], [`sources`], [`bind`] |
 //! | run the steps | [`exec`] (captures: [`capture`]) |
 //! | report, summary, output folder | [`report`], [`output`] |
 
@@ -22,6 +23,7 @@ pub mod parse;
 pub mod read;
 pub mod report;
 pub mod schema;
+pub mod sources;
 #[cfg(test)]
 mod tests;
 
@@ -122,10 +124,10 @@ pub fn main(args: &ScenarioArgs, command: Vec<String>) -> ExitCode {
         ScenarioCommand::Check(c) => match check::prepare(&c.file, false) {
             Ok(plan) => {
                 println!(
-                    "{}: valid ({} steps, {} frames per run, media time 0–{} s)",
+                    "{}: valid ({}, {} per run, media time 0–{} s)",
                     c.file.display(),
-                    plan.steps.len(),
-                    plan.frames,
+                    crate::text::count(plan.steps.len() as u64, "step"),
+                    crate::text::count(plan.frames, "frame"),
                     crate::text::secs(plan.end_s)
                 );
                 ExitCode::from(EXIT_PASSED)
@@ -141,6 +143,12 @@ pub fn main(args: &ScenarioArgs, command: Vec<String>) -> ExitCode {
 
 fn run(args: &RunArgs, command: Vec<String>) -> ExitCode {
     let t0 = Instant::now();
+    // Ctrl-C / SIGTERM as for `mien animate`: exit 130 with a message, the folder as it was.
+    let shown = args
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("the output folder (no --out)"));
+    let _ = crate::interrupt::install(&shown);
     // The output folder is checked before the scenario, so a refusal names it first.
     let target = match &args.out {
         Some(o) => match output::Target::check(o) {
@@ -171,6 +179,10 @@ fn run(args: &RunArgs, command: Vec<String>) -> ExitCode {
         Ok((rep, written)) => {
             report::print_summary(&rep, args.out.as_deref(), written.as_deref());
             ExitCode::from(if rep.passed { EXIT_PASSED } else { EXIT_FAILED })
+        }
+        Err(_) if crate::interrupt::requested() => {
+            eprintln!("{}", crate::interrupt::message(&shown));
+            ExitCode::from(crate::interrupt::EXIT_CODE)
         }
         Err(e) => {
             eprint!("{}", crate::text::error_chain(&e));

@@ -99,6 +99,7 @@ impl Target {
                 );
             }
         }
+        crate::outdir::writable_parent(parent, name, out)?;
         if let Ok(m) = fs::symlink_metadata(&dir) {
             if !m.is_dir() {
                 bail!("--out {}: exists and is not a folder", out.display());
@@ -182,6 +183,9 @@ pub fn write(
     report: &Report,
     images: &[(String, RgbImage)],
 ) -> Result<Vec<String>> {
+    // The whole write is one critical section: a Ctrl-C waits for it, then lets a committed run
+    // finish, or ends an uncommitted one with the folder as it was.
+    let section = crate::interrupt::critical()?;
     fs::create_dir_all(&target.parent)
         .with_context(|| format!("{}: cannot create the folder", target.parent.display()))?;
     let stage = target.sibling("staging");
@@ -225,6 +229,7 @@ pub fn write(
         });
     }
     staging.1 = true;
+    section.committed();
     let mut notes = Vec::new();
     if exists && let Err(e) = fs::remove_dir_all(&old) {
         notes.push(format!(

@@ -360,7 +360,15 @@ fn state_scripts() -> Vec<(Value, bool)> {
             s(json!([{"t": 1, "blink": false, "signal": "reset"}])),
             true,
         ),
-        (s(json!([{"t": -1, "signal": "reset"}])), true),
+        (s(json!([{"t": -1, "signal": "reset"}])), false),
+        (s(json!([{"t": 1e300, "blink": true}])), false),
+        (s(json!([{"t": 1e6, "blink": true}])), true),
+        (s(json!([{"t": 0, "look_at": [1e38, 0, 0]}])), false),
+        (s(json!([{"t": 0, "look_at": [-1e6, 0, 1e6]}])), true),
+        (
+            json!({"format": "mien-state-script", "version": 1, "speaker": [1e38, 0, 0], "events": []}),
+            false,
+        ),
         (
             json!({"format": "mien-state-script", "version": 1, "speaker": [0, 1.6, 2], "events": []}),
             true,

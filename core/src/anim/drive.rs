@@ -21,7 +21,8 @@ impl StreamDrive {
     ///
     /// # Errors
     /// [`WeightStream::validate`]'s errors; [`Error::Invalid`] when no channel binds to any morph
-    /// target of the character (nothing would move — e.g. its targets are not ARKit names).
+    /// target of the character (nothing would move — e.g. its targets are not ARKit names), naming
+    /// the ambiguities when channels did match but ambiguously.
     pub fn new(stream: WeightStream, character: &Character) -> Result<Self> {
         stream.validate()?;
         let mut bindings = Vec::new();
@@ -36,14 +37,38 @@ impl StreamDrive {
         }
         if bindings.iter().all(|(_, b)| b.routes().is_empty()) {
             let targets: usize = bindings.iter().map(|(_, b)| b.target_count()).sum();
+            // Channels that did match, but ambiguously (two spellings of one channel): say so
+            // rather than "matches nothing".
+            let mut ambiguous: Vec<String> = Vec::new();
+            for (_, b) in &bindings {
+                for a in &b.report().ambiguous {
+                    let names: Vec<&str> = a
+                        .channels
+                        .iter()
+                        .chain(&a.targets)
+                        .map(|n| n.name.as_str())
+                        .collect();
+                    let text = format!("{}: {}", names.join(", "), a.reason);
+                    if !ambiguous.contains(&text) {
+                        ambiguous.push(text);
+                    }
+                }
+            }
             return Err(Error::Invalid {
                 what: format!("{} → {}", stream.source, character.source),
                 reason: if targets == 0 {
                     "the character has no morph targets for the stream to drive".into()
-                } else {
+                } else if !ambiguous.is_empty() {
                     format!(
-                        "none of the stream's {} channels matches any of the character's {targets} morph targets by name",
-                        stream.channel_count()
+                        "no channel of the stream's {} binds: every match is ambiguous, so none is bound ({})",
+                        stream.channel_count(),
+                        ambiguous.join("; ")
+                    )
+                } else {
+                    let n = stream.channel_count();
+                    format!(
+                        "none of the stream's {n} channel{} matches any of the character's {targets} morph targets by name",
+                        if n == 1 { "" } else { "s" }
                     )
                 },
             });

@@ -24,7 +24,7 @@ pub const DEFAULT_CLAMP: f32 = 4.0;
 
 /// Canonical indices of `eyeLookDownLeft, eyeLookUpLeft, eyeLookOutLeft, eyeLookInLeft,
 /// eyeLookDownRight, eyeLookUpRight, eyeLookInRight, eyeLookOutRight` (ARKit-52 order, DESIGN.md).
-const GAZE_CHANNELS: [usize; 8] = [1, 4, 3, 2, 8, 11, 9, 10];
+pub(crate) const GAZE_CHANNELS: [usize; 8] = [1, 4, 3, 2, 8, 11, 9, 10];
 
 /// One coefficient an ARKit channel drives.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

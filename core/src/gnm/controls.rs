@@ -24,7 +24,79 @@ pub const CONTROL_NODE: &str = "gnm_controls";
 /// # Errors
 /// None expected; a validation failure of the built character is returned as is.
 pub fn control_character(source: &str) -> Result<Character> {
-    let morph = MorphSet::from_dense(1, &vec![DenseTarget::default(); ARKIT_COUNT])?;
+    character_with(source, ARKIT_52.iter().map(|s| (*s).to_owned()).collect())
+}
+
+/// What one target of a head's control character drives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ControlTarget {
+    /// ARKit-52 channel (canonical index): through the pack's table.
+    Arkit(usize),
+    /// One coefficient (absolute head_ext slot) directly, gain 1: a shape no ARKit channel drives.
+    Coefficient(usize),
+}
+
+/// The control character of `pack`: a target for each ARKit-52 channel that drives something — a
+/// term of the pack's table, or an `eyeLook*` channel (gaze) — in canonical order, then one per
+/// coefficient no term reaches, named as the pack names it (so `--face` and clips can reach a
+/// shape like ICT's `cheekRaiser_L`). A channel that drives nothing has no target, so stream
+/// binding, speech and face files report it as missing instead of pretending to drive it.
+/// Without a table or names: the 52 channels (the pack refuses to be driven by them anyway).
+///
+/// # Errors
+/// None expected; a validation failure of the built character is returned as is.
+pub fn head_control_character(
+    pack: &GnmPack,
+    source: &str,
+) -> Result<(Character, Vec<ControlTarget>)> {
+    let Some(table) = &pack.header.arkit else {
+        let targets = (0..ARKIT_COUNT).map(ControlTarget::Arkit).collect();
+        return Ok((control_character(source)?, targets));
+    };
+    let layout = &pack.header.head_ext;
+    let mut reached = vec![false; layout.expr_dim()];
+    let mut driving = [false; ARKIT_COUNT];
+    for (channel, terms) in table {
+        if let Some(i) = crate::anim::arkit::arkit_index(channel) {
+            driving[i] |= !terms.is_empty();
+        }
+        for t in terms {
+            if let Some(r) = layout.slice(&t.region) {
+                if let Some(x) = reached.get_mut(r.start + t.index) {
+                    *x = true;
+                }
+            }
+        }
+    }
+    for i in super::arkit::GAZE_CHANNELS {
+        driving[i] = true;
+    }
+    let mut targets: Vec<ControlTarget> = (0..ARKIT_COUNT)
+        .filter(|&i| driving[i])
+        .map(ControlTarget::Arkit)
+        .collect();
+    let mut names: Vec<String> = targets
+        .iter()
+        .map(|t| match t {
+            ControlTarget::Arkit(i) => ARKIT_52[*i].to_owned(),
+            ControlTarget::Coefficient(_) => String::new(),
+        })
+        .collect();
+    for (slot, name) in pack.header.names.iter().enumerate() {
+        let clash = names.iter().any(|n| n.eq_ignore_ascii_case(name))
+            || crate::anim::arkit::arkit_index(name).is_some();
+        if !reached.get(slot).copied().unwrap_or(true) && !clash && !name.is_empty() {
+            targets.push(ControlTarget::Coefficient(slot));
+            names.push(name.clone());
+        }
+    }
+    Ok((character_with(source, names)?, targets))
+}
+
+/// One node [`CONTROL_NODE`] whose one-vertex mesh has a zero-delta target per name.
+fn character_with(source: &str, target_names: Vec<String>) -> Result<Character> {
+    let n = target_names.len();
+    let morph = MorphSet::from_dense(1, &vec![DenseTarget::default(); n])?;
     let mesh = Mesh {
         name: Some(CONTROL_NODE.into()),
         primitives: vec![Primitive {
@@ -33,8 +105,8 @@ pub fn control_character(source: &str) -> Result<Character> {
             morph,
             ..Default::default()
         }],
-        target_names: ARKIT_52.iter().map(|s| (*s).to_owned()).collect(),
-        default_weights: vec![0.0; ARKIT_COUNT],
+        target_names,
+        default_weights: vec![0.0; n],
     };
     let nodes = vec![Node {
         name: Some(CONTROL_NODE.into()),
@@ -61,6 +133,8 @@ pub struct GnmDriver {
     pub map: ArkitGnmMap,
     arkit: [f32; ARKIT_COUNT],
     head_ext: Vec<f32>,
+    /// What each control-character target drives (the 52 channels in order by default).
+    targets: Vec<ControlTarget>,
 }
 
 impl GnmDriver {
@@ -92,7 +166,16 @@ impl GnmDriver {
             map,
             arkit: [0.0; ARKIT_COUNT],
             head_ext,
+            targets: (0..ARKIT_COUNT).map(ControlTarget::Arkit).collect(),
         })
+    }
+
+    /// Read the control character's weights as `targets` (from [`head_control_character`])
+    /// instead of the 52 channels in order.
+    #[must_use]
+    pub fn with_targets(mut self, targets: Vec<ControlTarget>) -> Self {
+        self.targets = targets;
+        self
     }
 
     /// Map the control character's pose to head_ext `(E+4,)`: its node-0 weights are the 52
@@ -103,12 +186,25 @@ impl GnmDriver {
 
     /// [`head_ext`](Self::head_ext), counting clamped coefficients into `clamped`.
     pub fn head_ext_counting(&mut self, pose: &Pose, clamped: &mut u64) -> &[f32] {
-        if let Some(w) = pose.weights.first() {
-            for (a, x) in self.arkit.iter_mut().zip(w) {
-                *a = *x;
+        self.arkit.fill(0.0);
+        let w = pose.weights.first().map_or(&[][..], Vec::as_slice);
+        for (t, x) in self.targets.iter().zip(w) {
+            if let ControlTarget::Arkit(i) = t {
+                self.arkit[*i] = *x;
             }
         }
         *clamped += u64::from(self.map.map(&self.arkit, &mut self.head_ext));
+        for (t, x) in self.targets.iter().zip(w) {
+            if let ControlTarget::Coefficient(slot) = t {
+                if let Some(o) = self.head_ext.get_mut(*slot) {
+                    *o += *x;
+                    if o.abs() > self.map.clamp {
+                        *o = o.clamp(-self.map.clamp, self.map.clamp);
+                        *clamped += 1;
+                    }
+                }
+            }
+        }
         &self.head_ext
     }
 

@@ -31,7 +31,6 @@ pub fn from_row_major(m: &[f32; 16]) -> Mat4 {
 /// [`Error::Mismatch`] when `head_ext` is not the layout's length.
 pub fn forward(pack: &GnmPack, head_ext: &[f32], out: &mut Vec<[f32; 3]>) -> Result<()> {
     let (coeffs, gaze) = pack.header.head_ext.split(head_ext)?;
-    let e = pack.coeff_count();
     let scaled: Vec<f32> = coeffs
         .iter()
         .zip(&pack.basis_scale)
@@ -44,30 +43,96 @@ pub fn forward(pack: &GnmPack, head_ext: &[f32], out: &mut Vec<[f32; 3]>) -> Res
     let centers = pack.eye_positions.map(Vec3::from);
     out.clear();
     out.reserve(pack.vertex_count());
-    let v_n = pack.vertex_count();
-    for v in 0..v_n {
-        let mut p = Vec3::from(pack.neutral[v]);
-        for (k, s) in scaled.iter().enumerate().take(e) {
-            if *s == 0.0 {
-                continue;
-            }
-            p += *s
-                * Vec3::new(
-                    pack.basis_at(v, k, 0),
-                    pack.basis_at(v, k, 1),
-                    pack.basis_at(v, k, 2),
-                );
-        }
-        for i in 0..2 {
-            let w = pack.eye_weights[i * v_n + v];
-            if w != 0.0 {
-                let turned = rot[i] * (p - centers[i]) + centers[i];
-                p += w * (turned - p);
-            }
-        }
-        out.push(p.to_array());
+    for v in 0..pack.vertex_count() {
+        out.push(forward_vertex(pack, v, &scaled, &rot, &centers).to_array());
     }
     Ok(())
+}
+
+/// One vertex of [`forward`]: `neutral[v] + Σₑ scaled[e]·B[v,e]` (index order, zero terms
+/// skipped, f32), then the eyes left then right. `scaled` `(E,)` are `cₑ·sₑ`; `rot` and `centers`
+/// the eyes' rotations ([`eye_rotation`]) and centres (metres, head-local). Every CPU path calls
+/// this, so they agree bit for bit.
+#[inline]
+pub fn forward_vertex(
+    pack: &GnmPack,
+    v: usize,
+    scaled: &[f32],
+    rot: &[Quat; 2],
+    centers: &[Vec3; 2],
+) -> Vec3 {
+    let e = scaled.len();
+    let mut p = Vec3::from(pack.neutral[v]);
+    let row = v * e * 3;
+    for (k, s) in scaled.iter().enumerate() {
+        if *s == 0.0 {
+            continue;
+        }
+        let i = row + 3 * k;
+        p += *s * Vec3::new(pack.half_at(i), pack.half_at(i + 1), pack.half_at(i + 2));
+    }
+    let v_n = pack.vertex_count();
+    for i in 0..2 {
+        let w = pack.eye_weights[i * v_n + v];
+        if w != 0.0 {
+            let turned = rot[i] * (p - centers[i]) + centers[i];
+            p += w * (turned - p);
+        }
+    }
+    p
+}
+
+/// The skin matrices of a frame `(J,)`: `world_j · rest_j⁻¹ · bind`, written into `out`.
+///
+/// # Errors
+/// [`Error::Mismatch`] for a joint-matrix count other than the pack's.
+pub fn skin_matrices(pack: &GnmPack, joint_world: &[Mat4], out: &mut Vec<Mat4>) -> Result<()> {
+    if joint_world.len() != pack.header.joints.len() {
+        return Err(Error::Mismatch {
+            what: "joint world matrices".into(),
+            expected: pack.header.joints.len() as u64,
+            found: joint_world.len() as u64,
+        });
+    }
+    let bind = from_row_major(&pack.header.bind_transform);
+    out.clear();
+    out.extend(
+        joint_world
+            .iter()
+            .zip(&pack.rest_world)
+            .map(|(w, r)| *w * from_row_major(r).inverse() * bind),
+    );
+    Ok(())
+}
+
+/// One vertex after [`forward_vertex`]: the seam, then LBS with `skin` ([`skin_matrices`]); a
+/// vertex whose weights sum to 0 is moved by `bind` alone. Weights are renormalised (stored f16).
+#[inline]
+pub fn seam_and_skin_vertex(
+    pack: &GnmPack,
+    v: usize,
+    p: Vec3,
+    skin: &[Mat4],
+    bind: &Mat4,
+) -> [f32; 3] {
+    let mut p = p;
+    if let Some(s) = &pack.seam {
+        p += Vec3::from(s[v]);
+    }
+    let (ix, w) = (pack.skin_index[v], pack.skin_weight[v]);
+    let mut q = Vec3::ZERO;
+    let mut total = 0.0;
+    for k in 0..4 {
+        if w[k] != 0.0 {
+            q += w[k] * skin[ix[k] as usize].transform_point3(p);
+            total += w[k];
+        }
+    }
+    if total > 0.0 {
+        (q / total).to_array()
+    } else {
+        bind.transform_point3(p).to_array()
+    }
 }
 
 /// Joint world matrices `(J,)` of the pack's skeleton: the rest world matrices with
@@ -123,42 +188,17 @@ pub fn pose(
     joint_world: &[Mat4],
     out: &mut Vec<[f32; 3]>,
 ) -> Result<()> {
-    if joint_world.len() != pack.header.joints.len() {
-        return Err(Error::Mismatch {
-            what: "joint world matrices".into(),
-            expected: pack.header.joints.len() as u64,
-            found: joint_world.len() as u64,
-        });
-    }
+    let mut skin = Vec::new();
+    skin_matrices(pack, joint_world, &mut skin)?;
     let mut local = Vec::new();
     forward(pack, head_ext, &mut local)?;
     let bind = from_row_major(&pack.header.bind_transform);
-    let skin: Vec<Mat4> = joint_world
-        .iter()
-        .zip(&pack.rest_world)
-        .map(|(w, r)| *w * from_row_major(r).inverse() * bind)
-        .collect();
     out.clear();
-    for (v, p) in local.iter().enumerate() {
-        let mut p = Vec3::from(*p);
-        if let Some(s) = &pack.seam {
-            p += Vec3::from(s[v]);
-        }
-        let (ix, w) = (pack.skin_index[v], pack.skin_weight[v]);
-        let mut q = Vec3::ZERO;
-        let mut total = 0.0;
-        for k in 0..4 {
-            if w[k] != 0.0 {
-                q += w[k] * skin[ix[k] as usize].transform_point3(p);
-                total += w[k];
-            }
-        }
-        // Weights are stored as f16: renormalise the rounding away (an unskinned vertex stays put).
-        out.push(if total > 0.0 {
-            (q / total).to_array()
-        } else {
-            bind.transform_point3(p).to_array()
-        });
-    }
+    out.extend(
+        local
+            .iter()
+            .enumerate()
+            .map(|(v, p)| seam_and_skin_vertex(pack, v, Vec3::from(*p), &skin, &bind)),
+    );
     Ok(())
 }

@@ -7,6 +7,7 @@
 pub mod arkit;
 pub mod backend;
 pub mod bake;
+mod check;
 pub mod controls;
 pub mod forward;
 pub mod frame;

@@ -139,77 +139,14 @@ pub const BLOB_NAMES: [&str; 13] = [
     "rest_world",
 ];
 
-/// Every blob name known and listed once.
-fn check_blob_names(buffers: &[PackBuffer], file: &str) -> Result<()> {
-    for (i, b) in buffers.iter().enumerate() {
-        if !BLOB_NAMES.contains(&b.name.as_str()) {
-            return Err(Error::format_at(
-                file,
-                "buffers",
-                i,
-                format!(
-                    "unknown blob `{}` (version {VERSION} has {})",
-                    b.name,
-                    BLOB_NAMES.join(", ")
-                ),
-            ));
-        }
-        if let Some(k) = buffers[..i].iter().position(|o| o.name == b.name) {
-            return Err(Error::format_at(
-                file,
-                "buffers",
-                i,
-                format!("blob `{}` listed again (first at {k})", b.name),
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// Blobs disjoint, and the blob area ending where the last blob does (nothing trailing, nothing
-/// hidden between blobs beyond the 8-byte alignment padding). Run after each blob's own checks.
-fn check_blob_spans(buffers: &[PackBuffer], area: u64, file: &str) -> Result<()> {
-    let mut spans: Vec<(u64, u64, usize)> = buffers
-        .iter()
-        .enumerate()
-        .map(|(i, b)| (b.offset, b.offset.saturating_add(b.length), i))
-        .collect();
-    spans.sort_unstable();
-    let mut end = 0u64;
-    for &(start, stop, i) in &spans {
-        if start < end {
-            return Err(Error::format_at(
-                file,
-                "buffers",
-                i,
-                format!(
-                    "blob `{}` at byte {start} overlaps the blob before it",
-                    buffers[i].name
-                ),
-            ));
-        }
-        if start - end >= 8 {
-            return Err(Error::format_at(
-                file,
-                "buffers",
-                i,
-                format!(
-                    "{} unlisted bytes before blob `{}` (padding is under 8)",
-                    start - end,
-                    buffers[i].name
-                ),
-            ));
-        }
-        end = stop;
-    }
-    if area > end {
-        return Err(Error::format(
-            file,
-            "buffers",
-            format!("{} bytes after the last blob", area - end),
-        ));
-    }
-    Ok(())
+/// Every f16 bit pattern as f32 (the exact value), built once.
+fn f16_table() -> &'static [f32] {
+    static TABLE: std::sync::OnceLock<Vec<f32>> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        (0..=u16::MAX)
+            .map(|h| half::f16::from_bits(h).to_f32())
+            .collect()
+    })
 }
 
 fn dtype_size(d: &str) -> Option<u64> {
@@ -255,14 +192,20 @@ impl GnmPack {
 
     /// The basis entry `(v, e, axis)` as f32.
     pub fn basis_at(&self, v: usize, e: usize, axis: usize) -> f32 {
-        let i = (v * self.coeff_count() + e) * 3 + axis;
+        self.half_at((v * self.coeff_count() + e) * 3 + axis)
+    }
+
+    /// The basis half at flat index `i` of `(V,E,3)` as f32 (exact: every f16 is an f32), through
+    /// a 65,536-entry table built once.
+    #[inline]
+    pub fn half_at(&self, i: usize) -> f32 {
         let w = self.basis[i / 2];
-        half::f16::from_bits(if i % 2 == 0 {
+        let h = if i % 2 == 0 {
             w as u16
         } else {
             (w >> 16) as u16
-        })
-        .to_f32()
+        };
+        f16_table()[usize::from(h)]
     }
 
     /// Total bytes of the arrays, for the memory report.
@@ -284,7 +227,7 @@ impl GnmPack {
     /// # Errors
     /// [`Error::Invalid`] when the arrays disagree with each other (the same checks as parsing).
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
-        self.check_shapes("<pack being written>")?;
+        super::check::shapes(self, "<pack being written>")?;
         let v = self.vertex_count() as u64;
         let e = self.coeff_count() as u64;
         let j = self.header.joints.len() as u64;
@@ -497,7 +440,7 @@ impl GnmPack {
             return Err(fmt("bindTransform", "not finite".into()));
         }
         let area = &bytes[16 + h as usize..];
-        check_blob_names(&header.buffers, file)?;
+        super::check::blob_names(&header.buffers, file)?;
         let blob =
             |name: &str, dtype: &str, shape: &[u64], required: bool| -> Result<Option<&[u8]>> {
                 let Some(b) = header.buffers.iter().find(|b| b.name == name) else {
@@ -591,7 +534,7 @@ impl GnmPack {
         let sw_b = blob("skin_weight", "f16", &[v, 4], true)?.unwrap_or_default();
         let par_b = blob("joint_parents", "i32", &[j], true)?.unwrap_or_default();
         let rest_b = blob("rest_world", "f32", &[j, 16], true)?.unwrap_or_default();
-        check_blob_spans(&header.buffers, area.len() as u64, file)?;
+        super::check::blob_spans(&header.buffers, area.len() as u64, file)?;
 
         let v3 = |x: Vec<f32>| -> Vec<[f32; 3]> {
             x.chunks_exact(3)
@@ -695,7 +638,7 @@ impl GnmPack {
             skin_weight,
             rest_world,
         };
-        pack.check_shapes(file)?;
+        super::check::shapes(&pack, file)?;
         Ok(pack)
     }
 
@@ -717,105 +660,5 @@ impl GnmPack {
             .iter()
             .map(|b| (b.name.clone(), b.length))
             .collect()
-    }
-
-    /// Cross-array checks: counts agree, indices in range, numbers finite, skin weights ≥ 0.
-    fn check_shapes(&self, file: &str) -> Result<()> {
-        let v = self.vertex_count();
-        let e = self.coeff_count();
-        let j = self.header.joints.len();
-        let fmt = |f: &str, r: String| Error::format(file, f, r);
-        if e != self.header.head_ext.expr_dim() {
-            return Err(fmt(
-                "basis_scale",
-                format!(
-                    "{e} coefficients, the layout has {}",
-                    self.header.head_ext.expr_dim()
-                ),
-            ));
-        }
-        if self.basis.len() != (v * e * 3).div_ceil(2) {
-            return Err(fmt(
-                "basis",
-                format!("{} words for V={v}, E={e}", self.basis.len()),
-            ));
-        }
-        if self.eye_weights.len() != 2 * v
-            || self.skin_index.len() != v
-            || self.skin_weight.len() != v
-            || self.rest_world.len() != j
-        {
-            return Err(fmt(
-                "arrays",
-                "eye weights, skin or rest matrices disagree with V or the joints".into(),
-            ));
-        }
-        if let Some(i) = self.faces.iter().flatten().position(|&x| x as usize >= v) {
-            return Err(Error::format_at(
-                file,
-                "faces",
-                i / 3,
-                "vertex index out of range",
-            ));
-        }
-        if let Some(q) = &self.quads {
-            if let Some(i) = q.iter().flatten().position(|&x| x as usize >= v) {
-                return Err(Error::format_at(
-                    file,
-                    "quads",
-                    i / 4,
-                    "vertex index out of range",
-                ));
-            }
-        }
-        for (name, len) in [
-            ("uv", self.uv.as_ref().map(Vec::len)),
-            ("seam", self.seam.as_ref().map(Vec::len)),
-        ] {
-            if let Some(n) = len {
-                if n != v {
-                    return Err(fmt(name, format!("{n} entries for {v} vertices")));
-                }
-            }
-        }
-        if let Some(i) = self
-            .skin_index
-            .iter()
-            .zip(&self.skin_weight)
-            .position(|(ix, w)| (0..4).any(|k| w[k] != 0.0 && ix[k] as usize >= j))
-        {
-            return Err(Error::format_at(
-                file,
-                "skin_index",
-                i,
-                format!("joint outside the {j} joints"),
-            ));
-        }
-        if let Some(i) = self
-            .skin_weight
-            .iter()
-            .position(|w| !w.iter().all(|x| x.is_finite() && *x >= 0.0))
-        {
-            return Err(Error::format_at(
-                file,
-                "skin_weight",
-                i,
-                "negative or not finite",
-            ));
-        }
-        if let Some(i) = self
-            .neutral
-            .iter()
-            .position(|p| !p.iter().all(|x| x.is_finite()))
-        {
-            return Err(Error::format_at(file, "neutral", i, "not finite"));
-        }
-        if let Some(i) = self.basis_scale.iter().position(|x| !x.is_finite()) {
-            return Err(Error::format_at(file, "basis_scale", i, "not finite"));
-        }
-        if let Some(i) = self.eye_weights.iter().position(|x| !x.is_finite()) {
-            return Err(Error::format_at(file, "eye_weights", i, "not finite"));
-        }
-        Ok(())
     }
 }

@@ -322,6 +322,19 @@ pub fn read_livelink_csv_from_str(text: &str, label: &str) -> Result<WeightStrea
                 format!("line {line}: `{tc_text}` is not a timecode HH:MM:SS:FF.fff"),
             )
         })?;
+        let top = TIMECODE_RATES.iter().copied().max().unwrap_or(0);
+        if !(tc.frame.is_finite() && tc.frame.floor() < f64::from(top)) {
+            return Err(Error::format_at(
+                label,
+                h.names[h.timecode],
+                line,
+                format!(
+                    "line {line}: `{tc_text}` has frame number {}, beyond every standard timecode rate (frames run 0 to {} at the highest, {top} fps)",
+                    tc.frame,
+                    top - 1
+                ),
+            ));
+        }
         if let Some((pl, pt, p)) = previous {
             let order = (tc.seconds, tc.frame).partial_cmp(&(p.seconds, p.frame));
             if order != Some(std::cmp::Ordering::Greater) {

@@ -41,9 +41,17 @@ fn obj_files(dir: &Path) -> Result<Vec<(String, PathBuf)>> {
             });
         };
         let is_obj = name.len() > 4 && name[name.len() - 4..].eq_ignore_ascii_case(".obj");
-        if name.starts_with('.') || !is_obj || !std::fs::metadata(&path).is_ok_and(|m| m.is_file())
-        {
+        if name.starts_with('.') || !is_obj {
             continue;
+        }
+        if !std::fs::metadata(&path).is_ok_and(|m| m.is_file()) {
+            // A shape the user meant to bake must not vanish from the pack.
+            return Err(Error::Invalid {
+                what: what(),
+                reason: format!(
+                    "{name} is not a readable regular file (a dangling link, a folder or a device); remove or fix it"
+                ),
+            });
         }
         if out.len() > MAX_COEFFS as usize {
             return Err(Error::Limit {

@@ -116,6 +116,12 @@ pub fn parse_obj(bytes: &[u8], file: &str, parts: ObjParts) -> Result<ObjMesh> {
                 for (k, t) in tokens.enumerate() {
                     let x = number(t).map_err(|r| bad(&format!("v.{}", axis_name(k)), r))?;
                     if k < 3 {
+                        if x.abs() > MAX_OBJ_COORDINATE {
+                            return Err(bad(
+                                &format!("v.{}", axis_name(k)),
+                                format!("{x:e} is beyond ±1e6, the bound on any mien position"),
+                            ));
+                        }
                         p[k] = x;
                     }
                     count = k + 1;
@@ -123,7 +129,9 @@ pub fn parse_obj(bytes: &[u8], file: &str, parts: ObjParts) -> Result<ObjMesh> {
                 if !matches!(count, 3 | 4 | 6 | 7) {
                     return Err(bad(
                         "v",
-                        format!("{count} numbers; a vertex has x y z, optionally w or r g b"),
+                        format!(
+                            "{count} numbers; a vertex has x y z, then optionally w, r g b, or w r g b"
+                        ),
                     ));
                 }
                 mesh.positions.push(p);
@@ -212,6 +220,10 @@ fn axis_name(k: usize) -> &'static str {
         .copied()
         .unwrap_or("extra")
 }
+
+/// The largest |coordinate| of a vertex position, in the file's units (mien bounds every position
+/// at ±1e6 m; a head in centimetres stays far inside it).
+const MAX_OBJ_COORDINATE: f64 = 1.0e6;
 
 /// A finite decimal number.
 fn number(t: &[u8]) -> std::result::Result<f64, String> {

@@ -92,6 +92,7 @@ pub fn read_utterance_value(v: &Value, file: &str) -> Result<SpeechFile> {
         "/duration",
         None,
     )?;
+    super::utterance::check_duration(file, "/duration", duration)?;
     let units = string(member(root, "units", file, "", None)?, file, "/units", None)?;
     let phonemes = match units {
         "phonemes" => true,

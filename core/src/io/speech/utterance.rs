@@ -13,6 +13,41 @@ use crate::speech::{AlignedSpeech, EnvelopeParams, EnvelopeTrack, TimedViseme};
 /// Most problems one validation lists before summarising the rest.
 const MAX_PROBLEMS: usize = 50;
 
+/// Latest time a speech file may reach (its duration and every segment end), seconds: 24 hours.
+/// The samplers hold utterance times as `f32`, which beyond a day step by more than 8 ms.
+pub const MAX_SPEECH_TIME_S: f64 = 86_400.0;
+
+/// `x` in short form for messages: plain for everyday magnitudes, scientific beyond
+/// (`1e308`, not 309 digits).
+pub(crate) fn short(x: f64) -> String {
+    let a = x.abs();
+    if !x.is_finite() || a == 0.0 || (1e-4..1e7).contains(&a) {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
+    }
+}
+
+/// `duration` (seconds) must be finite, positive and at most [`MAX_SPEECH_TIME_S`].
+///
+/// # Errors
+/// [`Error::Format`] naming `file` and `field` (a pointer such as `/duration`), the value in short
+/// form and the bound.
+pub(crate) fn check_duration(file: &str, field: &str, duration: f64) -> Result<()> {
+    if duration.is_finite() && duration > 0.0 && duration <= MAX_SPEECH_TIME_S {
+        return Ok(());
+    }
+    Err(Error::format(
+        file,
+        field,
+        format!(
+            "{} s is not a duration of more than 0 and at most {} s (24 h)",
+            short(duration),
+            short(MAX_SPEECH_TIME_S)
+        ),
+    ))
+}
+
 /// What one segment shows.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub enum Unit {
@@ -204,15 +239,8 @@ fn validate(file: &str, label: &str, duration: f64, segments: &[SpeechSegment]) 
             Error::format(file, "label", "the label is empty"),
         );
     }
-    if !(duration.is_finite() && duration > 0.0) {
-        push(
-            &mut problems,
-            Error::format(
-                file,
-                "duration",
-                format!("{duration} s is not a positive finite duration"),
-            ),
-        );
+    if let Err(e) = check_duration(file, "duration", duration) {
+        push(&mut problems, e);
     }
     if segments.is_empty() {
         push(
@@ -243,7 +271,8 @@ fn validate(file: &str, label: &str, duration: f64, segments: &[SpeechSegment]) 
                 &mut problems,
                 bad(format!(
                     "times {}–{} s must be finite and non-negative",
-                    s.start, s.end
+                    short(s.start),
+                    short(s.end)
                 )),
             );
             continue;
@@ -251,15 +280,20 @@ fn validate(file: &str, label: &str, duration: f64, segments: &[SpeechSegment]) 
         if s.end <= s.start {
             push(
                 &mut problems,
-                bad(format!("{}–{} s is empty or negative", s.start, s.end)),
+                bad(format!(
+                    "{}–{} s is empty or negative",
+                    short(s.start),
+                    short(s.end)
+                )),
             );
         }
         if duration.is_finite() && s.end > duration {
             push(
                 &mut problems,
                 bad(format!(
-                    "ends at {} s, after the utterance's {duration} s",
-                    s.end
+                    "ends at {} s, after the utterance's {} s",
+                    short(s.end),
+                    short(duration)
                 )),
             );
         }

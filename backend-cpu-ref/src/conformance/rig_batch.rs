@@ -1,0 +1,130 @@
+//! Batches for the rig conformance harness: several uploads in one backend, each a rig posed as N
+//! instances that share its arrays ([`RigBackend::upload_batch`]) with different controls, all
+//! recorded by one `encode`. Every instance must equal a separate CPU reference pose of its own
+//! controls (one [`RigBackend::upload`] per instance) within the single-rig bound
+//! ([`super::compare_posed`]).
+
+use mien_core::rig::{PosedVertices, RigBackend, RigControls, RigData};
+use mien_core::testing::{RigShape, random_controls, random_rig};
+use proptest::prelude::*;
+
+use super::{compare_posed, rig_shapes};
+use crate::{CpuEncoder, CpuRigBackend};
+
+/// One upload of a batch run: a rig and one set of controls per instance (N = `controls.len()`).
+#[derive(Clone, Debug)]
+pub struct RigBatchInput {
+    /// The rig, uploaded once.
+    pub rig: RigData,
+    /// Instance i's controls.
+    pub controls: Vec<RigControls>,
+}
+
+impl RigBatchInput {
+    /// The random rig of `(shape, seed)` with `instances` different random controls (seeds
+    /// `seed + 1 + i`).
+    pub fn new(shape: RigShape, seed: u64, instances: u32) -> Self {
+        let rig = random_rig(seed, shape);
+        let controls = (0..instances)
+            .map(|i| random_controls(seed.wrapping_add(1 + u64::from(i)), &rig))
+            .collect();
+        RigBatchInput { rig, controls }
+    }
+}
+
+/// Random batch runs: 1–`max_uploads` uploads, each a random rig ([`rig_shapes`]) posed as
+/// 1–`max_instances` instances.
+pub fn rig_batch_cases(
+    max_uploads: usize,
+    max_vertices: u32,
+    max_instances: u32,
+) -> impl Strategy<Value = Vec<RigBatchInput>> {
+    proptest::collection::vec(
+        (rig_shapes(max_vertices), 1u32..=max_instances)
+            .prop_map(|((shape, seed), n)| RigBatchInput::new(shape, seed, n)),
+        1..=max_uploads,
+    )
+}
+
+/// What a backend under test must do for [`check_rig_batch`].
+pub trait RigBatchHarness {
+    /// Upload each input with `upload_batch(rig, N)` into one backend, fill every output with
+    /// [`super::POISON`], set each instance's controls, encode once, submit, and read back every
+    /// instance's posed vertices, per upload in instance order.
+    ///
+    /// # Errors
+    /// Any backend error.
+    fn run_batch(
+        &mut self,
+        uploads: &[RigBatchInput],
+    ) -> mien_core::Result<Vec<Vec<PosedVertices>>>;
+}
+
+/// The reference of a batch run: every instance uploaded separately to a [`CpuRigBackend`]
+/// (`upload`, not `upload_batch`) and posed with its controls.
+///
+/// # Errors
+/// Invalid inputs (a bug in the case generator).
+pub fn batch_reference(uploads: &[RigBatchInput]) -> mien_core::Result<Vec<Vec<PosedVertices>>> {
+    let mut backend = CpuRigBackend::new();
+    let mut handles = Vec::new();
+    for u in uploads {
+        let mut hs = Vec::new();
+        for c in &u.controls {
+            let h = backend.upload(&u.rig)?;
+            backend.set_controls(h, c)?;
+            hs.push(h);
+        }
+        handles.push(hs);
+    }
+    backend.encode(&mut CpuEncoder::default())?;
+    handles
+        .iter()
+        .map(|hs| hs.iter().map(|h| backend.read_vertices(*h)).collect())
+        .collect()
+}
+
+/// Run `uploads` on `harness` as one batch and compare every instance with its separate
+/// reference pose.
+///
+/// # Errors
+/// A message naming the upload, instance, array and first bad element; or the backend's error.
+pub fn check_rig_batch(
+    harness: &mut impl RigBatchHarness,
+    uploads: &[RigBatchInput],
+) -> Result<(), String> {
+    let want = batch_reference(uploads).map_err(|e| format!("reference: {e}"))?;
+    let got = harness
+        .run_batch(uploads)
+        .map_err(|e| format!("backend: {e}"))?;
+    if got.len() != want.len() {
+        return Err(format!(
+            "{} uploads read back, {} uploaded",
+            got.len(),
+            want.len()
+        ));
+    }
+    for (u, (g, w)) in got.iter().zip(&want).enumerate() {
+        if g.len() != w.len() {
+            return Err(format!(
+                "upload {u}: {} instances read back, {}",
+                g.len(),
+                w.len()
+            ));
+        }
+        for (i, (gi, wi)) in g.iter().zip(w).enumerate() {
+            compare_posed(&format!("upload {u} instance {i}"), gi, wi)?;
+        }
+    }
+    Ok(())
+}
+
+/// Bytes each instance adds to a GPU rig upload: its weights `(W,)` f32, its palette `(P,)` of
+/// 128-byte entries and, per chunk, its morphed and posed `(count,6)` f32 — `4W + 128P + 48V`
+/// (independent of the chunking). The CPU backend adds `4W + 100P + 24V` (palette and normal
+/// matrices, posed positions and normals).
+pub fn gpu_instance_bytes(rig: &RigData) -> u64 {
+    4 * u64::from(rig.weight_count)
+        + 128 * rig.palette.len() as u64
+        + 48 * rig.vertex_count() as u64
+}

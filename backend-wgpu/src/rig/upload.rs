@@ -1,0 +1,133 @@
+//! Uploading a rig to wgpu as a batch of N instances: the per-instance weights `(N,W)` and
+//! palettes `(N,P)` (whole, one binding each), and per vertex-range chunk the rig's arrays (bind
+//! vertices, CSR, skin joints and weights, tints — once, whatever N), the outputs `(N,count,6)`,
+//! the uniform and the bind groups.
+
+use mien_core::rig::{FrameControls, RigData};
+use mien_shaders::data::rig::{RigBatchFrames, plan_rig_upload};
+use mien_shaders::data::{VERTEX_BYTES, chunk_arrays};
+use mien_shaders::{DispatchParams, dispatch_size};
+use wgpu::util::DeviceExt;
+
+use super::{Chunk, Upload, WgpuRigBackend, output, storage};
+use crate::error::{Error, Result};
+use crate::pipelines::bind_group;
+
+impl WgpuRigBackend {
+    /// Upload `rig` for `instances` characters (≥ 1; the caller checked).
+    pub(super) fn upload_rig(&self, rig: &RigData, instances: u32) -> Result<Upload> {
+        let ctx = &self.ctx;
+        let limit = self.binding_limit;
+        let max_groups = ctx.limits().max_compute_workgroups_per_dimension;
+        let over = |what: String, limit_name, limit, needed| Error::OverLimits {
+            what,
+            limit_name,
+            limit,
+            needed,
+        };
+        if instances > max_groups {
+            return Err(over(
+                "the instances of one upload".into(),
+                "max_compute_workgroups_per_dimension",
+                u64::from(max_groups),
+                u64::from(instances),
+            ));
+        }
+        let plan = plan_rig_upload(rig, instances, limit)
+            .map_err(|o| over(o.what, "max_storage_buffer_binding_size", limit, o.needed))?;
+        let p = ctx.pipelines();
+        let staged = RigBatchFrames::new(rig, instances as usize);
+        let weights = output(ctx, "mien weights", 4 * staged.weights.len() as u64);
+        let palette_bytes = bytemuck::cast_slice::<_, u8>(&staged.palette).len() as u64;
+        let palette = output(ctx, "mien palettes", palette_bytes);
+        let mut chunks = Vec::with_capacity(plan.len());
+        let mut bytes = weights.size() + palette.size();
+        let none = wgpu::BufferUsages::empty();
+        for (v0, count) in plan {
+            let a = chunk_arrays(rig, v0, count);
+            let (gx, gy, row_width) = dispatch_size(count, max_groups).ok_or_else(|| {
+                over(
+                    format!("a dispatch of {count} vertices"),
+                    "max_compute_workgroups_per_dimension",
+                    u64::from(max_groups),
+                    u64::from(count.div_ceil(64)),
+                )
+            })?;
+            let params = DispatchParams {
+                count,
+                row_width,
+                _pad0: 0,
+                _pad1: 0,
+            };
+            let uniform = ctx
+                .device()
+                .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some("mien dispatch params"),
+                    contents: bytemuck::bytes_of(&params),
+                    usage: wgpu::BufferUsages::UNIFORM,
+                });
+            let cast = |label: &str, b: &[u8]| storage(ctx, label, b, none);
+            let base = cast("mien bind vertices", bytemuck::cast_slice(&a.base));
+            let offsets = cast("mien csr offsets", bytemuck::cast_slice(&a.offsets));
+            let target = cast("mien csr targets", bytemuck::cast_slice(&a.targets));
+            let delta = cast("mien csr deltas", bytemuck::cast_slice(&a.deltas));
+            let joints = cast("mien skin joints", bytemuck::cast_slice(&a.joints));
+            let skin_w = cast("mien skin weights", bytemuck::cast_slice(&a.weights));
+            let tint = cast("mien tints", bytemuck::cast_slice(&a.tints));
+            let out_bytes = u64::from(count) * u64::from(instances) * VERTEX_BYTES;
+            let morphed = output(ctx, "mien morphed", out_bytes);
+            let posed = output(ctx, "mien posed", out_bytes);
+            let morph_group = bind_group(
+                ctx.device(),
+                "mien morph",
+                &p.morph_layout,
+                &[
+                    uniform.as_entire_binding(),
+                    base.as_entire_binding(),
+                    offsets.as_entire_binding(),
+                    target.as_entire_binding(),
+                    delta.as_entire_binding(),
+                    weights.as_entire_binding(),
+                    morphed.as_entire_binding(),
+                ],
+            );
+            let skin_group = bind_group(
+                ctx.device(),
+                "mien skin",
+                &p.skin_layout,
+                &[
+                    uniform.as_entire_binding(),
+                    morphed.as_entire_binding(),
+                    joints.as_entire_binding(),
+                    skin_w.as_entire_binding(),
+                    palette.as_entire_binding(),
+                    posed.as_entire_binding(),
+                ],
+            );
+            let all = [
+                &base, &offsets, &target, &delta, &joints, &skin_w, &tint, &morphed, &posed,
+            ];
+            bytes += all.iter().map(|b| b.size()).sum::<u64>() + uniform.size();
+            chunks.push(Chunk {
+                v0,
+                count,
+                posed,
+                morphed,
+                tint,
+                morph_group,
+                skin_group,
+                groups: (gx, gy),
+            });
+        }
+        Ok(Upload {
+            chunks,
+            vertex_count: rig.vertex_count() as u32,
+            frames: vec![FrameControls::new(rig); instances as usize],
+            staged,
+            dirty: true,
+            weights,
+            palette,
+            bytes,
+        })
+    }
+}

@@ -1,0 +1,353 @@
+//! N characters sharing one rig on wgpu (`RigBackend::upload_batch`): every instance of a batch
+//! equals a separate CPU reference pose of its own controls within the conformance bound, also with
+//! the rig split by a small binding limit; re-posing one instance leaves the others' bits alone;
+//! the rig's arrays are held once (`bytes()` grows by the per-instance arrays only); lifting
+//! instance k of a batch (rig or linear head) writes the same sink bits as lifting a single upload
+//! posed the same way; oversized batches get typed errors naming the array.
+//!
+//! Without an adapter these tests print a notice and pass, unless `MIEN_REQUIRE_GPU=1`. wgpu panics
+//! on any uncaptured validation error, so a validation message fails the test.
+
+use mien_core::gnm::GnmBackend;
+use mien_core::lift::{DebugLiftParams, DebugShading};
+use mien_core::rig::{PosedVertices, RigBackend, RigControls, RigData};
+use mien_core::sink::{SlotRange, SplatBuffers, SplatSink};
+use mien_core::testing::{RigShape, random_controls, random_rig};
+use mien_cpu::conformance::POISON;
+use mien_cpu::conformance::gnm::GnmCase;
+use mien_cpu::conformance::gnm_batch::GnmBatchInput;
+use mien_cpu::conformance::rig_batch::{
+    RigBatchHarness, RigBatchInput, check_rig_batch, gpu_instance_bytes, rig_batch_cases,
+};
+use mien_wgpu::{
+    Error, PosedPart, WgpuContext, WgpuDebugLift, WgpuGnmBackend, WgpuRigBackend, WgpuSplatSink,
+};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, RngSeed};
+
+fn config(cases: u32) -> Config {
+    let seed = std::env::var("PROPTEST_RNG_SEED")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0x6d69_656e);
+    Config {
+        cases: std::env::var("MIEN_PROPTEST_CASES")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(cases),
+        failure_persistence: None,
+        rng_seed: RngSeed::Fixed(seed),
+        ..Config::default()
+    }
+}
+
+/// The shared context, or `None` (with a notice) when there is no adapter and none is required.
+fn context() -> Option<WgpuContext> {
+    static CTX: std::sync::OnceLock<Option<WgpuContext>> = std::sync::OnceLock::new();
+    CTX.get_or_init(|| match WgpuContext::new(&Default::default()) {
+        Ok(c) => Some(c),
+        Err(e) if mien_wgpu::gpu_required() => panic!("MIEN_REQUIRE_GPU=1 but {e}"),
+        Err(e) => {
+            eprintln!("notice: skipping wgpu batch tests: {e}");
+            None
+        }
+    })
+    .clone()
+}
+
+fn backend(ctx: &WgpuContext, limit: Option<u64>) -> WgpuRigBackend {
+    match limit {
+        Some(l) => WgpuRigBackend::with_binding_limit(ctx, l),
+        None => WgpuRigBackend::new(ctx),
+    }
+}
+
+fn submit(ctx: &WgpuContext, b: &mut WgpuRigBackend) {
+    let mut enc = ctx.device().create_command_encoder(&Default::default());
+    b.encode(&mut enc).unwrap();
+    ctx.submit(enc);
+}
+
+struct Wgpu {
+    ctx: WgpuContext,
+    limit: Option<u64>,
+}
+
+impl RigBatchHarness for Wgpu {
+    fn run_batch(
+        &mut self,
+        uploads: &[RigBatchInput],
+    ) -> mien_core::Result<Vec<Vec<PosedVertices>>> {
+        let mut b = backend(&self.ctx, self.limit);
+        let mut handles = Vec::new();
+        for u in uploads {
+            handles.push(b.upload_batch(&u.rig, u.controls.len() as u32)?);
+        }
+        b.poison_outputs(POISON);
+        for (u, hs) in uploads.iter().zip(&handles) {
+            for (c, h) in u.controls.iter().zip(hs) {
+                b.set_controls(*h, c)?;
+            }
+        }
+        let mut enc = self
+            .ctx
+            .device()
+            .create_command_encoder(&Default::default());
+        b.encode(&mut enc)?;
+        self.ctx.submit(enc);
+        let read = |hs: &Vec<_>| hs.iter().map(|h| b.read_vertices(*h)).collect();
+        handles.iter().map(read).collect()
+    }
+}
+
+fn bits(p: &PosedVertices) -> Vec<u32> {
+    p.positions
+        .iter()
+        .chain(&p.normals)
+        .flatten()
+        .map(|x| x.to_bits())
+        .collect()
+}
+
+/// A binding limit near `rows` but never below the batch's per-instance arrays.
+fn limit_for(uploads: &[RigBatchInput], limit: u64) -> u64 {
+    uploads
+        .iter()
+        .map(|u| u.controls.len() as u64 * u.rig.palette.len() as u64 * 128)
+        .fold(limit, u64::max)
+}
+
+/// Lift `parts` (of `nv` vertices, posed by an earlier submission) into `range` of a fresh
+/// poisoned sink of `capacity` slots, and read the whole sink.
+fn lift_parts(
+    ctx: &WgpuContext,
+    nv: u32,
+    parts: &[PosedPart<'_>],
+    range: SlotRange,
+    capacity: u32,
+) -> SplatBuffers {
+    let mut sink = WgpuSplatSink::new(ctx, capacity).unwrap();
+    sink.fill(POISON);
+    sink.allocate(range.offset).unwrap();
+    assert_eq!(sink.allocate(range.count).unwrap(), range);
+    let mut p = DebugLiftParams::new(range, nv);
+    p.shading = DebugShading::Normal;
+    p.transform = [
+        0.9, 0.1, 0.0, 0.2, -0.1, 1.1, 0.05, 0.0, 0.0, 0.2, 0.8, -0.3,
+    ];
+    let mut lift = WgpuDebugLift::from_parts(ctx, nv, parts, &sink, p).unwrap();
+    let mut enc = ctx.device().create_command_encoder(&Default::default());
+    lift.record(&mut enc, &mut sink).unwrap();
+    ctx.submit(enc);
+    sink.read(SlotRange {
+        offset: 0,
+        count: capacity,
+    })
+    .unwrap()
+}
+
+fn sink_bits(s: &SplatBuffers) -> Vec<u32> {
+    let v = s.center.iter().chain(&s.cov_a).chain(&s.cov_b).flatten();
+    v.map(|x| x.to_bits())
+        .chain(s.color.iter().copied())
+        .collect()
+}
+
+/// Lift instance `k` of a batch of `controls.len()` and a single upload posed with `controls[k]`.
+fn lift_instance_and_single(
+    ctx: &WgpuContext,
+    rig: &RigData,
+    controls: &[RigControls],
+    k: usize,
+    limit: Option<u64>,
+) -> (SplatBuffers, SplatBuffers) {
+    let nv = rig.vertex_count() as u32;
+    let range = SlotRange {
+        offset: 5,
+        count: nv + 7,
+    };
+    let mut batch = backend(ctx, limit);
+    let hs = batch.upload_batch(rig, controls.len() as u32).unwrap();
+    for (h, c) in hs.iter().zip(controls) {
+        batch.set_controls(*h, c).unwrap();
+    }
+    batch.poison_outputs(POISON);
+    let mut single = backend(ctx, limit);
+    let h1 = single.upload(rig).unwrap();
+    single.set_controls(h1, &controls[k]).unwrap();
+    single.poison_outputs(POISON);
+    // Encode outside the parts' borrow: the staged controls are written at encode time.
+    let mut enc = ctx.device().create_command_encoder(&Default::default());
+    batch.encode(&mut enc).unwrap();
+    single.encode(&mut enc).unwrap();
+    ctx.submit(enc);
+    let a = lift_parts(ctx, nv, &batch.posed_parts(hs[k]).unwrap(), range, nv + 20);
+    let b = lift_parts(ctx, nv, &single.posed_parts(h1).unwrap(), range, nv + 20);
+    (a, b)
+}
+
+proptest! {
+    #![proptest_config(config(12))]
+
+    #[test]
+    fn batches_of_instances_equal_separate_cpu_poses(uploads in rig_batch_cases(3, 1500, 4), split in proptest::option::of(3072u64..8192)) {
+        let Some(ctx) = context() else { return Ok(()) };
+        let limit = split.map(|l| limit_for(&uploads, l));
+        check_rig_batch(&mut Wgpu { ctx, limit }, &uploads).map_err(TestCaseError::fail)?;
+    }
+
+    #[test]
+    fn lifting_instance_k_equals_lifting_a_single_upload(uploads in rig_batch_cases(1, 600, 4), k in 0usize..4, split: bool) {
+        let Some(ctx) = context() else { return Ok(()) };
+        let u = &uploads[0];
+        let k = k % u.controls.len();
+        let limit = split.then(|| limit_for(&uploads, 3072));
+        let (a, b) = lift_instance_and_single(&ctx, &u.rig, &u.controls, k, limit);
+        prop_assert!(a.color[5] != POISON, "the lift wrote nothing");
+        prop_assert!(sink_bits(&a) == sink_bits(&b), "instance {} lifted differently", k);
+    }
+}
+
+fn shape(vertices: u32, targets: u32, joints: u32) -> RigShape {
+    RigShape {
+        vertices,
+        targets,
+        density: 0.3,
+        joints,
+    }
+}
+
+#[test]
+fn reposing_one_instance_leaves_the_others_bits() {
+    let Some(ctx) = context() else { return };
+    let rig = random_rig(7, shape(700, 20, 6));
+    let controls: Vec<_> = (0..3).map(|i| random_controls(100 + i, &rig)).collect();
+    let mut b = WgpuRigBackend::new(&ctx);
+    let hs = b.upload_batch(&rig, 3).unwrap();
+    for (h, c) in hs.iter().zip(&controls) {
+        b.set_controls(*h, c).unwrap();
+    }
+    let pose = |b: &mut WgpuRigBackend| {
+        b.poison_outputs(POISON);
+        submit(&ctx, b);
+        hs.iter()
+            .map(|h| bits(&b.read_vertices(*h).unwrap()))
+            .collect::<Vec<_>>()
+    };
+    let before = pose(&mut b);
+    assert!(before[0] != before[1] && before[1] != before[2]);
+    b.set_controls(hs[1], &controls[2]).unwrap();
+    let after = pose(&mut b);
+    assert_eq!(before[0], after[0]);
+    assert_eq!(before[2], after[2]);
+    // Instance 1 now poses instance 2's controls: the same kernel on the same inputs.
+    assert_eq!(after[1], after[2]);
+}
+
+#[test]
+fn the_rig_is_held_once() {
+    let Some(ctx) = context() else { return };
+    for (seed, s) in [(1, shape(900, 30, 8)), (2, shape(50, 0, 1))] {
+        let rig = random_rig(seed, s);
+        let one = {
+            let mut b = WgpuRigBackend::new(&ctx);
+            b.upload_batch(&rig, 1).unwrap();
+            b.bytes()
+        };
+        for n in [2u32, 4, 9] {
+            let mut b = WgpuRigBackend::new(&ctx);
+            let hs = b.upload_batch(&rig, n).unwrap();
+            assert_eq!(hs.len(), n as usize);
+            assert!(hs.iter().all(|h| b.vertex_count(*h) == s.vertices));
+            assert_eq!(
+                b.bytes() - one,
+                u64::from(n - 1) * gpu_instance_bytes(&rig),
+                "{n} instances of {s:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_head_batch_instance_lifts_like_a_single_head() {
+    let Some(ctx) = context() else { return };
+    let case = GnmCase {
+        shape: mien_core::testing::gnm::GnmShape {
+            vertices: 300,
+            coeffs: 21,
+            regions: 3,
+            joints: 3,
+            seam: true,
+        },
+        seed: 5,
+        frames: 3,
+    };
+    let batch = GnmBatchInput::new(&case);
+    // A limit that splits the head into several chunks.
+    let mut b = WgpuGnmBackend::with_binding_limit(&ctx, 8 << 10);
+    let hs = b.upload_gnm_batch(&batch.pack, 3).unwrap();
+    for (f, h) in batch.frames.iter().zip(&hs) {
+        b.set_head_ext(*h, &f.head_ext, &f.joint_world).unwrap();
+    }
+    let mut single = WgpuGnmBackend::with_binding_limit(&ctx, 8 << 10);
+    let h1 = single.upload_gnm(&batch.pack).unwrap();
+    let f = &batch.frames[2];
+    single
+        .set_head_ext(h1, &f.head_ext, &f.joint_world)
+        .unwrap();
+    let mut enc = ctx.device().create_command_encoder(&Default::default());
+    b.encode(&mut enc).unwrap();
+    single.encode(&mut enc).unwrap();
+    ctx.submit(enc);
+    assert!(b.chunk_sizes(hs[2]).unwrap().len() > 1);
+    let range = SlotRange {
+        offset: 3,
+        count: 310,
+    };
+    let lifted = |parts: &[PosedPart<'_>]| lift_parts(&ctx, 300, parts, range, 320);
+    let a = lifted(&b.posed_parts(hs[2]).unwrap());
+    let want = lifted(&single.posed_parts(h1).unwrap());
+    assert_eq!(sink_bits(&a), sink_bits(&want));
+    let first = lifted(&b.posed_parts(hs[0]).unwrap());
+    assert_ne!(
+        sink_bits(&first),
+        sink_bits(&want),
+        "instance 0 has its own frame"
+    );
+}
+
+fn wgpu_error(e: &mien_core::Error) -> &Error {
+    match e {
+        mien_core::Error::Backend { source, .. } => {
+            source.downcast_ref::<Error>().expect("a mien_wgpu::Error")
+        }
+        other => panic!("not a backend error: {other}"),
+    }
+}
+
+#[test]
+fn oversized_batches_get_typed_errors_naming_the_array() {
+    let Some(ctx) = context() else { return };
+    // 4 joints × 128 bytes = 512 bytes of palette per instance; 9 instances need 4608 > 4096.
+    let rig = random_rig(3, shape(20, 5, 4));
+    let mut b = WgpuRigBackend::with_binding_limit(&ctx, 4096);
+    assert_eq!(b.upload_batch(&rig, 8).unwrap().len(), 8);
+    let e = b.upload_batch(&rig, 9).unwrap_err();
+    match wgpu_error(&e) {
+        Error::OverLimits { what, needed, .. } => {
+            assert_eq!(*needed, 4608);
+            assert!(what.contains("joint palettes of 9 instance(s)"), "{what}");
+        }
+        other => panic!("{other}"),
+    }
+    // More instances than one dispatch dimension holds (checked before anything is allocated).
+    let max = ctx.limits().max_compute_workgroups_per_dimension;
+    let e = WgpuRigBackend::new(&ctx)
+        .upload_batch(&rig, max + 1)
+        .unwrap_err();
+    assert!(
+        matches!(wgpu_error(&e), Error::OverLimits { limit_name: "max_compute_workgroups_per_dimension", needed, .. } if *needed == u64::from(max) + 1),
+        "{e}"
+    );
+    assert!(b.upload_batch(&rig, 0).is_err());
+}

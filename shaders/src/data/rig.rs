@@ -1,0 +1,185 @@
+//! What [`crate::MORPH`] and [`crate::SKIN`] read for N characters sharing one rig
+//! (`RigBackend::upload_batch`): the vertex-range chunks that keep every binding — the rig's own
+//! arrays and the chunk outputs of all N instances — under the device's limit, and the per-frame
+//! arrays of the batch staged on the CPU ([`RigBatchFrames`]: weights `(N,W)`, palettes `(N,P)`).
+//!
+//! The same design as the linear-head batch ([`super::gnm`]): the rig's arrays (bind vertices, CSR,
+//! skin joints and weights, tints) are uploaded once per chunk whatever N; the instance is the
+//! dispatch's z; instance i reads weights `[i·W, (i+1)·W)` and palette entries `[i·P, (i+1)·P)`
+//! (each kernel divides the bound array's length by `num_workgroups.z`) and writes its outputs at
+//! vertex `i·count` of its chunk's `(N,count,6)` buffers. N = 1 is the single upload.
+
+use mien_core::rig::{FrameControls, RigData};
+
+use super::{ENTRY_BYTES, RowTooLarge, VERTEX_BYTES};
+use crate::JointMatrices;
+
+/// Bytes per palette entry ([`JointMatrices`]).
+pub const JOINT_BYTES: u64 = std::mem::size_of::<JointMatrices>() as u64;
+
+/// Split `rig`, posed as `instances` instances, into vertex ranges `(first, count)` whose rig
+/// arrays (per vertex at most [`VERTEX_BYTES`], per CSR entry at most [`ENTRY_BYTES`]) and outputs
+/// ([`VERTEX_BYTES`] per vertex and instance) each fit `limit` bytes. Ranges are as long as the
+/// limit allows, in order, covering every vertex once; `instances = 1` is
+/// [`super::plan_chunks`].
+///
+/// # Errors
+/// [`RowTooLarge`] when one vertex's deltas, or its outputs for every instance, alone exceed the
+/// limit.
+pub fn plan_rig_chunks(
+    rig: &RigData,
+    instances: u32,
+    limit: u64,
+) -> Result<Vec<(u32, u32)>, RowTooLarge> {
+    let per_vertex = VERTEX_BYTES * u64::from(instances.max(1));
+    let max_v = limit / per_vertex;
+    let max_e = limit / ENTRY_BYTES;
+    let nv = rig.vertex_count() as u32;
+    let mut out = Vec::new();
+    let mut v0 = 0u32;
+    while v0 < nv {
+        if max_v == 0 {
+            return Err(RowTooLarge {
+                vertex: v0,
+                bytes: per_vertex,
+            });
+        }
+        let e0 = u64::from(rig.morph_offsets[v0 as usize]);
+        let mut v1 = v0;
+        while v1 < nv
+            && u64::from(v1 - v0) < max_v
+            && u64::from(rig.morph_offsets[v1 as usize + 1]) - e0 <= max_e
+        {
+            v1 += 1;
+        }
+        if v1 == v0 {
+            let row =
+                u64::from(rig.morph_offsets[v0 as usize + 1] - rig.morph_offsets[v0 as usize]);
+            return Err(RowTooLarge {
+                vertex: v0,
+                bytes: row * ENTRY_BYTES,
+            });
+        }
+        out.push((v0, v1 - v0));
+        v0 = v1;
+    }
+    Ok(out)
+}
+
+/// An array of a rig batch upload that does not fit one binding.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RigOverLimit {
+    /// Which array (`the morph weights of 3 instance(s)`, `the data of vertex 7 …`).
+    pub what: String,
+    /// Its bytes.
+    pub needed: u64,
+}
+
+/// Check an upload of `rig` as `instances` instances against a binding limit of `limit` bytes and
+/// plan its vertex-range chunks ([`plan_rig_chunks`]): the per-instance arrays
+/// ([`RigBatchFrames`]: `N·W·4` bytes of weights, `N·P·128` of palettes) must each fit whole.
+///
+/// # Errors
+/// [`RigOverLimit`] naming the first array that does not fit.
+pub fn plan_rig_upload(
+    rig: &RigData,
+    instances: u32,
+    limit: u64,
+) -> Result<Vec<(u32, u32)>, RigOverLimit> {
+    let n = u64::from(instances);
+    for (what, needed) in [
+        ("morph weights", n * u64::from(rig.weight_count) * 4),
+        ("joint palettes", n * rig.palette.len() as u64 * JOINT_BYTES),
+    ] {
+        if needed > limit {
+            return Err(RigOverLimit {
+                what: format!("the {what} of {instances} instance(s)"),
+                needed,
+            });
+        }
+    }
+    plan_rig_chunks(rig, instances, limit).map_err(|r| RigOverLimit {
+        what: format!(
+            "the data of vertex {} (its morph deltas, or its outputs for {instances} instance(s))",
+            r.vertex
+        ),
+        needed: r.bytes,
+    })
+}
+
+/// The per-frame arrays of `N` instances of one rig, staged on the CPU in the layouts
+/// [`crate::MORPH`] (`weights`, N equal slices) and [`crate::SKIN`] (`palette`, N equal slices)
+/// read. Allocated once; [`RigBatchFrames::write`] allocates nothing.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RigBatchFrames {
+    /// Per instance the limited morph weights `(N,W)` (one 0 when N·W = 0: no empty binding).
+    pub weights: Vec<f32>,
+    /// Per instance the palette matrices with their normal matrices `(N,P)` (one identity entry
+    /// when N·P = 0).
+    pub palette: Vec<JointMatrices>,
+    weight_count: usize,
+    palette_len: usize,
+    instances: usize,
+}
+
+impl RigBatchFrames {
+    /// `instances` rest frames of `rig`: zero weights, identity palettes (posed = bind).
+    pub fn new(rig: &RigData, instances: usize) -> Self {
+        let (w, p) = (rig.weight_count as usize, rig.palette.len());
+        let identity = JointMatrices::new(&glam::Mat4::IDENTITY, &glam::Mat3::IDENTITY);
+        RigBatchFrames {
+            weights: vec![0.0; (instances * w).max(1)],
+            palette: vec![identity; (instances * p).max(1)],
+            weight_count: w,
+            palette_len: p,
+            instances,
+        }
+    }
+
+    /// Instances N.
+    pub fn instances(&self) -> usize {
+        self.instances
+    }
+
+    /// Weights per instance W.
+    pub fn weight_count(&self) -> usize {
+        self.weight_count
+    }
+
+    /// Palette entries per instance P.
+    pub fn palette_len(&self) -> usize {
+        self.palette_len
+    }
+
+    /// Stage `frame` (the instance's limited weights, palette and normal matrices, from
+    /// [`FrameControls::set`]) as instance `i`. Allocates nothing.
+    ///
+    /// # Panics
+    /// When `i` is not below N or `frame` belongs to a rig of another W or P (a caller bug).
+    pub fn write(&mut self, i: usize, frame: &FrameControls) {
+        assert!(
+            i < self.instances
+                && frame.weights.len() == self.weight_count
+                && frame.palette.len() == self.palette_len
+        );
+        let (w, p) = (self.weight_count, self.palette_len);
+        self.weights[i * w..(i + 1) * w].copy_from_slice(&frame.weights);
+        let slice = &mut self.palette[i * p..(i + 1) * p];
+        for ((o, m), n) in slice
+            .iter_mut()
+            .zip(&frame.palette)
+            .zip(&frame.normal_palette)
+        {
+            *o = JointMatrices::new(m, n);
+        }
+    }
+
+    /// The byte ranges of instance `i` in the two arrays: `(weights, palette)`, each
+    /// `(offset, length)`.
+    pub fn ranges(&self, i: usize) -> [(u64, u64); 2] {
+        let w = 4 * self.weight_count as u64;
+        let p = JOINT_BYTES * self.palette_len as u64;
+        let i = i as u64;
+        [(i * w, w), (i * p, p)]
+    }
+}
