@@ -92,8 +92,8 @@ pub trait Bench {
     /// `upload_batch` / `upload_gnm_batch`, a sink slot range and a lift per instance).
     ///
     /// # Errors
-    /// [`CaseError::NotApplicable`] for what the backend cannot do yet (lifting a later instance
-    /// of a GNM batch), else the failure.
+    /// [`CaseError::NotApplicable`] for what the backend cannot do (a refused lift of a later
+    /// instance of a batch), else the failure.
     fn case(
         &self,
         workload: &Arc<Workload>,
