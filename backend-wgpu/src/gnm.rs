@@ -49,7 +49,8 @@ struct Upload {
 /// vertex ranges so no binding exceeds the device's `max_storage_buffer_binding_size`.
 /// `set_head_ext` is CPU work only; `encode` writes the staged per-frame arrays of the uploads that
 /// changed (`queue.write_buffer`, which lands before the encoder's submission); nothing is
-/// allocated per frame. The passes write no timestamps.
+/// allocated per frame. The forward pass writes the morph stage's timestamps, the skin pass the
+/// skin stage's ([`crate::Timestamps`]).
 pub struct WgpuGnmBackend {
     ctx: WgpuContext,
     uploads: Vec<Upload>,
@@ -393,7 +394,15 @@ impl GnmBackend for WgpuGnmBackend {
                 } else {
                     "mien gnm skin"
                 }),
-                timestamp_writes: None,
+                // The forward pass takes the morph stage's timestamps (it is the blend), the
+                // skin pass the skin stage's.
+                timestamp_writes: self.ctx.timestamps().map(|t| {
+                    t.writes(if forward {
+                        crate::timing::Stage::Morph
+                    } else {
+                        crate::timing::Stage::Skin
+                    })
+                }),
             });
             pass.set_pipeline(pipeline);
             for u in &self.uploads {

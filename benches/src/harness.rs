@@ -18,11 +18,11 @@ use serde::Serialize;
 
 use crate::workloads::Workload;
 
-/// Per-stage GPU milliseconds of one frame, from timestamp queries (`None`: the stage did not run
-/// or its passes write no timestamps — the GNM passes do not).
+/// Per-stage GPU milliseconds of one frame, from timestamp queries (`None`: the stage did not
+/// run). For a linear head `morph` is its forward pass (neutral + basis · coefficients, eyes, seam).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct StageMs {
-    /// The morph (CSR blend) pass.
+    /// The morph (CSR blend) pass, or a linear head's forward pass.
     pub morph: Option<f64>,
     /// The skin pass.
     pub skin: Option<f64>,

@@ -16,7 +16,7 @@ use mien_vulkan::{
 };
 
 use crate::harness::{Bench, Case, CaseError, CopyResult, StageMs};
-use crate::workloads::{Frames, Kind, Model, Workload};
+use crate::workloads::{Frames, Model, Workload};
 
 /// The Vulkan backend on one device.
 #[derive(Clone, Debug)]
@@ -91,10 +91,9 @@ impl Case for VulkanCase {
             return Ok(None);
         }
         self.frame(frame)?;
-        let rig = self.w.kind != Kind::Gnm;
         Ok(self.ctx.stage_times().map(|t| StageMs {
-            morph: rig.then_some(t.morph_ms),
-            skin: rig.then_some(t.skin_ms),
+            morph: Some(t.morph_ms),
+            skin: Some(t.skin_ms),
             lift: (!self.lifts.is_empty()).then_some(t.lift_ms),
         }))
     }

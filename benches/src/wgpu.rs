@@ -16,7 +16,7 @@ use mien_wgpu::{
 };
 
 use crate::harness::{Bench, Case, CaseError, CopyResult, StageMs};
-use crate::workloads::{Frames, Kind, Model, Workload};
+use crate::workloads::{Frames, Model, Workload};
 
 /// The wgpu backend on one device.
 #[derive(Clone, Debug)]
@@ -107,10 +107,9 @@ impl Case for WgpuCase {
             .ctx
             .read_buffers("timestamps", &[(buf, 0, buf.size())])?;
         let t = Timestamps::decode(bytes.first().map_or(&[][..], |b| b), period);
-        let rig = self.w.kind != Kind::Gnm;
         Ok(Some(StageMs {
-            morph: rig.then_some(t.morph_ms),
-            skin: rig.then_some(t.skin_ms),
+            morph: Some(t.morph_ms),
+            skin: Some(t.skin_ms),
             lift: (!self.lifts.is_empty()).then_some(t.lift_ms),
         }))
     }

@@ -15,6 +15,7 @@ use crate::device::VulkanContext;
 use crate::encoder::VulkanEncoder;
 use crate::error::Result;
 use crate::raw;
+use crate::timing::Stage;
 
 mod upload;
 
@@ -26,7 +27,8 @@ use upload::Upload;
 /// The basis is uploaded verbatim (fp16 pairs, staged when device memory is not host-visible), once
 /// per upload whatever its instance count, split by vertex ranges so no binding exceeds
 /// `maxStorageBufferRange`; per frame only the instance's slices of the eye frames, coefficients
-/// and palettes (host-visible) are written. The passes write no timestamps.
+/// and palettes (host-visible) are written. The forward pass writes the morph stage's timestamps,
+/// the skin pass the skin stage's.
 ///
 /// `set_head_ext` waits for this context's submissions in flight before rewriting the per-frame
 /// buffers (as [`crate::VulkanRigBackend::set_controls`]).
@@ -228,11 +230,20 @@ impl GnmBackend for VulkanGnmBackend {
         let cmd = enc.raw();
         // SAFETY: enc is recording on this device (VulkanEncoder's contract); every handle bound
         // below is alive and kept in `enc` until the submission completes.
+        let ts = self.ctx.inner.timestamps.as_ref();
         unsafe {
+            if let Some(t) = ts {
+                t.reset(d, cmd);
+            }
             for (forward, pipeline, layout) in [
                 (true, p.gnm, p.gnm_layout.pipeline),
                 (false, p.skin, p.skin_layout.pipeline),
             ] {
+                // The forward pass takes the morph stage's timestamps (it is the blend).
+                let stage = if forward { Stage::Morph } else { Stage::Skin };
+                if let Some(t) = ts {
+                    t.write(d, cmd, stage, false);
+                }
                 d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, pipeline);
                 for u in &self.uploads {
                     let instances = u.staged.instances() as u32;
@@ -246,6 +257,9 @@ impl GnmBackend for VulkanGnmBackend {
                         d.cmd_bind_descriptor_sets(cmd, bind, layout, 0, &[set], &[]);
                         d.cmd_dispatch(cmd, x, y, instances);
                     }
+                }
+                if let Some(t) = ts {
+                    t.write(d, cmd, stage, true);
                 }
                 raw::compute_barrier(d, cmd);
             }
