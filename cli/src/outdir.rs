@@ -184,28 +184,36 @@ impl Target {
         let old = self.sibling("old", pid);
         let mut section = interrupt::critical()?;
         if fs::symlink_metadata(&self.dir).is_ok() {
-            if let Err(e) = fs::rename(&self.dir, &old) {
-                // EACCES: the parent's permissions (EPERM is an immutable or append-only folder).
-                if e.raw_os_error() == Some(EACCES) || e.kind() == ErrorKind::ReadOnlyFilesystem {
-                    bail!("{}", not_writable(&self.shown, &self.parent, &e));
-                }
-                return Err(e).with_context(|| {
+            match fs::rename(&self.dir, &old) {
+                // Gone since the look above: a concurrent run moved it aside; nothing to probe.
+                Err(e) if e.kind() == ErrorKind::NotFound => {}
+                Err(e) => {
+                    // EACCES: the parent's permissions (EPERM is an immutable or append-only folder).
+                    if e.raw_os_error() == Some(EACCES) || e.kind() == ErrorKind::ReadOnlyFilesystem
+                    {
+                        bail!("{}", not_writable(&self.shown, &self.parent, &e));
+                    }
+                    return Err(e).with_context(|| {
                     format!(
                         "--out {}: cannot be moved aside, which is how a run replaces it (is it a mount point, or marked immutable?)",
                         self.shown.display()
                     )
                 });
-            }
-            if let Err(e) = fs::rename(&old, &self.dir) {
-                // Another run committed in between: its results supersede the ones moved here.
-                if fs::symlink_metadata(&self.dir).is_err() {
-                    bail!(
-                        "{} was moved to {} and cannot be moved back: {e}",
-                        self.shown.display(),
-                        old.display()
-                    );
                 }
-                fs::remove_dir_all(&old).ok();
+                Ok(()) => {
+                    if let Err(e) = fs::rename(&old, &self.dir) {
+                        // Another run committed in between: its results supersede the ones
+                        // moved here.
+                        if fs::symlink_metadata(&self.dir).is_err() {
+                            bail!(
+                                "{} was moved to {} and cannot be moved back: {e}",
+                                self.shown.display(),
+                                old.display()
+                            );
+                        }
+                        fs::remove_dir_all(&old).ok();
+                    }
+                }
             }
         }
         let dir = self.sibling("staging", pid);
@@ -275,7 +283,13 @@ pub fn writable_parent(parent: &Path, name: &std::ffi::OsStr, out: &Path) -> Res
 fn foreign(dir: &Path) -> Result<Option<String>> {
     let list = |d: &Path| -> Result<Vec<(String, fs::FileType)>> {
         let mut v = Vec::new();
-        for e in fs::read_dir(d).with_context(|| format!("{}: cannot list", d.display()))? {
+        let entries = match fs::read_dir(d) {
+            // Gone between the caller's look and this listing: a concurrent run moved it aside,
+            // so it holds nothing of anyone's here (the commit's rename loop handles the race).
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(v),
+            r => r.with_context(|| format!("{}: cannot list", d.display()))?,
+        };
+        for e in entries {
             let e = e.with_context(|| format!("{}: cannot list", d.display()))?;
             let t = e
                 .file_type()
