@@ -10,10 +10,9 @@ use std::time::Duration;
 
 use ash::vk;
 
-use crate::buffer::{Buffer, BufferInner};
 use crate::encoder::VulkanEncoder;
 use crate::error::{Error, Result, VkResultExt};
-use crate::memory::{DedicatedAllocator, MemoryAllocator, MemoryLocation};
+use crate::memory::{DedicatedAllocator, MemoryAllocator};
 use crate::pipelines::Pipelines;
 use crate::raw;
 use crate::timing::Timestamps;
@@ -633,126 +632,5 @@ impl VulkanContext {
             }
         }
         self.retire()
-    }
-
-    /// Create a buffer of `size` bytes for `usage` in `location`.
-    ///
-    /// # Errors
-    /// Out of memory, or no memory type fits.
-    pub(crate) fn buffer(
-        &self,
-        what: &str,
-        size: u64,
-        usage: vk::BufferUsageFlags,
-        location: MemoryLocation,
-    ) -> Result<Buffer> {
-        // SAFETY: the device is live; BufferInner frees what it creates.
-        unsafe { BufferInner::new(&self.inner.shared, what, size.max(4), usage, location) }
-            .map(|b| Buffer(Arc::new(b)))
-    }
-
-    /// A device-local buffer of `size` bytes usable as a copy source and destination, for a caller's
-    /// own transfers (the benchmark's copy baseline records `vkCmdCopyBuffer` between two of these
-    /// into [`VulkanEncoder::raw`]). Freed when the last clone is dropped; the caller waits for the
-    /// submissions that use it first.
-    ///
-    /// # Errors
-    /// Out of memory, or no device-local memory type fits.
-    pub fn transfer_buffer(&self, size: u64) -> Result<Buffer> {
-        self.buffer(
-            "a transfer buffer",
-            size,
-            vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST,
-            MemoryLocation::GpuOnly,
-        )
-    }
-
-    /// A device-local storage buffer holding `bytes` (staged through a host buffer when the device
-    /// memory is not host-visible).
-    ///
-    /// # Errors
-    /// Out of memory, device loss.
-    pub(crate) fn upload(
-        &self,
-        what: &str,
-        bytes: &[u8],
-        usage: vk::BufferUsageFlags,
-    ) -> Result<Buffer> {
-        let b = self.buffer(
-            what,
-            bytes.len() as u64,
-            usage | vk::BufferUsageFlags::TRANSFER_DST,
-            MemoryLocation::GpuOnly,
-        )?;
-        if b.is_mapped() {
-            b.write(0, bytes);
-            return Ok(b);
-        }
-        let staging = self.buffer(
-            "a staging buffer",
-            bytes.len() as u64,
-            vk::BufferUsageFlags::TRANSFER_SRC,
-            MemoryLocation::CpuToGpu,
-        )?;
-        staging.write(0, bytes);
-        let mut enc = self.begin()?;
-        let region = [vk::BufferCopy {
-            src_offset: 0,
-            dst_offset: 0,
-            size: bytes.len().max(4) as u64,
-        }];
-        // SAFETY: enc is recording; both buffers are live and large enough.
-        unsafe {
-            self.device()
-                .cmd_copy_buffer(enc.raw(), staging.handle(), b.handle(), &region)
-        };
-        enc.keep(&staging);
-        enc.keep(&b);
-        self.submit(enc)?;
-        self.wait()?;
-        Ok(b)
-    }
-
-    /// Copy `(buffer, offset, size)` ranges to the host: one submission and one wait.
-    ///
-    /// # Errors
-    /// Out of memory, device loss, timeout.
-    pub(crate) fn read(&self, parts: &[(&Buffer, u64, u64)]) -> Result<Vec<Vec<u8>>> {
-        let mut enc = self.begin()?;
-        // SAFETY: enc recording: make every earlier shader write visible to the copies.
-        unsafe { raw::compute_barrier(self.device(), enc.raw()) };
-        let mut staging = Vec::new();
-        for (b, offset, size) in parts {
-            let s = self.buffer(
-                "a readback buffer",
-                *size,
-                vk::BufferUsageFlags::TRANSFER_DST,
-                MemoryLocation::GpuToCpu,
-            )?;
-            if *size > 0 {
-                let region = [vk::BufferCopy {
-                    src_offset: *offset,
-                    dst_offset: 0,
-                    size: *size,
-                }];
-                // SAFETY: enc recording; ranges inside both buffers.
-                unsafe {
-                    self.device()
-                        .cmd_copy_buffer(enc.raw(), b.handle(), s.handle(), &region)
-                };
-            }
-            enc.keep(b);
-            enc.keep(&s);
-            staging.push(s);
-        }
-        // SAFETY: enc recording: the copies' writes become visible to the host.
-        unsafe { raw::compute_barrier(self.device(), enc.raw()) };
-        self.submit(enc)?;
-        self.wait()?;
-        Ok(staging
-            .iter()
-            .zip(parts)
-            .map(|(s, (_, _, size))| s.read(*size as usize))
-            .collect())
     }
 }

@@ -19,6 +19,7 @@
 
 mod buffer;
 pub mod device;
+mod device_buffers;
 mod encoder;
 mod error;
 mod gnm;
