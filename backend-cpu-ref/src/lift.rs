@@ -56,25 +56,8 @@ impl CpuDebugLift {
         sink: &CpuSplatSink,
         params: DebugLiftParams,
     ) -> Result<Self> {
-        params.validate()?;
         let nv = vertex_count;
-        if params.vertex_count != nv {
-            return Err(Error::Mismatch {
-                what: "debug lift vertex count".into(),
-                expected: u64::from(nv),
-                found: u64::from(params.vertex_count),
-            });
-        }
-        if params.range.end() > u64::from(sink.capacity()) {
-            return Err(Error::Invalid {
-                what: "debug lift range".into(),
-                reason: format!(
-                    "ends at {} past the sink's {} slots",
-                    params.range.end(),
-                    sink.capacity()
-                ),
-            });
-        }
+        mien_core::lift::parts::check_target(&params, nv, sink.capacity())?;
         let tint = if tint.is_empty() {
             vec![u32::MAX; nv as usize]
         } else if tint.len() == nv as usize {

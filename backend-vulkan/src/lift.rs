@@ -127,54 +127,19 @@ impl VulkanDebugLift {
         sink: &VulkanSplatSink,
         params: DebugLiftParams,
     ) -> mien_core::Result<Self> {
-        params.validate()?;
         let nv = vertex_count;
-        if params.vertex_count != nv {
-            return Err(mien_core::Error::Mismatch {
-                what: "debug lift vertex count".into(),
-                expected: u64::from(nv),
-                found: u64::from(params.vertex_count),
-            });
-        }
-        if params.range.end() > u64::from(sink.capacity()) {
-            return Err(mien_core::Error::Invalid {
-                what: "debug lift range".into(),
-                reason: format!(
-                    "ends at {} past the sink's {} slots",
-                    params.range.end(),
-                    sink.capacity()
-                ),
-            });
-        }
-        let mut next = 0u32;
-        for (i, p) in parts.iter().enumerate() {
-            if p.v0 != next {
-                return Err(mien_core::Error::Invalid {
-                    what: format!("debug lift part {i}"),
-                    reason: format!("starts at vertex {} where {next} was expected", p.v0),
-                });
-            }
-            next = p.v0.saturating_add(p.count);
-            let posed_end = (u64::from(p.first) + u64::from(p.count)) * VERTEX_BYTES;
-            if posed_end > p.posed.size() || u64::from(p.count) * 4 > p.tint.size() {
-                return Err(mien_core::Error::Invalid {
-                    what: format!("debug lift part {i}"),
-                    reason: format!(
-                        "vertices {}..{} read past its posed buffer ({} bytes) or its tints ({} bytes)",
-                        p.first,
-                        u64::from(p.first) + u64::from(p.count),
-                        p.posed.size(),
-                        p.tint.size()
-                    ),
-                });
-            }
-        }
-        if next != nv {
-            return Err(mien_core::Error::Invalid {
-                what: "debug lift parts".into(),
-                reason: format!("cover {next} vertices of {nv}"),
-            });
-        }
+        mien_core::lift::parts::check_target(&params, nv, sink.capacity())?;
+        let extents: Vec<mien_core::lift::parts::PartExtent> = parts
+            .iter()
+            .map(|p| mien_core::lift::parts::PartExtent {
+                v0: p.v0,
+                count: p.count,
+                first: p.first,
+                posed_bytes: p.posed.size(),
+                tint_bytes: p.tint.size(),
+            })
+            .collect();
+        mien_core::lift::parts::check_parts(nv, &extents, VERTEX_BYTES)?;
         let ctx = ctx.clone();
         let first = parts.first().ok_or_else(|| mien_core::Error::Invalid {
             what: "debug lift".into(),

@@ -1,6 +1,7 @@
 //! Lifts: posed vertices → gaussians in a splat sink's slot range.
 
 pub mod debug;
+pub mod parts;
 
 pub use debug::{CLEARED_SPLAT, DebugLiftParams, DebugShading, LiftedSplat, lift_vertex};
 

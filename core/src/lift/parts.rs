@@ -1,0 +1,83 @@
+//! The checks every backend's lift makes before it binds anything: parameters in domain, the
+//! vertex count the posing side produces, the slot range inside the sink, and posed parts that tile
+//! the vertices in order and read inside their buffers.
+
+use super::DebugLiftParams;
+use crate::error::{Error, Result};
+
+/// Where one posed part of a lift reads (see the GPU backends' `PosedPart`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PartExtent {
+    /// First vertex of the part among the lifted vertices.
+    pub v0: u32,
+    /// Vertices in the part.
+    pub count: u32,
+    /// Where the part's first vertex sits in its posed buffer, vertices.
+    pub first: u32,
+    /// Size of the part's posed buffer, bytes.
+    pub posed_bytes: u64,
+    /// Size of the part's tint buffer, bytes (`(count,)` u32 read from its start).
+    pub tint_bytes: u64,
+}
+
+/// `params` valid for a lift of `vertex_count` vertices into a sink of `sink_capacity` slots.
+///
+/// # Errors
+/// Out-of-domain parameters ([`DebugLiftParams::validate`]), [`Error::Mismatch`] for another vertex
+/// count, [`Error::Invalid`] for a range past the sink.
+pub fn check_target(params: &DebugLiftParams, vertex_count: u32, sink_capacity: u32) -> Result<()> {
+    params.validate()?;
+    if params.vertex_count != vertex_count {
+        return Err(Error::Mismatch {
+            what: "debug lift vertex count".into(),
+            expected: u64::from(vertex_count),
+            found: u64::from(params.vertex_count),
+        });
+    }
+    if params.range.end() > u64::from(sink_capacity) {
+        return Err(Error::Invalid {
+            what: "debug lift range".into(),
+            reason: format!(
+                "ends at {} past the sink's {sink_capacity} slots",
+                params.range.end()
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// `parts` tile `0..vertex_count` in order, and each reads `vertex_bytes` per vertex from `first`
+/// inside its posed buffer and 4 bytes per vertex inside its tints.
+///
+/// # Errors
+/// [`Error::Invalid`] naming the first part that starts elsewhere or reads past a buffer, or
+/// parts that cover another number of vertices.
+pub fn check_parts(vertex_count: u32, parts: &[PartExtent], vertex_bytes: u64) -> Result<()> {
+    let mut next = 0u32;
+    for (i, p) in parts.iter().enumerate() {
+        if p.v0 != next {
+            return Err(Error::Invalid {
+                what: format!("debug lift part {i}"),
+                reason: format!("starts at vertex {} where {next} was expected", p.v0),
+            });
+        }
+        next = p.v0.saturating_add(p.count);
+        let end = u64::from(p.first) + u64::from(p.count);
+        if end * vertex_bytes > p.posed_bytes || u64::from(p.count) * 4 > p.tint_bytes {
+            return Err(Error::Invalid {
+                what: format!("debug lift part {i}"),
+                reason: format!(
+                    "vertices {}..{end} read past its posed buffer ({} bytes) or its tints ({} bytes)",
+                    p.first, p.posed_bytes, p.tint_bytes
+                ),
+            });
+        }
+    }
+    if next != vertex_count {
+        return Err(Error::Invalid {
+            what: "debug lift parts".into(),
+            reason: format!("cover {next} vertices of {vertex_count}"),
+        });
+    }
+    Ok(())
+}

@@ -1,0 +1,66 @@
+//! The lift's shared checks: posed parts that tile the vertices in order and read inside their
+//! buffers are accepted; a gap, an overlap, a short cover or an overread is refused naming the part.
+
+use mien_core::Error;
+use mien_core::lift::parts::{PartExtent, check_parts};
+use proptest::prelude::*;
+
+const VB: u64 = 24;
+
+/// Parts of the given sizes tiling `0..Σ`, each at `first` in a buffer exactly large enough.
+fn tiling(sizes: &[u32], firsts: &[u32]) -> Vec<PartExtent> {
+    let mut v0 = 0;
+    sizes
+        .iter()
+        .zip(firsts)
+        .map(|(&count, &first)| {
+            let p = PartExtent {
+                v0,
+                count,
+                first,
+                posed_bytes: (u64::from(first) + u64::from(count)) * VB,
+                tint_bytes: u64::from(count) * 4,
+            };
+            v0 += count;
+            p
+        })
+        .collect()
+}
+
+fn part_named(e: &Error) -> String {
+    match e {
+        Error::Invalid { what, .. } => what.clone(),
+        _ => panic!("expected Invalid: {e}"),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn tilings_pass_and_every_break_is_named(
+        sizes in proptest::collection::vec(1u32..50, 1..6),
+        firsts in proptest::collection::vec(0u32..100, 6),
+        k in 0usize..6,
+    ) {
+        let parts = tiling(&sizes, &firsts);
+        let nv: u32 = sizes.iter().sum();
+        prop_assert!(check_parts(nv, &parts, VB).is_ok());
+        let k = k % parts.len();
+        // A gap or overlap at part k (k > 0), or a first part not at 0.
+        let mut moved = parts.clone();
+        moved[k].v0 += 1;
+        let e = check_parts(nv, &moved, VB).unwrap_err();
+        prop_assert_eq!(part_named(&e), format!("debug lift part {k}"));
+        // One vertex past the posed buffer, or one tint short.
+        let mut over = parts.clone();
+        over[k].posed_bytes -= 1;
+        prop_assert_eq!(part_named(&check_parts(nv, &over, VB).unwrap_err()), format!("debug lift part {k}"));
+        let mut short = parts.clone();
+        short[k].tint_bytes -= 1;
+        prop_assert_eq!(part_named(&check_parts(nv, &short, VB).unwrap_err()), format!("debug lift part {k}"));
+        // Covering fewer or more vertices than the lift's count.
+        prop_assert_eq!(part_named(&check_parts(nv + 1, &parts, VB).unwrap_err()), "debug lift parts");
+        prop_assert_eq!(part_named(&check_parts(nv - 1, &parts, VB).unwrap_err()), "debug lift parts");
+    }
+}
