@@ -24,6 +24,8 @@ struct CpuHead {
     /// Per-frame scratch: scaled coefficients `(E,)` and skin matrices `(J,)`.
     scaled: Vec<f32>,
     skin: Vec<Mat4>,
+    /// One decoded basis row `(E,3)` per vertex chunk, reused every frame.
+    rows: Vec<f32>,
 }
 
 /// Vertices per rayon task.
@@ -48,14 +50,19 @@ impl CpuHead {
         forward::skin_matrices(pack, &self.joint_world, &mut self.skin)?;
         let bind = from_row_major(&pack.header.bind_transform);
         let (scaled, skin) = (&self.scaled, &self.skin);
+        let n = 3 * pack.coeff_count();
         self.positions.resize(pack.vertex_count(), [0.0; 3]);
+        self.rows
+            .resize(pack.vertex_count().div_ceil(VERTEX_CHUNK) * n.max(1), 0.0);
         self.positions
             .par_chunks_mut(VERTEX_CHUNK)
+            .zip(self.rows.par_chunks_mut(n.max(1)))
             .enumerate()
-            .for_each(|(c, out)| {
+            .for_each(|(c, (out, row))| {
                 for (i, o) in out.iter_mut().enumerate() {
                     let v = c * VERTEX_CHUNK + i;
-                    let p = forward::forward_vertex(pack, v, scaled, &rot, &centers);
+                    pack.basis_row(v, &mut row[..n]);
+                    let p = forward::forward_vertex_row(pack, v, &row[..n], scaled, &rot, &centers);
                     *o = forward::seam_and_skin_vertex(pack, v, p, skin, &bind);
                 }
             });
@@ -127,6 +134,7 @@ impl GnmBackend for CpuGnmBackend {
                     positions: Vec::with_capacity(pack.vertex_count()),
                     scaled: vec![0.0; pack.coeff_count()],
                     skin: Vec::with_capacity(rest.len()),
+                    rows: Vec::new(),
                 });
                 GnmHandle((self.heads.len() - 1) as u32)
             })

@@ -71,6 +71,33 @@ pub fn forward_vertex(
         let i = row + 3 * k;
         p += *s * Vec3::new(pack.half_at(i), pack.half_at(i + 1), pack.half_at(i + 2));
     }
+    eyes(pack, v, p, rot, centers)
+}
+
+/// [`forward_vertex`] with vertex `v`'s basis row already decoded (`row`: `(E,3)` from
+/// [`GnmPack::basis_row`]): the same operations in the same order, so the same bits.
+#[inline]
+pub fn forward_vertex_row(
+    pack: &GnmPack,
+    v: usize,
+    row: &[f32],
+    scaled: &[f32],
+    rot: &[Quat; 2],
+    centers: &[Vec3; 2],
+) -> Vec3 {
+    let mut p = Vec3::from(pack.neutral[v]);
+    for (s, b) in scaled.iter().zip(row.chunks_exact(3)) {
+        if *s == 0.0 {
+            continue;
+        }
+        p += *s * Vec3::new(b[0], b[1], b[2]);
+    }
+    eyes(pack, v, p, rot, centers)
+}
+
+/// The eyes of [`forward_vertex`]: left then right, each blended by its weight.
+#[inline]
+fn eyes(pack: &GnmPack, v: usize, mut p: Vec3, rot: &[Quat; 2], centers: &[Vec3; 2]) -> Vec3 {
     let v_n = pack.vertex_count();
     for i in 0..2 {
         let w = pack.eye_weights[i * v_n + v];

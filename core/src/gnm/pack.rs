@@ -195,6 +195,21 @@ impl GnmPack {
         self.half_at((v * self.coeff_count() + e) * 3 + axis)
     }
 
+    /// Vertex `v`'s basis row `(E,3)` decoded into `out` (`3E` values, exact), with SIMD where the
+    /// CPU has it (`half`'s slice conversion).
+    ///
+    /// # Panics
+    /// Never for `v < V` and `out.len() == 3E` (callers size it; other lengths fill what fits).
+    pub fn basis_row(&self, v: usize, out: &mut [f32]) {
+        use half::slice::HalfFloatSliceExt;
+        let n = self.coeff_count() * 3;
+        let halves: &[u16] = bytemuck::cast_slice(&self.basis);
+        let start = (v * n).min(halves.len());
+        let end = (start + n.min(out.len())).min(halves.len());
+        let row: &[half::f16] = bytemuck::cast_slice(&halves[start..end]);
+        row.convert_to_f32_slice(&mut out[..end - start]);
+    }
+
     /// The basis half at flat index `i` of `(V,E,3)` as f32 (exact: every f16 is an f32), through
     /// a 65,536-entry table built once.
     #[inline]
