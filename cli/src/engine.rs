@@ -105,11 +105,7 @@ impl Engine for CpuEngine {
         let nv = self.backend.vertex_count(self.handle);
         let mut sink = CpuSplatSink::new(nv);
         let range = sink.allocate(nv)?;
-        ensure!(
-            range == params.range,
-            "the lift's range {:?} is not the sink's first {nv} slots",
-            params.range
-        );
+        crate::engine::check_lift_range(range, &params, nv)?;
         let lift = CpuDebugLift::new(&self.backend, self.handle, &sink, params)?;
         self.sink = Some((sink, lift, range));
         Ok(())
@@ -208,11 +204,7 @@ mod gpu {
             let nv = self.backend.vertex_count(self.handle);
             let mut sink = WgpuSplatSink::new(&self.ctx, nv)?;
             let range = sink.allocate(nv)?;
-            ensure!(
-                range == params.range,
-                "the lift's range {:?} is not the sink's first {nv} slots",
-                params.range
-            );
+            crate::engine::check_lift_range(range, &params, nv)?;
             let lift = WgpuDebugLift::new(&self.backend, self.handle, &sink, params)?;
             self.sink = Some((sink, lift, range));
             Ok(())
@@ -270,6 +262,19 @@ mod gpu {
             label: Some("mien frame"),
         }
     }
+}
+
+/// A fresh sink's first `nv` slots, as allocated, must be the range the lift parameters name.
+///
+/// # Errors
+/// A caller whose parameters name another range.
+pub fn check_lift_range(range: SlotRange, params: &DebugLiftParams, nv: u32) -> Result<()> {
+    ensure!(
+        range == params.range,
+        "the lift's range {:?} is not the sink's first {nv} slots",
+        params.range
+    );
+    Ok(())
 }
 
 /// The slots `r` of a CPU sink, copied.

@@ -2,11 +2,14 @@
 //! matrices in, posed vertices out, lifted into splats as the rig engines do.
 
 use std::sync::Arc;
+#[cfg(any(feature = "wgpu", feature = "vulkan"))]
 use std::time::Instant;
 
 #[cfg(any(feature = "wgpu", feature = "vulkan"))]
 use anyhow::Context as _;
-use anyhow::{Result, bail, ensure};
+#[cfg(feature = "vulkan")]
+use anyhow::ensure;
+use anyhow::{Result, bail};
 use glam::Mat4;
 use mien_core::gnm::{GnmBackend, GnmHandle, GnmPack};
 use mien_core::lift::DebugLiftParams;
@@ -66,11 +69,7 @@ impl Engine for CpuHeadEngine {
         let nv = self.backend.vertex_count(self.head);
         let mut sink = CpuSplatSink::new(nv);
         let range = sink.allocate(nv)?;
-        ensure!(
-            range == params.range,
-            "the lift's range {:?} is not the sink's first {nv} slots",
-            params.range
-        );
+        crate::engine::check_lift_range(range, &params, nv)?;
         let lift = CpuDebugLift::for_vertices(nv, Vec::new(), &sink, params)?;
         self.sink = Some((sink, lift, range));
         Ok(())
@@ -168,11 +167,7 @@ mod wgpu_head {
             let nv = self.backend.vertex_count(self.head);
             let mut sink = WgpuSplatSink::new(&self.ctx, nv)?;
             let range = sink.allocate(nv)?;
-            ensure!(
-                range == params.range,
-                "the lift's range {:?} is not the sink's first {nv} slots",
-                params.range
-            );
+            crate::engine::check_lift_range(range, &params, nv)?;
             let parts = self.backend.posed_parts(self.head)?;
             let lift = WgpuDebugLift::from_parts(&self.ctx, nv, &parts, &sink, params)?;
             self.sink = Some((sink, lift, range));
@@ -281,11 +276,7 @@ mod vulkan_head {
             let nv = self.backend.vertex_count(self.head);
             let mut sink = VulkanSplatSink::new(&self.ctx, nv)?;
             let range = sink.allocate(nv)?;
-            ensure!(
-                range == params.range,
-                "the lift's range {:?} is not the sink's first {nv} slots",
-                params.range
-            );
+            crate::engine::check_lift_range(range, &params, nv)?;
             let parts = self.backend.posed_parts(self.head)?;
             let lift = VulkanDebugLift::from_parts(&self.ctx, nv, &parts, &sink, params)?;
             self.sink = Some((sink, lift, range));

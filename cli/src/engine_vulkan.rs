@@ -98,11 +98,7 @@ impl Engine for VulkanEngine {
         let nv = self.backend.vertex_count(self.handle);
         let mut sink = VulkanSplatSink::new(&self.ctx, nv)?;
         let range = sink.allocate(nv)?;
-        ensure!(
-            range == params.range,
-            "the lift's range {:?} is not the sink's first {nv} slots",
-            params.range
-        );
+        crate::engine::check_lift_range(range, &params, nv)?;
         let lift = VulkanDebugLift::new(&self.backend, self.handle, &sink, params)?;
         self.sink = Some((sink, lift, range));
         Ok(())
