@@ -283,10 +283,8 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
     report.timings_ms.rig_per_frame = report.timings_ms.rig / f64::from(frames);
     report.timings_ms.lift_per_frame = report.timings_ms.lift / f64::from(frames);
     report.morphs.active_limit = ACTIVE_MORPH_LIMIT;
-    // The character section again, now with the per-frame counts (dropped targets, clamps).
-    let bounds_m = report.character.bounds_m;
-    subject.fill_report(&mut report, ch);
-    report.character.bounds_m = bounds_m;
+    // What the per-frame rules counted (dropped targets, clamped coefficients).
+    subject.fill_counts(&mut report, ch);
     report.outputs.ply_layout = format!("{:?}", args.ply).to_lowercase();
     if args.ply == PlyLayout::None {
         std::fs::remove_dir_all(staging.path().join("frames"))

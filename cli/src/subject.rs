@@ -206,7 +206,8 @@ impl Subject {
         Ok(())
     }
 
-    /// Fill the report's character, morph and memory sections that depend on the subject.
+    /// Fill the report's character and memory sections that depend on the subject (before the
+    /// frames; [`Subject::fill_counts`] adds what the frames counted).
     pub fn fill_report(&self, report: &mut Report, ch: &Character) {
         let c = &mut report.character;
         c.source = ch.source.clone();
@@ -227,24 +228,6 @@ impl Subject {
                     .notes
                     .iter()
                     .map(|n| format!("{}: {}", n.field, n.message))
-                    .collect();
-                report.morphs.dropped_targets = r
-                    .dropped
-                    .iter()
-                    .map(|(&(inst, target), &(first, n))| {
-                        let inst = &rig.instances[inst as usize];
-                        let mesh = &ch.meshes[inst.mesh.index()];
-                        DroppedTarget {
-                            mesh: load::node_label(ch, inst.node.index()),
-                            target: mesh
-                                .target_names
-                                .get(target as usize)
-                                .cloned()
-                                .unwrap_or_else(|| format!("target_{target}")),
-                            first_frame: first,
-                            frames: n,
-                        }
-                    })
                     .collect();
             }
             Subject::Head(h) => {
@@ -279,6 +262,41 @@ impl Subject {
                     host_bytes: host_bytes(p),
                     blobs,
                 });
+            }
+        }
+    }
+}
+
+impl Subject {
+    /// After the last frame: what the per-frame rules counted — the targets the active limit
+    /// dropped (rig), the coefficients the map's clamp changed (linear head).
+    pub fn fill_counts(&self, report: &mut Report, ch: &Character) {
+        match self {
+            Subject::Rig(r) => {
+                let rig = &r.rig;
+                report.morphs.dropped_targets = r
+                    .dropped
+                    .iter()
+                    .map(|(&(inst, target), &(first, n))| {
+                        let inst = &rig.instances[inst as usize];
+                        let mesh = &ch.meshes[inst.mesh.index()];
+                        DroppedTarget {
+                            mesh: load::node_label(ch, inst.node.index()),
+                            target: mesh
+                                .target_names
+                                .get(target as usize)
+                                .cloned()
+                                .unwrap_or_else(|| format!("target_{target}")),
+                            first_frame: first,
+                            frames: n,
+                        }
+                    })
+                    .collect();
+            }
+            Subject::Head(h) => {
+                if let Some(l) = &mut report.character.linear_head {
+                    l.clamped = h.clamped;
+                }
             }
         }
     }
