@@ -236,3 +236,38 @@ fn before_any_frame_a_head_poses_at_rest() {
     let want = gnm_reference(pack, std::slice::from_ref(&rest)).unwrap();
     assert_eq!(b.read_vertices(h).unwrap().positions, want[0]);
 }
+
+proptest! {
+    #![proptest_config(config(32))]
+
+    /// The tiled basis (`mien_core::gnm::tiled`) holds every half of the pack at its documented
+    /// place `(t, e, 3j + a)` for vertex `v = t·TV + j`, and zero halves past the last vertex.
+    #[test]
+    fn the_tiled_basis_is_the_pack_basis_permuted(case in gnm_cases(70, 12), tv in 1usize..40) {
+        let pack = &GnmInputs::new(&case).pack;
+        let (v_n, e_n) = (pack.vertex_count(), pack.coeff_count());
+        let tiles = mien_core::gnm::tiled::BasisTiles::new(pack, tv);
+        prop_assert_eq!(tiles.tile_count(), v_n.div_ceil(tv));
+        prop_assert_eq!(tiles.halves.len(), tiles.tile_count() * e_n * 3 * tv);
+        let mut seen = 0usize;
+        for t in 0..tiles.tile_count() {
+            let tile = tiles.tile(t);
+            for e in 0..e_n {
+                for j in 0..tv {
+                    for a in 0..3 {
+                        let got = half::f16::from_bits(tile[e * 3 * tv + 3 * j + a]).to_f32();
+                        let v = t * tv + j;
+                        if v < v_n {
+                            prop_assert_eq!(got.to_bits(), pack.half_at((v * e_n + e) * 3 + a).to_bits());
+                            seen += 1;
+                        } else {
+                            prop_assert_eq!(got.to_bits(), 0);
+                        }
+                    }
+                }
+            }
+        }
+        prop_assert_eq!(seen, v_n * e_n * 3);
+        prop_assert!(tiles.tile(tiles.tile_count()).is_empty());
+    }
+}

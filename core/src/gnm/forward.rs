@@ -95,9 +95,11 @@ pub fn forward_vertex_row(
     eyes(pack, v, p, rot, centers)
 }
 
-/// The eyes of [`forward_vertex`]: left then right, each blended by its weight.
+/// The eyes of [`forward_vertex`] on vertex `v`'s blended position `p` (metres, head-local): left
+/// then right, `p ← p + wᵢ[v]·(Rᵢ(p − cᵢ) + cᵢ − p)`, a zero weight leaving `p` untouched. Blocked
+/// kernels that sum the basis themselves call this so they stay the reference bit for bit.
 #[inline]
-fn eyes(pack: &GnmPack, v: usize, mut p: Vec3, rot: &[Quat; 2], centers: &[Vec3; 2]) -> Vec3 {
+pub fn eyes(pack: &GnmPack, v: usize, mut p: Vec3, rot: &[Quat; 2], centers: &[Vec3; 2]) -> Vec3 {
     let v_n = pack.vertex_count();
     for i in 0..2 {
         let w = pack.eye_weights[i * v_n + v];

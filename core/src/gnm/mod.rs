@@ -13,6 +13,7 @@ pub mod forward;
 pub mod frame;
 pub mod layout;
 pub mod pack;
+pub mod tiled;
 
 pub use backend::{GnmBackend, GnmHandle};
 pub use frame::GnmFrame;
