@@ -278,7 +278,9 @@ impl GnmBackend for CpuGnmBackend {
         let own: u64 = self
             .heads
             .iter()
-            .map(|h| (h.head_ext.len() * 4 + h.joint_world.len() * 64 + h.positions.len() * 12) as u64)
+            .map(|h| {
+                (h.head_ext.len() * 4 + h.joint_world.len() * 64 + h.positions.len() * 12) as u64
+            })
             .sum();
         shared + own
     }

@@ -3,11 +3,12 @@
 //! posed by the GNM forward kernel and the morph path's skin kernel in two compute passes.
 
 use glam::Mat4;
+use mien_core::gnm::tiled::BasisTiles;
 use mien_core::gnm::{GnmBackend, GnmFrame, GnmHandle, GnmPack};
 use mien_core::rig::PosedVertices;
 use mien_shaders::data::VERTEX_BYTES;
 use mien_shaders::data::gnm::{GnmBatchFrames, gnm_chunk_arrays, plan_gnm_upload};
-use mien_shaders::{DispatchParams, GnmParams, dispatch_size, gnm_dispatch, gnm_lanes};
+use mien_shaders::{DispatchParams, GNM_TILE_VERTICES, GnmParams, dispatch_size, gnm_dispatch};
 use wgpu::util::DeviceExt;
 
 use crate::context::WgpuContext;
@@ -180,7 +181,7 @@ impl WgpuGnmBackend {
         let (nv, e) = (pack.vertex_count() as u32, pack.coeff_count() as u32);
         let gnm = ctx.gnm_pipeline()?;
         let skin_layout = &ctx.pipelines().skin_layout;
-        let lanes = gnm_lanes(e);
+        let tiles = BasisTiles::new(pack, GNM_TILE_VERTICES as usize);
         let frame = GnmFrame::new(pack);
         let staged = GnmBatchFrames::new(&frame, instances as usize);
         let heads = output(ctx, "mien gnm eye frames", 128 * u64::from(instances));
@@ -207,18 +208,16 @@ impl WgpuGnmBackend {
         };
         let mut chunks = Vec::with_capacity(plan.len());
         for (v0, count) in plan {
-            let a = gnm_chunk_arrays(pack, v0, count);
-            let (fx, fy, f_row) =
-                gnm_dispatch(count, lanes, max_groups).ok_or_else(|| too_many(count))?;
+            let a = gnm_chunk_arrays(pack, &tiles, v0, count);
+            let (fx, fy) =
+                gnm_dispatch(count, instances, max_groups).ok_or_else(|| too_many(count))?;
             let (sx, sy, s_row) =
                 dispatch_size(count, max_groups).ok_or_else(|| too_many(count))?;
             let forward_params = GnmParams {
                 count,
-                row_width: f_row,
                 coeffs: e,
-                lanes,
-                first_half: a.first_half,
-                ..GnmParams::default()
+                instances,
+                _pad0: 0,
             };
             let forward_params = uniform("mien gnm params", bytemuck::bytes_of(&forward_params));
             let skin_params = DispatchParams {
@@ -229,7 +228,7 @@ impl WgpuGnmBackend {
             };
             let skin_params = uniform("mien gnm skin params", bytemuck::bytes_of(&skin_params));
             let none = wgpu::BufferUsages::empty();
-            let basis = storage(ctx, "mien gnm basis", bytemuck::cast_slice(a.basis), none);
+            let basis = storage(ctx, "mien gnm basis", bytemuck::cast_slice(&a.basis), none);
             let statics = storage(
                 ctx,
                 "mien gnm statics",
@@ -414,7 +413,8 @@ impl GnmBackend for WgpuGnmBackend {
                         (&c.skin_group, c.skin_groups)
                     };
                     pass.set_bind_group(0, group, &[]);
-                    pass.dispatch_workgroups(x, y, instances);
+                    // The forward pass covers the instances in x (blocks of 8), skinning in z.
+                    pass.dispatch_workgroups(x, y, if forward { 1 } else { instances });
                 }
             }
         }

@@ -12,9 +12,10 @@
 //!
 //! Every kernel runs [`WORKGROUP_SIZE`] invocations per workgroup and maps invocation
 //! `gid.x + gid.y · row_width` to an element, so a dispatch larger than the per-dimension workgroup
-//! limit is laid out in 2D ([`dispatch_size`]). [`MORPH`], [`SKIN`] and [`GNM`] take the instance
-//! of a batch (N characters sharing one rig or pack) from `gid.z`; z = 1 is the single character. [`GNM`] is the exception: `lanes` invocations share
-//! one vertex (see [`gnm_lanes`]) and its `row_width` counts workgroups ([`gnm_dispatch`]).
+//! limit is laid out in 2D ([`dispatch_size`]). [`MORPH`] and [`SKIN`] take the instance
+//! of a batch (N characters sharing one rig or pack) from `gid.z`; z = 1 is the single character.
+//! [`GNM`] is the exception: a blocked GEMM of 192 invocations per workgroup, one workgroup per basis
+//! tile and block of instances ([`gnm_dispatch`]).
 
 pub mod data;
 
@@ -37,6 +38,9 @@ pub struct Kernel {
     /// `SHADER_F16_IN_F32` (every Vulkan device except llvmpipe without `SHADER_F16`). Vulkan itself
     /// needs no feature for it (GLSL.std.450 `UnpackHalf2x16` is core).
     pub f16_in_f32: bool,
+    /// Invocations per workgroup (`@workgroup_size`): [`WORKGROUP_SIZE`], except [`GNM`]'s blocked
+    /// GEMM ([`GNM_WORKGROUP_SIZE`]).
+    pub workgroup_size: u32,
 }
 
 /// The SPIR-V of `entry` in `kernel`, as words.
@@ -67,6 +71,7 @@ pub const MORPH: Kernel = Kernel {
     entry_points: &["main"],
     spirv: &[spv!("morph.main.spv")],
     f16_in_f32: false,
+    workgroup_size: WORKGROUP_SIZE,
 };
 
 /// Linear-blend skinning (`skin.wgsl`).
@@ -76,6 +81,7 @@ pub const SKIN: Kernel = Kernel {
     entry_points: &["main"],
     spirv: &[spv!("skin.main.spv")],
     f16_in_f32: false,
+    workgroup_size: WORKGROUP_SIZE,
 };
 
 /// The debug vertex lift and the clear-unused-slots pass (`lift_debug.wgsl`).
@@ -85,6 +91,7 @@ pub const LIFT_DEBUG: Kernel = Kernel {
     entry_points: &["lift", "clear"],
     spirv: &[spv!("lift_debug.lift.spv"), spv!("lift_debug.clear.spv")],
     f16_in_f32: false,
+    workgroup_size: WORKGROUP_SIZE,
 };
 
 /// The linear head model's forward pass: expression basis, eyes, seam (`gnm.wgsl`); its output is
@@ -95,6 +102,7 @@ pub const GNM: Kernel = Kernel {
     entry_points: &["forward"],
     spirv: &[spv!("gnm.forward.spv")],
     f16_in_f32: true,
+    workgroup_size: GNM_WORKGROUP_SIZE,
 };
 
 /// Device features the kernels need beyond Vulkan 1.1 / WebGPU core.
@@ -197,26 +205,39 @@ pub fn dispatch_size(count: u32, max_per_dimension: u32) -> Option<(u32, u32, u3
     Some((x, y, x * WORKGROUP_SIZE))
 }
 
-/// The per-chunk uniform of [`GNM`] (WGSL `GnmParams`, 32 bytes).
+/// The per-chunk uniform of [`GNM`] (WGSL `GnmParams`, 16 bytes).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
 pub struct GnmParams {
-    /// Vertices in this chunk.
+    /// Vertices in this chunk (its first vertex starts a tile).
     pub count: u32,
-    /// Workgroups per dispatch row ([`gnm_dispatch`]).
-    pub row_width: u32,
     /// Expression coefficients E.
     pub coeffs: u32,
-    /// Invocations per vertex ([`gnm_lanes`]): a power of two dividing 64.
-    pub lanes: u32,
-    /// 0 or 1: the half of the chunk's first basis word where its first vertex starts.
-    pub first_half: u32,
-    /// Padding to 16-byte multiples (uniform structs are 16-byte aligned).
+    /// Instances N of the batch.
+    pub instances: u32,
+    /// Padding to 16 bytes.
     pub _pad0: u32,
-    /// Padding.
-    pub _pad1: u32,
-    /// Padding.
-    pub _pad2: u32,
+}
+
+/// Invocations per workgroup of [`GNM`]: 8 coefficient slices × 24 column invocations (each 8
+/// halves of a 192-half tile row).
+pub const GNM_WORKGROUP_SIZE: u32 = 192;
+
+/// Vertices per basis tile of [`GNM`] (`TV` in `gnm.wgsl`; see `mien_core::gnm::tiled`): a tile's
+/// row for one coefficient is 192 halves, 24 × 16 bytes.
+pub const GNM_TILE_VERTICES: u32 = 64;
+
+/// Instances one [`GNM`] workgroup poses (`IB` in `gnm.wgsl`): each basis load is applied to this
+/// many characters' coefficients.
+pub const GNM_INSTANCE_BLOCK: u32 = 8;
+
+/// Workgroups `(x, y)` of [`GNM`] for a chunk of `count` vertices posed as `instances` instances:
+/// x = instance blocks ([`GNM_INSTANCE_BLOCK`], neighbouring workgroups share a tile), y = tiles
+/// ([`GNM_TILE_VERTICES`]). `None` when either exceeds `max_per_dimension`.
+pub fn gnm_dispatch(count: u32, instances: u32, max_per_dimension: u32) -> Option<(u32, u32)> {
+    let x = instances.div_ceil(GNM_INSTANCE_BLOCK).max(1);
+    let y = count.div_ceil(GNM_TILE_VERTICES).max(1);
+    (x <= max_per_dimension && y <= max_per_dimension).then_some((x, y))
 }
 
 /// One instance's eye inputs in [`GNM`]'s `heads` array (WGSL `GnmFrameHeader`, 128 bytes); the
@@ -232,31 +253,4 @@ pub struct GnmFrameHeader {
     pub eye_centre_l: [f32; 4],
     /// Right eye centre xyz, metres (w unused).
     pub eye_centre_r: [f32; 4],
-}
-
-/// Invocations [`GNM`] gives one vertex of a pack with `coeffs` coefficients: the vertex's
-/// `⌈3E/2⌉` basis words divided by 4 (about four words per invocation), rounded up to a power of
-/// two, within 1..=64. E = 383 → 64 lanes (9 words each), E = 57 → 32, E = 4 → 2.
-pub fn gnm_lanes(coeffs: u32) -> u32 {
-    let words = (3 * coeffs.max(1)).div_ceil(2);
-    words
-        .div_ceil(4)
-        .next_power_of_two()
-        .clamp(1, WORKGROUP_SIZE)
-}
-
-/// Workgroups `(x, y)` and `row_width` (workgroups per row) for [`GNM`] over `count` vertices at
-/// `lanes` per vertex ([`gnm_lanes`]), with at most `max_per_dimension` workgroups per dimension.
-///
-/// Returns `None` when even a square 2D layout cannot hold the workgroups.
-pub fn gnm_dispatch(count: u32, lanes: u32, max_per_dimension: u32) -> Option<(u32, u32, u32)> {
-    let per_group = (WORKGROUP_SIZE / lanes.clamp(1, WORKGROUP_SIZE)).max(1);
-    let groups = count.div_ceil(per_group).max(1);
-    let max = max_per_dimension.max(1);
-    let x = groups.min(max);
-    let y = groups.div_ceil(x);
-    if y > max {
-        return None;
-    }
-    Some((x, y, x))
 }

@@ -1,16 +1,19 @@
 //! What the GNM kernel reads, checked on the CPU: the vertex-range plan covers every vertex once and
-//! keeps every binding under the limit (and is as coarse as the limit allows), each chunk's basis
-//! slice holds the pack's halves verbatim at `first_half`, the skin conversion renormalises like the
-//! reference, a batch's per-frame arrays hold each instance's frame in its own slice (WGSL layout),
-//! and the lane and dispatch choices cover every vertex.
+//! keeps every binding under the limit in whole tiles (and is as coarse as the limit allows), each
+//! chunk's basis holds the pack's halves at their tiled places, the skin conversion renormalises
+//! like the reference, a batch's per-frame arrays hold each instance's frame in its own slice (WGSL
+//! layout), and the dispatch covers every tile and instance.
 
 use glam::{Mat4, Vec3};
 use mien_core::gnm::GnmFrame;
+use mien_core::gnm::tiled::BasisTiles;
 use mien_core::testing::gnm::{GnmShape, random_gnm_pack, random_head_ext, random_joint_world};
 use mien_shaders::data::gnm::{
     GNM_OUTPUT_BYTES, GNM_STATIC_BYTES, GnmBatchFrames, gnm_chunk_arrays, gnm_skin, plan_gnm_chunks,
 };
-use mien_shaders::{GnmFrameHeader, JointMatrices, WORKGROUP_SIZE, gnm_dispatch, gnm_lanes};
+use mien_shaders::{
+    GNM_INSTANCE_BLOCK, GNM_TILE_VERTICES, GnmFrameHeader, JointMatrices, gnm_dispatch,
+};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed};
 
@@ -28,61 +31,64 @@ fn config() -> Config {
     }
 }
 
-/// Bytes of the basis words chunk `(v0, count)` binds.
-fn basis_bytes(v0: u32, count: u32, coeffs: u32) -> u64 {
-    let n = 3 * u64::from(coeffs);
-    let (h0, h1) = (u64::from(v0) * n, u64::from(v0 + count) * n);
-    (h1.div_ceil(2) - h0 / 2) * 4
+const TV: u64 = GNM_TILE_VERTICES as u64;
+
+/// Bytes of the tiled basis chunk `(v0, count)` binds: whole tiles of `6·E·64` bytes.
+fn basis_bytes(count: u32, coeffs: u32) -> u64 {
+    u64::from(count).div_ceil(TV) * 6 * u64::from(coeffs) * TV
 }
 
 proptest! {
     #![proptest_config(config())]
 
     #[test]
-    fn the_plan_covers_every_vertex_within_the_limit(v in 1u32..5000, e in 1u32..400, n in 1u32..40, limit in 256u64..100_000) {
+    fn the_plan_covers_every_vertex_within_the_limit(v in 1u32..50_000, e in 1u32..400, n in 1u32..40, limit in 256u64..1_000_000) {
         let per_vertex = GNM_STATIC_BYTES.max(GNM_OUTPUT_BYTES * u64::from(n));
         match plan_gnm_chunks(v, e, n, limit) {
             Ok(plan) => {
                 let mut next = 0;
                 for (i, &(v0, count)) in plan.iter().enumerate() {
                     prop_assert_eq!(v0, next);
+                    prop_assert_eq!(u64::from(v0) % TV, 0, "chunk {} starts inside a tile", i);
                     prop_assert!(count > 0);
-                    prop_assert!(basis_bytes(v0, count, e) <= limit, "chunk {} basis {} > {}", i, basis_bytes(v0, count, e), limit);
-                    prop_assert!(u64::from(count) * GNM_STATIC_BYTES <= limit);
-                    prop_assert!(u64::from(count) * GNM_OUTPUT_BYTES * u64::from(n) <= limit);
-                    // As coarse as the limit allows: one more vertex would not fit.
+                    prop_assert!(basis_bytes(count, e) <= limit, "chunk {} basis {} > {}", i, basis_bytes(count, e), limit);
+                    prop_assert!(u64::from(count).div_ceil(TV) * TV * per_vertex <= limit);
+                    // As coarse as the limit allows: one more tile would not fit.
                     if i + 1 < plan.len() {
-                        prop_assert!(basis_bytes(v0, count + 1, e) > limit || u64::from(count + 1) * per_vertex > limit);
+                        let more = u64::from(count) + TV;
+                        prop_assert!(more.div_ceil(TV) * 6 * u64::from(e) * TV > limit || more * per_vertex > limit);
                     }
                     next = v0 + count;
                 }
                 prop_assert_eq!(next, v);
             }
             Err(r) => {
-                let need = basis_bytes(r.vertex, 1, e).max(per_vertex);
-                prop_assert!(need > limit, "refused vertex {} of {} bytes under {}", r.vertex, r.bytes, limit);
+                let need = (6 * u64::from(e) * TV).max(TV * per_vertex);
+                prop_assert!(need > limit, "refused a tile of {} bytes under {}", r.bytes, limit);
                 prop_assert_eq!(r.bytes, need);
             }
         }
     }
 
     #[test]
-    fn chunk_arrays_hold_the_pack_verbatim(v in 1u32..200, e in 1u32..24, joints in 1u32..6, seam: bool, seed: u64, rows in 1u64..40) {
+    fn chunk_arrays_hold_the_tiled_basis(v in 1u32..400, e in 1u32..24, joints in 1u32..6, seam: bool, seed: u64, tiles in 1u64..4) {
         let pack = random_gnm_pack(seed, GnmShape { vertices: v, coeffs: e, regions: 3, joints, seam });
-        let limit = (6 * u64::from(e) + 8) * rows + 256;
-        let plan = plan_gnm_chunks(v, e, 1, limit).unwrap();
-        let n = 3 * e as usize;
+        let limit = 6 * u64::from(e) * TV * tiles;
+        let plan = plan_gnm_chunks(v, e, 1, limit.max(TV * 32)).unwrap();
+        let all = BasisTiles::new(&pack, TV as usize);
+        let width = 3 * TV as usize;
         let half = |words: &[u32], i: usize| (words[i / 2] >> (16 * (i % 2))) as u16;
         for (v0, count) in plan {
-            let a = gnm_chunk_arrays(&pack, v0, count);
-            prop_assert_eq!(a.first_half as usize, (v0 as usize * n) % 2);
+            let a = gnm_chunk_arrays(&pack, &all, v0, count);
+            prop_assert_eq!(a.basis.len() as u64 * 4, basis_bytes(count, e));
             prop_assert_eq!(a.statics.len(), 2 * count as usize);
             for l in 0..count as usize {
                 let g = v0 as usize + l;
-                for k in 0..n {
-                    let want = half(&pack.basis, g * n + k);
-                    prop_assert_eq!(half(a.basis, a.first_half as usize + l * n + k), want);
-                    prop_assert_eq!(half::f16::from_bits(want).to_f32().to_bits(), pack.basis_at(g, k / 3, k % 3).to_bits());
+                let (t, j) = (l / TV as usize, l % TV as usize);
+                for k in 0..3 * e as usize {
+                    let (c, axis) = (k / 3, k % 3);
+                    let got = half(&a.basis, (t * e as usize + c) * width + 3 * j + axis);
+                    prop_assert_eq!(half::f16::from_bits(got).to_f32().to_bits(), pack.basis_at(g, c, axis).to_bits());
                 }
                 let (s0, s1) = (a.statics[2 * l], a.statics[2 * l + 1]);
                 prop_assert_eq!([s0[0], s0[1], s0[2]], pack.neutral[g]);
@@ -90,6 +96,16 @@ proptest! {
                 prop_assert_eq!(s1[3], pack.eye_weights[v as usize + g]);
                 prop_assert_eq!([s1[0], s1[1], s1[2]], pack.seam.as_ref().map_or([0.0; 3], |s| s[g]));
                 prop_assert_eq!((a.joints[l], a.weights[l]), gnm_skin(&pack, g));
+            }
+            // Padding past the chunk's last vertex is zero.
+            let last = count as usize % TV as usize;
+            if last != 0 {
+                let t = count as usize / TV as usize;
+                for c in 0..e as usize {
+                    for x in 3 * last..width {
+                        prop_assert_eq!(half(&a.basis, (t * e as usize + c) * width + x), 0);
+                    }
+                }
             }
         }
     }
@@ -157,32 +173,18 @@ proptest! {
 }
 
 #[test]
-fn lanes_follow_the_coefficient_count() {
-    // ⌈3E/2⌉ words / 4 per lane, a power of two in 1..=64.
-    assert_eq!(gnm_lanes(383), 64);
-    assert_eq!(gnm_lanes(57), 32);
-    assert_eq!(gnm_lanes(4), 2);
-    assert_eq!(gnm_lanes(1), 1);
-    assert_eq!(gnm_lanes(4096), 64);
-    for e in 1..2000 {
-        let l = gnm_lanes(e);
-        assert!(l.is_power_of_two() && WORKGROUP_SIZE % l == 0, "E={e}: {l}");
-    }
-}
-
-#[test]
-fn the_dispatch_covers_every_vertex() {
-    // Hand-worked: 26 700 vertices at 64 lanes → one vertex per workgroup → 26 700 groups in a row.
-    assert_eq!(gnm_dispatch(26_700, 64, 65_535), Some((26_700, 1, 26_700)));
-    // 100 000 at 64 lanes → 2 rows of 65 535 (the second partly idle).
-    assert_eq!(gnm_dispatch(100_000, 64, 65_535), Some((65_535, 2, 65_535)));
-    // 10 vertices at 2 lanes → 32 per group → 1 group.
-    assert_eq!(gnm_dispatch(10, 2, 65_535), Some((1, 1, 1)));
-    assert_eq!(gnm_dispatch(10, 64, 3), None);
-    for (count, lanes) in [(1u32, 1u32), (63, 2), (64, 4), (65, 64), (4_194_304, 64)] {
-        let (x, y, row) = gnm_dispatch(count, lanes, 65_535).unwrap();
-        assert_eq!(row, x);
-        assert!(u64::from(x) * u64::from(y) * u64::from(64 / lanes) >= u64::from(count));
+fn the_dispatch_covers_every_tile_and_instance() {
+    // Hand-worked: W4's 17,821 vertices → ⌈17,821 / 64⌉ = 279 tiles; 256 instances → 32 blocks of 8.
+    assert_eq!(gnm_dispatch(17_821, 256, 65_535), Some((32, 279)));
+    assert_eq!(gnm_dispatch(17_821, 1, 65_535), Some((1, 279)));
+    assert_eq!(gnm_dispatch(64, 9, 65_535), Some((2, 1)));
+    assert_eq!(gnm_dispatch(65, 8, 65_535), Some((1, 2)));
+    assert_eq!(gnm_dispatch(10_000, 1, 100), None);
+    assert_eq!(gnm_dispatch(64, 801, 100), None);
+    for (count, n) in [(1u32, 1u32), (63, 7), (64, 8), (4_194_240, 65_535)] {
+        let (x, y) = gnm_dispatch(count, n, 65_535).unwrap();
+        assert!(u64::from(x) * u64::from(GNM_INSTANCE_BLOCK) >= u64::from(n));
+        assert!(u64::from(y) * TV >= u64::from(count));
     }
 }
 

@@ -113,10 +113,8 @@ fn gnm_params_match() {
         size_of::<GnmParams>(),
         &[
             ("count", offset_of!(GnmParams, count)),
-            ("row_width", offset_of!(GnmParams, row_width)),
             ("coeffs", offset_of!(GnmParams, coeffs)),
-            ("lanes", offset_of!(GnmParams, lanes)),
-            ("first_half", offset_of!(GnmParams, first_half)),
+            ("instances", offset_of!(GnmParams, instances)),
         ],
     );
 }

@@ -30,14 +30,18 @@ impl GnmBatchInput {
     }
 }
 
-/// Random batch runs: 1–`max_uploads` uploads, each a random case ([`gnm_cases`]) posed as 1–3
-/// instances.
+/// Random batch runs: 1–`max_uploads` uploads, each a random case ([`gnm_cases`]) posed as 1–20
+/// instances (so a GPU batch spans one to three blocks of 8 instances, the last one partial).
 pub fn gnm_batch_cases(
     max_uploads: usize,
     max_vertices: u32,
     max_coeffs: u32,
 ) -> impl Strategy<Value = Vec<GnmCase>> {
-    proptest::collection::vec(gnm_cases(max_vertices, max_coeffs), 1..=max_uploads)
+    let case = (gnm_cases(max_vertices, max_coeffs), 1u32..=20).prop_map(|(mut c, n)| {
+        c.frames = n;
+        c
+    });
+    proptest::collection::vec(case, 1..=max_uploads)
 }
 
 /// Run `uploads` on `harness` as one batch ([`GnmHarness::run_batch`]) and compare every instance

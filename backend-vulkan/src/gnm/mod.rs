@@ -255,7 +255,8 @@ impl GnmBackend for VulkanGnmBackend {
                         };
                         let bind = vk::PipelineBindPoint::COMPUTE;
                         d.cmd_bind_descriptor_sets(cmd, bind, layout, 0, &[set], &[]);
-                        d.cmd_dispatch(cmd, x, y, instances);
+                        // The forward pass covers the instances in x (blocks of 8), skinning in z.
+                        d.cmd_dispatch(cmd, x, y, if forward { 1 } else { instances });
                     }
                 }
                 if let Some(t) = ts {

@@ -5,10 +5,11 @@
 use std::sync::Arc;
 
 use ash::vk;
+use mien_core::gnm::tiled::BasisTiles;
 use mien_core::gnm::{GnmFrame, GnmPack};
 use mien_shaders::data::VERTEX_BYTES;
 use mien_shaders::data::gnm::{GnmBatchFrames, gnm_chunk_arrays, plan_gnm_upload};
-use mien_shaders::{DispatchParams, GnmParams, dispatch_size, gnm_dispatch, gnm_lanes};
+use mien_shaders::{DispatchParams, GNM_TILE_VERTICES, GnmParams, dispatch_size, gnm_dispatch};
 
 use super::VulkanGnmBackend;
 use crate::buffer::Buffer;
@@ -70,7 +71,7 @@ impl VulkanGnmBackend {
         let plan = plan_gnm_upload(pack, instances, limit)
             .map_err(|o| over(o.what, "maxStorageBufferRange", limit, o.needed))?;
         let (nv, e) = (pack.vertex_count() as u32, pack.coeff_count() as u32);
-        let lanes = gnm_lanes(e);
+        let tiles = BasisTiles::new(pack, GNM_TILE_VERTICES as usize);
         let max_groups = counts[0].min(counts[1]);
         let too_many = |count: u32| {
             let what = format!("a dispatch of {count} vertices");
@@ -101,18 +102,16 @@ impl VulkanGnmBackend {
         let mut bytes = heads.size() + scaled.size() + palette.size();
         let uniform = vk::BufferUsageFlags::UNIFORM_BUFFER;
         for (v0, count) in plan {
-            let a = gnm_chunk_arrays(pack, v0, count);
-            let (fx, fy, f_row) =
-                gnm_dispatch(count, lanes, max_groups).ok_or_else(|| too_many(count))?;
+            let a = gnm_chunk_arrays(pack, &tiles, v0, count);
+            let (fx, fy) =
+                gnm_dispatch(count, instances, max_groups).ok_or_else(|| too_many(count))?;
             let (sx, sy, s_row) =
                 dispatch_size(count, max_groups).ok_or_else(|| too_many(count))?;
             let forward_params = GnmParams {
                 count,
-                row_width: f_row,
                 coeffs: e,
-                lanes,
-                first_half: a.first_half,
-                ..GnmParams::default()
+                instances,
+                _pad0: 0,
             };
             let forward_params = ctx.upload(
                 "head dispatch parameters",
@@ -130,7 +129,7 @@ impl VulkanGnmBackend {
                 bytemuck::bytes_of(&skin_params),
                 uniform,
             )?;
-            let basis = ctx.upload("the head basis", bytemuck::cast_slice(a.basis), STORAGE)?;
+            let basis = ctx.upload("the head basis", bytemuck::cast_slice(&a.basis), STORAGE)?;
             let statics = ctx.upload(
                 "head neutral, seam and eye weights",
                 bytemuck::cast_slice(&a.statics),

@@ -1,6 +1,6 @@
 //! What [`crate::GNM`] and [`crate::SKIN`] read for a linear head, built from a [`GnmPack`]: the
 //! vertex-range chunks that keep every binding under the device's limit, each chunk's arrays (the
-//! basis words verbatim, no copy), and the per-frame arrays of a batch of instances sharing the pack
+//! basis in vertex tiles, [`BasisTiles`]), and the per-frame arrays of a batch of instances sharing the pack
 //! ([`GnmBatchFrames`], from one [`GnmFrame`] per instance).
 //!
 //! The skinning reuses the morph path's kernel and data layout as is: the forward pass writes
@@ -9,6 +9,7 @@
 //! (see [`gnm_skin`]).
 
 use glam::Mat4;
+use mien_core::gnm::tiled::BasisTiles;
 use mien_core::gnm::{GnmFrame, GnmPack};
 use mien_core::rig::skin::normal_matrix;
 
@@ -27,15 +28,20 @@ pub const GNM_MAX_BINDING: u64 = 1 << 31;
 /// Bytes per vertex and instance of the head-local and posed arrays (`(V,6)` f32 each).
 pub const GNM_OUTPUT_BYTES: u64 = VERTEX_BYTES;
 
+/// Tiles one chunk may hold at most: the y dimension of its dispatch ([`crate::gnm_dispatch`]),
+/// 65,535 being WebGPU's minimum per-dimension workgroup limit.
+pub const GNM_MAX_CHUNK_TILES: u64 = 65_535;
+
 /// Split `vertices` vertices of a pack with `coeffs` coefficients, posed as `instances` instances,
-/// into ranges `(first, count)` whose basis words (`⌈(first_half + count·3E) / 2⌉ · 4` bytes), static
-/// arrays ([`GNM_STATIC_BYTES`] per vertex) and outputs ([`GNM_OUTPUT_BYTES`] per vertex and
-/// instance) each fit `limit` bytes (capped at [`GNM_MAX_BINDING`]). Ranges are as long as the limit
-/// allows, in order, covering every vertex once.
+/// into ranges `(first, count)` of whole tiles ([`crate::GNM_TILE_VERTICES`]; only the last range
+/// may end inside a tile) whose tiled basis (`6·E·TV` bytes per tile), static arrays
+/// ([`GNM_STATIC_BYTES`] per vertex) and outputs ([`GNM_OUTPUT_BYTES`] per vertex and instance) each
+/// fit `limit` bytes (capped at [`GNM_MAX_BINDING`]), at most [`GNM_MAX_CHUNK_TILES`] tiles each.
+/// Ranges are as long as the limit allows, in order, covering every vertex once.
 ///
 /// # Errors
-/// [`RowTooLarge`] when one vertex's basis row (`6·E` bytes and its word padding), its static data
-/// or its outputs for every instance alone exceed the limit.
+/// [`RowTooLarge`] (at vertex 0, the bytes of one tile) when one tile's basis, static data or
+/// outputs for every instance alone exceed the limit.
 pub fn plan_gnm_chunks(
     vertices: u32,
     coeffs: u32,
@@ -43,38 +49,31 @@ pub fn plan_gnm_chunks(
     limit: u64,
 ) -> Result<Vec<(u32, u32)>, RowTooLarge> {
     let limit = limit.min(GNM_MAX_BINDING);
-    let n = 3 * u64::from(coeffs.max(1));
-    let per_vertex = GNM_STATIC_BYTES.max(GNM_OUTPUT_BYTES * u64::from(instances.max(1)));
-    let max_static = limit / per_vertex;
-    let mut out = Vec::new();
-    let mut v0 = 0u32;
-    while v0 < vertices {
-        let first_half = (u64::from(v0) * n) % 2;
-        let halves = 2 * (limit / 4);
-        let fit = (halves.saturating_sub(first_half) / n)
-            .min(max_static)
-            .min(u64::from(vertices - v0));
-        if fit == 0 {
-            let row = (n + first_half).div_ceil(2) * 4;
-            return Err(RowTooLarge {
-                vertex: v0,
-                bytes: row.max(per_vertex),
-            });
-        }
-        out.push((v0, fit as u32));
-        v0 += fit as u32;
+    let tv = u64::from(crate::GNM_TILE_VERTICES);
+    let tile_basis = 6 * u64::from(coeffs.max(1)) * tv;
+    let tile_vertex = tv * GNM_STATIC_BYTES.max(GNM_OUTPUT_BYTES * u64::from(instances.max(1)));
+    let fit = (limit / tile_basis)
+        .min(limit / tile_vertex)
+        .min(GNM_MAX_CHUNK_TILES);
+    if fit == 0 {
+        return Err(RowTooLarge {
+            vertex: 0,
+            bytes: tile_basis.max(tile_vertex),
+        });
     }
-    Ok(out)
+    let step = fit * tv;
+    Ok((0..u64::from(vertices))
+        .step_by(step as usize)
+        .map(|v0| (v0 as u32, (u64::from(vertices) - v0).min(step) as u32))
+        .collect())
 }
 
 /// The arrays of one chunk, in the layouts `gnm.wgsl` and `skin.wgsl` read.
 #[derive(Clone, Debug, PartialEq)]
-pub struct GnmChunkArrays<'a> {
-    /// The basis words holding the chunk's halves, verbatim from the pack (fp16 pairs, low half
-    /// first; the first and last word may hold a neighbour's half).
-    pub basis: &'a [u32],
-    /// 0 or 1: where in `basis[0]` the chunk's first vertex starts.
-    pub first_half: u32,
+pub struct GnmChunkArrays {
+    /// The chunk's tiles of the basis ([`BasisTiles`] with [`crate::GNM_TILE_VERTICES`]): `(T,E,192)`
+    /// halves as words (low half first), the pack's halves permuted plus zero padding.
+    pub basis: Vec<u32>,
     /// Per vertex `(neutral xyz, left eye weight)`, `(seam xyz or 0, right eye weight)`: `(V,2)`.
     pub statics: Vec<[f32; 4]>,
     /// Skin palette indices `(V,4)` ([`gnm_skin`]).
@@ -103,15 +102,22 @@ pub fn gnm_skin(pack: &GnmPack, v: usize) -> ([u32; 4], [f32; 4]) {
     }
 }
 
-/// The arrays of vertices `first .. first + count` of `pack`.
+/// The arrays of vertices `first .. first + count` of `pack`, the basis taken from `tiles` (the
+/// pack's [`BasisTiles`] with [`crate::GNM_TILE_VERTICES`] vertices per tile).
 ///
 /// # Panics
-/// When the range leaves the pack (a caller bug: ranges come from [`plan_gnm_chunks`]).
-pub fn gnm_chunk_arrays(pack: &GnmPack, first: u32, count: u32) -> GnmChunkArrays<'_> {
+/// When the range leaves the pack, `first` does not start a tile, or `tiles` has another tile size
+/// (caller bugs: ranges come from [`plan_gnm_chunks`]).
+pub fn gnm_chunk_arrays(
+    pack: &GnmPack,
+    tiles: &BasisTiles,
+    first: u32,
+    count: u32,
+) -> GnmChunkArrays {
+    let tv = crate::GNM_TILE_VERTICES as usize;
+    assert!(tiles.tile_vertices == tv && first as usize % tv == 0);
     let nv = pack.vertex_count();
-    let n = 3 * pack.coeff_count();
     let (a, b) = (first as usize, (first + count) as usize);
-    let (h0, h1) = (a * n, b * n);
     let mut statics = Vec::with_capacity(2 * count as usize);
     let mut joints = Vec::with_capacity(count as usize);
     let mut weights = Vec::with_capacity(count as usize);
@@ -124,9 +130,10 @@ pub fn gnm_chunk_arrays(pack: &GnmPack, first: u32, count: u32) -> GnmChunkArray
         joints.push(j);
         weights.push(w);
     }
+    let per_tile = tiles.coeffs * tiles.width();
+    let halves = &tiles.halves[a / tv * per_tile..b.div_ceil(tv) * per_tile];
     GnmChunkArrays {
-        basis: &pack.basis[h0 / 2..h1.div_ceil(2)],
-        first_half: (h0 % 2) as u32,
+        basis: bytemuck::pod_collect_to_vec(halves),
         statics,
         joints,
         weights,
@@ -262,8 +269,8 @@ pub fn plan_gnm_upload(
     plan_gnm_chunks(pack.vertex_count() as u32, e as u32, instances, limit).map_err(|r| {
         GnmOverLimit {
             what: format!(
-                "the data of vertex {} ({e} coefficients, {instances} instance(s))",
-                r.vertex
+                "one {}-vertex tile ({e} coefficients, {instances} instance(s))",
+                crate::GNM_TILE_VERTICES
             ),
             needed: r.bytes,
         }
