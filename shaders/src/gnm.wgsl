@@ -74,6 +74,47 @@ fn turn(p: vec3<f32>, w: f32, r: mat3x3<f32>, c: vec3<f32>) -> vec3<f32> {
     return p + w * (turned - p);
 }
 
+// One invocation's accumulators, as named members (a dynamically indexed array would live in local
+// memory): lN = columns 8c..8c+4 and hN = 8c+4..8c+8 of instance i0 + N.
+struct Acc {
+    l0: vec4<f32>, h0: vec4<f32>, l1: vec4<f32>, h1: vec4<f32>,
+    l2: vec4<f32>, h2: vec4<f32>, l3: vec4<f32>, h3: vec4<f32>,
+    l4: vec4<f32>, h4: vec4<f32>, l5: vec4<f32>, h5: vec4<f32>,
+    l6: vec4<f32>, h6: vec4<f32>, l7: vec4<f32>, h7: vec4<f32>,
+}
+
+// Whether staged coefficient e is non-zero for some instance of the block.
+fn live(e: u32) -> bool {
+    return any(coef[2u * e] != vec4<f32>(0.0)) || any(coef[2u * e + 1u] != vec4<f32>(0.0));
+}
+
+// Add one basis row's 8 halves `w`, scaled by each instance's coefficient (ca: instances 0–3,
+// cb: 4–7), to the accumulators.
+fn apply(a: ptr<function, Acc>, w: vec4<u32>, ca: vec4<f32>, cb: vec4<f32>) {
+    let lo = vec4<f32>(unpack2x16float(w.x), unpack2x16float(w.y));
+    let hi = vec4<f32>(unpack2x16float(w.z), unpack2x16float(w.w));
+    (*a).l0 = (*a).l0 + ca.x * lo; (*a).h0 = (*a).h0 + ca.x * hi;
+    (*a).l1 = (*a).l1 + ca.y * lo; (*a).h1 = (*a).h1 + ca.y * hi;
+    (*a).l2 = (*a).l2 + ca.z * lo; (*a).h2 = (*a).h2 + ca.z * hi;
+    (*a).l3 = (*a).l3 + ca.w * lo; (*a).h3 = (*a).h3 + ca.w * hi;
+    (*a).l4 = (*a).l4 + cb.x * lo; (*a).h4 = (*a).h4 + cb.x * hi;
+    (*a).l5 = (*a).l5 + cb.y * lo; (*a).h5 = (*a).h5 + cb.y * hi;
+    (*a).l6 = (*a).l6 + cb.z * lo; (*a).h6 = (*a).h6 + cb.z * hi;
+    (*a).l7 = (*a).l7 + cb.w * lo; (*a).h7 = (*a).h7 + cb.w * hi;
+}
+
+// sums[o .. o+8] = (lo, hi) for the first slice, += for the others.
+fn put(o: u32, lo: vec4<f32>, hi: vec4<f32>, first: bool) {
+    sums[o] = select(sums[o], 0.0, first) + lo.x;
+    sums[o + 1u] = select(sums[o + 1u], 0.0, first) + lo.y;
+    sums[o + 2u] = select(sums[o + 2u], 0.0, first) + lo.z;
+    sums[o + 3u] = select(sums[o + 3u], 0.0, first) + lo.w;
+    sums[o + 4u] = select(sums[o + 4u], 0.0, first) + hi.x;
+    sums[o + 5u] = select(sums[o + 5u], 0.0, first) + hi.y;
+    sums[o + 6u] = select(sums[o + 6u], 0.0, first) + hi.z;
+    sums[o + 7u] = select(sums[o + 7u], 0.0, first) + hi.w;
+}
+
 @compute @workgroup_size(192)
 fn forward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) t: u32) {
     let e_n = params.coeffs;
@@ -82,7 +123,7 @@ fn forward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index
     let tile = wg.y;
     let c = t % CT;
     let k = t / CT;
-    var acc: array<vec4<f32>, 16>;  // [2i] columns 8c..8c+4, [2i+1] 8c+4..8c+8 of instance i0 + i
+    var acc: Acc;
     for (var e0 = 0u; e0 < e_n; e0 = e0 + EC) {
         workgroupBarrier();
         for (var q = t; q < EC * IB; q = q + THREADS) {
@@ -94,55 +135,27 @@ fn forward(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index
         }
         workgroupBarrier();
         let steps = min(EC, e_n - e0);
+        let row0 = (tile * e_n + e0) * CT + c;
         for (var el = k; el < steps; el = el + KS) {
-            let ca = coef[2u * el];
-            let cb = coef[2u * el + 1u];
-            if (all(ca == vec4<f32>(0.0)) && all(cb == vec4<f32>(0.0))) {
-                continue;
-            }
-            let w = basis[(tile * e_n + e0 + el) * CT + c];
-            let b0 = unpack2x16float(w.x);
-            let b1 = unpack2x16float(w.y);
-            let b2 = unpack2x16float(w.z);
-            let b3 = unpack2x16float(w.w);
-            let lo = vec4<f32>(b0, b1);
-            let hi = vec4<f32>(b2, b3);
-            for (var i = 0u; i < 4u; i = i + 1u) {
-                acc[2u * i] = acc[2u * i] + ca[i] * lo;
-                acc[2u * i + 1u] = acc[2u * i + 1u] + ca[i] * hi;
-                acc[2u * i + 8u] = acc[2u * i + 8u] + cb[i] * lo;
-                acc[2u * i + 9u] = acc[2u * i + 9u] + cb[i] * hi;
+            if (live(el)) {
+                apply(&acc, basis[row0 + el * CT], coef[2u * el], coef[2u * el + 1u]);
             }
         }
     }
-    // The slices' partial sums, added in slice order.
+    // The slices' partial sums, added in slice order 0..7.
+    let o = 8u * c;
     for (var s = 0u; s < KS; s = s + 1u) {
         workgroupBarrier();
         if (k == s) {
-            for (var i = 0u; i < IB; i = i + 1u) {
-                let o = i * COLS + 8u * c;
-                let lo = acc[2u * i];
-                let hi = acc[2u * i + 1u];
-                if (s == 0u) {
-                    sums[o] = lo.x;
-                    sums[o + 1u] = lo.y;
-                    sums[o + 2u] = lo.z;
-                    sums[o + 3u] = lo.w;
-                    sums[o + 4u] = hi.x;
-                    sums[o + 5u] = hi.y;
-                    sums[o + 6u] = hi.z;
-                    sums[o + 7u] = hi.w;
-                } else {
-                    sums[o] = sums[o] + lo.x;
-                    sums[o + 1u] = sums[o + 1u] + lo.y;
-                    sums[o + 2u] = sums[o + 2u] + lo.z;
-                    sums[o + 3u] = sums[o + 3u] + lo.w;
-                    sums[o + 4u] = sums[o + 4u] + hi.x;
-                    sums[o + 5u] = sums[o + 5u] + hi.y;
-                    sums[o + 6u] = sums[o + 6u] + hi.z;
-                    sums[o + 7u] = sums[o + 7u] + hi.w;
-                }
-            }
+            let first = s == 0u;
+            put(o, acc.l0, acc.h0, first);
+            put(o + COLS, acc.l1, acc.h1, first);
+            put(o + 2u * COLS, acc.l2, acc.h2, first);
+            put(o + 3u * COLS, acc.l3, acc.h3, first);
+            put(o + 4u * COLS, acc.l4, acc.h4, first);
+            put(o + 5u * COLS, acc.l5, acc.h5, first);
+            put(o + 6u * COLS, acc.l6, acc.h6, first);
+            put(o + 7u * COLS, acc.l7, acc.h7, first);
         }
     }
     workgroupBarrier();
