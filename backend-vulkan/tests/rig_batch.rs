@@ -354,3 +354,68 @@ fn oversized_batches_get_typed_errors_naming_the_array() {
     drop(b);
     no_validation_messages(&ctx);
 }
+
+/// Lifts of every instance of a batch into disjoint ranges of one sink, recorded between one pair
+/// of barriers (`record_batch`), write the same sink bits as the same lifts recorded one by one;
+/// overlapping ranges are refused before anything is recorded.
+#[test]
+fn a_batch_of_lifts_recorded_together_equals_them_recorded_one_by_one() {
+    let Some(ctx) = context() else { return };
+    let rig = random_rig(11, shape(300, 12, 5));
+    let nv = rig.vertex_count() as u32;
+    let n = 5u32;
+    let mut b = VulkanRigBackend::new(&ctx);
+    let hs = b.upload_batch(&rig, n).unwrap();
+    for (i, h) in hs.iter().enumerate() {
+        b.set_controls(*h, &random_controls(40 + i as u64, &rig))
+            .unwrap();
+    }
+    let stride = nv + 3;
+    let mut run = |together: bool| {
+        let mut sink = VulkanSplatSink::new(&ctx, stride * n + 4).unwrap();
+        sink.fill(POISON).unwrap();
+        let mut lifts: Vec<VulkanDebugLift> = hs
+            .iter()
+            .map(|h| {
+                let range = sink.allocate(stride).unwrap();
+                let mut p = DebugLiftParams::new(range, nv);
+                p.shading = DebugShading::Normal;
+                let parts = b.posed_parts(*h).unwrap();
+                VulkanDebugLift::from_parts(&ctx, nv, &parts, &sink, p).unwrap()
+            })
+            .collect();
+        let mut enc = ctx.begin().unwrap();
+        b.encode(&mut enc).unwrap();
+        if together {
+            VulkanDebugLift::record_batch(&mut lifts, &mut enc, &mut sink).unwrap();
+        } else {
+            for l in &mut lifts {
+                l.record(&mut enc, &mut sink).unwrap();
+            }
+        }
+        ctx.submit(enc).unwrap();
+        let all = SlotRange {
+            offset: 0,
+            count: sink.capacity(),
+        };
+        sink_bits(&sink.read(all).unwrap())
+    };
+    let together = run(true);
+    assert_eq!(together, run(false));
+    assert!(together.iter().any(|x| *x != POISON), "nothing was lifted");
+    // Two lifts of the same range: refused, naming both.
+    let mut sink = VulkanSplatSink::new(&ctx, stride).unwrap();
+    let range = sink.allocate(stride).unwrap();
+    let parts = b.posed_parts(hs[0]).unwrap();
+    let make = || {
+        VulkanDebugLift::from_parts(&ctx, nv, &parts, &sink, DebugLiftParams::new(range, nv))
+            .unwrap()
+    };
+    let mut twins = vec![make(), make()];
+    let mut enc = ctx.begin().unwrap();
+    let e = VulkanDebugLift::record_batch(&mut twins, &mut enc, &mut sink).unwrap_err();
+    assert!(e.to_string().contains("lifts 0 and 1"), "{e}");
+    drop(enc);
+    drop((twins, b));
+    no_validation_messages(&ctx);
+}

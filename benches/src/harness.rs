@@ -111,14 +111,24 @@ pub trait Bench {
     fn copy(&self, bytes: u64, copies: u32) -> anyhow::Result<CopyResult>;
 }
 
-/// Mean time per frame over `frames` frames after `warmup` untimed ones.
+/// How long the untimed frames run at least ([`measure`]): a GPU that idled (while the CPU rows
+/// ran) comes back at a low clock and takes tens of milliseconds of work to climb — on the H200,
+/// W4's forward pass measured 0.26 ms of GPU time right after the CPU rows and 0.05 ms warm.
+pub const WARMUP_MIN: Duration = Duration::from_millis(200);
+
+/// Mean time per frame over `frames` frames after untimed ones: at least `warmup`, and more until
+/// [`WARMUP_MIN`] has passed (at most 10,000, so a frame of under 20 µs cannot stretch it).
 ///
 /// # Errors
 /// The first frame that fails.
 pub fn measure(case: &mut dyn Case, warmup: u32, frames: u32) -> anyhow::Result<Duration> {
-    for k in 0..warmup {
+    let begin = Instant::now();
+    let mut k = 0u32;
+    while k < warmup || (begin.elapsed() < WARMUP_MIN && k < 10_000) {
         case.frame(u64::from(k))?;
+        k += 1;
     }
+    let warmup = k;
     let start = Instant::now();
     for k in 0..frames {
         case.frame(u64::from(warmup + k))?;

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use mien_core::gnm::{GnmBackend, GnmHandle};
-use mien_core::lift::{DebugLiftParams, Lift};
+use mien_core::lift::DebugLiftParams;
 use mien_core::rig::{RigBackend, RigHandle};
 use mien_core::sink::{SlotRange, SplatSink};
 use mien_vulkan::ash::vk;
@@ -65,9 +65,7 @@ impl Case for VulkanCase {
                     b.set_controls(*h, &f[self.w.ring_index(c as u32, frame)])?;
                 }
                 b.encode(&mut enc)?;
-                for l in &mut self.lifts {
-                    l.encode(&mut enc, b, &mut self.sink)?;
-                }
+                VulkanDebugLift::record_batch(&mut self.lifts, &mut enc, &mut self.sink)?;
             }
             (Poser::Gnm(b, hs), Frames::Gnm(f)) => {
                 for (c, h) in hs.iter().enumerate() {
@@ -75,9 +73,7 @@ impl Case for VulkanCase {
                     b.set_head_ext(*h, &input.head_ext, &input.joint_world)?;
                 }
                 b.encode(&mut enc)?;
-                for l in &mut self.lifts {
-                    l.record(&mut enc, &mut self.sink)?;
-                }
+                VulkanDebugLift::record_batch(&mut self.lifts, &mut enc, &mut self.sink)?;
             }
             _ => anyhow::bail!("model and frames disagree"),
         }

@@ -41,7 +41,8 @@ pub struct BenchArgs {
     /// With the lift, without it, or both.
     #[arg(long, value_enum, default_value = "both")]
     pub lift: LiftChoice,
-    /// Timed frames per row (default 50; 3 with --quick), after 3 untimed (1 with --quick).
+    /// Timed frames per row (default 50; 3 with --quick), after untimed ones: at least 3 (1 with
+    /// --quick) and at least 0.2 s of them, so an idle GPU climbs back to its clocks.
     #[arg(long)]
     pub frames: Option<u32>,
     /// A run of under a minute on a GPU machine: fewer frames, batches 1 and 16.
