@@ -16,7 +16,7 @@ use mien_cpu::conformance::POISON;
 use mien_cpu::conformance::gnm::GnmCase;
 use mien_cpu::conformance::gnm_batch::GnmBatchInput;
 use mien_cpu::conformance::rig_batch::{
-    RigBatchHarness, RigBatchInput, check_rig_batch, gpu_instance_bytes, rig_batch_cases,
+    RigBatchHarness, RigBatchInput, check_rig_batch, gpu_batch_extra_bytes, rig_batch_cases,
 };
 use mien_vulkan::{
     ContextOptions, Error, PosedPart, VulkanContext, VulkanDebugLift, VulkanEncoder,
@@ -114,11 +114,15 @@ fn bits(p: &PosedVertices) -> Vec<u32> {
     all.map(|x| x.to_bits()).collect()
 }
 
-/// A binding limit near `limit` but never below the batch's per-instance palettes.
+/// A binding limit near `limit` but never below the batch's palettes or blocked weights.
 fn limit_for(uploads: &[RigBatchInput], limit: u64) -> u64 {
     uploads
         .iter()
-        .map(|u| u.controls.len() as u64 * u.rig.palette.len() as u64 * 128)
+        .map(|u| {
+            let n = u.controls.len() as u64;
+            let weights = n.div_ceil(8) * 8 * u64::from(u.rig.weight_count) * 4;
+            (n * u.rig.palette.len() as u64 * 128).max(weights)
+        })
         .fold(limit, u64::max)
 }
 
@@ -171,7 +175,7 @@ proptest! {
     #![proptest_config(config(10))]
 
     #[test]
-    fn batches_of_instances_equal_separate_cpu_poses(uploads in rig_batch_cases(3, 1500, 4), split in proptest::option::of(3072u64..8192)) {
+    fn batches_of_instances_equal_separate_cpu_poses(uploads in rig_batch_cases(3, 1500, 20), split in proptest::option::of(3072u64..8192)) {
         let Some(ctx) = context() else { return Ok(()) };
         let limit = split.map(|l| limit_for(&uploads, l));
         let r = check_rig_batch(&mut Vulkan { ctx: ctx.clone(), limit }, &uploads);
@@ -180,7 +184,7 @@ proptest! {
     }
 
     #[test]
-    fn lifting_instance_k_equals_lifting_a_single_upload(uploads in rig_batch_cases(1, 600, 4), k in 0usize..4, split: bool) {
+    fn lifting_instance_k_equals_lifting_a_single_upload(uploads in rig_batch_cases(1, 600, 20), k in 0usize..20, split: bool) {
         let Some(ctx) = context() else { return Ok(()) };
         let u = &uploads[0];
         let k = k % u.controls.len();
@@ -257,13 +261,13 @@ fn the_rig_is_held_once() {
             b.upload_batch(&rig, 1).unwrap();
             b.bytes()
         };
-        for n in [2u32, 4, 9] {
+        for n in [2u32, 4, 9, 17] {
             let mut b = VulkanRigBackend::new(&ctx);
             let hs = b.upload_batch(&rig, n).unwrap();
             assert!(hs.iter().all(|h| b.vertex_count(*h) == s.vertices));
             assert_eq!(
                 b.bytes() - one,
-                u64::from(n - 1) * gpu_instance_bytes(&rig),
+                gpu_batch_extra_bytes(&rig, n),
                 "{n} instances of {s:?}"
             );
         }

@@ -119,12 +119,13 @@ pub fn check_rig_batch(
     Ok(())
 }
 
-/// Bytes each instance adds to a GPU rig upload: its weights `(W,)` f32, its palette `(P,)` of
-/// 128-byte entries and, per chunk, its morphed and posed `(count,6)` f32 — `4W + 128P + 48V`
-/// (independent of the chunking). The CPU backend adds `4W + 100P + 24V` (palette and normal
-/// matrices, posed positions and normals).
-pub fn gpu_instance_bytes(rig: &RigData) -> u64 {
-    4 * u64::from(rig.weight_count)
-        + 128 * rig.palette.len() as u64
-        + 48 * rig.vertex_count() as u64
+/// Bytes a GPU rig upload of `n` instances holds beyond one of a single instance: per extra
+/// instance its palette `(P,)` of 128-byte entries and, per chunk, its morphed and posed `(count,6)`
+/// f32 (`128P + 48V`, independent of the chunking); the weights grow by blocks of 8 instances,
+/// `(W, 8)` f32 each (the morph kernel's blocked layout). The CPU backend adds `4W + 100P + 24V`
+/// per instance (palette and normal matrices, posed positions and normals).
+pub fn gpu_batch_extra_bytes(rig: &RigData, n: u32) -> u64 {
+    let n = u64::from(n.max(1));
+    (n - 1) * (128 * rig.palette.len() as u64 + 48 * rig.vertex_count() as u64)
+        + (n.div_ceil(8) - 1) * 32 * u64::from(rig.weight_count)
 }

@@ -43,6 +43,9 @@ pub(crate) struct Upload {
     frames: Vec<FrameControls>,
     staged: RigBatchFrames,
     weights: Buffer,
+    /// The staged weights changed since they were last written (written whole at `encode`: an
+    /// instance's weights are strided in the blocked layout, one write beats N slab writes).
+    weights_dirty: bool,
     palette: Buffer,
     pool: Arc<DescriptorPool>,
     bytes: u64,
@@ -53,8 +56,8 @@ pub(crate) struct Upload {
 /// the instances of a batch ([`RigBackend::upload_batch`]) along z, sharing the rig's arrays — with
 /// a compute barrier after each stage, ready for a lift in the same command buffer and one
 /// submission. Buffers are device-local, created once at upload (staged when the device memory is
-/// not host-visible); per frame only the instance's slices of the weights and palettes
-/// (host-visible, coherent) are written.
+/// not host-visible); per frame only the instance's palette slice and, at `encode`, the batch's
+/// blocked weights (host-visible, coherent) are written.
 ///
 /// `set_controls` waits for this context's submissions in flight before rewriting the per-frame
 /// buffers; an engine submitting the command buffers itself must not call it while the previous
@@ -246,14 +249,24 @@ impl RigBackend for VulkanRigBackend {
         let up = &mut self.uploads[u];
         let stats = up.frames[i].set(controls)?;
         up.staged.write(i, &up.frames[i]);
-        let [w, p] = up.staged.ranges(i);
-        write_range(&up.weights, bytemuck::cast_slice(&up.staged.weights), w);
+        up.weights_dirty = true;
+        let [_, p] = up.staged.ranges(i);
         write_range(&up.palette, bytemuck::cast_slice(&up.staged.palette), p);
         Ok(stats)
     }
 
     fn encode(&mut self, enc: &mut VulkanEncoder) -> mien_core::Result<()> {
         self.ctx.check()?;
+        if self.uploads.iter().any(|u| u.weights_dirty) {
+            // The weights buffer is read by the previous frame until it completes (set_controls
+            // waited already; this is free then).
+            self.ctx.wait()?;
+            for u in self.uploads.iter_mut().filter(|u| u.weights_dirty) {
+                let all = (0, 4 * u.staged.weights.len() as u64);
+                write_range(&u.weights, bytemuck::cast_slice(&u.staged.weights), all);
+                u.weights_dirty = false;
+            }
+        }
         let d = self.ctx.device();
         let p = &self.ctx.inner.pipelines;
         let ts = self.ctx.inner.timestamps.as_ref();
@@ -273,7 +286,12 @@ impl RigBackend for VulkanRigBackend {
                 }
                 d.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, pipeline);
                 for u in &self.uploads {
-                    let instances = u.staged.instances() as u32;
+                    // The morph pass covers blocks of 8 instances in z, skinning one each.
+                    let z = if stage == Stage::Morph {
+                        u.staged.blocks()
+                    } else {
+                        u.staged.instances()
+                    } as u32;
                     for c in &u.chunks {
                         let set = if stage == Stage::Morph {
                             c.morph_set
@@ -282,7 +300,7 @@ impl RigBackend for VulkanRigBackend {
                         };
                         let bind = vk::PipelineBindPoint::COMPUTE;
                         d.cmd_bind_descriptor_sets(cmd, bind, layout, 0, &[set], &[]);
-                        d.cmd_dispatch(cmd, c.groups.0, c.groups.1, instances);
+                        d.cmd_dispatch(cmd, c.groups.0, c.groups.1, z);
                     }
                 }
                 if let Some(t) = ts {

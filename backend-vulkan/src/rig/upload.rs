@@ -153,6 +153,7 @@ impl VulkanRigBackend {
             frames: vec![FrameControls::new(rig); instances as usize],
             staged,
             weights,
+            weights_dirty: false,
             palette,
             pool,
             bytes,

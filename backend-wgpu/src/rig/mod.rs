@@ -264,11 +264,16 @@ impl RigBackend for WgpuRigBackend {
             });
             pass.set_pipeline(pipeline);
             for u in &self.uploads {
-                let instances = u.staged.instances() as u32;
+                // The morph pass covers blocks of 8 instances in z, skinning one each.
+                let z = if morph {
+                    u.staged.blocks()
+                } else {
+                    u.staged.instances()
+                } as u32;
                 for c in &u.chunks {
                     let group = if morph { &c.morph_group } else { &c.skin_group };
                     pass.set_bind_group(0, group, &[]);
-                    pass.dispatch_workgroups(c.groups.0, c.groups.1, instances);
+                    pass.dispatch_workgroups(c.groups.0, c.groups.1, z);
                 }
             }
         }

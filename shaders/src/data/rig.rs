@@ -1,11 +1,13 @@
 //! What [`crate::MORPH`] and [`crate::SKIN`] read for N characters sharing one rig
 //! (`RigBackend::upload_batch`): the vertex-range chunks that keep every binding — the rig's own
 //! arrays and the chunk outputs of all N instances — under the device's limit, and the per-frame
-//! arrays of the batch staged on the CPU ([`RigBatchFrames`]: weights `(N,W)`, palettes `(N,P)`).
+//! arrays of the batch staged on the CPU ([`RigBatchFrames`]: weights `(⌈N/8⌉,W,8)`, palettes
+//! `(N,P)`).
 //!
 //! The same design as the linear-head batch ([`super::gnm`]): the rig's arrays (bind vertices, CSR,
 //! skin joints and weights, tints) are uploaded once per chunk whatever N; the instance is the
-//! dispatch's z; instance i reads weights `[i·W, (i+1)·W)` and palette entries `[i·P, (i+1)·P)`
+//! dispatch's z (for the morph pass, blocks of 8 instances); instance i reads its weights from
+//! block i/8 and palette entries `[i·P, (i+1)·P)`
 //! (each kernel divides the bound array's length by `num_workgroups.z`) and writes its outputs at
 //! vertex `i·count` of its chunk's `(N,count,6)` buffers. N = 1 is the single upload.
 
@@ -88,7 +90,13 @@ pub fn plan_rig_upload(
 ) -> Result<Vec<(u32, u32)>, RigOverLimit> {
     let n = u64::from(instances);
     for (what, needed) in [
-        ("morph weights", n * u64::from(rig.weight_count) * 4),
+        (
+            "morph weights",
+            n.div_ceil(MORPH_INSTANCE_BLOCK)
+                * MORPH_INSTANCE_BLOCK
+                * u64::from(rig.weight_count)
+                * 4,
+        ),
         ("joint palettes", n * rig.palette.len() as u64 * JOINT_BYTES),
     ] {
         if needed > limit {
@@ -107,12 +115,16 @@ pub fn plan_rig_upload(
     })
 }
 
+/// Instances one [`crate::MORPH`] invocation blends (its dispatch's z counts blocks of them).
+pub const MORPH_INSTANCE_BLOCK: u64 = 8;
+
 /// The per-frame arrays of `N` instances of one rig, staged on the CPU in the layouts
-/// [`crate::MORPH`] (`weights`, N equal slices) and [`crate::SKIN`] (`palette`, N equal slices)
-/// read. Allocated once; [`RigBatchFrames::write`] allocates nothing.
+/// [`crate::MORPH`] (`weights`, blocked by 8 instances) and [`crate::SKIN`] (`palette`, N equal
+/// slices) read. Allocated once; [`RigBatchFrames::write`] allocates nothing.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RigBatchFrames {
-    /// Per instance the limited morph weights `(N,W)` (one 0 when N·W = 0: no empty binding).
+    /// The limited morph weights, blocked: `(⌈N/8⌉, W, 8)` — instance i's slot t at
+    /// `((i/8)·W + t)·8 + i%8`, the padding instances 0 (at least 8 zeros: no empty binding).
     pub weights: Vec<f32>,
     /// Per instance the palette matrices with their normal matrices `(N,P)` (one identity entry
     /// when N·P = 0).
@@ -128,7 +140,7 @@ impl RigBatchFrames {
         let (w, p) = (rig.weight_count as usize, rig.palette.len());
         let identity = JointMatrices::new(&glam::Mat4::IDENTITY, &glam::Mat3::IDENTITY);
         RigBatchFrames {
-            weights: vec![0.0; (instances * w).max(1)],
+            weights: vec![0.0; (Self::blocks_of(instances) * 8 * w).max(8)],
             palette: vec![identity; (instances * p).max(1)],
             weight_count: w,
             palette_len: p,
@@ -139,6 +151,15 @@ impl RigBatchFrames {
     /// Instances N.
     pub fn instances(&self) -> usize {
         self.instances
+    }
+
+    /// Blocks of 8 instances `⌈N/8⌉`: the morph dispatch's z.
+    pub fn blocks(&self) -> usize {
+        Self::blocks_of(self.instances)
+    }
+
+    fn blocks_of(instances: usize) -> usize {
+        instances.div_ceil(MORPH_INSTANCE_BLOCK as usize)
     }
 
     /// Weights per instance W.
@@ -163,7 +184,10 @@ impl RigBatchFrames {
                 && frame.palette.len() == self.palette_len
         );
         let (w, p) = (self.weight_count, self.palette_len);
-        self.weights[i * w..(i + 1) * w].copy_from_slice(&frame.weights);
+        let block = &mut self.weights[(i / 8) * w * 8..(i / 8 + 1) * w * 8];
+        for (t, x) in frame.weights.iter().enumerate() {
+            block[t * 8 + i % 8] = *x;
+        }
         let slice = &mut self.palette[i * p..(i + 1) * p];
         for ((o, m), n) in slice
             .iter_mut()
@@ -174,12 +198,12 @@ impl RigBatchFrames {
         }
     }
 
-    /// The byte ranges of instance `i` in the two arrays: `(weights, palette)`, each
-    /// `(offset, length)`.
+    /// The byte ranges instance `i` writes in the two arrays: `(weights, palette)`, each
+    /// `(offset, length)` — for the weights its block's whole slab `(W, 8)`.
     pub fn ranges(&self, i: usize) -> [(u64, u64); 2] {
-        let w = 4 * self.weight_count as u64;
+        let w = 32 * self.weight_count as u64;
         let p = JOINT_BYTES * self.palette_len as u64;
         let i = i as u64;
-        [(i * w, w), (i * p, p)]
+        [((i / 8) * w, w), (i * p, p)]
     }
 }
