@@ -122,10 +122,10 @@ impl GnmHarness for Vulkan {
             handles.push(hs);
         }
         b.poison_outputs(POISON)?;
+        // Every upload's instances at once (the backends' parallel batch path).
         for (u, hs) in uploads.iter().zip(&handles) {
-            for (f, h) in u.frames.iter().zip(hs) {
-                b.set_head_ext(*h, &f.head_ext, &f.joint_world)?;
-            }
+            let input = |k: usize| (&u.frames[k].head_ext[..], &u.frames[k].joint_world[..]);
+            b.set_head_ext_batch(hs, &input)?;
         }
         let mut enc = self.ctx.begin()?;
         b.encode(&mut enc)?;
@@ -445,4 +445,80 @@ fn the_real_ict_pack_driven_by_live_link_equals_the_reference() {
         "real ICT pack, 4 Live Link frames: max |diff| {:e} m ({:.3} of the bound)",
         r.max_abs, r.max_ratio
     );
+}
+
+/// A batch set at once with one refused input (a NaN gaze) changes nothing: every instance still
+/// poses its previous frame; a subset of a batch is set one by one and poses as the reference.
+#[test]
+fn a_refused_batch_frame_changes_nothing() {
+    let Some(ctx) = context() else { return };
+    let case = GnmCase {
+        shape: GnmShape {
+            vertices: 130,
+            coeffs: 30,
+            regions: 3,
+            joints: 4,
+            seam: true,
+        },
+        seed: 21,
+        frames: 11,
+    };
+    let u = GnmBatchInput::new(&case);
+    let h = Vulkan::new(ctx.clone(), None);
+    let mut b = h.backend();
+    let hs = b.upload_gnm_batch(&u.pack, 11).unwrap();
+    let input = |k: usize| (&u.frames[k].head_ext[..], &u.frames[k].joint_world[..]);
+    b.set_head_ext_batch(&hs, &input).unwrap();
+    let pose = |b: &mut VulkanGnmBackend| {
+        b.poison_outputs(POISON).unwrap();
+        let mut enc = ctx.begin().unwrap();
+        b.encode(&mut enc).unwrap();
+        ctx.submit(enc).unwrap();
+        hs.iter()
+            .map(|h| b.read_vertices(*h).unwrap())
+            .collect::<Vec<_>>()
+    };
+    let before = pose(&mut b);
+    let mut bad = u.frames[3].head_ext.clone();
+    let gaze = bad.len() - 1;
+    bad[gaze] = f32::NAN;
+    let refused = |k: usize| {
+        if k == 7 {
+            (&bad[..], &u.frames[0].joint_world[..])
+        } else {
+            (
+                &u.frames[10 - k].head_ext[..],
+                &u.frames[10 - k].joint_world[..],
+            )
+        }
+    };
+    assert!(b.set_head_ext_batch(&hs, &refused).is_err());
+    assert_eq!(bits(&pose(&mut b)), bits(&before));
+    // Instances 2..5 only (not a whole batch): set one by one, each equal to the reference of the
+    // frame it was given.
+    let swapped = |k: usize| {
+        (
+            &u.frames[10 - k].head_ext[..],
+            &u.frames[10 - k].joint_world[..],
+        )
+    };
+    b.set_head_ext_batch(&hs[2..5], &swapped).unwrap();
+    let after = pose(&mut b);
+    assert_eq!(bits(&after[5..]), bits(&before[5..]));
+    for k in 2..5 {
+        let want = GnmInputs {
+            pack: u.pack.clone(),
+            frames: vec![u.frames[10 - (k - 2)].clone()],
+        };
+        let r = mien_cpu::conformance::gnm::gnm_reference(&want.pack, &want.frames).unwrap();
+        let got = &after[k].positions;
+        let max = got
+            .iter()
+            .zip(&r[0])
+            .flat_map(|(a, b)| (0..3).map(move |i| (a[i] - b[i]).abs()))
+            .fold(0.0f32, f32::max);
+        assert!(max < 1e-3, "instance {k}: {max}");
+    }
+    drop(b);
+    assert!(ctx.take_validation_messages().is_empty());
 }

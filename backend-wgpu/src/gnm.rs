@@ -7,7 +7,7 @@ use mien_core::gnm::tiled::BasisTiles;
 use mien_core::gnm::{GnmBackend, GnmFrame, GnmHandle, GnmPack};
 use mien_core::rig::PosedVertices;
 use mien_shaders::data::VERTEX_BYTES;
-use mien_shaders::data::gnm::{GnmBatchFrames, gnm_chunk_arrays, plan_gnm_upload};
+use mien_shaders::data::gnm::{GnmBatchFrames, gnm_chunk_arrays, plan_gnm_upload, set_gnm_batch};
 use mien_shaders::{DispatchParams, GNM_TILE_VERTICES, GnmParams, dispatch_size, gnm_dispatch};
 use wgpu::util::DeviceExt;
 
@@ -134,6 +134,17 @@ impl WgpuGnmBackend {
                 part
             })
             .collect())
+    }
+
+    /// The upload whose instances are exactly `heads`, in order.
+    fn whole_upload(&self, heads: &[GnmHandle]) -> Option<usize> {
+        let (u, _) = self.find(*heads.first()?).ok()?;
+        let all = heads.len() == self.uploads[u].frames.len()
+            && heads
+                .iter()
+                .enumerate()
+                .all(|(k, h)| self.find(*h).ok() == Some((u, k)));
+        all.then_some(u)
     }
 
     fn find(&self, h: GnmHandle) -> mien_core::Result<(usize, usize)> {
@@ -368,6 +379,26 @@ impl GnmBackend for WgpuGnmBackend {
         let up = &mut self.uploads[u];
         up.frames[i].set(head_ext, joint_world)?;
         up.staged.write(i, &up.frames[i]);
+        up.dirty = true;
+        Ok(())
+    }
+
+    fn set_head_ext_batch<'i>(
+        &mut self,
+        heads: &[GnmHandle],
+        input: &(dyn Fn(usize) -> (&'i [f32], &'i [Mat4]) + Sync + 'i),
+    ) -> mien_core::Result<()> {
+        let Some(u) = self.whole_upload(heads) else {
+            for (k, h) in heads.iter().enumerate() {
+                let (head_ext, joint_world) = input(k);
+                self.set_head_ext(*h, head_ext, joint_world)?;
+            }
+            return Ok(());
+        };
+        // One batch: every input checked, then set in parallel and staged at once; the staged
+        // arrays are written at encode.
+        let up = &mut self.uploads[u];
+        set_gnm_batch(&mut up.frames, &mut up.staged, input)?;
         up.dirty = true;
         Ok(())
     }

@@ -355,3 +355,63 @@ fn oversized_batches_get_typed_errors_naming_the_array() {
     );
     assert!(b.upload_batch(&rig, 0).is_err());
 }
+
+/// `set_controls_batch` over a whole batch (the parallel path) poses every instance as the same
+/// controls set one by one; over a subset (the one-by-one path) too; a refusal in the batch path
+/// changes nothing; bad arguments are refused.
+#[test]
+fn setting_a_batch_at_once_poses_as_setting_each() {
+    let Some(ctx) = context() else { return };
+    for (seed, s) in [(3u64, shape(400, 25, 6)), (4, shape(90, 0, 3))] {
+        let rig = random_rig(seed, s);
+        let n = 19usize;
+        let ring: Vec<_> = (0..5)
+            .map(|i| random_controls(seed * 10 + i, &rig))
+            .collect();
+        let which = |k: usize| (k * 3) % ring.len();
+        let pose = |b: &mut WgpuRigBackend, hs: &[mien_core::rig::RigHandle]| {
+            b.poison_outputs(POISON);
+            submit(&ctx, b);
+            hs.iter()
+                .map(|h| bits(&b.read_vertices(*h).unwrap()))
+                .collect::<Vec<_>>()
+        };
+        let mut one = WgpuRigBackend::new(&ctx);
+        let h1 = one.upload_batch(&rig, n as u32).unwrap();
+        let mut want_stats = Vec::new();
+        for (k, h) in h1.iter().enumerate() {
+            want_stats.push(one.set_controls(*h, &ring[which(k)]).unwrap());
+        }
+        let want = pose(&mut one, &h1);
+        let mut all = WgpuRigBackend::new(&ctx);
+        let h2 = all.upload_batch(&rig, n as u32).unwrap();
+        let mut stats = vec![Default::default(); n];
+        all.set_controls_batch(&h2, &ring, &which, &mut stats)
+            .unwrap();
+        assert_eq!(stats, want_stats);
+        assert_eq!(pose(&mut all, &h2), want);
+        // A subset goes one by one: same result.
+        let mut some = vec![Default::default(); 2];
+        all.set_controls_batch(&h2[3..5], &ring, &|_| 0, &mut some)
+            .unwrap();
+        let got = pose(&mut all, &h2);
+        one.set_controls(h1[3], &ring[0]).unwrap();
+        one.set_controls(h1[4], &ring[0]).unwrap();
+        assert_eq!(got, pose(&mut one, &h1));
+        // One bad control set in the batch: refused, nothing changes.
+        let mut bad = ring.clone();
+        bad[1].palette[0] = glam::Mat4::from_cols_array(&[f32::NAN; 16]);
+        let e = all.set_controls_batch(&h2, &bad, &|k| k % 2, &mut stats);
+        assert!(e.is_err(), "a NaN palette was accepted");
+        assert_eq!(pose(&mut all, &h2), got);
+        // Bad arguments.
+        assert!(
+            all.set_controls_batch(&h2, &ring, &which, &mut stats[..3])
+                .is_err()
+        );
+        assert!(
+            all.set_controls_batch(&h2, &ring, &|k| k, &mut stats)
+                .is_err()
+        );
+    }
+}

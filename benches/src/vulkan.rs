@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use mien_core::gnm::{GnmBackend, GnmHandle};
 use mien_core::lift::DebugLiftParams;
-use mien_core::rig::{RigBackend, RigHandle};
+use mien_core::rig::{ControlStats, RigBackend, RigHandle};
 use mien_core::sink::{SlotRange, SplatSink};
 use mien_vulkan::ash::vk;
 use mien_vulkan::{
@@ -54,6 +54,8 @@ struct VulkanCase {
     poser: Poser,
     sink: VulkanSplatSink,
     lifts: Vec<VulkanDebugLift>,
+    /// `set_controls_batch`'s counts, one per instance (allocated once).
+    stats: Vec<ControlStats>,
 }
 
 impl Case for VulkanCase {
@@ -61,17 +63,20 @@ impl Case for VulkanCase {
         let mut enc = self.ctx.begin()?;
         match (&mut self.poser, &self.w.frames) {
             (Poser::Rig(b, hs), Frames::Rig(f)) => {
-                for (c, h) in hs.iter().enumerate() {
-                    b.set_controls(*h, &f[self.w.ring_index(c as u32, frame)])?;
-                }
+                // Every instance at once (the backend's parallel batch path).
+                let w = &self.w;
+                let which = |c: usize| w.ring_index(c as u32, frame);
+                b.set_controls_batch(hs, f, &which, &mut self.stats)?;
                 b.encode(&mut enc)?;
                 VulkanDebugLift::record_batch(&mut self.lifts, &mut enc, &mut self.sink)?;
             }
             (Poser::Gnm(b, hs), Frames::Gnm(f)) => {
-                for (c, h) in hs.iter().enumerate() {
-                    let input = &f[self.w.ring_index(c as u32, frame)];
-                    b.set_head_ext(*h, &input.head_ext, &input.joint_world)?;
-                }
+                let w = &self.w;
+                let input = |c: usize| {
+                    let i = &f[w.ring_index(c as u32, frame)];
+                    (&i.head_ext[..], &i.joint_world[..])
+                };
+                b.set_head_ext_batch(hs, &input)?;
                 b.encode(&mut enc)?;
                 VulkanDebugLift::record_batch(&mut self.lifts, &mut enc, &mut self.sink)?;
             }
@@ -172,6 +177,7 @@ impl Bench for VulkanBench {
             poser,
             sink,
             lifts,
+            stats: vec![ControlStats::default(); batch as usize],
         }))
     }
 

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use mien_core::gnm::{GnmBackend, GnmHandle};
 use mien_core::lift::DebugLiftParams;
-use mien_core::rig::{RigBackend, RigHandle};
+use mien_core::rig::{ControlStats, RigBackend, RigHandle};
 use mien_core::sink::{SlotRange, SplatSink};
 use mien_wgpu::{
     ContextOptions, Timestamps, WgpuContext, WgpuDebugLift, WgpuGnmBackend, WgpuRigBackend,
@@ -54,6 +54,8 @@ struct WgpuCase {
     poser: Poser,
     sink: WgpuSplatSink,
     lifts: Vec<WgpuDebugLift>,
+    /// `set_controls_batch`'s counts, one per instance (allocated once).
+    stats: Vec<ControlStats>,
 }
 
 impl WgpuCase {
@@ -64,16 +66,19 @@ impl WgpuCase {
             .create_command_encoder(&Default::default());
         match (&mut self.poser, &self.w.frames) {
             (Poser::Rig(b, hs), Frames::Rig(f)) => {
-                for (c, h) in hs.iter().enumerate() {
-                    b.set_controls(*h, &f[self.w.ring_index(c as u32, frame)])?;
-                }
+                // Every instance at once (the backend's parallel batch path).
+                let w = &self.w;
+                let which = |c: usize| w.ring_index(c as u32, frame);
+                b.set_controls_batch(hs, f, &which, &mut self.stats)?;
                 b.encode(&mut enc)?;
             }
             (Poser::Gnm(b, hs), Frames::Gnm(f)) => {
-                for (c, h) in hs.iter().enumerate() {
-                    let input = &f[self.w.ring_index(c as u32, frame)];
-                    b.set_head_ext(*h, &input.head_ext, &input.joint_world)?;
-                }
+                let w = &self.w;
+                let input = |c: usize| {
+                    let i = &f[w.ring_index(c as u32, frame)];
+                    (&i.head_ext[..], &i.joint_world[..])
+                };
+                b.set_head_ext_batch(hs, &input)?;
                 b.encode(&mut enc)?;
             }
             _ => anyhow::bail!("model and frames disagree"),
@@ -189,6 +194,7 @@ impl Bench for WgpuBench {
             poser,
             sink,
             lifts,
+            stats: vec![ControlStats::default(); batch as usize],
         }))
     }
 

@@ -9,6 +9,7 @@ use mien_core::gnm::frame::check_inputs;
 use mien_core::gnm::{GnmBackend, GnmHandle, GnmPack};
 use mien_core::rig::PosedVertices;
 use mien_shaders::data::VERTEX_BYTES;
+use mien_shaders::data::gnm::set_gnm_batch;
 
 use crate::buffer::Buffer;
 use crate::device::VulkanContext;
@@ -117,6 +118,17 @@ impl VulkanGnmBackend {
             .collect())
     }
 
+    /// The upload whose instances are exactly `heads`, in order.
+    fn whole_upload(&self, heads: &[GnmHandle]) -> Option<usize> {
+        let (u, _) = self.find(*heads.first()?).ok()?;
+        let all = heads.len() == self.uploads[u].frames.len()
+            && heads
+                .iter()
+                .enumerate()
+                .all(|(k, h)| self.find(*h).ok() == Some((u, k)));
+        all.then_some(u)
+    }
+
     fn find(&self, h: GnmHandle) -> mien_core::Result<(usize, usize)> {
         let &(u, i) = self.handles.get(h.0 as usize).ok_or_else(|| unknown(h))?;
         Ok((u as usize, i as usize))
@@ -223,8 +235,42 @@ impl GnmBackend for VulkanGnmBackend {
         Ok(())
     }
 
+    fn set_head_ext_batch<'i>(
+        &mut self,
+        heads: &[GnmHandle],
+        input: &(dyn Fn(usize) -> (&'i [f32], &'i [Mat4]) + Sync + 'i),
+    ) -> mien_core::Result<()> {
+        let Some(u) = self.whole_upload(heads) else {
+            for (k, h) in heads.iter().enumerate() {
+                let (head_ext, joint_world) = input(k);
+                self.set_head_ext(*h, head_ext, joint_world)?;
+            }
+            return Ok(());
+        };
+        // One batch: every input checked, then set in parallel and staged at once; the staged
+        // arrays are written at encode.
+        let up = &mut self.uploads[u];
+        set_gnm_batch(&mut up.frames, &mut up.staged, input)?;
+        up.dirty = true;
+        Ok(())
+    }
+
     fn encode(&mut self, enc: &mut VulkanEncoder) -> mien_core::Result<()> {
         self.ctx.check()?;
+        if self.uploads.iter().any(|u| u.dirty) {
+            // The per-frame buffers are read by the previous frame until it completes.
+            self.ctx.wait()?;
+            for u in self.uploads.iter_mut().filter(|u| u.dirty) {
+                let whole = |b: &[u8]| (0, b.len() as u64);
+                let heads: &[u8] = bytemuck::cast_slice(&u.staged.heads);
+                write_range(&u.heads, heads, whole(heads));
+                let scaled: &[u8] = bytemuck::cast_slice(&u.staged.scaled);
+                write_range(&u.scaled, scaled, whole(scaled));
+                let palette: &[u8] = bytemuck::cast_slice(&u.staged.palette);
+                write_range(&u.palette, palette, whole(palette));
+                u.dirty = false;
+            }
+        }
         let d = self.ctx.device();
         let p = &self.ctx.inner.pipelines;
         let cmd = enc.raw();

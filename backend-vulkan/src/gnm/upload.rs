@@ -42,6 +42,9 @@ pub(super) struct Upload {
     pub(super) heads: Buffer,
     pub(super) scaled: Buffer,
     pub(super) palette: Buffer,
+    /// The staged frames changed since they were last written whole (`set_head_ext_batch`;
+    /// `set_head_ext` writes its instance's slices at once).
+    pub(super) dirty: bool,
     pub(super) pool: Arc<DescriptorPool>,
     /// White vertex tints `(max chunk vertices,)` for a lift (a pack has no vertex colours).
     pub(super) tint: Buffer,
@@ -215,6 +218,7 @@ impl VulkanGnmBackend {
             heads,
             scaled,
             palette,
+            dirty: false,
             pool,
             tint,
             bytes: bytes + u64::from(widest) * 4,

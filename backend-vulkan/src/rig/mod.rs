@@ -7,9 +7,10 @@ use std::sync::Arc;
 use ash::vk;
 use mien_core::rig::{
     ControlStats, FrameControls, PosedVertices, RigBackend, RigControls, RigData, RigHandle,
+    check_batch_args,
 };
 use mien_shaders::data::VERTEX_BYTES;
-use mien_shaders::data::rig::RigBatchFrames;
+use mien_shaders::data::rig::{RigBatchFrames, set_batch};
 
 use crate::buffer::Buffer;
 use crate::device::VulkanContext;
@@ -47,6 +48,9 @@ pub(crate) struct Upload {
     /// instance's weights are strided in the blocked layout, one write beats N slab writes).
     weights_dirty: bool,
     palette: Buffer,
+    /// The staged palettes changed since they were last written whole (`set_controls_batch`;
+    /// `set_controls` writes its instance's slice at once).
+    palette_dirty: bool,
     pool: Arc<DescriptorPool>,
     bytes: u64,
 }
@@ -120,6 +124,17 @@ impl VulkanRigBackend {
     }
 
     /// `(upload, instance)` of a handle.
+    /// The upload whose instances are exactly `rigs`, in order.
+    fn whole_upload(&self, rigs: &[RigHandle]) -> Option<usize> {
+        let (u, _) = self.find(*rigs.first()?).ok()?;
+        let all = rigs.len() == self.uploads[u].frames.len()
+            && rigs
+                .iter()
+                .enumerate()
+                .all(|(k, h)| self.find(*h).ok() == Some((u, k)));
+        all.then_some(u)
+    }
+
     fn find(&self, h: RigHandle) -> mien_core::Result<(usize, usize)> {
         let &(u, i) = self.handles.get(h.0 as usize).ok_or_else(|| unknown(h))?;
         Ok((u as usize, i as usize))
@@ -255,16 +270,50 @@ impl RigBackend for VulkanRigBackend {
         Ok(stats)
     }
 
+    fn set_controls_batch(
+        &mut self,
+        rigs: &[RigHandle],
+        controls: &[RigControls],
+        which: &(dyn Fn(usize) -> usize + Sync),
+        stats: &mut [ControlStats],
+    ) -> mien_core::Result<()> {
+        check_batch_args(rigs.len(), controls.len(), which, stats.len())?;
+        let Some(u) = self.whole_upload(rigs) else {
+            for (k, (r, s)) in rigs.iter().zip(stats.iter_mut()).enumerate() {
+                *s = self.set_controls(*r, &controls[which(k)])?;
+            }
+            return Ok(());
+        };
+        // One batch: every instance checked, then set in parallel and staged at once; the staged
+        // arrays are written at encode.
+        let up = &mut self.uploads[u];
+        set_batch(&mut up.frames, &mut up.staged, controls, which, stats)?;
+        up.weights_dirty = true;
+        up.palette_dirty = true;
+        Ok(())
+    }
+
     fn encode(&mut self, enc: &mut VulkanEncoder) -> mien_core::Result<()> {
         self.ctx.check()?;
-        if self.uploads.iter().any(|u| u.weights_dirty) {
-            // The weights buffer is read by the previous frame until it completes (set_controls
-            // waited already; this is free then).
+        if self
+            .uploads
+            .iter()
+            .any(|u| u.weights_dirty || u.palette_dirty)
+        {
+            // The per-frame buffers are read by the previous frame until it completes
+            // (set_controls waited already; this is free then).
             self.ctx.wait()?;
-            for u in self.uploads.iter_mut().filter(|u| u.weights_dirty) {
-                let all = (0, 4 * u.staged.weights.len() as u64);
-                write_range(&u.weights, bytemuck::cast_slice(&u.staged.weights), all);
-                u.weights_dirty = false;
+            for u in self.uploads.iter_mut() {
+                if u.weights_dirty {
+                    let all = (0, 4 * u.staged.weights.len() as u64);
+                    write_range(&u.weights, bytemuck::cast_slice(&u.staged.weights), all);
+                    u.weights_dirty = false;
+                }
+                if u.palette_dirty {
+                    let bytes: &[u8] = bytemuck::cast_slice(&u.staged.palette);
+                    write_range(&u.palette, bytes, (0, bytes.len() as u64));
+                    u.palette_dirty = false;
+                }
             }
         }
         let d = self.ctx.device();

@@ -155,6 +155,7 @@ impl VulkanRigBackend {
             weights,
             weights_dirty: false,
             palette,
+            palette_dirty: false,
             pool,
             bytes,
         })

@@ -4,9 +4,10 @@
 
 use mien_core::rig::{
     ControlStats, FrameControls, PosedVertices, RigBackend, RigControls, RigData, RigHandle,
+    check_batch_args,
 };
 use mien_shaders::data::VERTEX_BYTES;
-use mien_shaders::data::rig::RigBatchFrames;
+use mien_shaders::data::rig::{RigBatchFrames, set_batch};
 use wgpu::util::DeviceExt;
 
 use crate::context::WgpuContext;
@@ -131,6 +132,17 @@ impl WgpuRigBackend {
     }
 
     /// `(upload, instance)` of a handle.
+    /// The upload whose instances are exactly `rigs`, in order.
+    fn whole_upload(&self, rigs: &[RigHandle]) -> Option<usize> {
+        let (u, _) = self.find(*rigs.first()?).ok()?;
+        let all = rigs.len() == self.uploads[u].frames.len()
+            && rigs
+                .iter()
+                .enumerate()
+                .all(|(k, h)| self.find(*h).ok() == Some((u, k)));
+        all.then_some(u)
+    }
+
     fn find(&self, h: RigHandle) -> mien_core::Result<(usize, usize)> {
         let &(u, i) = self.handles.get(h.0 as usize).ok_or_else(|| unknown(h))?;
         Ok((u as usize, i as usize))
@@ -245,6 +257,28 @@ impl RigBackend for WgpuRigBackend {
         up.staged.write(i, &up.frames[i]);
         up.dirty = true;
         Ok(stats)
+    }
+
+    fn set_controls_batch(
+        &mut self,
+        rigs: &[RigHandle],
+        controls: &[RigControls],
+        which: &(dyn Fn(usize) -> usize + Sync),
+        stats: &mut [ControlStats],
+    ) -> mien_core::Result<()> {
+        check_batch_args(rigs.len(), controls.len(), which, stats.len())?;
+        let Some(u) = self.whole_upload(rigs) else {
+            for (k, (r, s)) in rigs.iter().zip(stats.iter_mut()).enumerate() {
+                *s = self.set_controls(*r, &controls[which(k)])?;
+            }
+            return Ok(());
+        };
+        // One batch: every instance checked, then set in parallel and staged at once; the staged
+        // arrays are written at encode.
+        let up = &mut self.uploads[u];
+        set_batch(&mut up.frames, &mut up.staged, controls, which, stats)?;
+        up.dirty = true;
+        Ok(())
     }
 
     fn encode(&mut self, encoder: &mut wgpu::CommandEncoder) -> mien_core::Result<()> {

@@ -73,6 +73,26 @@ pub trait GnmBackend {
         joint_world: &[Mat4],
     ) -> Result<()>;
 
+    /// Set the next frame of several heads: `heads[k]` gets `input(k)` = `(head_ext, joint_world)`
+    /// as in [`GnmBackend::set_head_ext`]. The provided method sets them in order and stops at the
+    /// first refusal (the heads before it keep their new frames). The GPU backends override it:
+    /// when `heads` are all the instances of one batch upload in order they check every input
+    /// first (a refusal changes nothing) and set the instances in parallel.
+    ///
+    /// # Errors
+    /// As [`GnmBackend::set_head_ext`].
+    fn set_head_ext_batch<'i>(
+        &mut self,
+        heads: &[GnmHandle],
+        input: &(dyn Fn(usize) -> (&'i [f32], &'i [Mat4]) + Sync + 'i),
+    ) -> Result<()> {
+        for (k, h) in heads.iter().enumerate() {
+            let (head_ext, joint_world) = input(k);
+            self.set_head_ext(*h, head_ext, joint_world)?;
+        }
+        Ok(())
+    }
+
     /// Record (or run) the pass of every uploaded head and instance.
     ///
     /// # Errors

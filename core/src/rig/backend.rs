@@ -57,6 +57,30 @@ pub trait RigBackend {
     /// [`crate::Error::Mismatch`] when the control arrays do not fit the rig.
     fn set_controls(&mut self, rig: RigHandle, controls: &RigControls) -> Result<ControlStats>;
 
+    /// Set the next frame of several rigs: `rigs[k]` gets `controls[which(k)]` and its counts go to
+    /// `stats[k]` (so a caller holding a ring of control sets allocates nothing per frame). The
+    /// provided method calls [`RigBackend::set_controls`] for each in order and stops at the first
+    /// refusal (the rigs before it keep their new controls). The GPU backends override it: when
+    /// `rigs` are all the instances of one batch upload in order they check every entry first (a
+    /// refusal changes nothing) and set the instances in parallel.
+    ///
+    /// # Errors
+    /// As [`RigBackend::set_controls`]; [`crate::Error::Mismatch`] when `stats` is not as long as
+    /// `rigs`; [`crate::Error::Invalid`] when some `which(k)` is not an index of `controls`.
+    fn set_controls_batch(
+        &mut self,
+        rigs: &[RigHandle],
+        controls: &[RigControls],
+        which: &(dyn Fn(usize) -> usize + Sync),
+        stats: &mut [ControlStats],
+    ) -> Result<()> {
+        check_batch_args(rigs.len(), controls.len(), which, stats.len())?;
+        for (k, (r, s)) in rigs.iter().zip(stats.iter_mut()).enumerate() {
+            *s = self.set_controls(*r, &controls[which(k)])?;
+        }
+        Ok(())
+    }
+
     /// Record (or run) the per-vertex pass of every uploaded rig.
     ///
     /// # Errors
@@ -71,4 +95,31 @@ pub trait RigBackend {
 
     /// Bytes this backend holds for all rigs, for the memory report.
     fn bytes(&self) -> u64;
+}
+
+/// The argument checks of [`RigBackend::set_controls_batch`]: `stats` as long as the `rigs`, and
+/// every `which(k)` (`k < rigs`) an index of the `controls`.
+///
+/// # Errors
+/// [`crate::Error::Mismatch`], [`crate::Error::Invalid`] naming the first bad `k`.
+pub fn check_batch_args(
+    rigs: usize,
+    controls: usize,
+    which: &(dyn Fn(usize) -> usize + Sync),
+    stats: usize,
+) -> Result<()> {
+    if stats != rigs {
+        return Err(crate::Error::Mismatch {
+            what: "set_controls_batch: stats".into(),
+            expected: rigs as u64,
+            found: stats as u64,
+        });
+    }
+    if let Some(k) = (0..rigs).find(|&k| which(k) >= controls) {
+        return Err(crate::Error::Invalid {
+            what: format!("set_controls_batch: rig {k}"),
+            reason: format!("control set {} of {controls}", which(k)),
+        });
+    }
+    Ok(())
 }

@@ -158,13 +158,13 @@ impl FrameControls {
         }
     }
 
-    /// Take `controls`: copy, limit and clamp the weights; copy the palette and derive normal
-    /// matrices.
+    /// The refusals of [`FrameControls::set`] without setting anything: a weight or palette count
+    /// other than the rig's, a non-finite palette matrix. Batch setters check every instance first
+    /// so that a refusal changes nothing.
     ///
     /// # Errors
-    /// [`Error::Mismatch`] when an array's length is not the rig's; [`Error::Invalid`] naming the
-    /// first non-finite palette matrix.
-    pub fn set(&mut self, controls: &RigControls) -> Result<ControlStats> {
+    /// As [`FrameControls::set`].
+    pub fn check(&self, controls: &RigControls) -> Result<()> {
         if controls.weights.len() != self.weights.len() {
             return Err(Error::Mismatch {
                 what: "rig controls: morph weights".into(),
@@ -185,6 +185,17 @@ impl FrameControls {
                 reason: "matrix is not finite".into(),
             });
         }
+        Ok(())
+    }
+
+    /// Take `controls`: copy, limit and clamp the weights; copy the palette and derive normal
+    /// matrices.
+    ///
+    /// # Errors
+    /// [`Error::Mismatch`] when an array's length is not the rig's; [`Error::Invalid`] naming the
+    /// first non-finite palette matrix.
+    pub fn set(&mut self, controls: &RigControls) -> Result<ControlStats> {
+        self.check(controls)?;
         self.weights.copy_from_slice(&controls.weights);
         let mut stats = ControlStats::default();
         limit_instances(

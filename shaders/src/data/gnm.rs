@@ -195,26 +195,41 @@ impl GnmBatchFrames {
     /// When `i` is not below N or `frame` has another E or J (a caller bug).
     pub fn write(&mut self, i: usize, frame: &GnmFrame) {
         assert!(frame.coeff_count() == self.coeffs && frame.joint_count() == self.joints);
-        let col = |m: &glam::Mat3, c: usize| {
-            let c = m.col(c);
-            [c.x, c.y, c.z, 0.0]
-        };
-        let [l, r] = &frame.eye_rotation;
-        let [cl, cr] = frame.eye_centres;
-        self.heads[i] = GnmFrameHeader {
-            eye_rot_l: [col(l, 0), col(l, 1), col(l, 2)],
-            eye_rot_r: [col(r, 0), col(r, 1), col(r, 2)],
-            eye_centre_l: [cl.x, cl.y, cl.z, 0.0],
-            eye_centre_r: [cr.x, cr.y, cr.z, 0.0],
-        };
+        self.heads[i] = header(frame);
         self.scaled[i * self.coeffs..(i + 1) * self.coeffs].copy_from_slice(&frame.scaled);
         let p = self.palette_len();
-        let entry = |m: &Mat4| JointMatrices::new(m, &normal_matrix(m));
-        let slice = &mut self.palette[i * p..(i + 1) * p];
-        for (o, m) in slice.iter_mut().zip(&frame.skin) {
-            *o = entry(m);
+        fill_palette(&mut self.palette[i * p..(i + 1) * p], frame);
+    }
+
+    /// Stage every instance's frame at once (`frames[i]` as instance i, `frames.len() == N`),
+    /// instances in parallel (rayon): the same values as [`GnmBatchFrames::write`] for each.
+    /// Allocates nothing.
+    ///
+    /// # Panics
+    /// When `frames` is not N long or a frame has another E or J (a caller bug).
+    pub fn write_all(&mut self, frames: &[GnmFrame]) {
+        use rayon::prelude::*;
+        assert!(frames.len() == self.instances());
+        let (e, p) = (self.coeffs, self.palette_len());
+        assert!(
+            frames
+                .iter()
+                .all(|f| f.coeff_count() == e && f.joint_count() == self.joints)
+        );
+        self.heads
+            .par_iter_mut()
+            .zip(self.palette.par_chunks_mut(p))
+            .zip(frames.par_iter())
+            .for_each(|((h, pal), f)| {
+                *h = header(f);
+                fill_palette(pal, f);
+            });
+        if e > 0 {
+            self.scaled
+                .par_chunks_mut(e)
+                .zip(frames.par_iter())
+                .for_each(|(s, f)| s.copy_from_slice(&f.scaled));
         }
-        slice[self.joints] = entry(&frame.bind);
     }
 
     /// The byte ranges of instance `i` in the three arrays: `(heads, scaled, palette)`, each
@@ -225,6 +240,35 @@ impl GnmBatchFrames {
         let p = std::mem::size_of::<JointMatrices>() as u64 * self.palette_len() as u64;
         let i = i as u64;
         [(i * h, h), (i * s, s), (i * p, p)]
+    }
+}
+
+/// One instance's eye header: its eye rotations (column-major, each column padded to a `vec4`)
+/// and centres.
+fn header(frame: &GnmFrame) -> GnmFrameHeader {
+    let col = |m: &glam::Mat3, c: usize| {
+        let c = m.col(c);
+        [c.x, c.y, c.z, 0.0]
+    };
+    let [l, r] = &frame.eye_rotation;
+    let [cl, cr] = frame.eye_centres;
+    GnmFrameHeader {
+        eye_rot_l: [col(l, 0), col(l, 1), col(l, 2)],
+        eye_rot_r: [col(r, 0), col(r, 1), col(r, 2)],
+        eye_centre_l: [cl.x, cl.y, cl.z, 0.0],
+        eye_centre_r: [cr.x, cr.y, cr.z, 0.0],
+    }
+}
+
+/// One instance's palette `(J+1,)`: its skin matrices, then `bind` (entry J), each with its
+/// normal matrix.
+fn fill_palette(slice: &mut [JointMatrices], frame: &GnmFrame) {
+    let entry = |m: &Mat4| JointMatrices::new(m, &normal_matrix(m));
+    for (o, m) in slice.iter_mut().zip(&frame.skin) {
+        *o = entry(m);
+    }
+    if let Some(last) = slice.last_mut() {
+        *last = entry(&frame.bind);
     }
 }
 
@@ -275,4 +319,34 @@ pub fn plan_gnm_upload(
             needed: r.bytes,
         }
     })
+}
+
+/// Set every instance of a batch at once: instance k's [`GnmFrame`] takes `input(k)` =
+/// `(head_ext, joint_world)`, then all of them are staged ([`GnmBatchFrames::write_all`]). Every
+/// input is checked first (`mien_core::gnm::frame::check_inputs`), so a refusal changes nothing;
+/// the instances are then set in parallel (rayon).
+///
+/// # Errors
+/// The first instance's refusal, as [`GnmFrame::set`].
+pub fn set_gnm_batch<'i>(
+    frames: &mut [GnmFrame],
+    staged: &mut GnmBatchFrames,
+    input: &(dyn Fn(usize) -> (&'i [f32], &'i [Mat4]) + Sync + 'i),
+) -> mien_core::Result<()> {
+    use rayon::prelude::*;
+    for (k, f) in frames.iter().enumerate() {
+        let (head_ext, joint_world) = input(k);
+        mien_core::gnm::frame::check_inputs(
+            f.coeff_count(),
+            f.joint_count(),
+            head_ext,
+            joint_world,
+        )?;
+    }
+    frames.par_iter_mut().enumerate().try_for_each(|(k, f)| {
+        let (head_ext, joint_world) = input(k);
+        f.set(head_ext, joint_world)
+    })?;
+    staged.write_all(frames);
+    Ok(())
 }

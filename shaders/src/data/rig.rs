@@ -11,7 +11,7 @@
 //! (each kernel divides the bound array's length by `num_workgroups.z`) and writes its outputs at
 //! vertex `i·count` of its chunk's `(N,count,6)` buffers. N = 1 is the single upload.
 
-use mien_core::rig::{FrameControls, RigData};
+use mien_core::rig::{ControlStats, FrameControls, RigControls, RigData};
 
 use super::{ENTRY_BYTES, RowTooLarge, VERTEX_BYTES};
 use crate::JointMatrices;
@@ -198,6 +198,47 @@ impl RigBatchFrames {
         }
     }
 
+    /// Stage every instance's frame at once (`frames[i]` as instance i, `frames.len() == N`),
+    /// blocks of 8 instances in parallel (rayon): the same values as [`RigBatchFrames::write`] for
+    /// each. Allocates nothing.
+    ///
+    /// # Panics
+    /// When `frames` is not N long or a frame belongs to a rig of another W or P (a caller bug).
+    pub fn write_all(&mut self, frames: &[FrameControls]) {
+        use rayon::prelude::*;
+        assert!(frames.len() == self.instances);
+        let (w, p) = (self.weight_count, self.palette_len);
+        assert!(
+            frames
+                .iter()
+                .all(|f| f.weights.len() == w && f.palette.len() == p)
+        );
+        let block = MORPH_INSTANCE_BLOCK as usize;
+        if w > 0 {
+            // One block's (W, 8) slab per task.
+            self.weights
+                .par_chunks_mut(w * block)
+                .zip(frames.par_chunks(block))
+                .for_each(|(ws, fs)| {
+                    for (j, f) in fs.iter().enumerate() {
+                        for (t, x) in f.weights.iter().enumerate() {
+                            ws[t * block + j] = *x;
+                        }
+                    }
+                });
+        }
+        if p > 0 {
+            self.palette
+                .par_chunks_mut(p)
+                .zip(frames.par_iter())
+                .for_each(|(ps, f)| {
+                    for ((o, m), n) in ps.iter_mut().zip(&f.palette).zip(&f.normal_palette) {
+                        *o = JointMatrices::new(m, n);
+                    }
+                });
+        }
+    }
+
     /// The byte ranges instance `i` writes in the two arrays: `(weights, palette)`, each
     /// `(offset, length)` — for the weights its block's whole slab `(W, 8)`.
     pub fn ranges(&self, i: usize) -> [(u64, u64); 2] {
@@ -206,4 +247,39 @@ impl RigBatchFrames {
         let i = i as u64;
         [((i / 8) * w, w), (i * p, p)]
     }
+}
+
+/// Set every instance of a batch at once: instance k's [`FrameControls`] takes
+/// `controls[which(k)]` (its counts into `stats[k]`), then all of them are staged
+/// ([`RigBatchFrames::write_all`]). Every instance is checked first ([`FrameControls::check`]), so a
+/// refusal changes nothing; the instances are then set in parallel (rayon).
+///
+/// # Errors
+/// The first instance's refusal, as [`FrameControls::set`].
+///
+/// # Panics
+/// When `stats` or the staged batch is not as long as `frames`, or some `which(k)` is not an index
+/// of `controls` (caller bugs: `mien_core::rig::check_batch_args` checks them).
+pub fn set_batch(
+    frames: &mut [FrameControls],
+    staged: &mut RigBatchFrames,
+    controls: &[RigControls],
+    which: &(dyn Fn(usize) -> usize + Sync),
+    stats: &mut [ControlStats],
+) -> mien_core::Result<()> {
+    use rayon::prelude::*;
+    assert!(stats.len() == frames.len());
+    for (k, f) in frames.iter().enumerate() {
+        f.check(&controls[which(k)])?;
+    }
+    frames
+        .par_iter_mut()
+        .zip(stats.par_iter_mut())
+        .enumerate()
+        .try_for_each(|(k, (f, s))| {
+            *s = f.set(&controls[which(k)])?;
+            Ok::<(), mien_core::Error>(())
+        })?;
+    staged.write_all(frames);
+    Ok(())
 }
