@@ -436,12 +436,13 @@ fn a_refused_batch_frame_changes_nothing() {
             seam: true,
         },
         seed: 21,
-        frames: 11,
+        // 40 instances: over mien_shaders::data::PARALLEL_MIN, so the parallel path.
+        frames: 40,
     };
     let u = GnmBatchInput::new(&case);
     let h = Wgpu::new(ctx.clone(), None);
     let mut b = h.backend();
-    let hs = b.upload_gnm_batch(&u.pack, 11).unwrap();
+    let hs = b.upload_gnm_batch(&u.pack, 40).unwrap();
     let input = |k: usize| (&u.frames[k].head_ext[..], &u.frames[k].joint_world[..]);
     b.set_head_ext_batch(&hs, &input).unwrap();
     let pose = |b: &mut WgpuGnmBackend| {
@@ -462,8 +463,8 @@ fn a_refused_batch_frame_changes_nothing() {
             (&bad[..], &u.frames[0].joint_world[..])
         } else {
             (
-                &u.frames[10 - k].head_ext[..],
-                &u.frames[10 - k].joint_world[..],
+                &u.frames[39 - k].head_ext[..],
+                &u.frames[39 - k].joint_world[..],
             )
         }
     };
@@ -473,8 +474,8 @@ fn a_refused_batch_frame_changes_nothing() {
     // frame it was given.
     let swapped = |k: usize| {
         (
-            &u.frames[10 - k].head_ext[..],
-            &u.frames[10 - k].joint_world[..],
+            &u.frames[39 - k].head_ext[..],
+            &u.frames[39 - k].joint_world[..],
         )
     };
     b.set_head_ext_batch(&hs[2..5], &swapped).unwrap();
@@ -483,7 +484,7 @@ fn a_refused_batch_frame_changes_nothing() {
     for k in 2..5 {
         let want = GnmInputs {
             pack: u.pack.clone(),
-            frames: vec![u.frames[10 - (k - 2)].clone()],
+            frames: vec![u.frames[39 - (k - 2)].clone()],
         };
         let r = mien_cpu::conformance::gnm::gnm_reference(&want.pack, &want.frames).unwrap();
         let got = &after[k].positions;

@@ -364,7 +364,8 @@ fn setting_a_batch_at_once_poses_as_setting_each() {
     let Some(ctx) = context() else { return };
     for (seed, s) in [(3u64, shape(400, 25, 6)), (4, shape(90, 0, 3))] {
         let rig = random_rig(seed, s);
-        let n = 19usize;
+        // 40 instances: over mien_shaders::data::PARALLEL_MIN, so the parallel path.
+        let n = 40usize;
         let ring: Vec<_> = (0..5)
             .map(|i| random_controls(seed * 10 + i, &rig))
             .collect();

@@ -17,6 +17,11 @@ pub const VERTEX_BYTES: u64 = 24;
 /// Bytes per CSR entry of the largest per-entry array (6 f32 of deltas).
 pub const ENTRY_BYTES: u64 = 24;
 
+/// Batches smaller than this are set and staged on the calling thread (`rig::set_batch`,
+/// `gnm::set_gnm_batch`): handing work to rayon's pool from outside it wakes a sleeping worker,
+/// tens of microseconds — more than a small batch's work.
+pub const PARALLEL_MIN: usize = 32;
+
 /// A vertex whose own data alone (its CSR row, or a linear head's basis row) exceeds the binding
 /// limit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -210,6 +210,12 @@ impl GnmBatchFrames {
     pub fn write_all(&mut self, frames: &[GnmFrame]) {
         use rayon::prelude::*;
         assert!(frames.len() == self.instances());
+        if frames.len() < super::PARALLEL_MIN {
+            for (i, f) in frames.iter().enumerate() {
+                self.write(i, f);
+            }
+            return;
+        }
         let (e, p) = (self.coeffs, self.palette_len());
         assert!(
             frames
@@ -324,7 +330,8 @@ pub fn plan_gnm_upload(
 /// Set every instance of a batch at once: instance k's [`GnmFrame`] takes `input(k)` =
 /// `(head_ext, joint_world)`, then all of them are staged ([`GnmBatchFrames::write_all`]). Every
 /// input is checked first (`mien_core::gnm::frame::check_inputs`), so a refusal changes nothing;
-/// the instances are then set in parallel (rayon).
+/// the instances are then set in parallel (rayon; on the calling thread below
+/// [`super::PARALLEL_MIN`] instances).
 ///
 /// # Errors
 /// The first instance's refusal, as [`GnmFrame::set`].
@@ -343,10 +350,17 @@ pub fn set_gnm_batch<'i>(
             joint_world,
         )?;
     }
-    frames.par_iter_mut().enumerate().try_for_each(|(k, f)| {
-        let (head_ext, joint_world) = input(k);
-        f.set(head_ext, joint_world)
-    })?;
+    if frames.len() < super::PARALLEL_MIN {
+        for (k, f) in frames.iter_mut().enumerate() {
+            let (head_ext, joint_world) = input(k);
+            f.set(head_ext, joint_world)?;
+        }
+    } else {
+        frames.par_iter_mut().enumerate().try_for_each(|(k, f)| {
+            let (head_ext, joint_world) = input(k);
+            f.set(head_ext, joint_world)
+        })?;
+    }
     staged.write_all(frames);
     Ok(())
 }

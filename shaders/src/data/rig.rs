@@ -207,6 +207,12 @@ impl RigBatchFrames {
     pub fn write_all(&mut self, frames: &[FrameControls]) {
         use rayon::prelude::*;
         assert!(frames.len() == self.instances);
+        if frames.len() < super::PARALLEL_MIN {
+            for (i, f) in frames.iter().enumerate() {
+                self.write(i, f);
+            }
+            return;
+        }
         let (w, p) = (self.weight_count, self.palette_len);
         assert!(
             frames
@@ -252,7 +258,8 @@ impl RigBatchFrames {
 /// Set every instance of a batch at once: instance k's [`FrameControls`] takes
 /// `controls[which(k)]` (its counts into `stats[k]`), then all of them are staged
 /// ([`RigBatchFrames::write_all`]). Every instance is checked first ([`FrameControls::check`]), so a
-/// refusal changes nothing; the instances are then set in parallel (rayon).
+/// refusal changes nothing; the instances are then set in parallel (rayon; on the calling thread
+/// below [`super::PARALLEL_MIN`] instances).
 ///
 /// # Errors
 /// The first instance's refusal, as [`FrameControls::set`].
@@ -271,6 +278,13 @@ pub fn set_batch(
     assert!(stats.len() == frames.len());
     for (k, f) in frames.iter().enumerate() {
         f.check(&controls[which(k)])?;
+    }
+    if frames.len() < super::PARALLEL_MIN {
+        for (k, (f, s)) in frames.iter_mut().zip(stats.iter_mut()).enumerate() {
+            *s = f.set(&controls[which(k)])?;
+        }
+        staged.write_all(frames);
+        return Ok(());
     }
     frames
         .par_iter_mut()
