@@ -180,6 +180,7 @@ pub fn run(a: &BenchArgs, command: Vec<String>) -> anyhow::Result<()> {
     let mut rows = Vec::new();
     let mut copies: Vec<(String, CopyResult)> = Vec::new();
     let mut described = Vec::new();
+    let mut loaded = Vec::with_capacity(ids.len());
     for id in &ids {
         pb.set_message(format!("building {id}"));
         let w: Arc<Workload> =
@@ -189,17 +190,24 @@ pub fn run(a: &BenchArgs, command: Vec<String>) -> anyhow::Result<()> {
             "description": w.description,
             "bytes_per_character": {"lift_off": w.bytes(false), "lift_on": w.bytes(true)},
         }));
-        for b in &backends {
+        loaded.push(w);
+    }
+    // GPU backends first, the CPU last: the CPU rows keep every core busy, and a GPU row measured
+    // right after them ran slower (its submissions and the copy baseline share those cores).
+    let mut order: Vec<&dyn Bench> = backends.iter().map(|b| b.as_ref()).collect();
+    order.sort_by_key(|b| b.name() == "cpu");
+    for b in order {
+        for w in &loaded {
             for &batch in &batches {
                 for &lift in lifts {
-                    pb.set_message(format!("{} {id} ×{batch}", b.name()));
+                    pb.set_message(format!("{} {} ×{batch}", b.name(), w.id));
                     let plan = RowPlan {
                         batch,
                         lift,
                         warmup,
                         frames,
                     };
-                    rows.push(run_row(b.as_ref(), &w, plan, &mut copies));
+                    rows.push(run_row(b, w, plan, &mut copies));
                     pb.inc(1);
                 }
             }
