@@ -50,6 +50,10 @@ impl CpuHead {
 /// 3.5 ms on 2 cores), while a tile's accumulators for 16 heads (24 KiB) stay in L1/L2.
 const TILE_VERTICES: usize = 128;
 
+/// Heads below which the per-head steps (frame inputs, copying out) run on the calling thread:
+/// handing work to rayon's pool from outside it costs tens of microseconds of wake-up.
+const SMALL_BATCH: usize = 32;
+
 /// The heads of one `upload_gnm_batch`: one pack (its basis moved into tiles), the heads
 /// `first..first + count`, and the blocked pass's scratch.
 #[derive(Debug)]
@@ -114,13 +118,19 @@ impl CpuGroup {
                 }
             });
         let out = &self.out;
-        heads.par_iter_mut().enumerate().for_each(|(i, h)| {
+        let scatter = |(i, h): (usize, &mut CpuHead)| {
             h.positions.resize(v_n, [0.0; 3]);
             for (t, dst) in h.positions.chunks_mut(tv).enumerate() {
                 let src = (t * n + i) * tv;
                 dst.copy_from_slice(&out[src..src + dst.len()]);
             }
-        });
+        };
+        // A few heads' copies are cheaper than waking rayon's pool.
+        if heads.len() < SMALL_BATCH {
+            heads.iter_mut().enumerate().for_each(scatter);
+        } else {
+            heads.par_iter_mut().enumerate().for_each(scatter);
+        }
     }
 }
 
@@ -329,9 +339,13 @@ impl GnmBackend for CpuGnmBackend {
     fn encode(&mut self, encoder: &mut CpuEncoder) -> Result<()> {
         let start = Instant::now();
         let groups = &self.groups;
-        self.heads
-            .par_iter_mut()
-            .try_for_each(|h| h.prepare(&groups[h.group].pack))?;
+        let prepare = |h: &mut CpuHead| h.prepare(&groups[h.group].pack);
+        // Per head a few matrices: below SMALL_BATCH heads cheaper than waking rayon's pool.
+        if self.heads.len() < SMALL_BATCH {
+            self.heads.iter_mut().try_for_each(prepare)?;
+        } else {
+            self.heads.par_iter_mut().try_for_each(prepare)?;
+        }
         for g in &mut self.groups {
             g.pose(&mut self.heads[g.first..g.first + g.count]);
         }

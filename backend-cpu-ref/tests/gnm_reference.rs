@@ -271,3 +271,23 @@ proptest! {
         prop_assert!(tiles.tile(tiles.tile_count()).is_empty());
     }
 }
+
+/// 40 heads of one pack (the per-head steps on rayon's pool, over the 32-head threshold) pose as
+/// the reference bit for bit.
+#[test]
+fn a_batch_of_forty_is_the_reference_bit_for_bit() {
+    let case = mien_cpu::conformance::gnm::GnmCase {
+        shape: mien_core::testing::gnm::GnmShape {
+            vertices: 300,
+            coeffs: 40,
+            regions: 3,
+            joints: 5,
+            seam: true,
+        },
+        seed: 17,
+        frames: 40,
+    };
+    let input = GnmBatchInput::new(&case);
+    let r = check_batch(&mut Cpu, std::slice::from_ref(&input)).unwrap();
+    assert_eq!(r.max_abs, 0.0, "{r:?}");
+}
