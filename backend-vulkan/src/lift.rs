@@ -54,6 +54,8 @@ pub struct VulkanDebugLift {
     params: DebugLiftParams,
     pieces: Vec<Piece>,
     pool: Arc<DescriptorPool>,
+    /// Instances lifted by each dispatch (z); 1 for a single lift.
+    instances: u32,
 }
 
 impl std::fmt::Debug for VulkanDebugLift {
@@ -127,6 +129,59 @@ impl VulkanDebugLift {
         sink: &VulkanSplatSink,
         params: DebugLiftParams,
     ) -> mien_core::Result<Self> {
+        Self::build(ctx, vertex_count, parts, (1, 0), sink, params)
+    }
+
+    /// One lift of `instances` characters of a batch upload in one dispatch per part (z =
+    /// instance): `parts` are instance 0's ([`VulkanRigBackend::posed_parts`] of the batch's first
+    /// handle), instance z reads `z × count` vertices further into each part's buffer and writes
+    /// `params.range` moved by `z × slot_stride` slots — the same transform, shading and tints for
+    /// every instance, the same slots as `instances` separate lifts, without a dispatch per
+    /// character (at 256 characters those cost more GPU time than the lifting).
+    ///
+    /// # Errors
+    /// As [`VulkanDebugLift::from_parts`]; [`mien_core::lift::parts::check_batch`]'s refusals
+    /// (overlapping or out-of-sink ranges, posed buffers too short for the last instance); a
+    /// batch whose slot span does not fit one binding, or more instances than a dispatch
+    /// dimension holds ([`Error::OverLimits`]: lift fewer instances per batch).
+    pub fn from_parts_batch(
+        ctx: &VulkanContext,
+        vertex_count: u32,
+        parts: &[PosedPart<'_>],
+        instances: u32,
+        slot_stride: u32,
+        sink: &VulkanSplatSink,
+        params: DebugLiftParams,
+    ) -> mien_core::Result<Self> {
+        Self::build(
+            ctx,
+            vertex_count,
+            parts,
+            (instances, slot_stride),
+            sink,
+            params,
+        )
+    }
+
+    /// Instances each dispatch lifts (1 for a single lift).
+    pub fn instances(&self) -> u32 {
+        self.instances
+    }
+
+    /// One past the last slot this lift writes (the last instance's range end for a batch).
+    fn end_slot(&self) -> u64 {
+        let stride = self.pieces.first().map_or(0, |p| p.params.slot_stride);
+        self.params.range.end() + u64::from(self.instances - 1) * u64::from(stride)
+    }
+
+    fn build(
+        ctx: &VulkanContext,
+        vertex_count: u32,
+        parts: &[PosedPart<'_>],
+        (instances, slot_stride): (u32, u32),
+        sink: &VulkanSplatSink,
+        params: DebugLiftParams,
+    ) -> mien_core::Result<Self> {
         let nv = vertex_count;
         mien_core::lift::parts::check_target(&params, nv, sink.capacity())?;
         let extents: Vec<mien_core::lift::parts::PartExtent> = parts
@@ -140,6 +195,35 @@ impl VulkanDebugLift {
             })
             .collect();
         mien_core::lift::parts::check_parts(nv, &extents, VERTEX_BYTES)?;
+        let span = mien_core::lift::parts::check_batch(
+            &params,
+            &extents,
+            instances,
+            slot_stride,
+            sink.capacity(),
+            VERTEX_BYTES,
+        )?;
+        let max_z = ctx.properties().limits.max_compute_work_group_count[2];
+        if instances > max_z {
+            return Err(Error::OverLimits {
+                what: format!("a batched lift of {instances} instances"),
+                limit_name: "maxComputeWorkGroupCount[2]",
+                limit: u64::from(max_z),
+                needed: u64::from(instances),
+            }
+            .into());
+        }
+        if instances > 1 && span * 16 + 256 > ctx.binding_limit() {
+            return Err(Error::OverLimits {
+                what: format!("a batched lift spanning {span} slots"),
+                limit_name: "maxStorageBufferRange",
+                limit: ctx.binding_limit(),
+                needed: span * 16 + 256,
+            }
+            .into());
+        }
+        // Slots each binding covers beyond a dispatch's own count: the later instances' ranges.
+        let extra = span - u64::from(params.range.count);
         let ctx = ctx.clone();
         let first = parts.first().ok_or_else(|| mien_core::Error::Invalid {
             what: "debug lift".into(),
@@ -150,24 +234,25 @@ impl VulkanDebugLift {
         let max_groups = limits.max_compute_work_group_count[0];
         let limit_slots = ((ctx.binding_limit() - align) / 16).max(1);
         let offset = u64::from(params.range.offset);
-        let mut plan: Vec<(u64, u32, u32, &Buffer, &Buffer, bool)> = parts
+        // (first slot, count, (posed base, posed stride), posed, tints, clear)
+        let mut plan: Vec<(u64, u32, (u32, u32), &Buffer, &Buffer, bool)> = parts
             .iter()
             .map(|c| {
                 let slot = offset + u64::from(c.v0);
-                (slot, c.count, c.first, c.posed, c.tint, false)
+                (slot, c.count, (c.first, c.count), c.posed, c.tint, false)
             })
             .collect();
         let (mut slot, end) = (offset + u64::from(nv), params.range.end());
         while slot < end {
             let n = (end - slot).min(limit_slots).min(u64::from(u32::MAX)) as u32;
-            plan.push((slot, n, 0, first.posed, first.tint, true));
+            plan.push((slot, n, (0, 0), first.posed, first.tint, true));
             slot += u64::from(n);
         }
         let k = plan.len() as u32;
         let pool = Arc::new(DescriptorPool::new(&ctx, k, k, 6 * k)?);
         let base = LiftParams::from_debug(&params);
         let mut pieces = Vec::with_capacity(plan.len());
-        for (slot, count, posed_base, posed, tints, clear) in plan {
+        for (slot, count, (posed_base, posed_stride), posed, tints, clear) in plan {
             let (gx, gy, row_width) =
                 dispatch_size(count, max_groups).ok_or_else(|| Error::OverLimits {
                     what: format!("a lift dispatch of {count} slots"),
@@ -175,7 +260,7 @@ impl VulkanDebugLift {
                     limit: u64::from(max_groups),
                     needed: u64::from(count.div_ceil(64)),
                 })?;
-            let n = u64::from(count);
+            let n = u64::from(count) + extra;
             let (center, b16) = range_binding(&sink.center, slot, n, 16, align);
             let (color, b4) = range_binding(&sink.color, slot, n, 4, align);
             let (cov_a, _) = range_binding(&sink.cov_a, slot, n, 16, align);
@@ -186,6 +271,8 @@ impl VulkanDebugLift {
                 slot_base_vec4: b16,
                 slot_base_color: b4,
                 posed_base,
+                slot_stride,
+                posed_stride,
                 ..base
             };
             let uniform = ctx.buffer(
@@ -235,6 +322,7 @@ impl VulkanDebugLift {
             params,
             pieces,
             pool,
+            instances,
         })
     }
 
@@ -265,6 +353,8 @@ impl VulkanDebugLift {
                 slot_base_vec4: p.params.slot_base_vec4,
                 slot_base_color: p.params.slot_base_color,
                 posed_base: p.params.posed_base,
+                slot_stride: p.params.slot_stride,
+                posed_stride: p.params.posed_stride,
                 ..base
             };
             p.uniform.write(0, bytemuck::bytes_of(&p.params));
@@ -332,7 +422,7 @@ impl VulkanDebugLift {
         let mut ranges: Vec<(u64, u64, usize)> = lifts
             .iter()
             .enumerate()
-            .map(|(i, l)| (u64::from(l.params.range.offset), l.params.range.end(), i))
+            .map(|(i, l)| (u64::from(l.params.range.offset), l.end_slot(), i))
             .collect();
         ranges.sort_unstable();
         if let Some(w) = ranges.windows(2).find(|w| w[1].0 < w[0].1) {
@@ -357,7 +447,10 @@ impl VulkanDebugLift {
                 t.reset_stage(d, cmd, Stage::Lift);
                 t.write(d, cmd, Stage::Lift, false);
             }
-            for piece in lifts.iter().flat_map(|l| &l.pieces) {
+            for (z, piece) in lifts
+                .iter()
+                .flat_map(|l| l.pieces.iter().map(move |p| (l.instances, p)))
+            {
                 d.cmd_bind_pipeline(
                     cmd,
                     vk::PipelineBindPoint::COMPUTE,
@@ -371,7 +464,7 @@ impl VulkanDebugLift {
                     &[piece.set],
                     &[],
                 );
-                d.cmd_dispatch(cmd, piece.groups.0, piece.groups.1, 1);
+                d.cmd_dispatch(cmd, piece.groups.0, piece.groups.1, z);
             }
             if let Some(t) = ts {
                 t.write(d, cmd, Stage::Lift, true);

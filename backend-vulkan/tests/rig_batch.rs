@@ -360,8 +360,10 @@ fn oversized_batches_get_typed_errors_naming_the_array() {
 }
 
 /// Lifts of every instance of a batch into disjoint ranges of one sink, recorded between one pair
-/// of barriers (`record_batch`), write the same sink bits as the same lifts recorded one by one;
-/// overlapping ranges are refused before anything is recorded.
+/// of barriers (`record_batch`), and one batched lift of all instances (`from_parts_batch`, one
+/// dispatch per part with z = instance), write the same sink bits as the same lifts recorded one by
+/// one; overlapping ranges are refused before anything is recorded, and so are batched lifts whose
+/// ranges would overlap or leave the sink.
 #[test]
 fn a_batch_of_lifts_recorded_together_equals_them_recorded_one_by_one() {
     let Some(ctx) = context() else { return };
@@ -375,27 +377,37 @@ fn a_batch_of_lifts_recorded_together_equals_them_recorded_one_by_one() {
             .unwrap();
     }
     let stride = nv + 3;
-    let mut run = |together: bool| {
+    // mode 0: record_batch of n lifts; 1: n lifts recorded one by one; 2: one batched lift.
+    let mut run = |mode: u32| {
         let mut sink = VulkanSplatSink::new(&ctx, stride * n + 4).unwrap();
         sink.fill(POISON).unwrap();
-        let mut lifts: Vec<VulkanDebugLift> = hs
-            .iter()
-            .map(|h| {
-                let range = sink.allocate(stride).unwrap();
-                let mut p = DebugLiftParams::new(range, nv);
-                p.shading = DebugShading::Normal;
-                let parts = b.posed_parts(*h).unwrap();
-                VulkanDebugLift::from_parts(&ctx, nv, &parts, &sink, p).unwrap()
-            })
-            .collect();
+        let ranges: Vec<SlotRange> = (0..n).map(|_| sink.allocate(stride).unwrap()).collect();
+        let params = |range| {
+            let mut p = DebugLiftParams::new(range, nv);
+            p.shading = DebugShading::Normal;
+            p
+        };
+        let mut lifts: Vec<VulkanDebugLift> = if mode == 2 {
+            let parts = b.posed_parts(hs[0]).unwrap();
+            let p = params(ranges[0]);
+            vec![VulkanDebugLift::from_parts_batch(&ctx, nv, &parts, n, stride, &sink, p).unwrap()]
+        } else {
+            hs.iter()
+                .zip(&ranges)
+                .map(|(h, r)| {
+                    let parts = b.posed_parts(*h).unwrap();
+                    VulkanDebugLift::from_parts(&ctx, nv, &parts, &sink, params(*r)).unwrap()
+                })
+                .collect()
+        };
         let mut enc = ctx.begin().unwrap();
         b.encode(&mut enc).unwrap();
-        if together {
-            VulkanDebugLift::record_batch(&mut lifts, &mut enc, &mut sink).unwrap();
-        } else {
+        if mode == 1 {
             for l in &mut lifts {
                 l.record(&mut enc, &mut sink).unwrap();
             }
+        } else {
+            VulkanDebugLift::record_batch(&mut lifts, &mut enc, &mut sink).unwrap();
         }
         ctx.submit(enc).unwrap();
         let all = SlotRange {
@@ -404,8 +416,10 @@ fn a_batch_of_lifts_recorded_together_equals_them_recorded_one_by_one() {
         };
         sink_bits(&sink.read(all).unwrap())
     };
-    let together = run(true);
-    assert_eq!(together, run(false));
+    let one_by_one = run(1);
+    assert_eq!(run(0), one_by_one);
+    assert_eq!(run(2), one_by_one);
+    let together = one_by_one;
     assert!(together.iter().any(|x| *x != POISON), "nothing was lifted");
     // Two lifts of the same range: refused, naming both.
     let mut sink = VulkanSplatSink::new(&ctx, stride).unwrap();
@@ -415,6 +429,16 @@ fn a_batch_of_lifts_recorded_together_equals_them_recorded_one_by_one() {
         VulkanDebugLift::from_parts(&ctx, nv, &parts, &sink, DebugLiftParams::new(range, nv))
             .unwrap()
     };
+    // Batched lifts whose instances' ranges would overlap, or run past the sink.
+    let batch = |n: u32, stride: u32| {
+        let p = DebugLiftParams::new(range, nv);
+        VulkanDebugLift::from_parts_batch(&ctx, nv, &parts, n, stride, &sink, p)
+    };
+    let e = batch(2, stride - 1).unwrap_err();
+    assert!(e.to_string().contains("overlap"), "{e}");
+    let e = batch(2, stride).unwrap_err();
+    assert!(e.to_string().contains("past the sink"), "{e}");
+    assert!(batch(0, stride).is_err());
     let mut twins = vec![make(), make()];
     let mut enc = ctx.begin().unwrap();
     let e = VulkanDebugLift::record_batch(&mut twins, &mut enc, &mut sink).unwrap_err();

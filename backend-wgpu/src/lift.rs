@@ -1,5 +1,6 @@
 //! The debug vertex lift on wgpu: one `lift` dispatch per rig chunk writing its vertices' slots, and
-//! `clear` dispatches for the slots of the range past the vertex count, in one compute pass.
+//! `clear` dispatches for the slots of the range past the vertex count, in one compute pass; a
+//! batched lift covers N instances of a batch upload in the same dispatches (z = instance).
 
 use std::num::NonZeroU64;
 
@@ -49,6 +50,8 @@ pub struct WgpuDebugLift {
     ctx: WgpuContext,
     params: DebugLiftParams,
     pieces: Vec<Piece>,
+    /// Instances lifted by each dispatch (z); 1 for a single lift.
+    instances: u32,
 }
 
 impl std::fmt::Debug for WgpuDebugLift {
@@ -123,6 +126,53 @@ impl WgpuDebugLift {
         sink: &WgpuSplatSink,
         params: DebugLiftParams,
     ) -> mien_core::Result<Self> {
+        Self::build(ctx, vertex_count, parts, (1, 0), sink, params)
+    }
+
+    /// One lift of `instances` characters of a batch upload in one dispatch per part (z =
+    /// instance): `parts` are instance 0's ([`WgpuRigBackend::posed_parts`] of the batch's first
+    /// handle), instance z reads `z × count` vertices further into each part's buffer and writes
+    /// `params.range` moved by `z × slot_stride` slots — the same transform, shading and tints for
+    /// every instance, the same slots as `instances` separate lifts. One pass instead of one per
+    /// character: at 256 characters the per-lift passes cost more than the lifts.
+    ///
+    /// # Errors
+    /// As [`WgpuDebugLift::from_parts`]; [`mien_core::lift::parts::check_batch`]'s refusals
+    /// (overlapping or out-of-sink ranges, posed buffers too short for the last instance); a
+    /// batch whose slot span does not fit one binding, or more instances than a dispatch
+    /// dimension holds ([`Error::OverLimits`]: lift fewer instances per batch).
+    pub fn from_parts_batch(
+        ctx: &WgpuContext,
+        vertex_count: u32,
+        parts: &[PosedPart<'_>],
+        instances: u32,
+        slot_stride: u32,
+        sink: &WgpuSplatSink,
+        params: DebugLiftParams,
+    ) -> mien_core::Result<Self> {
+        Self::build(
+            ctx,
+            vertex_count,
+            parts,
+            (instances, slot_stride),
+            sink,
+            params,
+        )
+    }
+
+    /// Instances each dispatch lifts (1 for a single lift).
+    pub fn instances(&self) -> u32 {
+        self.instances
+    }
+
+    fn build(
+        ctx: &WgpuContext,
+        vertex_count: u32,
+        parts: &[PosedPart<'_>],
+        (instances, slot_stride): (u32, u32),
+        sink: &WgpuSplatSink,
+        params: DebugLiftParams,
+    ) -> mien_core::Result<Self> {
         let nv = vertex_count;
         mien_core::lift::parts::check_target(&params, nv, sink.capacity())?;
         let extents: Vec<mien_core::lift::parts::PartExtent> = parts
@@ -136,6 +186,33 @@ impl WgpuDebugLift {
             })
             .collect();
         mien_core::lift::parts::check_parts(nv, &extents, VERTEX_BYTES)?;
+        let span = mien_core::lift::parts::check_batch(
+            &params,
+            &extents,
+            instances,
+            slot_stride,
+            sink.capacity(),
+            VERTEX_BYTES,
+        )?;
+        let max_groups = ctx.limits().max_compute_workgroups_per_dimension;
+        let over = |what: String, limit_name, limit: u64, needed: u64| Error::OverLimits {
+            what,
+            limit_name,
+            limit,
+            needed,
+        };
+        if instances > max_groups {
+            let what = format!("a batched lift of {instances} instances");
+            let name = "max_compute_workgroups_per_dimension";
+            return Err(over(what, name, u64::from(max_groups), u64::from(instances)).into());
+        }
+        if instances > 1 && span * 16 + 256 > ctx.binding_limit() {
+            let what = format!("a batched lift spanning {span} slots");
+            let name = "max_storage_buffer_binding_size";
+            return Err(over(what, name, ctx.binding_limit(), span * 16 + 256).into());
+        }
+        // Slots each binding covers beyond a dispatch's own count: the later instances' ranges.
+        let extra = span - u64::from(params.range.count);
         let ctx = ctx.clone();
         let chunks = parts;
         let pieces = ctx.scoped("a debug lift", || -> mien_core::Result<Vec<Piece>> {
@@ -146,7 +223,7 @@ impl WgpuDebugLift {
             let mut pieces = Vec::new();
             let mut add = |slot: u64,
                            count: u32,
-                           posed_base: u32,
+                           (posed_base, posed_stride): (u32, u32),
                            posed: &wgpu::Buffer,
                            tint: &wgpu::Buffer,
                            clear: bool|
@@ -158,7 +235,7 @@ impl WgpuDebugLift {
                         limit: u64::from(max_groups),
                         needed: u64::from(count.div_ceil(64)),
                     })?;
-                let n = u64::from(count);
+                let n = u64::from(count) + extra;
                 let (center, b16) = range_binding(&sink.center, slot, n, 16, align);
                 let (color, b4) = range_binding(&sink.color, slot, n, 4, align);
                 let (cov_a, _) = range_binding(&sink.cov_a, slot, n, 16, align);
@@ -169,6 +246,8 @@ impl WgpuDebugLift {
                     slot_base_vec4: b16,
                     slot_base_color: b4,
                     posed_base,
+                    slot_stride,
+                    posed_stride,
                     ..base
                 };
                 let uniform = ctx
@@ -206,7 +285,7 @@ impl WgpuDebugLift {
                 add(
                     offset + u64::from(c.v0),
                     c.count,
-                    c.first,
+                    (c.first, c.count),
                     c.posed,
                     c.tint,
                     false,
@@ -221,7 +300,7 @@ impl WgpuDebugLift {
             })?;
             while slot < end {
                 let n = (end - slot).min(limit_slots).min(u64::from(u32::MAX)) as u32;
-                add(slot, n, 0, first.posed, first.tint, true)?;
+                add(slot, n, (0, 0), first.posed, first.tint, true)?;
                 slot += u64::from(n);
             }
             Ok(pieces)
@@ -230,6 +309,7 @@ impl WgpuDebugLift {
             ctx,
             params,
             pieces,
+            instances,
         })
     }
 
@@ -259,6 +339,8 @@ impl WgpuDebugLift {
                 slot_base_vec4: p.params.slot_base_vec4,
                 slot_base_color: p.params.slot_base_color,
                 posed_base: p.params.posed_base,
+                slot_stride: p.params.slot_stride,
+                posed_stride: p.params.posed_stride,
                 ..base
             };
             self.ctx
@@ -305,7 +387,7 @@ impl WgpuDebugLift {
         for piece in &self.pieces {
             pass.set_pipeline(if piece.clear { &p.clear } else { &p.lift });
             pass.set_bind_group(0, &piece.group, &[]);
-            pass.dispatch_workgroups(piece.groups.0, piece.groups.1, 1);
+            pass.dispatch_workgroups(piece.groups.0, piece.groups.1, self.instances);
         }
         drop(pass);
         sink.mark_changed();

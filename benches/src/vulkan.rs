@@ -11,7 +11,7 @@ use mien_core::rig::{ControlStats, RigBackend, RigHandle};
 use mien_core::sink::{SlotRange, SplatSink};
 use mien_vulkan::ash::vk;
 use mien_vulkan::{
-    ContextOptions, VulkanContext, VulkanDebugLift, VulkanGnmBackend, VulkanRigBackend,
+    ContextOptions, PosedPart, VulkanContext, VulkanDebugLift, VulkanGnmBackend, VulkanRigBackend,
     VulkanSplatSink,
 };
 
@@ -100,6 +100,43 @@ impl Case for VulkanCase {
     }
 }
 
+/// The lifts of a batch whose instance i goes to `ranges[i]` (consecutive ranges of `v` slots): one
+/// batched lift (`from_parts_batch`, every instance in the same dispatches) where its slots fit one
+/// binding, else one lift per instance (a later instance the backend refuses makes the row n/a).
+fn make_lifts<'b>(
+    ctx: &VulkanContext,
+    v: u32,
+    ranges: &[SlotRange],
+    sink: &VulkanSplatSink,
+    parts: &dyn Fn(usize) -> mien_core::Result<Vec<PosedPart<'b>>>,
+) -> Result<Vec<VulkanDebugLift>, CaseError> {
+    let Some(first) = ranges.first() else {
+        return Ok(Vec::new());
+    };
+    let n = ranges.len() as u32;
+    let params = |r: SlotRange| DebugLiftParams::new(r, v);
+    if let Ok(l) = VulkanDebugLift::from_parts_batch(ctx, v, &parts(0)?, n, v, sink, params(*first))
+    {
+        return Ok(vec![l]);
+    }
+    let mut lifts = Vec::with_capacity(ranges.len());
+    for (i, r) in ranges.iter().enumerate() {
+        let made = parts(i).and_then(|p: Vec<PosedPart<'b>>| {
+            VulkanDebugLift::from_parts(ctx, v, &p, sink, params(*r))
+        });
+        match made {
+            Ok(l) => lifts.push(l),
+            Err(e) if i > 0 => {
+                return Err(CaseError::NotApplicable(format!(
+                    "lifting instance {i} of a batch: {e}"
+                )));
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(lifts)
+}
+
 fn ranges(
     sink: &mut VulkanSplatSink,
     batch: u32,
@@ -136,38 +173,13 @@ impl Bench for VulkanBench {
             Model::Rig(rig) => {
                 let mut b = VulkanRigBackend::new(&self.ctx);
                 let hs = b.upload_batch(rig, batch)?;
-                let mut lifts = Vec::new();
-                for (i, (h, r)) in hs.iter().zip(&ranges).enumerate() {
-                    match VulkanDebugLift::new(&b, *h, &sink, DebugLiftParams::new(*r, v)) {
-                        Ok(l) => lifts.push(l),
-                        Err(e) if i > 0 => {
-                            return Err(CaseError::NotApplicable(format!(
-                                "lifting instance {i} of a batch: {e}"
-                            )));
-                        }
-                        Err(e) => return Err(e.into()),
-                    }
-                }
+                let lifts = make_lifts(&self.ctx, v, &ranges, &sink, &|i| b.posed_parts(hs[i]))?;
                 (Poser::Rig(b, hs), lifts)
             }
             Model::Gnm(pack) => {
                 let mut b = VulkanGnmBackend::new(&self.ctx);
                 let hs = b.upload_gnm_batch(pack, batch)?;
-                let mut lifts = Vec::new();
-                for (i, (h, r)) in hs.iter().zip(&ranges).enumerate() {
-                    let parts = match b.posed_parts(*h) {
-                        Ok(p) => p,
-                        Err(e) if i > 0 => return Err(CaseError::NotApplicable(e.to_string())),
-                        Err(e) => return Err(e.into()),
-                    };
-                    lifts.push(VulkanDebugLift::from_parts(
-                        &self.ctx,
-                        v,
-                        &parts,
-                        &sink,
-                        DebugLiftParams::new(*r, v),
-                    )?);
-                }
+                let lifts = make_lifts(&self.ctx, v, &ranges, &sink, &|i| b.posed_parts(hs[i]))?;
                 (Poser::Gnm(b, hs), lifts)
             }
         };

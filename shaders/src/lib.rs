@@ -185,8 +185,10 @@ pub struct LiftParams {
     /// First vertex of this dispatch in the bound posed buffer (instance `i` of a batch starts at
     /// `i × chunk vertices`); tints are indexed from 0.
     pub posed_base: u32,
-    /// Padding to a multiple of 16 bytes.
-    pub _pad: [u32; 2],
+    /// Batched lift: slots between instance z's range and instance z+1's (0 for a single lift).
+    pub slot_stride: u32,
+    /// Batched lift: posed vertices between instance z and instance z+1 (0 for a single lift).
+    pub posed_stride: u32,
 }
 
 /// Workgroups `(x, y)` and `row_width` for `count` invocations when one dispatch dimension holds at

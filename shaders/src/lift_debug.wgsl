@@ -1,5 +1,8 @@
 // The debug vertex lift: one isotropic gaussian per posed vertex into a splat sink's slots, and a
 // clear pass for the slots of the range past the vertex count (opacity 0, never stale).
+// Batched (N instances of one rig or head in one dispatch, z = instance): instance z reads posed
+// vertices from posed_base + z·posed_stride and writes slots from slot_base + z·slot_stride, with the
+// same transform, shading and tints; a single lift is z = 0 with both strides 0.
 //
 //   centre = A·(v,1)  (A row-major 3×4),  Σ = σ²·L·Lᵀ (L = A's 3×3 part; precomputed on the CPU),
 //   colour = tint | 0.5 + 0.5·normalize(L·n) | flat,   color = pack4x8unorm(r, g, b, opacity).
@@ -20,8 +23,8 @@ struct LiftParams {
     slot_base_color: u32,     // first slot, relative to the bound range of color
     shading: u32,             // 0 tint, 1 normal, 2 flat
     posed_base: u32,          // first vertex in the bound posed buffer (instance i of a batch: i·count)
-    _pad0: u32,
-    _pad1: u32,
+    slot_stride: u32,         // batched lift: slots between instance z's range and instance z+1's
+    posed_stride: u32,        // batched lift: posed vertices between instance z and instance z+1
 }
 
 @group(0) @binding(0) var<uniform> params: LiftParams;
@@ -48,7 +51,11 @@ fn lift(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (v >= params.count) {
         return;
     }
-    let b = 6u * (params.posed_base + v);
+    // Instance z of a batched lift (z = 0 for a single one): its posed vertices and its slots.
+    let z = gid.z;
+    let b = 6u * (params.posed_base + z * params.posed_stride + v);
+    let s4 = params.slot_base_vec4 + z * params.slot_stride + v;
+    let s1 = params.slot_base_color + z * params.slot_stride + v;
     let x = vec4<f32>(posed[b], posed[b + 1u], posed[b + 2u], 1.0);
     let n = vec3<f32>(posed[b + 3u], posed[b + 4u], posed[b + 5u]);
     let c = vec3<f32>(dot(params.row0, x), dot(params.row1, x), dot(params.row2, x));
@@ -61,10 +68,10 @@ fn lift(@builtin(global_invocation_id) gid: vec3<u32>) {
         let d = normalize_or(m, away);
         rgb = vec3<f32>(0.5) + 0.5 * d;
     }
-    center[params.slot_base_vec4 + v] = vec4<f32>(c, 0.0);
-    color[params.slot_base_color + v] = pack4x8unorm(vec4<f32>(rgb, params.flat_color.w));
-    cov_a[params.slot_base_vec4 + v] = params.cov_a;
-    cov_b[params.slot_base_vec4 + v] = params.cov_b;
+    center[s4] = vec4<f32>(c, 0.0);
+    color[s1] = pack4x8unorm(vec4<f32>(rgb, params.flat_color.w));
+    cov_a[s4] = params.cov_a;
+    cov_b[s4] = params.cov_b;
 }
 
 @compute @workgroup_size(64)
@@ -73,8 +80,10 @@ fn clear(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (i >= params.count) {
         return;
     }
-    center[params.slot_base_vec4 + i] = vec4<f32>(0.0);
-    color[params.slot_base_color + i] = 0u;
-    cov_a[params.slot_base_vec4 + i] = vec4<f32>(0.0);
-    cov_b[params.slot_base_vec4 + i] = vec4<f32>(0.0);
+    let s4 = params.slot_base_vec4 + gid.z * params.slot_stride + i;
+    let s1 = params.slot_base_color + gid.z * params.slot_stride + i;
+    center[s4] = vec4<f32>(0.0);
+    color[s1] = 0u;
+    cov_a[s4] = vec4<f32>(0.0);
+    cov_b[s4] = vec4<f32>(0.0);
 }

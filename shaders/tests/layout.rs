@@ -100,6 +100,8 @@ fn lift_params_match() {
             ("slot_base_color", offset_of!(LiftParams, slot_base_color)),
             ("shading", offset_of!(LiftParams, shading)),
             ("posed_base", offset_of!(LiftParams, posed_base)),
+            ("slot_stride", offset_of!(LiftParams, slot_stride)),
+            ("posed_stride", offset_of!(LiftParams, posed_stride)),
         ],
     );
 }

@@ -81,3 +81,53 @@ pub fn check_parts(vertex_count: u32, parts: &[PartExtent], vertex_bytes: u64) -
     }
     Ok(())
 }
+
+/// A batched lift of `instances` characters sharing one rig or head (one dispatch, z = instance):
+/// instance `z` writes the slots `params.range` moved by `z · slot_stride` and reads its posed
+/// vertices `z · count` further into each part's buffer (the batch layout of
+/// `RigBackend::upload_batch` / `GnmBackend::upload_gnm_batch`). Returns the slots the batch spans
+/// from `params.range.offset`: `(N−1)·slot_stride + range.count`.
+///
+/// # Errors
+/// [`Error::Invalid`] for 0 instances, a stride below the range's count (the instances' ranges
+/// would overlap) or a last range past the sink; and [`check_parts`]' errors for the last instance.
+pub fn check_batch(
+    params: &DebugLiftParams,
+    parts: &[PartExtent],
+    instances: u32,
+    slot_stride: u32,
+    sink_capacity: u32,
+    vertex_bytes: u64,
+) -> Result<u64> {
+    let bad = |reason: String| Error::Invalid {
+        what: "batched debug lift".into(),
+        reason,
+    };
+    if instances == 0 {
+        return Err(bad("0 instances".into()));
+    }
+    let last = u64::from(instances - 1);
+    if last > 0 && slot_stride < params.range.count {
+        return Err(bad(format!(
+            "a slot stride of {slot_stride} under the range's {} slots: the instances' ranges would overlap",
+            params.range.count
+        )));
+    }
+    let span = last * u64::from(slot_stride) + u64::from(params.range.count);
+    if u64::from(params.range.offset) + span > u64::from(sink_capacity) {
+        return Err(bad(format!(
+            "{instances} ranges of {} slots every {slot_stride} from slot {} end past the sink's {sink_capacity}",
+            params.range.count, params.range.offset
+        )));
+    }
+    let shifted: Vec<PartExtent> = parts
+        .iter()
+        .map(|p| PartExtent {
+            first: u32::try_from(u64::from(p.first) + last * u64::from(p.count))
+                .unwrap_or(u32::MAX),
+            ..*p
+        })
+        .collect();
+    check_parts(params.vertex_count, &shifted, vertex_bytes)?;
+    Ok(span)
+}
