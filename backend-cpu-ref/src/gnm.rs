@@ -277,6 +277,12 @@ impl GnmBackend for CpuGnmBackend {
                 found: first + u64::from(instances),
             });
         }
+        self.heads
+            .try_reserve(instances as usize)
+            .map_err(|_| Error::Invalid {
+                what: "head batch".into(),
+                reason: format!("{instances} instances do not fit in host memory"),
+            })?;
         let tiles = BasisTiles::new(pack, TILE_VERTICES);
         let shared = Arc::new(GnmPack {
             basis: Vec::new(),

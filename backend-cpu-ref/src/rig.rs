@@ -104,6 +104,12 @@ impl RigBackend for CpuRigBackend {
                 found: first + u64::from(instances),
             });
         }
+        self.rigs
+            .try_reserve(instances as usize)
+            .map_err(|_| Error::Invalid {
+                what: "rig batch".into(),
+                reason: format!("{instances} instances do not fit in host memory"),
+            })?;
         let data = Arc::new(rig.clone());
         self.uploads.push(data.clone());
         // Before any controls: the bind pose with an identity palette (posed = bind).

@@ -270,10 +270,24 @@ def selftest(peer, args):
 
 
 def main(peer, argv=None):
-    """Entry point of a peer script."""
+    """Entry point of a peer script: exit status 0 when every variant agreed, 1 when one
+    disagreed, 2 for bad arguments or unreadable input (a message, not a traceback)."""
     args = parse_args(peer.NAME, getattr(peer, "options", None), argv)
-    peer.setup(args)
-    if args.selftest:
-        return selftest(peer, args)
-    results = run(peer, args, args.export, args.workload_list)
-    return report(peer, args, results, peer.machine(args))
+    if args.json:
+        folder = os.path.dirname(os.path.abspath(args.json))
+        if not os.path.isdir(folder):
+            return fail(peer, f"--json {args.json}: the folder {folder} does not exist")
+    try:
+        peer.setup(args)
+        if args.selftest:
+            return selftest(peer, args)
+        results = run(peer, args, args.export, args.workload_list)
+        return report(peer, args, results, peer.machine(args))
+    except (OSError, manifest.ManifestError) as e:
+        return fail(peer, e)
+
+
+def fail(peer, message):
+    """Print `peer: error: message` to stderr; the exit status for bad input (2)."""
+    print(f"{peer.NAME}: error: {message}", file=sys.stderr)
+    return 2

@@ -27,7 +27,13 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import numpy as np  # noqa: E402
-import torch  # noqa: E402
+
+try:
+    import torch  # noqa: E402
+except ModuleNotFoundError:
+    print("torch_peer: error: PyTorch is not installed (pip install torch); numpy_peer.py needs "
+          "only numpy", file=sys.stderr)
+    sys.exit(2)
 
 import common  # noqa: E402
 

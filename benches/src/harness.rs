@@ -218,6 +218,19 @@ pub fn run_row(
         pct_of_copy: None,
         gpu_ms: None,
     };
+    if bench.name() == "cpu" {
+        // The CPU backend holds every character's posed vertices (and sink slots) in host memory:
+        // refuse a row that cannot fit before allocating it (an allocation that fails aborts).
+        let need = cpu_host_bytes(workload.vertices(), plan);
+        if let Some(avail) = host_available_bytes().filter(|a| need > *a) {
+            row.status = format!(
+                "n/a: needs about {:.1} GiB of host memory, {:.1} GiB available",
+                need as f64 / f64::from(1u32 << 30),
+                avail as f64 / f64::from(1u32 << 30)
+            );
+            return row;
+        }
+    }
     let mut case = match bench.case(workload, plan.batch, plan.lift) {
         Ok(c) => c,
         Err(CaseError::NotApplicable(why)) => {
@@ -263,4 +276,19 @@ pub fn run_row(
     row.copy = copy;
     row.pct_of_copy = copy.map(|c| 100.0 * gbs / c.gb_per_s);
     row
+}
+
+/// Host bytes a CPU row holds per frame, at least: per character and vertex the posed position and
+/// normal (24 bytes), twice for the backend's scratch, and with the lift the sink slot (52 bytes).
+pub fn cpu_host_bytes(vertices: u32, plan: RowPlan) -> u64 {
+    let per_vertex = 48 + if plan.lift { 52 } else { 0 };
+    u64::from(plan.batch) * u64::from(vertices) * per_vertex
+}
+
+/// `MemAvailable` from `/proc/meminfo` (Linux), bytes; `None` elsewhere or when unreadable.
+pub fn host_available_bytes() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
 }

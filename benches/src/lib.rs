@@ -35,7 +35,7 @@ pub fn open(name: &str, allow_software: bool) -> anyhow::Result<Box<dyn Bench>> 
             let b = wgpu::WgpuBench::new(allow_software)?;
             anyhow::ensure!(
                 allow_software || !b.context().is_software(),
-                "only a software adapter ({}) is present",
+                "only a software adapter ({}) is present (--allow-software accepts it, for trying the harness)",
                 b.context().info().name
             );
             Ok(Box::new(b))

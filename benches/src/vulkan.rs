@@ -36,7 +36,7 @@ impl VulkanBench {
         })?;
         anyhow::ensure!(
             allow_software || !ctx.is_software(),
-            "only a software Vulkan device ({}) is present",
+            "only a software Vulkan device ({}) is present (--allow-software accepts it, for trying the harness)",
             ctx.name()
         );
         Ok(VulkanBench { ctx })

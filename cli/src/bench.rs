@@ -9,9 +9,11 @@ use std::sync::Arc;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::bench_check::{self, OutFiles, check_args, workload_ids};
 use mien_benches::harness::{Bench, CopyResult, Row, RowPlan, run_row};
 use mien_benches::machine::{Machine, utc_now};
-use mien_benches::workloads::{self, ALL, Workload};
+use mien_benches::workloads::{self, Workload};
 use serde_json::json;
 
 /// Which lift settings to run.
@@ -25,8 +27,24 @@ pub enum LiftChoice {
     Both,
 }
 
+/// What the table means, printed under `mien bench --help`.
+const AFTER_HELP: &str = "\
+Columns: µs/frame is the mean wall time of one frame (set every character's controls, encode, \
+submit, wait for the GPU); characters/s = batch / that time; GB/s = the bytes the frame must move \
+(benches/README.md states them per workload) / that time; % copy compares that with a plain device \
+copy (a host memcpy for the CPU) of about the same size measured in the same run. status is empty \
+for a timed row, `n/a: why` for a row the backend cannot run, `error: why` for a failure.
+
+Rows: every backend × workload × batch × lift (`--lift both` doubles them), GPU backends before \
+the CPU. Untimed frames come first: at least 3 (1 with --quick) and at least 0.2 s of them.
+Inputs: W1, W2, W3 and W6 read real files from --data (or $MIEN_DATA, else ../shared/data); W4 and \
+W5 are generated from a fixed seed.
+Exit status: 0 when every row ran (or was n/a), 1 when a row failed or the arguments were refused, \
+2 for a command-line syntax error, 130 on Ctrl-C.";
+
 /// `mien bench` arguments.
 #[derive(Debug, Args)]
+#[command(after_help = AFTER_HELP)]
 pub struct BenchArgs {
     /// Backends, comma-separated (cpu, wgpu, vulkan). Default: every one that has a hardware device
     /// (the CPU always).
@@ -38,9 +56,9 @@ pub struct BenchArgs {
     /// Characters per frame, comma-separated. Default 1,16,256 (1,16 with --quick).
     #[arg(long, value_delimiter = ',')]
     pub batch: Vec<u32>,
-    /// With the lift, without it, or both.
-    #[arg(long, value_enum, default_value = "both")]
-    pub lift: LiftChoice,
+    /// With the lift, without it, or both (the default).
+    #[arg(long, value_enum)]
+    pub lift: Option<LiftChoice>,
     /// Timed frames per row (default 50; 3 with --quick), after untimed ones: at least 3 (1 with
     /// --quick) and at least 0.2 s of them, so an idle GPU climbs back to its clocks.
     #[arg(long)]
@@ -48,16 +66,17 @@ pub struct BenchArgs {
     /// A run of under a minute on a GPU machine: fewer frames, batches 1 and 16.
     #[arg(long)]
     pub quick: bool,
-    /// Write bench.json and table.txt here.
+    /// Write bench.json and table.txt here (checked before the first row; both files replaced
+    /// together at the end).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Write each workload's arrays for the peer scripts (DIR/W/manifest.json + .npy) and exit
-    /// without timing.
+    /// Write each workload's arrays for the peer scripts (DIR/W/manifest.json + .npy) into a new
+    /// or empty folder and exit without timing.
     #[arg(long)]
     pub export: Option<PathBuf>,
     /// Sweep the synthetic morph rig over vertices, active targets and batch size on each backend
     /// and draw time_vs_vertices.png, time_vs_active.png, time_vs_batch.png (+ sweep.json) here,
-    /// instead of the table.
+    /// instead of the table (20 timed frames per point unless --frames or --quick say otherwise).
     #[arg(long)]
     pub plot: Option<PathBuf>,
     /// The real inputs' folder (default: $MIEN_DATA, else ../shared/data).
@@ -111,7 +130,7 @@ fn open_backends(a: &BenchArgs) -> anyhow::Result<(Vec<Box<dyn Bench>>, Vec<Stri
     } else {
         for name in &a.backend {
             out.push(
-                mien_benches::open(name.trim(), a.allow_software)
+                mien_benches::open(&name.trim().to_ascii_lowercase(), a.allow_software)
                     .with_context(|| format!("--backend {name}"))?,
             );
         }
@@ -125,48 +144,28 @@ fn open_backends(a: &BenchArgs) -> anyhow::Result<(Vec<Box<dyn Bench>>, Vec<Stri
 /// Unknown backends or workloads, a requested backend without a device, unreadable real inputs,
 /// an output folder that cannot be written.
 pub fn run(a: &BenchArgs, command: Vec<String>) -> anyhow::Result<()> {
+    check_args(a)?;
     let data = a.data.clone().unwrap_or_else(workloads::data_dir);
-    let ids: Vec<String> = if a.workload.is_empty() {
-        ALL.iter().map(|s| (*s).to_owned()).collect()
-    } else {
-        a.workload
-            .iter()
-            .map(|s| s.trim().to_ascii_uppercase())
-            .collect()
-    };
+    let ids = workload_ids(a)?;
     if let Some(dir) = &a.export {
-        for id in &ids {
-            let w = workloads::load(id, &data)?;
-            let m = mien_benches::export::export(&w, dir)
-                .with_context(|| format!("exporting {id} into {}", dir.display()))?;
-            println!(
-                "{id}: {} (tolerance {:.3e} m, {} bytes per character)",
-                dir.join(id).display(),
-                m["tolerance_m"].as_f64().unwrap_or(0.0),
-                m["bytes_per_character"]
-            );
-        }
-        return Ok(());
+        return bench_check::export(&ids, &data, dir);
     }
     let (backends, notes) = open_backends(a)?;
     if let Some(dir) = &a.plot {
         return plot(a, dir, &backends);
     }
+    let out = a.out.as_deref().map(OutFiles::prepare).transpose()?;
     let batches = match (a.batch.is_empty(), a.quick) {
         (false, _) => a.batch.clone(),
         (true, true) => vec![1, 16],
         (true, false) => vec![1, 16, 256],
     };
-    anyhow::ensure!(
-        !batches.contains(&0),
-        "--batch: a batch needs at least one character"
-    );
-    let lifts: &[bool] = match a.lift {
+    let lifts: &[bool] = match a.lift.unwrap_or(LiftChoice::Both) {
         LiftChoice::On => &[true],
         LiftChoice::Off => &[false],
         LiftChoice::Both => &[false, true],
     };
-    let frames = a.frames.unwrap_or(if a.quick { 3 } else { 50 }).max(1);
+    let frames = a.frames.unwrap_or(if a.quick { 3 } else { 50 });
     let warmup = if a.quick { 1 } else { 3 };
     let total = (ids.len() * backends.len() * batches.len() * lifts.len()) as u64;
     let pb = if a.quiet || !std::io::stderr().is_terminal() {
@@ -219,8 +218,7 @@ pub fn run(a: &BenchArgs, command: Vec<String>) -> anyhow::Result<()> {
     for n in &notes {
         println!("note: {n}");
     }
-    if let Some(out) = &a.out {
-        std::fs::create_dir_all(out).with_context(|| format!("creating {}", out.display()))?;
+    if let Some(out) = &out {
         let doc = json!({
             "machine": Machine::this(),
             "devices": backends.iter().map(|b| json!({"backend": b.name(), "device": b.device()})).collect::<Vec<_>>(),
@@ -228,6 +226,8 @@ pub fn run(a: &BenchArgs, command: Vec<String>) -> anyhow::Result<()> {
             "command": command,
             "frames": frames,
             "warmup": warmup,
+            "warmup_min_s": mien_benches::harness::WARMUP_MIN.as_secs_f64(),
+            "row_order": "GPU backends first, then the CPU; per backend workload, batch, lift",
             "quick": a.quick,
             "conventions": {
                 "time": "mean wall time per frame: set every character's controls, encode, submit, wait",
@@ -240,13 +240,18 @@ pub fn run(a: &BenchArgs, command: Vec<String>) -> anyhow::Result<()> {
             "copy_baselines": copies.iter().map(|(k, c)| json!({"backend": k.split(':').next(), "copy": c})).collect::<Vec<_>>(),
             "notes": notes,
         });
-        let json_path = out.join("bench.json");
-        std::fs::write(&json_path, serde_json::to_string_pretty(&doc)?)
-            .with_context(|| format!("writing {}", json_path.display()))?;
-        std::fs::write(out.join("table.txt"), &text)
-            .with_context(|| format!("writing {}", out.join("table.txt").display()))?;
-        println!("wrote {} and table.txt", json_path.display());
+        let path = out.write(&serde_json::to_string_pretty(&doc)?, &text)?;
+        println!("wrote {} and table.txt", path.display());
     }
+    let failed = rows
+        .iter()
+        .filter(|r| r.status.starts_with("error"))
+        .count();
+    anyhow::ensure!(
+        failed == 0,
+        "{failed} of {} rows failed (their status says why)",
+        rows.len()
+    );
     Ok(())
 }
 
@@ -262,7 +267,7 @@ fn plot(a: &BenchArgs, dir: &std::path::Path, backends: &[Box<dyn Bench>]) -> an
     {
         pb.set_style(style);
     }
-    let frames = a.frames.unwrap_or(if a.quick { 3 } else { 20 }).max(1);
+    let frames = a.frames.unwrap_or(if a.quick { 3 } else { 20 });
     let charts = mien_benches::plot::sweep(backends, frames, &mut |m| {
         pb.set_message(m.to_owned());
         pb.inc(1);
@@ -281,6 +286,9 @@ fn plot(a: &BenchArgs, dir: &std::path::Path, backends: &[Box<dyn Bench>]) -> an
     }
     let doc =
         json!({"machine": Machine::this(), "date": utc_now(), "frames": frames, "charts": charts});
-    std::fs::write(dir.join("sweep.json"), serde_json::to_string_pretty(&doc)?)?;
+    let sweep = dir.join("sweep.json");
+    std::fs::write(&sweep, serde_json::to_string_pretty(&doc)?)
+        .with_context(|| format!("writing {}", sweep.display()))?;
+    println!("wrote {}", sweep.display());
     Ok(())
 }

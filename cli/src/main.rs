@@ -5,6 +5,7 @@ mod animate;
 mod animator;
 mod args;
 mod bench;
+mod bench_check;
 mod engine;
 mod engine_head;
 #[cfg(feature = "vulkan")]

@@ -142,3 +142,112 @@ fn unknown_names_are_refused() {
         assert!(err.contains("unknown"), "{err}");
     }
 }
+
+/// Conflicting or impossible arguments are refused with a message naming the flag, before any
+/// workload is built or any file written.
+#[test]
+fn conflicting_and_impossible_arguments_are_refused_up_front() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    let p = |name: &str| dir.path().join(name).display().to_string();
+    let file_s = file.display().to_string();
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec!["--export".into(), p("e"), "--out".into(), p("o")],
+            "--export writes",
+        ),
+        (
+            vec!["--export".into(), p("e"), "--plot".into(), p("q")],
+            "drop --plot",
+        ),
+        (
+            vec!["--plot".into(), p("q"), "--batch".into(), "4".into()],
+            "--plot sweeps",
+        ),
+        (vec!["--frames".into(), "0".into()], "--frames"),
+        (vec!["--batch".into(), "200001".into()], "--batch 200001"),
+        (vec!["--workload".into(), "W1,w1".into()], "named twice"),
+        (vec!["--backend".into(), "cpu,CPU".into()], "named twice"),
+        (
+            vec![
+                "--backend".into(),
+                "cpu".into(),
+                "--workload".into(),
+                "W5".into(),
+                "--out".into(),
+                file_s,
+            ],
+            "--out",
+        ),
+    ];
+    for (args, expect) in cases {
+        let out = mien()
+            .arg("bench")
+            .arg("--quiet")
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains(expect), "{args:?}: {err}");
+    }
+    for name in ["e", "o", "q"] {
+        assert!(!dir.path().join(name).exists(), "{name} was written");
+    }
+}
+
+/// `--export` refuses a folder that is not empty (an older export's arrays would stay and the
+/// peers would read them) and writes nothing when a later workload is unknown.
+#[test]
+fn export_needs_an_empty_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("old.npy"), "x").unwrap();
+    let out = mien()
+        .args(["bench", "--workload", "W6", "--export"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("not empty"), "{err}");
+    assert!(!dir.path().join("W6").exists());
+    let fresh = dir.path().join("fresh");
+    let out = mien()
+        .args(["bench", "--workload", "W6,W9", "--export"])
+        .arg(&fresh)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!fresh.exists(), "a partial export was written");
+}
+
+/// A CPU row whose characters cannot fit in host memory is reported n/a (with the estimate),
+/// not attempted: the run does not abort and exits 0.
+#[test]
+fn a_cpu_row_past_host_memory_is_not_applicable() {
+    let out = mien()
+        .args([
+            "bench",
+            "--backend",
+            "cpu",
+            "--workload",
+            "W5",
+            "--batch",
+            "200000",
+            "--lift",
+            "on",
+            "--frames",
+            "1",
+            "--quiet",
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("n/a: needs about"), "{stdout}");
+}

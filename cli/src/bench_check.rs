@@ -1,0 +1,203 @@
+//! `mien bench`'s argument checks, done before anything is timed or written, and its outputs:
+//! `--out`'s two files written all-or-nothing, `--export` into an empty folder only.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use mien_benches::workloads::{self, ALL};
+
+use crate::bench::BenchArgs;
+
+/// The most characters one row poses: a sink of the largest workload (W4's 17,821 vertices) at this
+/// batch is 3.6 × 10⁹ slots, past what one sink addresses; larger batches are refused up front.
+pub const MAX_BATCH: u32 = 200_000;
+
+/// Refuse combinations that would be ignored, and values that cannot run: `--export` and `--plot`
+/// with the table's flags or with each other, `--frames 0`, a batch of 0 or over [`MAX_BATCH`],
+/// a backend or workload named twice.
+///
+/// # Errors
+/// A message naming the flag.
+pub fn check_args(a: &BenchArgs) -> anyhow::Result<()> {
+    let table_flags = [
+        ("--out", a.out.is_some()),
+        ("--batch", !a.batch.is_empty()),
+        ("--lift", a.lift.is_some()),
+        ("--quick", a.quick),
+    ];
+    if a.export.is_some() {
+        let mut other: Vec<&str> = table_flags
+            .iter()
+            .filter(|(_, set)| *set)
+            .map(|(f, _)| *f)
+            .collect();
+        for (f, set) in [
+            ("--plot", a.plot.is_some()),
+            ("--backend", !a.backend.is_empty()),
+            ("--frames", a.frames.is_some()),
+        ] {
+            if set {
+                other.push(f);
+            }
+        }
+        anyhow::ensure!(
+            other.is_empty(),
+            "--export writes the workloads' arrays and times nothing: drop {}",
+            other.join(", ")
+        );
+    }
+    if a.plot.is_some() {
+        let mut other: Vec<&str> = table_flags
+            .iter()
+            .filter(|(_, set)| *set)
+            .map(|(f, _)| *f)
+            .filter(|f| *f != "--quick")
+            .collect();
+        if !a.workload.is_empty() {
+            other.push("--workload");
+        }
+        anyhow::ensure!(
+            other.is_empty(),
+            "--plot sweeps a synthetic morph rig over vertices, active targets and batch (its own \
+             workloads and batches; --frames and --quick set its frames): drop {}",
+            other.join(", ")
+        );
+    }
+    anyhow::ensure!(
+        a.frames != Some(0),
+        "--frames: at least one timed frame per row"
+    );
+    if let Some(b) = a.batch.iter().find(|b| **b == 0 || **b > MAX_BATCH) {
+        anyhow::bail!("--batch {b}: a batch is 1 to {MAX_BATCH} characters");
+    }
+    let backends: Vec<String> = a
+        .backend
+        .iter()
+        .map(|s| s.trim().to_ascii_lowercase())
+        .collect();
+    if let Some(d) = first_repeat(&backends) {
+        anyhow::bail!("--backend: `{d}` is named twice");
+    }
+    Ok(())
+}
+
+/// The first value that appears twice.
+fn first_repeat(items: &[String]) -> Option<&String> {
+    items
+        .iter()
+        .enumerate()
+        .find(|(i, x)| items[..*i].contains(x))
+        .map(|(_, x)| x)
+}
+
+/// The workload ids asked for (all by default), upper-cased, each known and named once.
+///
+/// # Errors
+/// An unknown or repeated id, naming it and the known ones.
+pub fn workload_ids(a: &BenchArgs) -> anyhow::Result<Vec<String>> {
+    if a.workload.is_empty() {
+        return Ok(ALL.iter().map(|s| (*s).to_owned()).collect());
+    }
+    let ids: Vec<String> = a
+        .workload
+        .iter()
+        .map(|s| s.trim().to_ascii_uppercase())
+        .collect();
+    if let Some(bad) = ids.iter().find(|id| !ALL.contains(&id.as_str())) {
+        anyhow::bail!(
+            "--workload: unknown workload `{bad}` (known: {})",
+            ALL.join(", ")
+        );
+    }
+    if let Some(d) = first_repeat(&ids) {
+        anyhow::bail!("--workload: `{d}` is named twice");
+    }
+    Ok(ids)
+}
+
+/// `--export DIR`: every workload built first (a missing input fails before anything is written),
+/// then written into `DIR/<id>/`; `DIR` must be empty or new, so no array of an older export is
+/// left beside the new ones (the peer scripts read every folder with a manifest).
+///
+/// # Errors
+/// A non-empty or unwritable `DIR`, a workload that cannot be built, a write failure.
+pub fn export(ids: &[String], data: &Path, dir: &Path) -> anyhow::Result<()> {
+    if dir.exists() {
+        anyhow::ensure!(dir.is_dir(), "--export {}: not a folder", dir.display());
+        let mut entries =
+            std::fs::read_dir(dir).with_context(|| format!("--export {}", dir.display()))?;
+        anyhow::ensure!(
+            entries.next().is_none(),
+            "--export {}: the folder is not empty (an older export's arrays would stay beside \
+             the new ones); name a new or empty folder",
+            dir.display()
+        );
+    }
+    let loaded = ids
+        .iter()
+        .map(|id| workloads::load(id, data).with_context(|| format!("workload {id}")))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    for w in &loaded {
+        let m = mien_benches::export::export(w, dir)
+            .with_context(|| format!("exporting {} into {}", w.id, dir.display()))?;
+        println!(
+            "{}: {} (tolerance {:.3e} in the mesh's position units, {} bytes per character)",
+            w.id,
+            dir.join(&w.id).display(),
+            m["tolerance_m"].as_f64().unwrap_or(0.0),
+            m["bytes_per_character"]
+        );
+    }
+    Ok(())
+}
+
+/// `--out DIR`, checked before the first row: a folder (created if missing) where `bench.json` and
+/// `table.txt` can be written; both are written to temporary files and renamed into place
+/// together at the end.
+pub struct OutFiles {
+    dir: PathBuf,
+}
+
+impl OutFiles {
+    /// Create `dir` if needed and check it takes the two files.
+    ///
+    /// # Errors
+    /// A path that is not a folder, an unwritable folder, `bench.json` or `table.txt` being a folder.
+    pub fn prepare(dir: &Path) -> anyhow::Result<Self> {
+        std::fs::create_dir_all(dir).with_context(|| format!("--out {}", dir.display()))?;
+        anyhow::ensure!(dir.is_dir(), "--out {}: not a folder", dir.display());
+        for name in ["bench.json", "table.txt"] {
+            let p = dir.join(name);
+            anyhow::ensure!(
+                !p.is_dir(),
+                "--out: {} is a folder, not a file",
+                p.display()
+            );
+        }
+        tempfile::NamedTempFile::new_in(dir)
+            .with_context(|| format!("--out {}: cannot write there", dir.display()))?;
+        Ok(Self {
+            dir: dir.to_path_buf(),
+        })
+    }
+
+    /// Write `bench.json` and `table.txt`: both staged as temporary files, then renamed.
+    ///
+    /// # Errors
+    /// A write or rename failure (then neither file has changed, unless the second rename failed).
+    pub fn write(&self, json: &str, table: &str) -> anyhow::Result<PathBuf> {
+        use std::io::Write;
+        let stage = |text: &str| -> anyhow::Result<tempfile::NamedTempFile> {
+            let mut f = tempfile::NamedTempFile::new_in(&self.dir)?;
+            f.write_all(text.as_bytes())?;
+            Ok(f)
+        };
+        let (j, t) = (stage(json)?, stage(table)?);
+        let json_path = self.dir.join("bench.json");
+        j.persist(&json_path)
+            .with_context(|| format!("writing {}", json_path.display()))?;
+        t.persist(self.dir.join("table.txt"))
+            .with_context(|| format!("writing {}", self.dir.join("table.txt").display()))?;
+        Ok(json_path)
+    }
+}
