@@ -67,9 +67,20 @@ pub fn draw(chart: &Chart, path: &Path) -> anyhow::Result<()> {
     {
         let root = BitMapBackend::with_buffer(&mut buf, (w, h)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| anyhow::anyhow!("{e}"))?;
+        // Log–log axes: batches, vertex counts and the backends' times each span orders of
+        // magnitude (a linear axis squashed batches 1–16 and every GPU line into a corner).
         let pts = chart.series.iter().flat_map(|s| s.points.iter());
-        let x_max = pts.clone().map(|p| p.0).fold(1.0, f64::max) * 1.05;
-        let y_max = pts.map(|p| p.1).fold(1.0, f64::max) * 1.1;
+        let positive = |v: f64| v.is_finite() && v > 0.0;
+        let xs = pts.clone().map(|p| p.0).filter(|v| positive(*v));
+        let ys = pts.map(|p| p.1).filter(|v| positive(*v));
+        let x_min = xs.clone().fold(f64::INFINITY, f64::min).min(1.0e9);
+        let x_max = xs.fold(0.0, f64::max).max(x_min * 2.0);
+        let y_min = ys.clone().fold(f64::INFINITY, f64::min).min(1.0e9);
+        let y_max = ys.fold(0.0, f64::max).max(y_min * 2.0);
+        let (x_min, y_min) = (
+            if x_min.is_finite() { x_min } else { 1.0 },
+            if y_min.is_finite() { y_min } else { 1.0 },
+        );
         let mut builder = ChartBuilder::on(&root);
         builder
             .margin(20)
@@ -79,7 +90,10 @@ pub fn draw(chart: &Chart, path: &Path) -> anyhow::Result<()> {
             builder.caption(&chart.title, ("sans-serif", 20));
         }
         let mut ctx = builder
-            .build_cartesian_2d(0f64..x_max, 0f64..y_max)
+            .build_cartesian_2d(
+                (x_min * 0.8..x_max * 1.25).log_scale(),
+                (y_min * 0.7..y_max * 1.5).log_scale(),
+            )
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         let mut mesh = ctx.configure_mesh();
         if text {
