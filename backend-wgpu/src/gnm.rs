@@ -138,13 +138,11 @@ impl WgpuGnmBackend {
 
     /// The upload whose instances are exactly `heads`, in order.
     fn whole_upload(&self, heads: &[GnmHandle]) -> Option<usize> {
-        let (u, _) = self.find(*heads.first()?).ok()?;
-        let all = heads.len() == self.uploads[u].frames.len()
-            && heads
-                .iter()
-                .enumerate()
-                .all(|(k, h)| self.find(*h).ok() == Some((u, k)));
-        all.then_some(u)
+        mien_core::rig::whole_batch(
+            heads,
+            |h| self.find(h).ok(),
+            |u| self.uploads[u].frames.len(),
+        )
     }
 
     fn find(&self, h: GnmHandle) -> mien_core::Result<(usize, usize)> {
@@ -389,11 +387,7 @@ impl GnmBackend for WgpuGnmBackend {
         input: &(dyn Fn(usize) -> (&'i [f32], &'i [Mat4]) + Sync + 'i),
     ) -> mien_core::Result<()> {
         let Some(u) = self.whole_upload(heads) else {
-            for (k, h) in heads.iter().enumerate() {
-                let (head_ext, joint_world) = input(k);
-                self.set_head_ext(*h, head_ext, joint_world)?;
-            }
-            return Ok(());
+            return mien_core::gnm::backend::set_head_ext_each(self, heads, input);
         };
         // One batch: every input checked, then set in parallel and staged at once; the staged
         // arrays are written at encode.

@@ -4,7 +4,7 @@
 
 use mien_core::rig::{
     ControlStats, FrameControls, PosedVertices, RigBackend, RigControls, RigData, RigHandle,
-    check_batch_args,
+    check_batch_args, set_each, whole_batch,
 };
 use mien_shaders::data::VERTEX_BYTES;
 use mien_shaders::data::rig::{RigBatchFrames, set_batch};
@@ -134,13 +134,11 @@ impl WgpuRigBackend {
     /// `(upload, instance)` of a handle.
     /// The upload whose instances are exactly `rigs`, in order.
     fn whole_upload(&self, rigs: &[RigHandle]) -> Option<usize> {
-        let (u, _) = self.find(*rigs.first()?).ok()?;
-        let all = rigs.len() == self.uploads[u].frames.len()
-            && rigs
-                .iter()
-                .enumerate()
-                .all(|(k, h)| self.find(*h).ok() == Some((u, k)));
-        all.then_some(u)
+        whole_batch(
+            rigs,
+            |h| self.find(h).ok(),
+            |u| self.uploads[u].frames.len(),
+        )
     }
 
     fn find(&self, h: RigHandle) -> mien_core::Result<(usize, usize)> {
@@ -268,10 +266,7 @@ impl RigBackend for WgpuRigBackend {
     ) -> mien_core::Result<()> {
         check_batch_args(rigs.len(), controls.len(), which, stats.len())?;
         let Some(u) = self.whole_upload(rigs) else {
-            for (k, (r, s)) in rigs.iter().zip(stats.iter_mut()).enumerate() {
-                *s = self.set_controls(*r, &controls[which(k)])?;
-            }
-            return Ok(());
+            return set_each(self, rigs, controls, which, stats);
         };
         // One batch: every instance checked, then set in parallel and staged at once; the staged
         // arrays are written at encode.

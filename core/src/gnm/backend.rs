@@ -86,11 +86,7 @@ pub trait GnmBackend {
         heads: &[GnmHandle],
         input: &(dyn Fn(usize) -> (&'i [f32], &'i [Mat4]) + Sync + 'i),
     ) -> Result<()> {
-        for (k, h) in heads.iter().enumerate() {
-            let (head_ext, joint_world) = input(k);
-            self.set_head_ext(*h, head_ext, joint_world)?;
-        }
-        Ok(())
+        set_head_ext_each(self, heads, input)
     }
 
     /// Record (or run) the pass of every uploaded head and instance.
@@ -110,4 +106,22 @@ pub trait GnmBackend {
 
     /// Bytes this backend holds for all heads, for the memory report.
     fn bytes(&self) -> u64;
+}
+
+/// [`GnmBackend::set_head_ext`] for each of `heads` in order with `input(k)`, stopping at the first
+/// refusal: the provided [`GnmBackend::set_head_ext_batch`], and the GPU backends' path for handles
+/// that are not one whole batch.
+///
+/// # Errors
+/// The first refusal.
+pub fn set_head_ext_each<'i, B: GnmBackend + ?Sized>(
+    backend: &mut B,
+    heads: &[GnmHandle],
+    input: &(dyn Fn(usize) -> (&'i [f32], &'i [Mat4]) + Sync + 'i),
+) -> Result<()> {
+    for (k, h) in heads.iter().enumerate() {
+        let (head_ext, joint_world) = input(k);
+        backend.set_head_ext(*h, head_ext, joint_world)?;
+    }
+    Ok(())
 }

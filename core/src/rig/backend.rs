@@ -75,10 +75,7 @@ pub trait RigBackend {
         stats: &mut [ControlStats],
     ) -> Result<()> {
         check_batch_args(rigs.len(), controls.len(), which, stats.len())?;
-        for (k, (r, s)) in rigs.iter().zip(stats.iter_mut()).enumerate() {
-            *s = self.set_controls(*r, &controls[which(k)])?;
-        }
-        Ok(())
+        set_each(self, rigs, controls, which, stats)
     }
 
     /// Record (or run) the per-vertex pass of every uploaded rig.
@@ -122,4 +119,41 @@ pub fn check_batch_args(
         });
     }
     Ok(())
+}
+
+/// [`RigBackend::set_controls`] for each of `rigs` in order (`controls[which(k)]` for `rigs[k]`),
+/// stopping at the first refusal: the provided [`RigBackend::set_controls_batch`], and the GPU
+/// backends' path for handles that are not one whole batch. Arguments as checked by
+/// [`check_batch_args`].
+///
+/// # Errors
+/// The first refusal.
+pub fn set_each<B: RigBackend + ?Sized>(
+    backend: &mut B,
+    rigs: &[RigHandle],
+    controls: &[RigControls],
+    which: &(dyn Fn(usize) -> usize + Sync),
+    stats: &mut [ControlStats],
+) -> Result<()> {
+    for (k, (r, s)) in rigs.iter().zip(stats.iter_mut()).enumerate() {
+        *s = backend.set_controls(*r, &controls[which(k)])?;
+    }
+    Ok(())
+}
+
+/// The upload whose instances are exactly `handles`, in order: `find` maps a handle to (upload,
+/// instance) and `len` gives an upload's instance count. `None` for an empty slice, an unknown
+/// handle, or any other selection — the batch setters' test for their parallel path.
+pub fn whole_batch<H: Copy>(
+    handles: &[H],
+    find: impl Fn(H) -> Option<(usize, usize)>,
+    len: impl Fn(usize) -> usize,
+) -> Option<usize> {
+    let (u, _) = find(*handles.first()?)?;
+    let all = handles.len() == len(u)
+        && handles
+            .iter()
+            .enumerate()
+            .all(|(k, h)| find(*h) == Some((u, k)));
+    all.then_some(u)
 }

@@ -10,7 +10,7 @@ pub mod rigdata;
 pub mod skeleton;
 pub mod skin;
 
-pub use backend::{PosedVertices, RigBackend, RigHandle, check_batch_args};
+pub use backend::{PosedVertices, RigBackend, RigHandle, check_batch_args, set_each, whole_batch};
 pub use character::{Character, ImportNote, Pose};
 pub use ids::{ClipId, MeshId, NodeId, SkinId};
 pub use mesh::{Mesh, Primitive};
