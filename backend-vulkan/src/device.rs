@@ -603,12 +603,10 @@ impl VulkanContext {
             }
         }
         for s in done {
-            // SAFETY: signalled: the fence and the pool's command buffer are no longer in use; a
-            // fence that resets goes back to the free list, one that does not is destroyed.
-            match (
-                unsafe { d.reset_fences(&[s.fence]) },
-                self.inner.fences.lock(),
-            ) {
+            // A fence that resets goes back to the free list, one that does not is destroyed.
+            // SAFETY: signalled: the fence and the pool's command buffer are no longer in use.
+            let reset = unsafe { d.reset_fences(&[s.fence]) };
+            match (reset, self.inner.fences.lock()) {
                 (Ok(()), Ok(mut f)) => f.push(s.fence),
                 // SAFETY: as above, and the fence is in no list.
                 _ => unsafe { d.destroy_fence(s.fence, None) },

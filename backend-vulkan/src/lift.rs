@@ -37,6 +37,9 @@ pub struct PosedPart<'a> {
     pub tint: &'a Buffer,
 }
 
+/// One planned dispatch: (first slot, count, (posed base, posed stride), posed, tints, clear).
+type PlanPiece<'a> = (u64, u32, (u32, u32), &'a Buffer, &'a Buffer, bool);
+
 struct Piece {
     uniform: Buffer,
     set: vk::DescriptorSet,
@@ -234,8 +237,7 @@ impl VulkanDebugLift {
         let max_groups = limits.max_compute_work_group_count[0];
         let limit_slots = ((ctx.binding_limit() - align) / 16).max(1);
         let offset = u64::from(params.range.offset);
-        // (first slot, count, (posed base, posed stride), posed, tints, clear)
-        let mut plan: Vec<(u64, u32, (u32, u32), &Buffer, &Buffer, bool)> = parts
+        let mut plan: Vec<PlanPiece<'_>> = parts
             .iter()
             .map(|c| {
                 let slot = offset + u64::from(c.v0);

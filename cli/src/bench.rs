@@ -118,7 +118,10 @@ pub fn table(rows: &[Row]) -> String {
     s
 }
 
-fn open_backends(a: &BenchArgs) -> anyhow::Result<(Vec<Box<dyn Bench>>, Vec<String>)> {
+/// The backends opened, and a note for each default one that was skipped.
+type Opened = (Vec<Box<dyn Bench>>, Vec<String>);
+
+fn open_backends(a: &BenchArgs) -> anyhow::Result<Opened> {
     let (mut out, mut notes) = (Vec::new(), Vec::new());
     if a.backend.is_empty() {
         for name in mien_benches::BACKENDS {

@@ -268,9 +268,9 @@ impl GnmBackend for VulkanGnmBackend {
         let d = self.ctx.device();
         let p = &self.ctx.inner.pipelines;
         let cmd = enc.raw();
+        let ts = self.ctx.inner.timestamps.as_ref();
         // SAFETY: enc is recording on this device (VulkanEncoder's contract); every handle bound
         // below is alive and kept in `enc` until the submission completes.
-        let ts = self.ctx.inner.timestamps.as_ref();
         unsafe {
             if let Some(t) = ts {
                 t.reset(d, cmd);

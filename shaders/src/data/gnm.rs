@@ -115,7 +115,7 @@ pub fn gnm_chunk_arrays(
     count: u32,
 ) -> GnmChunkArrays {
     let tv = crate::GNM_TILE_VERTICES as usize;
-    assert!(tiles.tile_vertices == tv && first as usize % tv == 0);
+    assert!(tiles.tile_vertices == tv && (first as usize).is_multiple_of(tv));
     let nv = pack.vertex_count();
     let (a, b) = (first as usize, (first + count) as usize);
     let mut statics = Vec::with_capacity(2 * count as usize);
