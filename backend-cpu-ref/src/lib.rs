@@ -16,6 +16,7 @@ pub mod conformance;
 mod gnm;
 mod lift;
 mod rig;
+mod rig_tiles;
 mod sink;
 
 pub use gnm::CpuGnmBackend;

@@ -1,5 +1,7 @@
 //! The CPU rig backend: a batch of uploaded rigs posed in one parallel pass; the instances of a
-//! batch upload ([`RigBackend::upload_batch`]) share one [`RigData`] through an [`Arc`].
+//! batch upload ([`RigBackend::upload_batch`]) share one [`RigData`] through an [`Arc`]. Dense rigs
+//! blend from [`MorphTiles`] (a target's deltas added to 64 vertices at once), others walk each
+//! vertex's CSR row; both are the reference bit for bit.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -10,6 +12,7 @@ use mien_core::rig::{
 use mien_core::{Error, Result};
 use rayon::prelude::*;
 
+use crate::rig_tiles::{self, MorphTiles, TILE};
 use crate::{CHUNK, CpuEncoder};
 
 /// The error for a handle this backend never issued.
@@ -25,6 +28,8 @@ fn unknown(rig: RigHandle) -> Error {
 struct CpuRig {
     /// The rig, shared by every instance of its upload.
     data: Arc<RigData>,
+    /// Its dense morph blocks, when the rig is dense enough (shared like `data`).
+    tiles: Option<Arc<MorphTiles>>,
     frame: FrameControls,
     positions: Vec<[f32; 3]>,
     normals: Vec<[f32; 3]>,
@@ -37,8 +42,8 @@ struct CpuRig {
 #[derive(Debug, Default)]
 pub struct CpuRigBackend {
     rigs: Vec<CpuRig>,
-    /// The rig of each upload, held once whatever its instance count.
-    uploads: Vec<Arc<RigData>>,
+    /// The rig of each upload and its dense morph blocks, held once whatever its instance count.
+    uploads: Vec<(Arc<RigData>, Option<Arc<MorphTiles>>)>,
 }
 
 impl CpuRigBackend {
@@ -111,10 +116,12 @@ impl RigBackend for CpuRigBackend {
                 reason: format!("{instances} instances do not fit in host memory"),
             })?;
         let data = Arc::new(rig.clone());
-        self.uploads.push(data.clone());
+        let tiles = MorphTiles::build(rig).map(Arc::new);
+        self.uploads.push((data.clone(), tiles.clone()));
         // Before any controls: the bind pose with an identity palette (posed = bind).
         self.rigs.extend((0..instances).map(|_| CpuRig {
             data: data.clone(),
+            tiles: tiles.clone(),
             frame: FrameControls::new(rig),
             positions: rig.positions.clone(),
             normals: rig.normals.clone(),
@@ -142,12 +149,25 @@ impl RigBackend for CpuRigBackend {
         self.rigs.par_iter_mut().for_each(|r| {
             let CpuRig {
                 data,
+                tiles,
                 frame,
                 positions,
                 normals,
             } = r;
             let (weights, palette, normal_palette) =
                 (&frame.weights, &frame.palette, &frame.normal_palette);
+            if let Some(tiles) = tiles {
+                // Dense rigs: each active target's deltas added to a whole tile at once.
+                positions
+                    .par_chunks_mut(TILE)
+                    .zip(normals.par_chunks_mut(TILE))
+                    .enumerate()
+                    .for_each(|(t, (pc, nc))| {
+                        let pal = (&palette[..], &normal_palette[..]);
+                        rig_tiles::pose_tile(data, tiles, t, weights, pal, pc, nc);
+                    });
+                return;
+            }
             positions
                 .par_chunks_mut(CHUNK)
                 .zip(normals.par_chunks_mut(CHUNK))
@@ -172,7 +192,11 @@ impl RigBackend for CpuRigBackend {
     }
 
     fn bytes(&self) -> u64 {
-        let shared: u64 = self.uploads.iter().map(|d| d.upload_bytes()).sum();
+        let shared: u64 = self
+            .uploads
+            .iter()
+            .map(|(d, t)| d.upload_bytes() + t.as_ref().map_or(0, |t| t.byte_len()))
+            .sum();
         let per_instance: u64 = self
             .rigs
             .iter()
