@@ -216,7 +216,13 @@ pub fn run(a: &BenchArgs, command: Vec<String>) -> anyhow::Result<()> {
         }
     }
     pb.finish_and_clear();
-    let text = table(&rows);
+    // Which device each backend ran on, above the table (and in table.txt), so a table from a
+    // software adapter cannot pass for one from a GPU.
+    let mut text: String = backends
+        .iter()
+        .map(|b| format!("# {}: {}\n", b.name(), b.device()))
+        .collect();
+    text += &table(&rows);
     print!("{text}");
     for n in &notes {
         println!("note: {n}");
