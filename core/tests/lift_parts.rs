@@ -64,3 +64,52 @@ proptest! {
         prop_assert_eq!(part_named(&check_parts(nv - 1, &parts, VB).unwrap_err()), "debug lift parts");
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// A batched lift (`check_batch`): accepted exactly when there is at least one instance, the
+    /// stride keeps the instances' ranges apart, the last range ends inside the sink and the last
+    /// instance's posed vertices lie inside every part's buffer; the span it returns is
+    /// `(N−1)·stride + range.count`.
+    #[test]
+    fn a_batch_is_accepted_exactly_when_it_fits(
+        sizes in prop::collection::vec(1u32..50, 1..4),
+        instances in 0u32..6,
+        stride_extra in -3i64..5,
+        offset in 0u32..20,
+        spare_slots in -2i64..10,
+        posed_spare in -1i64..3,
+    ) {
+        use mien_core::lift::DebugLiftParams;
+        use mien_core::lift::parts::check_batch;
+        use mien_core::sink::SlotRange;
+        let nv: u32 = sizes.iter().sum();
+        let count = nv + 2;
+        let stride = (i64::from(count) + stride_extra).max(0) as u32;
+        let last = u64::from(instances.saturating_sub(1));
+        let span = last * u64::from(stride) + u64::from(count);
+        let capacity = (i64::try_from(u64::from(offset) + span).unwrap() + spare_slots).max(0) as u32;
+        // Each part's buffer holds `instances + posed_spare` instances of it.
+        let held = (i64::from(instances) + posed_spare).max(1) as u64;
+        let mut v0 = 0;
+        let parts: Vec<PartExtent> = sizes
+            .iter()
+            .map(|&c| {
+                let p = PartExtent { v0, count: c, first: 0, posed_bytes: held * u64::from(c) * VB, tint_bytes: u64::from(c) * 4 };
+                v0 += c;
+                p
+            })
+            .collect();
+        let params = DebugLiftParams::new(SlotRange { offset, count }, nv);
+        let got = check_batch(&params, &parts, instances, stride, capacity, VB);
+        let fits = instances >= 1
+            && (instances == 1 || stride >= count)
+            && u64::from(offset) + span <= u64::from(capacity)
+            && held >= u64::from(instances);
+        prop_assert_eq!(got.is_ok(), fits, "{:?}", got);
+        if let Ok(s) = got {
+            prop_assert_eq!(s, span);
+        }
+    }
+}

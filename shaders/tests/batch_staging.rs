@@ -1,0 +1,108 @@
+//! Staging a whole batch at once (`write_all`, parallel from 32 instances) gives the same arrays as
+//! staging each instance with `write`, for morph rigs (blocked weights) and linear heads, below and
+//! above the parallel threshold; `set_batch` refuses a bad control set before changing anything.
+
+use mien_core::gnm::GnmFrame;
+use mien_core::rig::{ControlStats, FrameControls};
+use mien_core::testing::gnm::{GnmShape, random_gnm_pack, random_head_ext, random_joint_world};
+use mien_core::testing::{RigShape, random_controls, random_rig};
+use mien_shaders::data::gnm::GnmBatchFrames;
+use mien_shaders::data::rig::{RigBatchFrames, set_batch};
+
+#[test]
+fn rig_batches_stage_the_same_arrays_at_once() {
+    for (targets, joints) in [(0u32, 1u32), (13, 3)] {
+        let rig = random_rig(
+            3,
+            RigShape {
+                vertices: 40,
+                targets,
+                density: 0.4,
+                joints,
+            },
+        );
+        for n in [1usize, 7, 8, 9, 40, 77] {
+            let frames: Vec<FrameControls> = (0..n)
+                .map(|i| {
+                    let mut f = FrameControls::new(&rig);
+                    f.set(&random_controls(i as u64 + 1, &rig)).unwrap();
+                    f
+                })
+                .collect();
+            let mut one = RigBatchFrames::new(&rig, n);
+            for (i, f) in frames.iter().enumerate() {
+                one.write(i, f);
+            }
+            let mut all = RigBatchFrames::new(&rig, n);
+            all.write_all(&frames);
+            assert_eq!(one, all, "{targets} targets, {n} instances");
+            // The blocked layout, by hand: instance i's slot t at ((i/8)·W + t)·8 + i%8.
+            let w = targets as usize;
+            for (i, f) in frames.iter().enumerate() {
+                for (t, x) in f.weights.iter().enumerate() {
+                    assert_eq!(all.weights[((i / 8) * w + t) * 8 + i % 8], *x);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_refused_control_set_changes_no_instance() {
+    let rig = random_rig(
+        4,
+        RigShape {
+            vertices: 30,
+            targets: 6,
+            density: 0.5,
+            joints: 2,
+        },
+    );
+    for n in [5usize, 40] {
+        let mut frames: Vec<FrameControls> = (0..n).map(|_| FrameControls::new(&rig)).collect();
+        let mut staged = RigBatchFrames::new(&rig, n);
+        let before = staged.clone();
+        let mut ring: Vec<_> = (0..3).map(|i| random_controls(i + 7, &rig)).collect();
+        ring[2].palette[0] = glam::Mat4::from_cols_array(&[f32::NAN; 16]);
+        let mut stats = vec![ControlStats::default(); n];
+        let which = |k: usize| k % 3;
+        assert!(set_batch(&mut frames, &mut staged, &ring, &which, &mut stats).is_err());
+        assert_eq!(staged, before, "{n} instances");
+        assert!(frames.iter().all(|f| f.weights.iter().all(|w| *w == 0.0)));
+    }
+}
+
+#[test]
+fn head_batches_stage_the_same_arrays_at_once() {
+    for coeffs in [1u32, 23] {
+        let pack = random_gnm_pack(
+            6,
+            GnmShape {
+                vertices: 30,
+                coeffs,
+                regions: 1,
+                joints: 3,
+                seam: false,
+            },
+        );
+        let rest = GnmFrame::new(&pack);
+        for n in [1usize, 9, 33, 50] {
+            let frames: Vec<GnmFrame> = (0..n)
+                .map(|i| {
+                    let mut f = rest.clone();
+                    let s = i as u64 + 11;
+                    f.set(&random_head_ext(s, &pack), &random_joint_world(s, &pack))
+                        .unwrap();
+                    f
+                })
+                .collect();
+            let mut one = GnmBatchFrames::new(&rest, n);
+            for (i, f) in frames.iter().enumerate() {
+                one.write(i, f);
+            }
+            let mut all = GnmBatchFrames::new(&rest, n);
+            all.write_all(&frames);
+            assert_eq!(one, all, "{coeffs} coefficients, {n} instances");
+        }
+    }
+}
