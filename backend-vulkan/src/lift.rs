@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use ash::vk;
+use mien_core::lift::parts::PlannedPiece;
 use mien_core::lift::{DebugLiftParams, Lift};
 use mien_core::rig::{RigBackend, RigHandle};
 use mien_core::sink::{SlotRange, SplatSink};
@@ -36,9 +37,6 @@ pub struct PosedPart<'a> {
     /// `(count,)` packed RGBA8 vertex tints (the same for every instance).
     pub tint: &'a Buffer,
 }
-
-/// One planned dispatch: (first slot, count, (posed base, posed stride), posed, tints, clear).
-type PlanPiece<'a> = (u64, u32, (u32, u32), &'a Buffer, &'a Buffer, bool);
 
 struct Piece {
     uniform: Buffer,
@@ -228,33 +226,25 @@ impl VulkanDebugLift {
         // Slots each binding covers beyond a dispatch's own count: the later instances' ranges.
         let extra = span - u64::from(params.range.count);
         let ctx = ctx.clone();
-        let first = parts.first().ok_or_else(|| mien_core::Error::Invalid {
-            what: "debug lift".into(),
-            reason: "the rig has no vertices".into(),
-        })?;
         let limits = &ctx.properties().limits;
         let align = limits.min_storage_buffer_offset_alignment.max(4);
         let max_groups = limits.max_compute_work_group_count[0];
         let limit_slots = ((ctx.binding_limit() - align) / 16).max(1);
-        let offset = u64::from(params.range.offset);
-        let mut plan: Vec<PlanPiece<'_>> = parts
-            .iter()
-            .map(|c| {
-                let slot = offset + u64::from(c.v0);
-                (slot, c.count, (c.first, c.count), c.posed, c.tint, false)
-            })
-            .collect();
-        let (mut slot, end) = (offset + u64::from(nv), params.range.end());
-        while slot < end {
-            let n = (end - slot).min(limit_slots).min(u64::from(u32::MAX)) as u32;
-            plan.push((slot, n, (0, 0), first.posed, first.tint, true));
-            slot += u64::from(n);
-        }
+        let plan = mien_core::lift::parts::plan_pieces(&params, &extents, limit_slots)?;
         let k = plan.len() as u32;
         let pool = Arc::new(DescriptorPool::new(&ctx, k, k, 6 * k)?);
         let base = LiftParams::from_debug(&params);
         let mut pieces = Vec::with_capacity(plan.len());
-        for (slot, count, (posed_base, posed_stride), posed, tints, clear) in plan {
+        for piece in plan {
+            let PlannedPiece {
+                slot,
+                count,
+                posed_base,
+                posed_stride,
+                part,
+                clear,
+            } = piece;
+            let (posed, tints) = (parts[part].posed, parts[part].tint);
             let (gx, gy, row_width) =
                 dispatch_size(count, max_groups).ok_or_else(|| Error::OverLimits {
                     what: format!("a lift dispatch of {count} slots"),

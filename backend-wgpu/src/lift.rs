@@ -4,6 +4,7 @@
 
 use std::num::NonZeroU64;
 
+use mien_core::lift::parts::PlannedPiece;
 use mien_core::lift::{DebugLiftParams, Lift};
 use mien_core::rig::{RigBackend, RigHandle};
 use mien_core::sink::{SlotRange, SplatSink};
@@ -215,19 +216,24 @@ impl WgpuDebugLift {
         let extra = span - u64::from(params.range.count);
         let ctx = ctx.clone();
         let chunks = parts;
+        // Clears in pieces whose binding fits the device's limit.
+        let limit_slots = ((ctx.binding_limit() - 256) / 16).max(1);
         let pieces = ctx.scoped("a debug lift", || -> mien_core::Result<Vec<Piece>> {
             let align = u64::from(ctx.limits().min_storage_buffer_offset_alignment).max(4);
             let max_groups = ctx.limits().max_compute_workgroups_per_dimension;
             let layout = &ctx.pipelines().lift_layout;
             let base = LiftParams::from_debug(&params);
             let mut pieces = Vec::new();
-            let mut add = |slot: u64,
-                           count: u32,
-                           (posed_base, posed_stride): (u32, u32),
-                           posed: &wgpu::Buffer,
-                           tint: &wgpu::Buffer,
-                           clear: bool|
-             -> mien_core::Result<()> {
+            for piece in mien_core::lift::parts::plan_pieces(&params, &extents, limit_slots)? {
+                let PlannedPiece {
+                    slot,
+                    count,
+                    posed_base,
+                    posed_stride,
+                    part,
+                    clear,
+                } = piece;
+                let (posed, tint) = (chunks[part].posed, chunks[part].tint);
                 let (gx, gy, row_width) =
                     dispatch_size(count, max_groups).ok_or_else(|| Error::OverLimits {
                         what: format!("a lift dispatch of {count} slots"),
@@ -278,30 +284,6 @@ impl WgpuDebugLift {
                     params: lp,
                     clear,
                 });
-                Ok(())
-            };
-            let offset = u64::from(params.range.offset);
-            for c in chunks {
-                add(
-                    offset + u64::from(c.v0),
-                    c.count,
-                    (c.first, c.count),
-                    c.posed,
-                    c.tint,
-                    false,
-                )?;
-            }
-            // Clear the range's slots past the vertices, in pieces that fit one binding.
-            let limit_slots = ((ctx.binding_limit() - align) / 16).max(1);
-            let (mut slot, end) = (offset + u64::from(nv), params.range.end());
-            let first = chunks.first().ok_or_else(|| mien_core::Error::Invalid {
-                what: "debug lift".into(),
-                reason: "the rig has no vertices".into(),
-            })?;
-            while slot < end {
-                let n = (end - slot).min(limit_slots).min(u64::from(u32::MAX)) as u32;
-                add(slot, n, (0, 0), first.posed, first.tint, true)?;
-                slot += u64::from(n);
             }
             Ok(pieces)
         })??;

@@ -113,3 +113,53 @@ proptest! {
         }
     }
 }
+
+/// Hand-worked plan: parts of 3 and 2 vertices (at posed vertices 6 and 4) lifted into 8 slots from
+/// slot 10, clears in pieces of at most 2 slots: the parts' dispatches, then 15–16 and 17.
+#[test]
+fn the_planned_pieces_are_the_parts_then_the_clears() {
+    use mien_core::lift::DebugLiftParams;
+    use mien_core::lift::parts::{PlannedPiece, plan_pieces};
+    use mien_core::sink::SlotRange;
+    let parts = [
+        PartExtent {
+            v0: 0,
+            count: 3,
+            first: 6,
+            posed_bytes: 9 * VB,
+            tint_bytes: 12,
+        },
+        PartExtent {
+            v0: 3,
+            count: 2,
+            first: 4,
+            posed_bytes: 6 * VB,
+            tint_bytes: 8,
+        },
+    ];
+    let params = DebugLiftParams::new(
+        SlotRange {
+            offset: 10,
+            count: 8,
+        },
+        5,
+    );
+    let piece = |slot, count, posed_base, posed_stride, part, clear| PlannedPiece {
+        slot,
+        count,
+        posed_base,
+        posed_stride,
+        part,
+        clear,
+    };
+    assert_eq!(
+        plan_pieces(&params, &parts, 2).unwrap(),
+        vec![
+            piece(10, 3, 6, 3, 0, false),
+            piece(13, 2, 4, 2, 1, false),
+            piece(15, 2, 0, 0, 0, true),
+            piece(17, 1, 0, 0, 0, true),
+        ]
+    );
+    assert!(plan_pieces(&params, &[], 2).is_err());
+}

@@ -131,3 +131,68 @@ pub fn check_batch(
     check_parts(params.vertex_count, &shifted, vertex_bytes)?;
     Ok(span)
 }
+
+/// One dispatch of a lift, planned: `count` slots from slot `slot` (instance 0's), reading posed
+/// vertices from `posed_base` (+ `posed_stride` per instance) of part `part`'s buffers, or clearing
+/// them (`clear`: slots of the range past the vertices, with part 0's buffers bound but unread).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PlannedPiece {
+    /// First slot (of instance 0).
+    pub slot: u64,
+    /// Slots (vertices) this dispatch covers per instance.
+    pub count: u32,
+    /// First posed vertex in the part's buffer (instance 0).
+    pub posed_base: u32,
+    /// Posed vertices between one instance and the next (0 for a clear).
+    pub posed_stride: u32,
+    /// Which part's buffers are bound.
+    pub part: usize,
+    /// A clear dispatch.
+    pub clear: bool,
+}
+
+/// The dispatches of a lift of `parts` (already checked: [`check_target`], [`check_parts`],
+/// [`check_batch`]) into `params.range`: one per part, then clears of the range's slots past the
+/// vertices in pieces of at most `max_slots` (so each binding fits the device's limit).
+///
+/// # Errors
+/// [`Error::Invalid`] for a lift of no parts (a rig without vertices).
+pub fn plan_pieces(
+    params: &DebugLiftParams,
+    parts: &[PartExtent],
+    max_slots: u64,
+) -> Result<Vec<PlannedPiece>> {
+    if parts.is_empty() {
+        return Err(Error::Invalid {
+            what: "debug lift".into(),
+            reason: "the rig has no vertices".into(),
+        });
+    }
+    let offset = u64::from(params.range.offset);
+    let mut out: Vec<PlannedPiece> = parts
+        .iter()
+        .enumerate()
+        .map(|(i, p)| PlannedPiece {
+            slot: offset + u64::from(p.v0),
+            count: p.count,
+            posed_base: p.first,
+            posed_stride: p.count,
+            part: i,
+            clear: false,
+        })
+        .collect();
+    let (mut slot, end) = (offset + u64::from(params.vertex_count), params.range.end());
+    while slot < end {
+        let n = (end - slot).min(max_slots.max(1)).min(u64::from(u32::MAX)) as u32;
+        out.push(PlannedPiece {
+            slot,
+            count: n,
+            posed_base: 0,
+            posed_stride: 0,
+            part: 0,
+            clear: true,
+        });
+        slot += u64::from(n);
+    }
+    Ok(out)
+}
