@@ -238,14 +238,14 @@ pub fn run_row(
             return row;
         }
         Err(CaseError::Failed(e)) => {
-            row.status = format!("error: {e:#}");
+            row.status = format!("error: {}", message(&e));
             return row;
         }
     };
     let t = match measure(case.as_mut(), plan.warmup, plan.frames) {
         Ok(t) => t.as_secs_f64(),
         Err(e) => {
-            row.status = format!("error: {e:#}");
+            row.status = format!("error: {}", message(&e));
             return row;
         }
     };
@@ -268,7 +268,7 @@ pub fn run_row(
                 Some(c)
             }
             Err(e) => {
-                row.status = format!("ok (copy baseline failed: {e:#})");
+                row.status = format!("ok (copy baseline failed: {})", message(&e));
                 None
             }
         },
@@ -291,4 +291,39 @@ pub fn host_available_bytes() -> Option<u64> {
     let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb * 1024)
+}
+
+/// `e` and its causes joined by `: `, leaving out a cause whose text the message already holds
+/// (a backend error that displays its source would otherwise be printed twice).
+pub fn message(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if out.contains(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::message;
+
+    #[test]
+    fn a_cause_already_in_the_message_is_printed_once() {
+        let inner = anyhow::anyhow!("the device allows 2147483647 bytes");
+        let outer =
+            inner.context("a sink of 9 slots needs 144 bytes: the device allows 2147483647 bytes");
+        assert_eq!(
+            message(&outer),
+            "a sink of 9 slots needs 144 bytes: the device allows 2147483647 bytes"
+        );
+        let chained = anyhow::anyhow!("disk full").context("writing bench.json");
+        assert_eq!(message(&chained), "writing bench.json: disk full");
+    }
 }
