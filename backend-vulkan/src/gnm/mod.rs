@@ -227,9 +227,12 @@ impl GnmBackend for VulkanGnmBackend {
         up.frames[i].set(head_ext, joint_world)?;
         up.staged.write(i, &up.frames[i]);
         let [h, s, p] = up.staged.ranges(i);
-        write_range(&up.heads, bytemuck::cast_slice(&up.staged.heads), h);
-        write_range(&up.scaled, bytemuck::cast_slice(&up.staged.scaled), s);
-        write_range(&up.palette, bytemuck::cast_slice(&up.staged.palette), p);
+        up.heads
+            .write_range(bytemuck::cast_slice(&up.staged.heads), h);
+        up.scaled
+            .write_range(bytemuck::cast_slice(&up.staged.scaled), s);
+        up.palette
+            .write_range(bytemuck::cast_slice(&up.staged.palette), p);
         Ok(())
     }
 
@@ -255,13 +258,9 @@ impl GnmBackend for VulkanGnmBackend {
             // The per-frame buffers are read by the previous frame until it completes.
             self.ctx.wait()?;
             for u in self.uploads.iter_mut().filter(|u| u.dirty) {
-                let whole = |b: &[u8]| (0, b.len() as u64);
-                let heads: &[u8] = bytemuck::cast_slice(&u.staged.heads);
-                write_range(&u.heads, heads, whole(heads));
-                let scaled: &[u8] = bytemuck::cast_slice(&u.staged.scaled);
-                write_range(&u.scaled, scaled, whole(scaled));
-                let palette: &[u8] = bytemuck::cast_slice(&u.staged.palette);
-                write_range(&u.palette, palette, whole(palette));
+                u.heads.write(0, bytemuck::cast_slice(&u.staged.heads));
+                u.scaled.write(0, bytemuck::cast_slice(&u.staged.scaled));
+                u.palette.write(0, bytemuck::cast_slice(&u.staged.palette));
                 u.dirty = false;
             }
         }
@@ -344,10 +343,4 @@ impl GnmBackend for VulkanGnmBackend {
     fn bytes(&self) -> u64 {
         self.uploads.iter().map(|u| u.bytes).sum()
     }
-}
-
-/// Write bytes `(offset, length)` of `all` to the same range of the host-visible `buffer` (no
-/// submission may be reading it).
-fn write_range(buffer: &Buffer, all: &[u8], (offset, len): (u64, u64)) {
-    buffer.write(offset, &all[offset as usize..(offset + len) as usize]);
 }

@@ -264,7 +264,8 @@ impl RigBackend for VulkanRigBackend {
         up.staged.write(i, &up.frames[i]);
         up.weights_dirty = true;
         let [_, p] = up.staged.ranges(i);
-        write_range(&up.palette, bytemuck::cast_slice(&up.staged.palette), p);
+        up.palette
+            .write_range(bytemuck::cast_slice(&up.staged.palette), p);
         Ok(stats)
     }
 
@@ -300,13 +301,11 @@ impl RigBackend for VulkanRigBackend {
             self.ctx.wait()?;
             for u in self.uploads.iter_mut() {
                 if u.weights_dirty {
-                    let all = (0, 4 * u.staged.weights.len() as u64);
-                    write_range(&u.weights, bytemuck::cast_slice(&u.staged.weights), all);
+                    u.weights.write(0, bytemuck::cast_slice(&u.staged.weights));
                     u.weights_dirty = false;
                 }
                 if u.palette_dirty {
-                    let bytes: &[u8] = bytemuck::cast_slice(&u.staged.palette);
-                    write_range(&u.palette, bytes, (0, bytes.len() as u64));
+                    u.palette.write(0, bytemuck::cast_slice(&u.staged.palette));
                     u.palette_dirty = false;
                 }
             }
@@ -391,10 +390,4 @@ impl RigBackend for VulkanRigBackend {
     fn bytes(&self) -> u64 {
         self.uploads.iter().map(|u| u.bytes).sum()
     }
-}
-
-/// Write bytes `(offset, length)` of `all` to the same range of the host-visible `buffer` (no
-/// submission may be reading it).
-fn write_range(buffer: &Buffer, all: &[u8], (offset, len): (u64, u64)) {
-    buffer.write(offset, &all[offset as usize..(offset + len) as usize]);
 }
