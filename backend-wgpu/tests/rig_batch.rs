@@ -116,7 +116,11 @@ fn limit_for(uploads: &[RigBatchInput], limit: u64) -> u64 {
         .map(|u| {
             let n = u.controls.len() as u64;
             let weights = n.div_ceil(8) * 8 * u64::from(u.rig.weight_count) * 4;
-            (n * u.rig.palette.len() as u64 * 128).max(weights)
+            // The morph kernel's slot table: 16 bytes per weight slot and 64-vertex tile.
+            let tile = 16 * u64::from(u.rig.weight_count);
+            (n * u.rig.palette.len() as u64 * 128)
+                .max(weights)
+                .max(tile)
         })
         .fold(limit, u64::max)
 }
@@ -481,4 +485,31 @@ fn a_batched_lift_equals_one_lift_per_instance() {
     let e = batch(2, stride).unwrap_err();
     assert!(e.to_string().contains("past the sink"), "{e}");
     assert!(batch(0, stride).is_err());
+}
+
+/// A block of 8 instances whose active slots (the union of their non-zero weights) number over 64:
+/// the morph kernel stages them 64 at a time, and every instance still equals its CPU pose — whole
+/// and split into chunks by a small binding limit (several tiles, partial last tiles).
+#[test]
+fn blocks_with_more_than_64_active_targets_pose_like_the_cpu() {
+    let Some(ctx) = context() else { return };
+    let u = RigBatchInput::new(shape(333, 240, 5), 21, 11);
+    let mut staged = mien_shaders::data::rig::RigBatchFrames::new(&u.rig, 11);
+    for (i, c) in u.controls.iter().enumerate() {
+        let mut f = mien_core::rig::FrameControls::new(&u.rig);
+        f.set(c).unwrap();
+        staged.write(i, &f);
+    }
+    assert!(staged.active[0] > 128, "{} active slots", staged.active[0]);
+    let uploads = [u];
+    for limit in [None, Some(limit_for(&uploads, 20_000))] {
+        check_rig_batch(
+            &mut Wgpu {
+                ctx: ctx.clone(),
+                limit,
+            },
+            &uploads,
+        )
+        .unwrap();
+    }
 }

@@ -315,3 +315,40 @@ fn morph_vertex_hand_worked() {
         "{e}"
     );
 }
+
+/// `RigData::validate` refuses a row whose targets are not strictly ascending (a repeat or a step
+/// back), naming the array and the entry — the GPU's active-target walk relies on row order being
+/// target order.
+#[test]
+fn rows_must_hold_strictly_ascending_targets() {
+    use mien_core::testing::{RigShape, random_rig};
+    let rig = random_rig(
+        5,
+        RigShape {
+            vertices: 12,
+            targets: 8,
+            density: 0.9,
+            joints: 1,
+        },
+    );
+    rig.validate().unwrap();
+    // The first row with at least two entries.
+    let v = (0..12)
+        .find(|&v| rig.morph_offsets[v + 1] - rig.morph_offsets[v] >= 2)
+        .unwrap();
+    let e = rig.morph_offsets[v] as usize + 1;
+    for bad in [
+        rig.morph_target[e - 1],
+        rig.morph_target[e - 1].saturating_sub(1),
+    ] {
+        let mut r = rig.clone();
+        r.morph_target[e] = bad;
+        let msg = r.validate().unwrap_err().to_string();
+        assert!(
+            msg.contains("morph_target")
+                && msg.contains(&format!("[{e}]"))
+                && msg.contains("ascending"),
+            "{msg}"
+        );
+    }
+}

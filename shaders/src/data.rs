@@ -42,16 +42,33 @@ pub fn plan_chunks(rig: &RigData, limit: u64) -> Result<Vec<(u32, u32)>, RowTooL
     rig::plan_rig_chunks(rig, 1, limit)
 }
 
+/// Vertices per morph tile: one [`crate::MORPH`] workgroup, and the width of a tile's vertex mask
+/// ([`ChunkArrays::tile_slots`]).
+pub const MORPH_TILE_VERTICES: u32 = 64;
+
 /// The arrays of one chunk, in the layouts `morph.wgsl`, `skin.wgsl` and `lift_debug.wgsl` read.
+///
+/// The morph entries are re-laid for the active-target walk: the chunk's vertices fall into tiles
+/// of [`MORPH_TILE_VERTICES`] in the rig's vertex order (tile k holds local vertices
+/// `64k .. 64k+64`, lane l vertex `64k + l`), and within a tile the entries are grouped by weight
+/// slot, slots ascending, lanes ascending within a slot. A workgroup finds its tile's entries of any
+/// slot in one lookup (`tile_slots[k·W + t]`): the entry of lane l is
+/// `first + popcount(mask & ((1<<l)−1))` when bit l of the 64-bit mask is set. Because the rig's
+/// rows hold strictly ascending slots ([`RigData::validate`]), walking slots ascending visits each
+/// vertex's entries in row order.
+///
+/// The rig's own order is kept (not a spatial re-sort) so outputs are written coalesced; a tile is
+/// a small patch of the surface — few targets move it — when the mesh's vertex order is spatially
+/// coherent, as exported and vertex-cache-optimised meshes are (`docs/PERFORMANCE.md` measures
+/// both orders).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ChunkArrays {
     /// Bind position xyz then normal xyz per vertex `(V,6)`.
     pub base: Vec<f32>,
-    /// CSR row starts local to the chunk `(V+1,)`.
-    pub offsets: Vec<u32>,
-    /// Global weight slot per entry `(nnz,)`.
-    pub targets: Vec<u32>,
-    /// Position delta xyz then normal delta xyz per entry `(nnz,6)`.
+    /// Per tile and weight slot `(⌈V/64⌉, W)`: `[first entry, mask of lanes 0–31, mask of lanes
+    /// 32–63, 0]` (one zero element when the table is empty: no empty binding).
+    pub tile_slots: Vec<[u32; 4]>,
+    /// Position delta xyz then normal delta xyz per entry `(nnz,6)`, in (tile, slot, lane) order.
     pub deltas: Vec<f32>,
     /// Palette indices `(V,4)`.
     pub joints: Vec<[u32; 4]>,
@@ -64,22 +81,53 @@ pub struct ChunkArrays {
 /// The arrays of vertices `first .. first + count` of `rig`.
 ///
 /// # Panics
-/// When the range leaves the rig (a caller bug: ranges come from [`plan_chunks`]).
+/// When the range leaves the rig, or a row's slots are not strictly ascending and below
+/// `weight_count` (caller bugs: ranges come from [`plan_chunks`], rigs pass
+/// [`RigData::validate`]).
 pub fn chunk_arrays(rig: &RigData, first: u32, count: u32) -> ChunkArrays {
     let (a, b) = (first as usize, (first + count) as usize);
-    let (e0, e1) = (rig.morph_offsets[a] as usize, rig.morph_offsets[b] as usize);
+    let w = rig.weight_count as usize;
+    let tile = MORPH_TILE_VERTICES as usize;
+    let tiles = (b - a).div_ceil(tile);
+    let nnz = (rig.morph_offsets[b] - rig.morph_offsets[a]) as usize;
+    let mut tile_slots = vec![[0u32; 4]; (tiles * w).max(1)];
+    let mut deltas = Vec::with_capacity(6 * nnz);
+    // Per tile: (slot, lane, entry) sorted by slot, then lane (stable sort of lanes ascending).
+    let mut scratch: Vec<(u32, u32, usize)> = Vec::new();
+    for k in 0..tiles {
+        let (v0, v1) = (a + k * tile, (a + (k + 1) * tile).min(b));
+        scratch.clear();
+        for v in v0..v1 {
+            let row = rig.morph_offsets[v] as usize..rig.morph_offsets[v + 1] as usize;
+            scratch.extend(row.map(|e| (rig.morph_target[e], (v - v0) as u32, e)));
+        }
+        scratch.sort_by_key(|&(t, _, _)| t);
+        for &(t, lane, e) in &scratch {
+            let slot = &mut tile_slots[k * w + t as usize];
+            if slot[1] == 0 && slot[2] == 0 {
+                slot[0] = (deltas.len() / 6) as u32;
+            }
+            let bit = 1u32 << (lane % 32);
+            let mask = if lane < 32 {
+                &mut slot[1]
+            } else {
+                &mut slot[2]
+            };
+            assert!(
+                *mask & bit == 0,
+                "slot {t} twice in the row of vertex {}",
+                v0 + lane as usize
+            );
+            *mask |= bit;
+            deltas.extend(rig.morph_position[e].into_iter().chain(rig.morph_normal[e]));
+        }
+    }
     ChunkArrays {
         base: (a..b)
             .flat_map(|v| rig.positions[v].into_iter().chain(rig.normals[v]))
             .collect(),
-        offsets: rig.morph_offsets[a..=b]
-            .iter()
-            .map(|o| o - rig.morph_offsets[a])
-            .collect(),
-        targets: rig.morph_target[e0..e1].to_vec(),
-        deltas: (e0..e1)
-            .flat_map(|e| rig.morph_position[e].into_iter().chain(rig.morph_normal[e]))
-            .collect(),
+        tile_slots,
+        deltas,
         joints: rig.joints[a..b].to_vec(),
         weights: rig.weights[a..b].to_vec(),
         tints: rig.colors[a..b].iter().map(|c| pack4x8unorm(*c)).collect(),

@@ -5,7 +5,7 @@
 //!
 //! | kernel | entry points | reads | writes |
 //! |---|---|---|---|
-//! | [`MORPH`] | `main` | bind `(V,6)`, CSR, per instance weights `(N,W)` | morphed `(N,V,6)` |
+//! | [`MORPH`] | `main` | bind `(V,6)`, per tile slot table `(⌈V/64⌉,W)` and deltas, per block active slots `(⌈N/8⌉,W+1)` and weights `(⌈N/8⌉,W,8)` | morphed `(N,V,6)` |
 //! | [`SKIN`] | `main` | morphed `(N,V,6)`, joints, skin weights, per instance palettes `(N,P)` | posed `(N,V,6)` |
 //! | [`LIFT_DEBUG`] | `lift`, `clear` | posed `(V,6)` from `posed_base`, tints | the four sink buffers |
 //! | [`GNM`] | `forward` | fp16 basis words, neutral + seam + eye weights `(V,2)` vec4, per instance eye frames `(N,)` and scaled coefficients `(N,E)` | head-local `(N,V,6)` (then [`SKIN`] with z = N) |
@@ -64,7 +64,7 @@ macro_rules! spv {
     };
 }
 
-/// The morph CSR blend (`morph.wgsl`).
+/// The morph-target blend over the active slots (`morph.wgsl`).
 pub const MORPH: Kernel = Kernel {
     file: "morph.wgsl",
     source: include_str!("morph.wgsl"),

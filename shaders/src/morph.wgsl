@@ -1,20 +1,25 @@
-// Morph-target blend over a CSR morph set, one invocation per vertex and block of 8 instances.
-//
-// Each invocation walks its own CSR row (no atomics, no order dependence):
+// Morph-target blend over the active weight slots, one workgroup per 64-vertex tile and block of 8
+// instances, one invocation per vertex of the tile:
 //   p = base_p + Σ w[t]·δp,   n = normalize(base_n + Σ w[t]·δn)
 // Entries with w == 0 are skipped; a vertex with no entry of non-zero weight is copied bit-identical
 // (its normal is not renormalised); a blended normal of zero length keeps the base normal.
 // Source: DESIGN.md "Morph set"; the CPU reference is mien_core::rig::RigData::morph_vertex.
 //
+// Active-target walk: the workgroup walks only its block's active slots (`active_slots`, those with a
+// non-zero weight for one of the block's 8 instances, ascending), never the rig's zero weights. For
+// each it looks up the tile's entries of that slot in one read (`tile_slots[tile·W + t]`: first
+// entry and a 64-bit mask of the tile's vertices it moves); invocation l owns the entry
+// `first + popcount(mask below l)` when bit l is set. The 64 invocations look up 64 active slots at
+// a time together and stage, in slot order, the lookups and 8 weights of those that move a vertex
+// of the tile (most do not: a target moves a region of the face), so the walk's iterations are the
+// tile's (slot, vertices) pairs that matter, it reads no storage except the deltas of the entries
+// that move a vertex, and a tile's entries of one slot are neighbours in memory (coalesced). Rows of the rig hold strictly ascending slots, so walking
+// the slots ascending applies each vertex's entries in row order: per instance the operations and
+// their order are the reference's, and no instance's bits depend on the batch. No atomics.
+//
 // Instances (N characters sharing one rig): the dispatch's z dimension is the block b of 8 instances
-// (num_workgroups.z = ⌈N/8⌉). An invocation reads its vertex's row once — each entry's target slot
-// and delta — and applies it to the 8 instances of its block: the weights are staged blocked,
-// (⌈N/8⌉, W, 8), so the 8 instances' weights of a slot are two neighbouring vec4 (one 32-byte read),
-// and an entry whose 8 weights are all zero costs no delta read. Per instance the operations and
-// their order are the single-instance kernel's (entries in row order, w == 0 skipped), so every
-// instance's result is the same bits as posing it alone. Instance i of block b writes
-// `morphed[((8b + i)·count + v)·6 ..]` when 8b + i < N, N = arrayLength(morphed) / (6·count).
-// A single rig is N = 1: one block, instance 0.
+// (num_workgroups.z = ⌈N/8⌉). Instance i of block b writes `morphed[((8b + i)·count + v)·6 ..]` when
+// 8b + i < N, N = arrayLength(morphed) / (6·count). A single rig is N = 1: one block, instance 0.
 
 struct DispatchParams {
     count: u32,       // vertices in this chunk
@@ -26,16 +31,26 @@ struct DispatchParams {
 @group(0) @binding(0) var<uniform> params: DispatchParams;
 // Bind position xyz then normal xyz per vertex: (V,6) f32.
 @group(0) @binding(1) var<storage, read> base: array<f32>;
-// CSR row starts (V+1,), local to the chunk.
-@group(0) @binding(2) var<storage, read> offsets: array<u32>;
-// Global weight slot of each entry (nnz,).
-@group(0) @binding(3) var<storage, read> entry_target: array<u32>;
-// Position delta xyz then normal delta xyz per entry: (nnz,6) f32.
+// Per tile and slot (⌈V/64⌉, W): first entry, lane mask 0–31, lane mask 32–63, 0.
+@group(0) @binding(2) var<storage, read> tile_slots: array<vec4<u32>>;
+// Per block its active slots (⌈N/8⌉, W+1): the count A, then A slots ascending.
+@group(0) @binding(3) var<storage, read> active_slots: array<u32>;
+// Position delta xyz then normal delta xyz per entry, in (tile, slot, vertex) order: (nnz,6) f32.
 @group(0) @binding(4) var<storage, read> entry_delta: array<f32>;
 // This frame's limited weights, blocked: (⌈N/8⌉, W, 8) f32 as vec4 pairs.
 @group(0) @binding(5) var<storage, read> weights: array<vec4<f32>>;
 // Morphed position xyz then normal xyz per instance and vertex: (N,V,6) f32.
 @group(0) @binding(6) var<storage, read_write> morphed: array<f32>;
+
+const TILE: u32 = 64u;
+
+// Up to 64 active slots at a time, those that move a vertex of the tile: the tile's lookup and the
+// block's 8 weights of each.
+var<workgroup> staged_slot: array<vec4<u32>, 64>;
+var<workgroup> staged_w: array<vec4<f32>, 128>;
+var<workgroup> staged_count: u32;
+// Which of this round's 64 lookups move a vertex of the tile (bit l: lookup l).
+var<workgroup> nonempty: array<atomic<u32>, 2>;
 
 // The block's 8 blended positions and normals, as named members (a dynamically indexed array
 // would live in local memory).
@@ -84,21 +99,36 @@ fn put(inst: u32, v: u32, n_inst: u32, p: vec3<f32>, n_in: vec3<f32>, base_n: ve
 
 @compute @workgroup_size(64)
 fn main(
-    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(workgroup_id) wg: vec3<u32>,
+    @builtin(local_invocation_index) lane: u32,
     @builtin(num_workgroups) groups: vec3<u32>,
 ) {
-    let v = gid.x + gid.y * params.row_width;
-    if (v >= params.count) {
+    let tile = wg.x + wg.y * groups.x;
+    // Whole workgroups past the chunk (the last row of a 2D dispatch) leave together.
+    if (tile * TILE >= params.count) {
         return;
     }
-    let block = gid.z;
-    let slots = arrayLength(&weights) / (2u * groups.z);  // W
+    let v = tile * TILE + lane;
+    let live = v < params.count;
+    let block = wg.z;
+    let row = arrayLength(&active_slots) / groups.z;  // W + 1
+    let slots = row - 1u;                       // W
     let n_inst = arrayLength(&morphed) / (6u * params.count);
     let first_inst = 8u * block;
-    let w0 = 2u * block * slots;  // this block's first vec4
-    let b = 6u * v;
-    let base_p = vec3<f32>(base[b], base[b + 1u], base[b + 2u]);
-    let base_n = vec3<f32>(base[b + 3u], base[b + 4u], base[b + 5u]);
+    let w0 = 2u * block * slots;  // this block's first weight vec4
+    let a0 = block * row;         // this block's active row
+    if (lane == 0u) {
+        staged_count = active_slots[a0];
+    }
+    let n_active = workgroupUniformLoad(&staged_count);
+
+    var base_p = vec3<f32>(0.0);
+    var base_n = vec3<f32>(0.0);
+    if (live) {
+        let b = 6u * v;
+        base_p = vec3<f32>(base[b], base[b + 1u], base[b + 2u]);
+        base_n = vec3<f32>(base[b + 3u], base[b + 4u], base[b + 5u]);
+    }
     var s: Blend;
     s.p0 = base_p; s.n0 = base_n;
     s.p1 = base_p; s.n1 = base_n;
@@ -109,26 +139,77 @@ fn main(
     s.p6 = base_p; s.n6 = base_n;
     s.p7 = base_p; s.n7 = base_n;
     var touched = 0u;
-    let first = offsets[v];
-    let last = offsets[v + 1u];
-    for (var e = first; e < last; e = e + 1u) {
-        let t = entry_target[e];
-        let wa = weights[w0 + 2u * t];
-        let wb = weights[w0 + 2u * t + 1u];
-        if (all(wa == vec4<f32>(0.0)) && all(wb == vec4<f32>(0.0))) {
-            continue;
+    // Lanes 0–31 test mask word y, lanes 32–63 word z; `below` keeps the lanes under this one.
+    let hi = lane >= 32u;
+    let bit = 1u << (lane & 31u);
+    let below = bit - 1u;
+
+    for (var k0 = 0u; k0 < n_active; k0 = k0 + TILE) {
+        // Stage this round's active slots that move a vertex of the tile, compacted in order:
+        // each invocation looks one slot up, the non-empty ones set their bit (OR commutes: the
+        // same bits whatever the order), and each takes the place given by the bits below its own.
+        if (lane == 0u) {
+            atomicStore(&nonempty[0], 0u);
+            atomicStore(&nonempty[1], 0u);
         }
-        let d = 6u * e;
-        let dp = vec3<f32>(entry_delta[d], entry_delta[d + 1u], entry_delta[d + 2u]);
-        let dn = vec3<f32>(entry_delta[d + 3u], entry_delta[d + 4u], entry_delta[d + 5u]);
-        if (wa.x != 0.0) { s.p0 = s.p0 + wa.x * dp; s.n0 = s.n0 + wa.x * dn; touched = touched | 1u; }
-        if (wa.y != 0.0) { s.p1 = s.p1 + wa.y * dp; s.n1 = s.n1 + wa.y * dn; touched = touched | 2u; }
-        if (wa.z != 0.0) { s.p2 = s.p2 + wa.z * dp; s.n2 = s.n2 + wa.z * dn; touched = touched | 4u; }
-        if (wa.w != 0.0) { s.p3 = s.p3 + wa.w * dp; s.n3 = s.n3 + wa.w * dn; touched = touched | 8u; }
-        if (wb.x != 0.0) { s.p4 = s.p4 + wb.x * dp; s.n4 = s.n4 + wb.x * dn; touched = touched | 16u; }
-        if (wb.y != 0.0) { s.p5 = s.p5 + wb.y * dp; s.n5 = s.n5 + wb.y * dn; touched = touched | 32u; }
-        if (wb.z != 0.0) { s.p6 = s.p6 + wb.z * dp; s.n6 = s.n6 + wb.z * dn; touched = touched | 64u; }
-        if (wb.w != 0.0) { s.p7 = s.p7 + wb.w * dp; s.n7 = s.n7 + wb.w * dn; touched = touched | 128u; }
+        workgroupBarrier();
+        let k = k0 + lane;
+        var ts = vec4<u32>(0u);
+        var t = 0u;
+        if (k < n_active) {
+            t = active_slots[a0 + 1u + k];
+            ts = tile_slots[tile * slots + t];
+            if ((ts.y | ts.z) != 0u) {
+                if (hi) {
+                    atomicOr(&nonempty[1], bit);
+                } else {
+                    atomicOr(&nonempty[0], bit);
+                }
+            }
+        }
+        workgroupBarrier();
+        let f0 = atomicLoad(&nonempty[0]);
+        let f1 = atomicLoad(&nonempty[1]);
+        if ((ts.y | ts.z) != 0u) {
+            var c = countOneBits(f0 & below);
+            if (hi) {
+                c = countOneBits(f0) + countOneBits(f1 & below);
+            }
+            staged_slot[c] = ts;
+            staged_w[2u * c] = weights[w0 + 2u * t];
+            staged_w[2u * c + 1u] = weights[w0 + 2u * t + 1u];
+        }
+        workgroupBarrier();
+        let m = countOneBits(f0) + countOneBits(f1);
+        for (var j = 0u; j < m; j = j + 1u) {
+            let ts = staged_slot[j];
+            var mine = ts.y & bit;
+            var rank = countOneBits(ts.y & below);
+            if (hi) {
+                mine = ts.z & bit;
+                rank = countOneBits(ts.y) + countOneBits(ts.z & below);
+            }
+            if (!live || mine == 0u) {
+                continue;
+            }
+            let wa = staged_w[2u * j];
+            let wb = staged_w[2u * j + 1u];
+            let d = 6u * (ts.x + rank);
+            let dp = vec3<f32>(entry_delta[d], entry_delta[d + 1u], entry_delta[d + 2u]);
+            let dn = vec3<f32>(entry_delta[d + 3u], entry_delta[d + 4u], entry_delta[d + 5u]);
+            if (wa.x != 0.0) { s.p0 = s.p0 + wa.x * dp; s.n0 = s.n0 + wa.x * dn; touched = touched | 1u; }
+            if (wa.y != 0.0) { s.p1 = s.p1 + wa.y * dp; s.n1 = s.n1 + wa.y * dn; touched = touched | 2u; }
+            if (wa.z != 0.0) { s.p2 = s.p2 + wa.z * dp; s.n2 = s.n2 + wa.z * dn; touched = touched | 4u; }
+            if (wa.w != 0.0) { s.p3 = s.p3 + wa.w * dp; s.n3 = s.n3 + wa.w * dn; touched = touched | 8u; }
+            if (wb.x != 0.0) { s.p4 = s.p4 + wb.x * dp; s.n4 = s.n4 + wb.x * dn; touched = touched | 16u; }
+            if (wb.y != 0.0) { s.p5 = s.p5 + wb.y * dp; s.n5 = s.n5 + wb.y * dn; touched = touched | 32u; }
+            if (wb.z != 0.0) { s.p6 = s.p6 + wb.z * dp; s.n6 = s.n6 + wb.z * dn; touched = touched | 64u; }
+            if (wb.w != 0.0) { s.p7 = s.p7 + wb.w * dp; s.n7 = s.n7 + wb.w * dn; touched = touched | 128u; }
+        }
+        workgroupBarrier();
+    }
+    if (!live) {
+        return;
     }
     put(first_inst + 0u, v, n_inst, s.p0, s.n0, base_n, (touched & 1u) != 0u);
     put(first_inst + 1u, v, n_inst, s.p1, s.n1, base_n, (touched & 2u) != 0u);

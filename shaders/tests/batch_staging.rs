@@ -43,8 +43,48 @@ fn rig_batches_stage_the_same_arrays_at_once() {
                     assert_eq!(all.weights[((i / 8) * w + t) * 8 + i % 8], *x);
                 }
             }
+            // Each block's active row, by hand from the frames: the count, the slots with a
+            // non-zero weight for one of its instances ascending, then zeros.
+            for (b, fs) in frames.chunks(8).enumerate() {
+                let want: Vec<u32> = (0..w)
+                    .filter(|&t| fs.iter().any(|f| f.weights[t] != 0.0))
+                    .map(|t| t as u32)
+                    .collect();
+                let row = &all.active[b * (w + 1)..(b + 1) * (w + 1)];
+                assert_eq!(row[0] as usize, want.len());
+                assert_eq!(&row[1..=want.len()], &want[..]);
+                assert!(row[want.len() + 1..].iter().all(|&x| x == 0));
+            }
         }
     }
+}
+
+#[test]
+fn restaging_an_instance_with_fewer_active_targets_shrinks_its_block() {
+    let rig = random_rig(
+        9,
+        RigShape {
+            vertices: 20,
+            targets: 10,
+            density: 0.5,
+            joints: 1,
+        },
+    );
+    let mut f = FrameControls::new(&rig);
+    let mut c = random_controls(1, &rig);
+    c.weights = vec![0.5; 10];
+    f.set(&c).unwrap();
+    let mut staged = RigBatchFrames::new(&rig, 3);
+    staged.write(1, &f);
+    assert_eq!(staged.active, [10, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    // −0.0 is inactive (the kernel's own `!= 0.0` test); only slots 2 and 7 stay.
+    c.weights = vec![0.0; 10];
+    c.weights[2] = 1.0;
+    c.weights[4] = -0.0;
+    c.weights[7] = -0.25;
+    f.set(&c).unwrap();
+    staged.write(1, &f);
+    assert_eq!(staged.active, [2, 2, 7, 0, 0, 0, 0, 0, 0, 0, 0]);
 }
 
 #[test]

@@ -122,10 +122,11 @@ pub fn check_rig_batch(
 /// Bytes a GPU rig upload of `n` instances holds beyond one of a single instance: per extra
 /// instance its palette `(P,)` of 128-byte entries and, per chunk, its morphed and posed `(count,6)`
 /// f32 (`128P + 48V`, independent of the chunking); the weights grow by blocks of 8 instances,
-/// `(W, 8)` f32 each (the morph kernel's blocked layout). The CPU backend adds `4W + 100P + 24V`
+/// `(W, 8)` f32 each (the morph kernel's blocked layout), and its active-slot list `(W+1,)` u32. The CPU backend adds `4W + 100P + 24V`
 /// per instance (palette and normal matrices, posed positions and normals).
 pub fn gpu_batch_extra_bytes(rig: &RigData, n: u32) -> u64 {
     let n = u64::from(n.max(1));
     (n - 1) * (128 * rig.palette.len() as u64 + 48 * rig.vertex_count() as u64)
-        + (n.div_ceil(8) - 1) * 32 * u64::from(rig.weight_count)
+        + (n.div_ceil(8) - 1)
+            * (32 * u64::from(rig.weight_count) + 4 * (u64::from(rig.weight_count) + 1))
 }

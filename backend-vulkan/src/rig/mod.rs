@@ -47,6 +47,9 @@ pub(crate) struct Upload {
     /// The staged weights changed since they were last written (written whole at `encode`: an
     /// instance's weights are strided in the blocked layout, one write beats N slab writes).
     weights_dirty: bool,
+    /// Per block of 8 instances its active weight slots (`RigBatchFrames::active`), written with
+    /// the weights.
+    active: Buffer,
     palette: Buffer,
     /// The staged palettes changed since they were last written whole (`set_controls_batch`;
     /// `set_controls` writes its instance's slice at once).
@@ -55,13 +58,13 @@ pub(crate) struct Upload {
     bytes: u64,
 }
 
-/// [`RigBackend`] on raw Vulkan: the CSR morph blend and LBS of every uploaded rig recorded into a
+/// [`RigBackend`] on raw Vulkan: the morph blend over each block's active targets and LBS of every uploaded rig recorded into a
 /// [`VulkanEncoder`] (mien's command buffer or an engine's), one dispatch per upload and chunk —
 /// the instances of a batch ([`RigBackend::upload_batch`]) along z, sharing the rig's arrays — with
 /// a compute barrier after each stage, ready for a lift in the same command buffer and one
 /// submission. Buffers are device-local, created once at upload (staged when the device memory is
 /// not host-visible); per frame only the instance's palette slice and, at `encode`, the batch's
-/// blocked weights (host-visible, coherent) are written.
+/// blocked weights and active lists (host-visible, coherent) are written.
 ///
 /// `set_controls` waits for this context's submissions in flight before rewriting the per-frame
 /// buffers; an engine submitting the command buffers itself must not call it while the previous
@@ -263,7 +266,7 @@ impl RigBackend for VulkanRigBackend {
         let stats = up.frames[i].set(controls)?;
         up.staged.write(i, &up.frames[i]);
         up.weights_dirty = true;
-        let [_, p] = up.staged.ranges(i);
+        let [_, _, p] = up.staged.ranges(i);
         up.palette
             .write_range(bytemuck::cast_slice(&up.staged.palette), p);
         Ok(stats)
@@ -302,6 +305,7 @@ impl RigBackend for VulkanRigBackend {
             for u in self.uploads.iter_mut() {
                 if u.weights_dirty {
                     u.weights.write(0, bytemuck::cast_slice(&u.staged.weights));
+                    u.active.write(0, bytemuck::cast_slice(&u.staged.active));
                     u.weights_dirty = false;
                 }
                 if u.palette_dirty {
@@ -354,6 +358,7 @@ impl RigBackend for VulkanRigBackend {
         }
         for u in &self.uploads {
             enc.keep(&u.weights);
+            enc.keep(&u.active);
             enc.keep(&u.palette);
             enc.keep_any(u.pool.clone());
             for c in &u.chunks {

@@ -1,6 +1,6 @@
 //! Uploading a rig to Vulkan as a batch of N instances: the per-instance weights `(N,W)` and
-//! palettes `(N,P)` (host-visible, whole, rest frames written at creation), and per vertex-range
-//! chunk the rig's arrays (bind vertices, CSR, skin joints and weights, tints — once, whatever N),
+//! palettes `(N,P)` and active slots per block of 8 (host-visible, whole, rest frames written at creation), and per vertex-range
+//! chunk the rig's arrays (bind vertices, morph tile slots and deltas, skin joints and weights, tints — once, whatever N),
 //! the outputs `(N,count,6)`, the uniform and the descriptor sets.
 
 use std::sync::Arc;
@@ -50,12 +50,13 @@ impl VulkanRigBackend {
             Ok(b)
         };
         let weights = host("the morph weights", bytemuck::cast_slice(&staged.weights))?;
+        let active = host("the active slots", bytemuck::cast_slice(&staged.active))?;
         let palette = host("the joint palettes", bytemuck::cast_slice(&staged.palette))?;
         let n = plan.len() as u32;
         let pool = Arc::new(DescriptorPool::new(ctx, 2 * n, 2 * n, 11 * n)?);
         let layouts = &ctx.inner.pipelines;
         let mut chunks = Vec::with_capacity(plan.len());
-        let mut bytes = weights.size() + palette.size();
+        let mut bytes = weights.size() + active.size() + palette.size();
         for (v0, count) in plan {
             let a = chunk_arrays(rig, v0, count);
             let (gx, gy, row_width) = dispatch_size(count, max_groups).ok_or_else(|| {
@@ -78,9 +79,9 @@ impl VulkanRigBackend {
                 vk::BufferUsageFlags::UNIFORM_BUFFER,
             )?;
             let base = ctx.upload("bind vertices", bytemuck::cast_slice(&a.base), STORAGE)?;
-            let offsets = ctx.upload("CSR offsets", bytemuck::cast_slice(&a.offsets), STORAGE)?;
-            let targets = ctx.upload("CSR targets", bytemuck::cast_slice(&a.targets), STORAGE)?;
-            let deltas = ctx.upload("CSR deltas", bytemuck::cast_slice(&a.deltas), STORAGE)?;
+            let slots = bytemuck::cast_slice(&a.tile_slots);
+            let tile_slots = ctx.upload("morph tile slots", slots, STORAGE)?;
+            let deltas = ctx.upload("morph deltas", bytemuck::cast_slice(&a.deltas), STORAGE)?;
             let joints = ctx.upload("skin joints", bytemuck::cast_slice(&a.joints), STORAGE)?;
             let skin_w = ctx.upload("skin weights", bytemuck::cast_slice(&a.weights), STORAGE)?;
             let tints = ctx.upload("vertex tints", bytemuck::cast_slice(&a.tints), STORAGE)?;
@@ -102,8 +103,8 @@ impl VulkanRigBackend {
                     &[
                         whole(&uniform),
                         whole(&base),
-                        whole(&offsets),
-                        whole(&targets),
+                        whole(&tile_slots),
+                        whole(&active),
                         whole(&deltas),
                         whole(&weights),
                         whole(&morphed),
@@ -125,8 +126,7 @@ impl VulkanRigBackend {
             let buffers = vec![
                 uniform,
                 base,
-                offsets,
-                targets,
+                tile_slots,
                 deltas,
                 joints,
                 skin_w,
@@ -154,6 +154,7 @@ impl VulkanRigBackend {
             staged,
             weights,
             weights_dirty: false,
+            active,
             palette,
             palette_dirty: false,
             pool,

@@ -41,16 +41,18 @@ pub(crate) struct Upload {
     /// `staged` changed since it was last written to the buffers.
     dirty: bool,
     weights: wgpu::Buffer,
+    /// Per block of 8 instances its active weight slots (`RigBatchFrames::active`).
+    active: wgpu::Buffer,
     palette: wgpu::Buffer,
     bytes: u64,
 }
 
-/// [`RigBackend`] on wgpu: the CSR morph blend and LBS of every uploaded rig recorded into the
+/// [`RigBackend`] on wgpu: the morph blend over each block's active targets and LBS of every uploaded rig recorded into the
 /// caller's command encoder as two compute passes (morph, then skin) with one dispatch per upload
 /// and chunk — the instances of a batch ([`RigBackend::upload_batch`]) along z, sharing the rig's
 /// arrays — ready for a lift in the same encoder and one submission. Buffers are created once at
 /// upload; `set_controls` is CPU work only (weight rules, staging); `encode` writes the staged
-/// weights and palettes of the uploads that changed (`queue.write_buffer`, which lands before the
+/// weights, active lists and palettes of the uploads that changed (`queue.write_buffer`, which lands before the
 /// encoder's submission); nothing is allocated per frame.
 pub struct WgpuRigBackend {
     ctx: WgpuContext,
@@ -281,6 +283,7 @@ impl RigBackend for WgpuRigBackend {
         let q = self.ctx.queue();
         for u in self.uploads.iter_mut().filter(|u| u.dirty) {
             q.write_buffer(&u.weights, 0, bytemuck::cast_slice(&u.staged.weights));
+            q.write_buffer(&u.active, 0, bytemuck::cast_slice(&u.staged.active));
             q.write_buffer(&u.palette, 0, bytemuck::cast_slice(&u.staged.palette));
             u.dirty = false;
         }

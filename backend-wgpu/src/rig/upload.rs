@@ -1,6 +1,6 @@
 //! Uploading a rig to wgpu as a batch of N instances: the per-instance weights `(N,W)` and
-//! palettes `(N,P)` (whole, one binding each), and per vertex-range chunk the rig's arrays (bind
-//! vertices, CSR, skin joints and weights, tints — once, whatever N), the outputs `(N,count,6)`,
+//! palettes `(N,P)` and the active slots per block of 8 instances (whole, one binding each), and per vertex-range chunk the rig's arrays (bind
+//! vertices, morph tile slots and deltas, skin joints and weights, tints — once, whatever N), the outputs `(N,count,6)`,
 //! the uniform and the bind groups.
 
 use mien_core::rig::{FrameControls, RigData};
@@ -38,10 +38,11 @@ impl WgpuRigBackend {
         let p = ctx.pipelines();
         let staged = RigBatchFrames::new(rig, instances as usize);
         let weights = output(ctx, "mien weights", 4 * staged.weights.len() as u64);
+        let active = output(ctx, "mien active slots", 4 * staged.active.len() as u64);
         let palette_bytes = bytemuck::cast_slice::<_, u8>(&staged.palette).len() as u64;
         let palette = output(ctx, "mien palettes", palette_bytes);
         let mut chunks = Vec::with_capacity(plan.len());
-        let mut bytes = weights.size() + palette.size();
+        let mut bytes = weights.size() + active.size() + palette.size();
         let none = wgpu::BufferUsages::empty();
         for (v0, count) in plan {
             let a = chunk_arrays(rig, v0, count);
@@ -68,9 +69,8 @@ impl WgpuRigBackend {
                 });
             let cast = |label: &str, b: &[u8]| storage(ctx, label, b, none);
             let base = cast("mien bind vertices", bytemuck::cast_slice(&a.base));
-            let offsets = cast("mien csr offsets", bytemuck::cast_slice(&a.offsets));
-            let target = cast("mien csr targets", bytemuck::cast_slice(&a.targets));
-            let delta = cast("mien csr deltas", bytemuck::cast_slice(&a.deltas));
+            let tile_slots = cast("mien morph tile slots", bytemuck::cast_slice(&a.tile_slots));
+            let delta = cast("mien morph deltas", bytemuck::cast_slice(&a.deltas));
             let joints = cast("mien skin joints", bytemuck::cast_slice(&a.joints));
             let skin_w = cast("mien skin weights", bytemuck::cast_slice(&a.weights));
             let tint = cast("mien tints", bytemuck::cast_slice(&a.tints));
@@ -84,8 +84,8 @@ impl WgpuRigBackend {
                 &[
                     uniform.as_entire_binding(),
                     base.as_entire_binding(),
-                    offsets.as_entire_binding(),
-                    target.as_entire_binding(),
+                    tile_slots.as_entire_binding(),
+                    active.as_entire_binding(),
                     delta.as_entire_binding(),
                     weights.as_entire_binding(),
                     morphed.as_entire_binding(),
@@ -105,7 +105,14 @@ impl WgpuRigBackend {
                 ],
             );
             let all = [
-                &base, &offsets, &target, &delta, &joints, &skin_w, &tint, &morphed, &posed,
+                &base,
+                &tile_slots,
+                &delta,
+                &joints,
+                &skin_w,
+                &tint,
+                &morphed,
+                &posed,
             ];
             bytes += all.iter().map(|b| b.size()).sum::<u64>() + uniform.size();
             chunks.push(Chunk {
@@ -126,6 +133,7 @@ impl WgpuRigBackend {
             staged,
             dirty: true,
             weights,
+            active,
             palette,
             bytes,
         })

@@ -50,8 +50,20 @@ fn direction(r: &mut SplitMix64) -> Vec3 {
     Vec3::new(s * phi.cos(), s * phi.sin(), z)
 }
 
+/// The Morton code (Z-order curve; G. M. Morton, IBM 1966) of a point of the cube `[-1, 1]³`,
+/// 10 bits per axis: bit i of axis k at bit 3i + k.
+fn morton(p: Vec3) -> u32 {
+    let q = p
+        .to_array()
+        .map(|x| (((x + 1.0) * 0.5 * 1023.0).clamp(0.0, 1023.0)) as u32);
+    (0..10).fold(0, |c, i| {
+        (0..3).fold(c, |c, k| c | ((q[k] >> i & 1) << (3 * i + k)))
+    })
+}
+
 /// A synthetic morph rig of `shape` from `seed`, labelled `id`: vertices uniform on a sphere of
-/// radius 0.1 m (normals radial); each target a smooth local bump around a random centre vertex —
+/// radius 0.1 m (normals radial), numbered in Morton order of their positions (a spatially coherent
+/// order, as a real mesh's); each target a smooth local bump around a random centre vertex —
 /// every vertex within chord distance `r = 2R·√f` (a spherical cap holding a fraction f of the
 /// area, f drawn from `shape.coverage`) moves by `a·(1 − (s/r)²)²·d` (d a random unit direction,
 /// a 2–8 mm), with a normal delta of a tenth of that size; one rigid palette entry. Controls
@@ -61,7 +73,10 @@ pub fn synthetic_morph(seed: u64, shape: MorphShape, id: &str) -> Workload {
     let mut r = SplitMix64(seed);
     let nv = shape.vertices.max(1) as usize;
     let nt = shape.targets.max(1) as usize;
-    let dirs: Vec<Vec3> = (0..nv).map(|_| direction(&mut r)).collect();
+    let mut dirs: Vec<Vec3> = (0..nv).map(|_| direction(&mut r)).collect();
+    // A mesh's vertex order is spatially coherent (exporters walk the surface, vertex-cache
+    // optimisers keep neighbours together): number the vertices along a Z-order curve.
+    dirs.sort_by_key(|d| morton(*d));
     let positions: Vec<[f32; 3]> = dirs.iter().map(|d| (*d * HEAD_RADIUS).to_array()).collect();
     // Per target: (vertex, position delta, normal delta), vertices ascending.
     let mut per_target: Vec<Vec<(u32, [f32; 3], [f32; 3])>> = Vec::with_capacity(nt);
@@ -144,7 +159,7 @@ pub fn synthetic_morph(seed: u64, shape: MorphShape, id: &str) -> Workload {
         .collect();
     let density = nnz as f64 / (nv as f64 * nt as f64);
     let description = format!(
-        "synthetic morph rig (seed {seed:#x}): {nv} vertices × {nt} targets, each a smooth local bump over {:.0}–{:.0}% of the vertices; {nnz} CSR entries, measured density {:.2}% of V·T ({:.1} targets per vertex on average); controls: {lo}–{hi} active targets per frame, weights in [0.05, 1]",
+        "synthetic morph rig (seed {seed:#x}): {nv} vertices on a sphere, numbered in Morton order (spatially coherent, as a mesh), × {nt} targets, each a smooth local bump over {:.0}–{:.0}% of the vertices; {nnz} CSR entries, measured density {:.2}% of V·T ({:.1} targets per vertex on average); controls: {lo}–{hi} active targets per frame, weights in [0.05, 1]",
         100.0 * shape.coverage.0,
         100.0 * shape.coverage.1,
         100.0 * density,

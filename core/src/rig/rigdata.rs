@@ -355,7 +355,9 @@ impl RigData {
     }
 
     /// Check the invariants a backend relies on: array lengths agree with V / nnz, CSR offsets
-    /// start at 0, never decrease and end at nnz, entry targets < `weight_count`, joints < P for
+    /// start at 0, never decrease and end at nnz, entry targets < `weight_count` and strictly
+    /// ascending within each row (one entry per vertex and target; the GPU's active-target walk
+    /// visits targets ascending and must meet each row's entries in row order), joints < P for
     /// non-zero weights, every float finite.
     ///
     /// # Errors
@@ -412,6 +414,26 @@ impl RigData {
                 format!(
                     "weight slot {} ≥ {}",
                     self.morph_target[e], self.weight_count
+                ),
+            ));
+        }
+        if problems.is_empty()
+            && let Some(e) = (0..nv).find_map(|v| {
+                let row = self.morph_offsets[v] as usize..self.morph_offsets[v + 1] as usize;
+                let t = &self.morph_target[row.clone()];
+                t.windows(2)
+                    .position(|w| w[1] <= w[0])
+                    .map(|i| row.start + i + 1)
+            })
+        {
+            problems.push(Error::format_at(
+                f,
+                "morph_target",
+                e,
+                format!(
+                    "target {} does not follow {} of its row (rows hold strictly ascending targets)",
+                    self.morph_target[e],
+                    self.morph_target[e - 1]
                 ),
             ));
         }

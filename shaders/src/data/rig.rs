@@ -13,28 +13,37 @@
 
 use mien_core::rig::{ControlStats, FrameControls, RigControls, RigData};
 
-use super::{ENTRY_BYTES, RowTooLarge, VERTEX_BYTES};
+use super::{ENTRY_BYTES, MORPH_TILE_VERTICES, RowTooLarge, VERTEX_BYTES};
 use crate::JointMatrices;
 
 /// Bytes per palette entry ([`JointMatrices`]).
 pub const JOINT_BYTES: u64 = std::mem::size_of::<JointMatrices>() as u64;
 
 /// Split `rig`, posed as `instances` instances, into vertex ranges `(first, count)` whose rig
-/// arrays (per vertex at most [`VERTEX_BYTES`], per CSR entry at most [`ENTRY_BYTES`]) and outputs
+/// arrays (per vertex at most [`VERTEX_BYTES`], per CSR entry at most [`ENTRY_BYTES`], per
+/// 64-vertex tile `16·W` bytes of slot table, [`super::ChunkArrays::tile_slots`]) and outputs
 /// ([`VERTEX_BYTES`] per vertex and instance) each fit `limit` bytes. Ranges are as long as the
 /// limit allows, in order, covering every vertex once; `instances = 1` is
 /// [`super::plan_chunks`].
 ///
 /// # Errors
-/// [`RowTooLarge`] when one vertex's deltas, or its outputs for every instance, alone exceed the
-/// limit.
+/// [`RowTooLarge`] when one vertex's deltas, its outputs for every instance, or one tile's slot
+/// table alone exceed the limit.
 pub fn plan_rig_chunks(
     rig: &RigData,
     instances: u32,
     limit: u64,
 ) -> Result<Vec<(u32, u32)>, RowTooLarge> {
     let per_vertex = VERTEX_BYTES * u64::from(instances.max(1));
-    let max_v = limit / per_vertex;
+    let per_tile = 16 * u64::from(rig.weight_count);
+    if per_tile > limit && rig.vertex_count() > 0 {
+        return Err(RowTooLarge {
+            vertex: 0,
+            bytes: per_tile,
+        });
+    }
+    let max_tiles = limit.checked_div(per_tile).unwrap_or(u64::MAX);
+    let max_v = (limit / per_vertex).min(max_tiles.saturating_mul(u64::from(MORPH_TILE_VERTICES)));
     let max_e = limit / ENTRY_BYTES;
     let nv = rig.vertex_count() as u32;
     let mut out = Vec::new();
@@ -108,7 +117,7 @@ pub fn plan_rig_upload(
     }
     plan_rig_chunks(rig, instances, limit).map_err(|r| RigOverLimit {
         what: format!(
-            "the data of vertex {} (its morph deltas, or its outputs for {instances} instance(s))",
+            "the data of vertex {} (its morph deltas, its tile's slot table, or its outputs for {instances} instance(s))",
             r.vertex
         ),
         needed: r.bytes,
@@ -126,6 +135,10 @@ pub struct RigBatchFrames {
     /// The limited morph weights, blocked: `(⌈N/8⌉, W, 8)` — instance i's slot t at
     /// `((i/8)·W + t)·8 + i%8`, the padding instances 0 (at least 8 zeros: no empty binding).
     pub weights: Vec<f32>,
+    /// Per block of 8 instances its active weight slots `(⌈N/8⌉, W+1)`: the count A, then the A
+    /// slots whose weight is non-zero for at least one of the block's instances, ascending (the
+    /// rest of the row zero). [`crate::MORPH`] walks only these slots.
+    pub active: Vec<u32>,
     /// Per instance the palette matrices with their normal matrices `(N,P)` (one identity entry
     /// when N·P = 0).
     pub palette: Vec<JointMatrices>,
@@ -141,6 +154,7 @@ impl RigBatchFrames {
         let identity = JointMatrices::new(&glam::Mat4::IDENTITY, &glam::Mat3::IDENTITY);
         RigBatchFrames {
             weights: vec![0.0; (Self::blocks_of(instances) * 8 * w).max(8)],
+            active: vec![0; Self::blocks_of(instances).max(1) * (w + 1)],
             palette: vec![identity; (instances * p).max(1)],
             weight_count: w,
             palette_len: p,
@@ -188,6 +202,10 @@ impl RigBatchFrames {
         for (t, x) in frame.weights.iter().enumerate() {
             block[t * 8 + i % 8] = *x;
         }
+        list_active(
+            block,
+            &mut self.active[(i / 8) * (w + 1)..(i / 8 + 1) * (w + 1)],
+        );
         let slice = &mut self.palette[i * p..(i + 1) * p];
         for ((o, m), n) in slice
             .iter_mut()
@@ -221,16 +239,18 @@ impl RigBatchFrames {
         );
         let block = MORPH_INSTANCE_BLOCK as usize;
         if w > 0 {
-            // One block's (W, 8) slab per task.
+            // One block's (W, 8) slab and its active list per task.
             self.weights
                 .par_chunks_mut(w * block)
+                .zip(self.active.par_chunks_mut(w + 1))
                 .zip(frames.par_chunks(block))
-                .for_each(|(ws, fs)| {
+                .for_each(|((ws, act), fs)| {
                     for (j, f) in fs.iter().enumerate() {
                         for (t, x) in f.weights.iter().enumerate() {
                             ws[t * block + j] = *x;
                         }
                     }
+                    list_active(ws, act);
                 });
         }
         if p > 0 {
@@ -245,14 +265,34 @@ impl RigBatchFrames {
         }
     }
 
-    /// The byte ranges instance `i` writes in the two arrays: `(weights, palette)`, each
-    /// `(offset, length)` — for the weights its block's whole slab `(W, 8)`.
-    pub fn ranges(&self, i: usize) -> [(u64, u64); 2] {
+    /// The byte ranges instance `i` writes in the three arrays: `(weights, active, palette)`, each
+    /// `(offset, length)` — for the weights its block's whole slab `(W, 8)`, for the active lists
+    /// its block's row `(W+1,)`.
+    pub fn ranges(&self, i: usize) -> [(u64, u64); 3] {
         let w = 32 * self.weight_count as u64;
+        let a = 4 * (self.weight_count as u64 + 1);
         let p = JOINT_BYTES * self.palette_len as u64;
         let i = i as u64;
-        [((i / 8) * w, w), (i * p, p)]
+        [((i / 8) * w, w), ((i / 8) * a, a), (i * p, p)]
     }
+}
+
+/// One block's active list from its weights `(W, 8)`: `out[0]` = A, `out[1..=A]` the slots with a
+/// non-zero weight (`!= 0.0`, the kernel's own test, so −0.0 is inactive and NaN active)
+/// ascending, the rest zero. `out` is `(W+1,)`.
+fn list_active(block: &[f32], out: &mut [u32]) {
+    let mut n = 0;
+    for (t, ws) in block
+        .chunks_exact(MORPH_INSTANCE_BLOCK as usize)
+        .enumerate()
+    {
+        if ws.iter().any(|&x| x != 0.0) {
+            n += 1;
+            out[n] = t as u32;
+        }
+    }
+    out[0] = n as u32;
+    out[n + 1..].fill(0);
 }
 
 /// Set every instance of a batch at once: instance k's [`FrameControls`] takes
