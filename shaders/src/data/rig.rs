@@ -192,6 +192,16 @@ impl RigBatchFrames {
     /// # Panics
     /// When `i` is not below N or `frame` belongs to a rig of another W or P (a caller bug).
     pub fn write(&mut self, i: usize, frame: &FrameControls) {
+        self.write_instance(i, frame);
+        let w = self.weight_count;
+        list_active(
+            &self.weights[(i / 8) * w * 8..(i / 8 + 1) * w * 8],
+            &mut self.active[(i / 8) * (w + 1)..(i / 8 + 1) * (w + 1)],
+        );
+    }
+
+    /// [`RigBatchFrames::write`] without the block's active list.
+    fn write_instance(&mut self, i: usize, frame: &FrameControls) {
         assert!(
             i < self.instances
                 && frame.weights.len() == self.weight_count
@@ -202,10 +212,6 @@ impl RigBatchFrames {
         for (t, x) in frame.weights.iter().enumerate() {
             block[t * 8 + i % 8] = *x;
         }
-        list_active(
-            block,
-            &mut self.active[(i / 8) * (w + 1)..(i / 8 + 1) * (w + 1)],
-        );
         let slice = &mut self.palette[i * p..(i + 1) * p];
         for ((o, m), n) in slice
             .iter_mut()
@@ -225,13 +231,23 @@ impl RigBatchFrames {
     pub fn write_all(&mut self, frames: &[FrameControls]) {
         use rayon::prelude::*;
         assert!(frames.len() == self.instances);
+        let (w, p) = (self.weight_count, self.palette_len);
         if frames.len() < super::PARALLEL_MIN {
             for (i, f) in frames.iter().enumerate() {
-                self.write(i, f);
+                self.write_instance(i, f);
+            }
+            // Each block's list once, after its 8 instances (no slots: every list stays empty).
+            if w > 0 {
+                for (ws, act) in self
+                    .weights
+                    .chunks(w * MORPH_INSTANCE_BLOCK as usize)
+                    .zip(self.active.chunks_mut(w + 1))
+                {
+                    list_active(ws, act);
+                }
             }
             return;
         }
-        let (w, p) = (self.weight_count, self.palette_len);
         assert!(
             frames
                 .iter()
