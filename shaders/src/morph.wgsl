@@ -33,11 +33,13 @@ struct DispatchParams {
 @group(0) @binding(1) var<storage, read> base: array<f32>;
 // Per tile and slot (⌈V/64⌉, W): first entry, lane mask 0–31, lane mask 32–63, 0.
 @group(0) @binding(2) var<storage, read> tile_slots: array<vec4<u32>>;
-// Per block its active slots (⌈N/8⌉, W+1): the count A, then A slots ascending.
+// The active slots, packed: block offsets (⌈N/8⌉+1,), then the list — block b's slots, ascending,
+// are list entries off[b] .. off[b+1]. Sized for every slot of every block:
+// ⌈N/8⌉ + 1 + ⌈N/8⌉·W u32 (W is derived from this length).
 @group(0) @binding(3) var<storage, read> active_slots: array<u32>;
 // Position delta xyz then normal delta xyz per entry, in (tile, slot, vertex) order: (nnz,6) f32.
 @group(0) @binding(4) var<storage, read> entry_delta: array<f32>;
-// This frame's limited weights, blocked: (⌈N/8⌉, W, 8) f32 as vec4 pairs.
+// The 8 weights of each listed slot (list entry k: vec4 pair 2k, 2k + 1; lane j is instance 8b + j).
 @group(0) @binding(5) var<storage, read> weights: array<vec4<f32>>;
 // Morphed position xyz then normal xyz per instance and vertex: (N,V,6) f32.
 @group(0) @binding(6) var<storage, read_write> morphed: array<f32>;
@@ -49,6 +51,7 @@ const TILE: u32 = 64u;
 var<workgroup> staged_slot: array<vec4<u32>, 64>;
 var<workgroup> staged_w: array<vec4<f32>, 128>;
 var<workgroup> staged_count: u32;
+var<workgroup> staged_first: u32;
 // Which of this round's 64 lookups move a vertex of the tile (bit l: lookup l).
 var<workgroup> nonempty: array<atomic<u32>, 2>;
 
@@ -111,16 +114,17 @@ fn main(
     let v = tile * TILE + lane;
     let live = v < params.count;
     let block = wg.z;
-    let row = arrayLength(&active_slots) / groups.z;  // W + 1
-    let slots = row - 1u;                       // W
+    let blocks = groups.z;
+    let slots = (arrayLength(&active_slots) - blocks - 1u) / blocks;  // W
     let n_inst = arrayLength(&morphed) / (6u * params.count);
     let first_inst = 8u * block;
-    let w0 = 2u * block * slots;  // this block's first weight vec4
-    let a0 = block * row;         // this block's active row
+    let list = blocks + 1u;  // where the list starts
     if (lane == 0u) {
-        staged_count = active_slots[a0];
+        staged_first = active_slots[block];
+        staged_count = active_slots[block + 1u] - staged_first;
     }
     let n_active = workgroupUniformLoad(&staged_count);
+    let a0 = workgroupUniformLoad(&staged_first);  // this block's first list entry
 
     var base_p = vec3<f32>(0.0);
     var base_n = vec3<f32>(0.0);
@@ -157,7 +161,7 @@ fn main(
         var ts = vec4<u32>(0u);
         var t = 0u;
         if (k < n_active) {
-            t = active_slots[a0 + 1u + k];
+            t = active_slots[list + a0 + k];
             ts = tile_slots[tile * slots + t];
             if ((ts.y | ts.z) != 0u) {
                 if (hi) {
@@ -176,8 +180,8 @@ fn main(
                 c = countOneBits(f0) + countOneBits(f1 & below);
             }
             staged_slot[c] = ts;
-            staged_w[2u * c] = weights[w0 + 2u * t];
-            staged_w[2u * c + 1u] = weights[w0 + 2u * t + 1u];
+            staged_w[2u * c] = weights[2u * (a0 + k)];
+            staged_w[2u * c + 1u] = weights[2u * (a0 + k) + 1u];
         }
         workgroupBarrier();
         let m = countOneBits(f0) + countOneBits(f1);

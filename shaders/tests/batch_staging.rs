@@ -1,5 +1,6 @@
 //! Staging a whole batch at once (`write_all`, parallel from 32 instances) gives the same arrays as
-//! staging each instance with `write`, for morph rigs (blocked weights) and linear heads, below and
+//! staging each instance with `write` then packing, for morph rigs (the active slots and their
+//! weights packed per block of 8, checked by hand) and linear heads, below and
 //! above the parallel threshold; `set_batch` refuses a bad control set before changing anything.
 
 use mien_core::gnm::GnmFrame;
@@ -33,27 +34,37 @@ fn rig_batches_stage_the_same_arrays_at_once() {
             for (i, f) in frames.iter().enumerate() {
                 one.write(i, f);
             }
+            one.pack();
             let mut all = RigBatchFrames::new(&rig, n);
             all.write_all(&frames);
             assert_eq!(one, all, "{targets} targets, {n} instances");
-            // The blocked layout, by hand: instance i's slot t at ((i/8)·W + t)·8 + i%8.
+            // The packed layout, by hand from the frames: block b's slots are the list entries
+            // off[b] .. off[b+1] (after the ⌈N/8⌉ + 1 offsets), those with a non-zero weight for one
+            // of its instances, ascending; entry k's 8 weights are instances 8b..8b+8 (0 past N).
             let w = targets as usize;
-            for (i, f) in frames.iter().enumerate() {
-                for (t, x) in f.weights.iter().enumerate() {
-                    assert_eq!(all.weights[((i / 8) * w + t) * 8 + i % 8], *x);
-                }
-            }
-            // Each block's active row, by hand from the frames: the count, the slots with a
-            // non-zero weight for one of its instances ascending, then zeros.
+            let blocks = n.div_ceil(8);
+            let list = &all.active[blocks + 1..];
+            assert_eq!(all.active[0], 0);
             for (b, fs) in frames.chunks(8).enumerate() {
                 let want: Vec<u32> = (0..w)
                     .filter(|&t| fs.iter().any(|f| f.weights[t] != 0.0))
                     .map(|t| t as u32)
                     .collect();
-                let row = &all.active[b * (w + 1)..(b + 1) * (w + 1)];
-                assert_eq!(row[0] as usize, want.len());
-                assert_eq!(&row[1..=want.len()], &want[..]);
-                assert!(row[want.len() + 1..].iter().all(|&x| x == 0));
+                let (o0, o1) = (all.active[b] as usize, all.active[b + 1] as usize);
+                assert_eq!(&list[o0..o1], &want[..], "block {b}");
+                for (k, &t) in want.iter().enumerate() {
+                    for j in 0..8 {
+                        let x = fs.get(j).map_or(0.0, |f| f.weights[t as usize]);
+                        assert_eq!(all.weights[8 * (o0 + k) + j].to_bits(), x.to_bits());
+                    }
+                }
+            }
+            assert_eq!(list.len(), all.active[blocks] as usize);
+            assert_eq!(all.weights.len(), 8 * list.len());
+            assert!(all.active.len() <= all.active_capacity());
+            assert!(all.weights.len() <= all.weights_capacity());
+            for (i, f) in frames.iter().enumerate() {
+                assert_eq!(all.row(i), &f.weights[..]);
             }
         }
     }
@@ -75,8 +86,14 @@ fn restaging_an_instance_with_fewer_active_targets_shrinks_its_block() {
     c.weights = vec![0.5; 10];
     f.set(&c).unwrap();
     let mut staged = RigBatchFrames::new(&rig, 3);
+    assert_eq!(staged.active, [0, 0]);
     staged.write(1, &f);
-    assert_eq!(staged.active, [10, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    staged.pack();
+    assert_eq!(staged.active, [0, 10, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    assert_eq!(
+        &staged.weights[..8],
+        &[0.0, 0.5, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+    );
     // −0.0 is inactive (the kernel's own `!= 0.0` test); only slots 2 and 7 stay.
     c.weights = vec![0.0; 10];
     c.weights[2] = 1.0;
@@ -84,7 +101,14 @@ fn restaging_an_instance_with_fewer_active_targets_shrinks_its_block() {
     c.weights[7] = -0.25;
     f.set(&c).unwrap();
     staged.write(1, &f);
-    assert_eq!(staged.active, [2, 2, 7, 0, 0, 0, 0, 0, 0, 0, 0]);
+    staged.pack();
+    assert_eq!(staged.active, [0, 2, 2, 7]);
+    assert_eq!(
+        staged.weights,
+        [
+            0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -0.25, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+        ]
+    );
 }
 
 #[test]

@@ -44,9 +44,10 @@ pub(crate) struct Upload {
     frames: Vec<FrameControls>,
     staged: RigBatchFrames,
     weights: Buffer,
-    /// The staged weights changed since they were last written (written whole at `encode`: an
-    /// instance's weights are strided in the blocked layout, one write beats N slab writes).
+    /// The staged weights changed since they were last written (packed and written at `encode`).
     weights_dirty: bool,
+    /// An instance was staged alone since the last pack (`RigBatchFrames::pack` is due).
+    packed_stale: bool,
     /// Per block of 8 instances its active weight slots (`RigBatchFrames::active`), written with
     /// the weights.
     active: Buffer,
@@ -64,7 +65,7 @@ pub(crate) struct Upload {
 /// a compute barrier after each stage, ready for a lift in the same command buffer and one
 /// submission. Buffers are device-local, created once at upload (staged when the device memory is
 /// not host-visible); per frame only the instance's palette slice and, at `encode`, the batch's
-/// blocked weights and active lists (host-visible, coherent) are written.
+/// packed active slots and their weights (host-visible, coherent) are written.
 ///
 /// `set_controls` waits for this context's submissions in flight before rewriting the per-frame
 /// buffers; an engine submitting the command buffers itself must not call it while the previous
@@ -266,7 +267,8 @@ impl RigBackend for VulkanRigBackend {
         let stats = up.frames[i].set(controls)?;
         up.staged.write(i, &up.frames[i]);
         up.weights_dirty = true;
-        let [_, _, p] = up.staged.ranges(i);
+        up.packed_stale = true;
+        let p = up.staged.palette_range(i);
         up.palette
             .write_range(bytemuck::cast_slice(&up.staged.palette), p);
         Ok(stats)
@@ -304,6 +306,11 @@ impl RigBackend for VulkanRigBackend {
             self.ctx.wait()?;
             for u in self.uploads.iter_mut() {
                 if u.weights_dirty {
+                    // Instances set one by one are packed here, once per frame.
+                    if u.packed_stale {
+                        u.staged.pack();
+                        u.packed_stale = false;
+                    }
                     u.weights.write(0, bytemuck::cast_slice(&u.staged.weights));
                     u.active.write(0, bytemuck::cast_slice(&u.staged.active));
                     u.weights_dirty = false;

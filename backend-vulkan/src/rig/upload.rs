@@ -44,14 +44,27 @@ impl VulkanRigBackend {
             .map_err(|o| over(o.what, "maxStorageBufferRange", limit, o.needed))?;
         let max_groups = counts[0].min(counts[1]);
         let staged = RigBatchFrames::new(rig, instances as usize);
-        let host = |what: &str, bytes: &[u8]| -> Result<Buffer> {
-            let b = ctx.buffer(what, bytes.len() as u64, STORAGE, MemoryLocation::CpuToGpu)?;
+        let host = |what: &str, size: u64, bytes: &[u8]| -> Result<Buffer> {
+            let b = ctx.buffer(what, size, STORAGE, MemoryLocation::CpuToGpu)?;
             b.write(0, bytes);
             Ok(b)
         };
-        let weights = host("the morph weights", bytemuck::cast_slice(&staged.weights))?;
-        let active = host("the active slots", bytemuck::cast_slice(&staged.active))?;
-        let palette = host("the joint palettes", bytemuck::cast_slice(&staged.palette))?;
+        let weights = host(
+            "the morph weights",
+            4 * staged.weights_capacity() as u64,
+            bytemuck::cast_slice(&staged.weights),
+        )?;
+        let active = host(
+            "the active slots",
+            4 * staged.active_capacity() as u64,
+            bytemuck::cast_slice(&staged.active),
+        )?;
+        let palette_bytes: &[u8] = bytemuck::cast_slice(&staged.palette);
+        let palette = host(
+            "the joint palettes",
+            palette_bytes.len() as u64,
+            palette_bytes,
+        )?;
         let n = plan.len() as u32;
         let pool = Arc::new(DescriptorPool::new(ctx, 2 * n, 2 * n, 11 * n)?);
         let layouts = &ctx.inner.pipelines;
@@ -154,6 +167,7 @@ impl VulkanRigBackend {
             staged,
             weights,
             weights_dirty: false,
+            packed_stale: false,
             active,
             palette,
             palette_dirty: false,

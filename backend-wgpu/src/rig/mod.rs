@@ -40,6 +40,8 @@ pub(crate) struct Upload {
     staged: RigBatchFrames,
     /// `staged` changed since it was last written to the buffers.
     dirty: bool,
+    /// An instance was staged alone since the last pack (`RigBatchFrames::pack` is due).
+    packed_stale: bool,
     weights: wgpu::Buffer,
     /// Per block of 8 instances its active weight slots (`RigBatchFrames::active`).
     active: wgpu::Buffer,
@@ -256,6 +258,7 @@ impl RigBackend for WgpuRigBackend {
         let stats = up.frames[i].set(controls)?;
         up.staged.write(i, &up.frames[i]);
         up.dirty = true;
+        up.packed_stale = true;
         Ok(stats)
     }
 
@@ -282,8 +285,15 @@ impl RigBackend for WgpuRigBackend {
         self.ctx.check()?;
         let q = self.ctx.queue();
         for u in self.uploads.iter_mut().filter(|u| u.dirty) {
-            q.write_buffer(&u.weights, 0, bytemuck::cast_slice(&u.staged.weights));
+            // Instances set one by one are packed here, once per frame.
+            if u.packed_stale {
+                u.staged.pack();
+                u.packed_stale = false;
+            }
             q.write_buffer(&u.active, 0, bytemuck::cast_slice(&u.staged.active));
+            if !u.staged.weights.is_empty() {
+                q.write_buffer(&u.weights, 0, bytemuck::cast_slice(&u.staged.weights));
+            }
             q.write_buffer(&u.palette, 0, bytemuck::cast_slice(&u.staged.palette));
             u.dirty = false;
         }

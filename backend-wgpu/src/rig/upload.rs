@@ -37,8 +37,12 @@ impl WgpuRigBackend {
             .map_err(|o| over(o.what, "max_storage_buffer_binding_size", limit, o.needed))?;
         let p = ctx.pipelines();
         let staged = RigBatchFrames::new(rig, instances as usize);
-        let weights = output(ctx, "mien weights", 4 * staged.weights.len() as u64);
-        let active = output(ctx, "mien active slots", 4 * staged.active.len() as u64);
+        let weights = output(ctx, "mien weights", 4 * staged.weights_capacity() as u64);
+        let active = output(
+            ctx,
+            "mien active slots",
+            4 * staged.active_capacity() as u64,
+        );
         let palette_bytes = bytemuck::cast_slice::<_, u8>(&staged.palette).len() as u64;
         let palette = output(ctx, "mien palettes", palette_bytes);
         let mut chunks = Vec::with_capacity(plan.len());
@@ -132,6 +136,7 @@ impl WgpuRigBackend {
             frames: vec![FrameControls::new(rig); instances as usize],
             staged,
             dirty: true,
+            packed_stale: false,
             weights,
             active,
             palette,

@@ -1,13 +1,13 @@
 //! What [`crate::MORPH`] and [`crate::SKIN`] read for N characters sharing one rig
 //! (`RigBackend::upload_batch`): the vertex-range chunks that keep every binding — the rig's own
 //! arrays and the chunk outputs of all N instances — under the device's limit, and the per-frame
-//! arrays of the batch staged on the CPU ([`RigBatchFrames`]: weights `(⌈N/8⌉,W,8)`, palettes
-//! `(N,P)`).
+//! arrays of the batch staged on the CPU ([`RigBatchFrames`]: per block of 8 instances its active
+//! slots and their weights, packed; palettes `(N,P)`).
 //!
 //! The same design as the linear-head batch ([`super::gnm`]): the rig's arrays (bind vertices, CSR,
 //! skin joints and weights, tints) are uploaded once per chunk whatever N; the instance is the
 //! dispatch's z (for the morph pass, blocks of 8 instances); instance i reads its weights from
-//! block i/8 and palette entries `[i·P, (i+1)·P)`
+//! block i/8's packed list and palette entries `[i·P, (i+1)·P)`
 //! (each kernel divides the bound array's length by `num_workgroups.z`) and writes its outputs at
 //! vertex `i·count` of its chunk's `(N,count,6)` buffers. N = 1 is the single upload.
 
@@ -106,6 +106,10 @@ pub fn plan_rig_upload(
                 * u64::from(rig.weight_count)
                 * 4,
         ),
+        (
+            "active slot lists",
+            (n.div_ceil(MORPH_INSTANCE_BLOCK) * (u64::from(rig.weight_count) + 1) + 1) * 4,
+        ),
         ("joint palettes", n * rig.palette.len() as u64 * JOINT_BYTES),
     ] {
         if needed > limit {
@@ -128,38 +132,60 @@ pub fn plan_rig_upload(
 pub const MORPH_INSTANCE_BLOCK: u64 = 8;
 
 /// The per-frame arrays of `N` instances of one rig, staged on the CPU in the layouts
-/// [`crate::MORPH`] (`weights`, blocked by 8 instances) and [`crate::SKIN`] (`palette`, N equal
-/// slices) read. Allocated once; [`RigBatchFrames::write`] allocates nothing.
+/// [`crate::MORPH`] (the active slots and their weights, packed per block of 8 instances) and
+/// [`crate::SKIN`] (`palette`, N equal slices) read. Allocated once; nothing here allocates per
+/// frame.
+///
+/// Writing an instance ([`RigBatchFrames::write`], [`RigBatchFrames::write_all`]) copies its
+/// limited weights into its dense row; [`RigBatchFrames::pack`] then lists, per block, the slots
+/// with a non-zero weight for one of its 8 instances and packs those slots' 8 weights: the GPU
+/// receives `4·(⌈N/8⌉ + 1) + 36·A` bytes of morph controls for A active (block, slot) pairs instead
+/// of `32·W` per block.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RigBatchFrames {
-    /// The limited morph weights, blocked: `(⌈N/8⌉, W, 8)` — instance i's slot t at
-    /// `((i/8)·W + t)·8 + i%8`, the padding instances 0 (at least 8 zeros: no empty binding).
-    pub weights: Vec<f32>,
-    /// Per block of 8 instances its active weight slots `(⌈N/8⌉, W+1)`: the count A, then the A
-    /// slots whose weight is non-zero for at least one of the block's instances, ascending (the
-    /// rest of the row zero). [`crate::MORPH`] walks only these slots.
+    /// Per instance its limited weights `(N, W)`, rig slot order (the rows [`RigBatchFrames::pack`]
+    /// reads).
+    rows: Vec<f32>,
+    /// Packed active slots, written by [`RigBatchFrames::pack`]: the block offsets `(⌈N/8⌉+1,)`
+    /// (block b's slots are entries `off[b] .. off[b+1]` of the list), then the list `(A,)` — per
+    /// block the slots with a non-zero weight (`!= 0.0`, the kernel's own test: −0.0 is inactive,
+    /// NaN active) for one of its instances, ascending. [`crate::MORPH`] walks only these slots.
     pub active: Vec<u32>,
+    /// The 8 weights of each listed slot `(A, 8)`, instance `8b + j` in lane j (0 past N).
+    pub weights: Vec<f32>,
     /// Per instance the palette matrices with their normal matrices `(N,P)` (one identity entry
     /// when N·P = 0).
     pub palette: Vec<JointMatrices>,
+    /// Per block its list and weights, before packing: `(⌈N/8⌉, W)` slots and `(⌈N/8⌉, W, 8)`
+    /// weights, the first `counts[b]` of each block used.
+    scratch_slots: Vec<u32>,
+    scratch_weights: Vec<f32>,
+    counts: Vec<u32>,
     weight_count: usize,
     palette_len: usize,
     instances: usize,
 }
 
 impl RigBatchFrames {
-    /// `instances` rest frames of `rig`: zero weights, identity palettes (posed = bind).
+    /// `instances` rest frames of `rig`: zero weights, identity palettes (posed = bind), packed.
     pub fn new(rig: &RigData, instances: usize) -> Self {
         let (w, p) = (rig.weight_count as usize, rig.palette.len());
         let identity = JointMatrices::new(&glam::Mat4::IDENTITY, &glam::Mat3::IDENTITY);
-        RigBatchFrames {
-            weights: vec![0.0; (Self::blocks_of(instances) * 8 * w).max(8)],
-            active: vec![0; Self::blocks_of(instances).max(1) * (w + 1)],
+        let blocks = Self::blocks_of(instances);
+        let mut f = RigBatchFrames {
+            rows: vec![0.0; instances * w],
+            active: Vec::with_capacity(Self::active_capacity_of(blocks, w)),
+            weights: Vec::with_capacity(Self::weights_capacity_of(blocks, w)),
             palette: vec![identity; (instances * p).max(1)],
+            scratch_slots: vec![0; blocks * w],
+            scratch_weights: vec![0.0; blocks * w * 8],
+            counts: vec![0; blocks],
             weight_count: w,
             palette_len: p,
             instances,
-        }
+        };
+        f.pack();
+        f
     }
 
     /// Instances N.
@@ -176,6 +202,25 @@ impl RigBatchFrames {
         instances.div_ceil(MORPH_INSTANCE_BLOCK as usize)
     }
 
+    fn active_capacity_of(blocks: usize, w: usize) -> usize {
+        blocks + 1 + blocks * w
+    }
+
+    fn weights_capacity_of(blocks: usize, w: usize) -> usize {
+        (blocks * w * 8).max(8)
+    }
+
+    /// Elements of the GPU's `active_slots` buffer: `⌈N/8⌉ + 1 + ⌈N/8⌉·W` u32, room for every
+    /// slot of every block (the kernel derives W from this length).
+    pub fn active_capacity(&self) -> usize {
+        Self::active_capacity_of(self.blocks(), self.weight_count)
+    }
+
+    /// Elements of the GPU's `weights` buffer: `⌈N/8⌉·W·8` f32 (at least 8: no empty binding).
+    pub fn weights_capacity(&self) -> usize {
+        Self::weights_capacity_of(self.blocks(), self.weight_count)
+    }
+
     /// Weights per instance W.
     pub fn weight_count(&self) -> usize {
         self.weight_count
@@ -186,32 +231,25 @@ impl RigBatchFrames {
         self.palette_len
     }
 
+    /// Instance `i`'s staged (limited) weights `(W,)`.
+    pub fn row(&self, i: usize) -> &[f32] {
+        &self.rows[i * self.weight_count..(i + 1) * self.weight_count]
+    }
+
     /// Stage `frame` (the instance's limited weights, palette and normal matrices, from
-    /// [`FrameControls::set`]) as instance `i`. Allocates nothing.
+    /// [`FrameControls::set`]) as instance `i`; [`RigBatchFrames::pack`] before the GPU reads
+    /// `active` / `weights`. Allocates nothing.
     ///
     /// # Panics
     /// When `i` is not below N or `frame` belongs to a rig of another W or P (a caller bug).
     pub fn write(&mut self, i: usize, frame: &FrameControls) {
-        self.write_instance(i, frame);
-        let w = self.weight_count;
-        list_active(
-            &self.weights[(i / 8) * w * 8..(i / 8 + 1) * w * 8],
-            &mut self.active[(i / 8) * (w + 1)..(i / 8 + 1) * (w + 1)],
-        );
-    }
-
-    /// [`RigBatchFrames::write`] without the block's active list.
-    fn write_instance(&mut self, i: usize, frame: &FrameControls) {
         assert!(
             i < self.instances
                 && frame.weights.len() == self.weight_count
                 && frame.palette.len() == self.palette_len
         );
         let (w, p) = (self.weight_count, self.palette_len);
-        let block = &mut self.weights[(i / 8) * w * 8..(i / 8 + 1) * w * 8];
-        for (t, x) in frame.weights.iter().enumerate() {
-            block[t * 8 + i % 8] = *x;
-        }
+        self.rows[i * w..(i + 1) * w].copy_from_slice(&frame.weights);
         let slice = &mut self.palette[i * p..(i + 1) * p];
         for ((o, m), n) in slice
             .iter_mut()
@@ -222,52 +260,34 @@ impl RigBatchFrames {
         }
     }
 
-    /// Stage every instance's frame at once (`frames[i]` as instance i, `frames.len() == N`),
-    /// blocks of 8 instances in parallel (rayon): the same values as [`RigBatchFrames::write`] for
-    /// each. Allocates nothing.
+    /// Stage every instance's frame at once (`frames[i]` as instance i, `frames.len() == N`) and
+    /// pack: the same arrays as [`RigBatchFrames::write`] for each, then
+    /// [`RigBatchFrames::pack`]. In parallel (rayon) from [`super::PARALLEL_MIN`] instances.
+    /// Allocates nothing.
     ///
     /// # Panics
     /// When `frames` is not N long or a frame belongs to a rig of another W or P (a caller bug).
     pub fn write_all(&mut self, frames: &[FrameControls]) {
         use rayon::prelude::*;
         assert!(frames.len() == self.instances);
-        let (w, p) = (self.weight_count, self.palette_len);
         if frames.len() < super::PARALLEL_MIN {
             for (i, f) in frames.iter().enumerate() {
-                self.write_instance(i, f);
+                self.write(i, f);
             }
-            // Each block's list once, after its 8 instances (no slots: every list stays empty).
-            if w > 0 {
-                for (ws, act) in self
-                    .weights
-                    .chunks(w * MORPH_INSTANCE_BLOCK as usize)
-                    .zip(self.active.chunks_mut(w + 1))
-                {
-                    list_active(ws, act);
-                }
-            }
+            self.pack();
             return;
         }
+        let (w, p) = (self.weight_count, self.palette_len);
         assert!(
             frames
                 .iter()
                 .all(|f| f.weights.len() == w && f.palette.len() == p)
         );
-        let block = MORPH_INSTANCE_BLOCK as usize;
         if w > 0 {
-            // One block's (W, 8) slab and its active list per task.
-            self.weights
-                .par_chunks_mut(w * block)
-                .zip(self.active.par_chunks_mut(w + 1))
-                .zip(frames.par_chunks(block))
-                .for_each(|((ws, act), fs)| {
-                    for (j, f) in fs.iter().enumerate() {
-                        for (t, x) in f.weights.iter().enumerate() {
-                            ws[t * block + j] = *x;
-                        }
-                    }
-                    list_active(ws, act);
-                });
+            self.rows
+                .par_chunks_mut(w)
+                .zip(frames.par_iter())
+                .for_each(|(r, f)| r.copy_from_slice(&f.weights));
         }
         if p > 0 {
             self.palette
@@ -279,36 +299,85 @@ impl RigBatchFrames {
                     }
                 });
         }
+        self.pack();
     }
 
-    /// The byte ranges instance `i` writes in the three arrays: `(weights, active, palette)`, each
-    /// `(offset, length)` — for the weights its block's whole slab `(W, 8)`, for the active lists
-    /// its block's row `(W+1,)`.
-    pub fn ranges(&self, i: usize) -> [(u64, u64); 3] {
-        let w = 32 * self.weight_count as u64;
-        let a = 4 * (self.weight_count as u64 + 1);
+    /// List and pack every block's active slots from the staged rows (see [`RigBatchFrames`]):
+    /// blocks in parallel from [`super::PARALLEL_MIN`] instances, then concatenated in block
+    /// order. Allocates nothing.
+    pub fn pack(&mut self) {
+        use rayon::prelude::*;
+        let w = self.weight_count;
+        let block = MORPH_INSTANCE_BLOCK as usize;
+        let blocks = self.blocks();
+        if w > 0 {
+            type Task<'a> = ((&'a mut [u32], &'a mut [f32]), (&'a [f32], &'a mut u32));
+            let list = |((slots, ws), (rows, count)): Task<'_>| {
+                *count = list_active(rows, w, slots, ws);
+            };
+            if self.instances < super::PARALLEL_MIN {
+                self.scratch_slots
+                    .chunks_mut(w)
+                    .zip(self.scratch_weights.chunks_mut(w * block))
+                    .zip(self.rows.chunks(w * block).zip(self.counts.iter_mut()))
+                    .for_each(list);
+            } else {
+                self.scratch_slots
+                    .par_chunks_mut(w)
+                    .zip(self.scratch_weights.par_chunks_mut(w * block))
+                    .zip(
+                        self.rows
+                            .par_chunks(w * block)
+                            .zip(self.counts.par_iter_mut()),
+                    )
+                    .for_each(list);
+            }
+        }
+        self.active.clear();
+        self.active.push(0);
+        let mut total = 0;
+        for &c in &self.counts {
+            total += c;
+            self.active.push(total);
+        }
+        self.weights.clear();
+        for (b, &c) in self.counts.iter().enumerate() {
+            let c = c as usize;
+            self.active
+                .extend_from_slice(&self.scratch_slots[b * w..b * w + c]);
+            self.weights
+                .extend_from_slice(&self.scratch_weights[b * w * block..(b * w + c) * block]);
+        }
+        debug_assert!(self.active.len() <= self.active_capacity() && blocks == self.counts.len());
+    }
+
+    /// The byte range instance `i` writes in the palettes: `(offset, length)`.
+    pub fn palette_range(&self, i: usize) -> (u64, u64) {
         let p = JOINT_BYTES * self.palette_len as u64;
-        let i = i as u64;
-        [((i / 8) * w, w), ((i / 8) * a, a), (i * p, p)]
+        (i as u64 * p, p)
     }
 }
 
-/// One block's active list from its weights `(W, 8)`: `out[0]` = A, `out[1..=A]` the slots with a
-/// non-zero weight (`!= 0.0`, the kernel's own test, so −0.0 is inactive and NaN active)
-/// ascending, the rest zero. `out` is `(W+1,)`.
-fn list_active(block: &[f32], out: &mut [u32]) {
+/// One block's active slots from its instances' rows (`rows`: up to 8 rows of `w` weights, row
+/// major): writes the slots with a non-zero weight (`!= 0.0`: −0.0 inactive, NaN active) for one
+/// of the rows, ascending, into `slots` and their 8 weights (0 for a missing row) into `weights`
+/// `(·, 8)`; returns their count.
+fn list_active(rows: &[f32], w: usize, slots: &mut [u32], weights: &mut [f32]) -> u32 {
+    let n_rows = rows.len() / w;
     let mut n = 0;
-    for (t, ws) in block
-        .chunks_exact(MORPH_INSTANCE_BLOCK as usize)
-        .enumerate()
-    {
-        if ws.iter().any(|&x| x != 0.0) {
+    for t in 0..w {
+        // x != 0.0 ⇔ its bits without the sign are not 0; OR over the rows (no branch per row).
+        let any = (0..n_rows).fold(0u32, |a, j| a | (rows[j * w + t].to_bits() << 1));
+        if any != 0 {
+            slots[n] = t as u32;
+            let out = &mut weights[n * 8..n * 8 + 8];
+            for (j, o) in out.iter_mut().enumerate() {
+                *o = if j < n_rows { rows[j * w + t] } else { 0.0 };
+            }
             n += 1;
-            out[n] = t as u32;
         }
     }
-    out[0] = n as u32;
-    out[n + 1..].fill(0);
+    n as u32
 }
 
 /// Set every instance of a batch at once: instance k's [`FrameControls`] takes
