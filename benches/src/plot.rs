@@ -16,9 +16,10 @@ use crate::workloads::{MorphShape, W5_SEED, synthetic_morph};
 /// One backend's points: (x, µs per frame).
 #[derive(Clone, Debug, Serialize)]
 pub struct Series {
-    /// Backend name.
+    /// Backend name, `"<backend> GPU time"` for a GPU backend's timestamped passes.
     pub backend: String,
-    /// `(x, µs/frame)`, failed points left out.
+    /// `(x, µs/frame)`: wall time per frame (set, encode, submit, wait), or for a GPU-time series
+    /// the morph and skin passes' timestamps of one frame; failed points left out.
     pub points: Vec<(f64, f64)>,
 }
 
@@ -133,8 +134,14 @@ pub fn draw(chart: &Chart, path: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Time per frame of `shape` on `bench` at `batch` (lift off), `None` when the row failed.
-fn point(bench: &dyn Bench, shape: MorphShape, batch: u32, frames: u32) -> Option<f64> {
+/// Wall time per frame of `shape` on `bench` at `batch` (lift off) and, on a GPU backend with
+/// timestamps, its morph + skin passes' GPU time (µs); `None` when the row failed.
+fn point(
+    bench: &dyn Bench,
+    shape: MorphShape,
+    batch: u32,
+    frames: u32,
+) -> Option<(f64, Option<f64>)> {
     let w = Arc::new(synthetic_morph(W5_SEED, shape, "sweep"));
     let plan = RowPlan {
         batch,
@@ -142,12 +149,18 @@ fn point(bench: &dyn Bench, shape: MorphShape, batch: u32, frames: u32) -> Optio
         warmup: 2,
         frames,
     };
-    run_row(bench, &w, plan, &mut Vec::new()).us_per_frame
+    let row = run_row(bench, &w, plan, &mut Vec::new());
+    let gpu = row
+        .gpu_ms
+        .and_then(|g| Some(1e3 * (g.morph? + g.skin.unwrap_or(0.0))));
+    row.us_per_frame.map(|t| (t, gpu))
 }
 
 /// The three sweeps on every backend (lift off, `frames` timed frames per point): vertices
 /// 1k–64k (200 targets, 32 active, batch 1), active targets 1–32 (W5's 24,000 × 669, batch 1),
-/// batch 1–256 (W5). `progress` is told each point.
+/// batch 1–256 (W5). Each backend gives a wall-time series and, where its passes are timestamped,
+/// a GPU-time series (at batch 1 the wall time is mostly the submit-and-wait round trip; the GPU
+/// time shows the kernels' growth). `progress` is told each point.
 pub fn sweep(
     benches: &[Box<dyn Bench>],
     frames: u32,
@@ -176,38 +189,47 @@ pub fn sweep(
     ];
     axes.into_iter()
         .map(|(name, title, x_label, xs)| {
-            let series = benches
-                .iter()
-                .map(|b| Series {
+            let mut series = Vec::new();
+            for b in benches {
+                let mut wall = Vec::new();
+                let mut gpu = Vec::new();
+                for &x in &xs {
+                    progress(&format!("{} {name} {x}", b.name()));
+                    let (shape, batch) = match name {
+                        "time_vs_vertices" => (
+                            MorphShape {
+                                vertices: x,
+                                targets: 200,
+                                active: (32, 32),
+                                ..w5
+                            },
+                            1,
+                        ),
+                        "time_vs_active" => (
+                            MorphShape {
+                                active: (x, x),
+                                ..w5
+                            },
+                            1,
+                        ),
+                        _ => (w5, x),
+                    };
+                    if let Some((t, g)) = point(b.as_ref(), shape, batch, frames) {
+                        wall.push((f64::from(x), t));
+                        gpu.extend(g.map(|g| (f64::from(x), g)));
+                    }
+                }
+                series.push(Series {
                     backend: b.name().into(),
-                    points: xs
-                        .iter()
-                        .filter_map(|&x| {
-                            progress(&format!("{} {name} {x}", b.name()));
-                            let (shape, batch) = match name {
-                                "time_vs_vertices" => (
-                                    MorphShape {
-                                        vertices: x,
-                                        targets: 200,
-                                        active: (32, 32),
-                                        ..w5
-                                    },
-                                    1,
-                                ),
-                                "time_vs_active" => (
-                                    MorphShape {
-                                        active: (x, x),
-                                        ..w5
-                                    },
-                                    1,
-                                ),
-                                _ => (w5, x),
-                            };
-                            point(b.as_ref(), shape, batch, frames).map(|t| (f64::from(x), t))
-                        })
-                        .collect(),
-                })
-                .collect();
+                    points: wall,
+                });
+                if !gpu.is_empty() {
+                    series.push(Series {
+                        backend: format!("{} GPU time", b.name()),
+                        points: gpu,
+                    });
+                }
+            }
             Chart {
                 name: name.into(),
                 title: title.into(),
