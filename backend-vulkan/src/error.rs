@@ -28,7 +28,11 @@ pub enum Error {
         feature: &'static str,
     },
     /// A rig, sink or lift needs more than the device allows.
-    #[error("{what} needs {needed} but the device allows {limit} ({limit_name})")]
+    #[error(
+        "{what} needs {} but the device allows {} ({limit_name})",
+        mien_core::error::limit_amount(limit_name, *needed),
+        mien_core::error::limit_amount(limit_name, *limit)
+    )]
     OverLimits {
         /// What was being created.
         what: String,

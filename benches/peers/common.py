@@ -198,7 +198,9 @@ def run(peer, args, export_dir, names):
 
 def table(results, title):
     """One text table of ``results``."""
-    head = ("workload", "variant", "B", "µs/frame", "chars/s", "GB/s", "max|Δ| m", "bound m", "check")
+    # Differences are in the mesh's position units: metres, except where the workload's mesh is
+    # quantised (W1: its integer grid), as each manifest's `tolerance_m` note says.
+    head = ("workload", "variant", "B", "µs/frame", "chars/s", "GB/s", "max|Δ|", "bound", "check")
     rows = []
     for r in results:
         timed = r["us_per_frame"] is not None
@@ -219,6 +221,8 @@ def table(results, title):
     lines.append("  ".join("-" * w for w in widths))
     for row in rows:
         lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths)))
+    lines.append("max|Δ| and bound: in the mesh's position units (metres; W1's quantised mesh: its "
+                 "integer grid units)")
     return "\n".join(lines)
 
 

@@ -230,7 +230,10 @@ def load_arrays(m):
     out = {}
     for name, a in m["arrays"].items():
         path = os.path.join(m["dir"], a["file"])
-        arr = np.load(path, allow_pickle=False)
+        try:
+            arr = np.load(path, allow_pickle=False)
+        except ValueError as e:  # a truncated or malformed .npy: numpy's own message, no traceback
+            raise ManifestError(f"{path}: not a readable .npy file ({e})") from None
         if arr.dtype != np.dtype(NP_DTYPES[a["dtype"]]):
             raise ManifestError(f"{path}: dtype {arr.dtype} (manifest says {a['dtype']})")
         if tuple(arr.shape) != a["shape"]:

@@ -377,6 +377,20 @@ def check_manifest_errors(c, root):
     g3["arrays"].pop("skin_weights")
     c.raises(manifest.ManifestError, lambda: manifest.parse(json.dumps(g3)), "partial skin", "incomplete")
     c.raises(manifest.ManifestError, lambda: manifest.discover(root, ["W9"]), "unknown workload", "W9")
+    # A truncated .npy is refused with its path named (numpy raises a bare ValueError).
+    m2 = manifest.parse(json.dumps(good), "M2.json")
+    m2["dir"] = os.path.join(root, "M2")
+    deltas = os.path.join(m2["dir"], m2["arrays"]["deltas"]["file"])
+    with open(deltas, "rb") as f:
+        whole = f.read()
+    try:
+        with open(deltas, "wb") as f:
+            f.write(whole[: len(whole) // 2])
+        c.raises(manifest.ManifestError, lambda: manifest.load_arrays(m2), "truncated .npy",
+                 "not a readable .npy")
+    finally:
+        with open(deltas, "wb") as f:
+            f.write(whole)
 
 
 def check_numpy(c, root):

@@ -46,9 +46,38 @@ impl From<anyhow::Error> for CaseError {
 }
 
 impl From<mien_core::Error> for CaseError {
+    /// A GPU backend's refusal for want of device capacity (over a limit, out of memory) is
+    /// `n/a` — the same as a CPU row that would not fit host memory —; anything else failed.
     fn from(e: mien_core::Error) -> Self {
-        CaseError::Failed(e.into())
+        if over_device_capacity(&e) {
+            CaseError::NotApplicable(e.to_string())
+        } else {
+            CaseError::Failed(e.into())
+        }
     }
+}
+
+/// `e` is a GPU backend's over-limit or out-of-memory error.
+fn over_device_capacity(e: &mien_core::Error) -> bool {
+    let mien_core::Error::Backend { source, .. } = e else {
+        return false;
+    };
+    #[cfg(feature = "wgpu")]
+    if matches!(
+        source.downcast_ref::<mien_wgpu::Error>(),
+        Some(mien_wgpu::Error::OverLimits { .. } | mien_wgpu::Error::OutOfMemory { .. })
+    ) {
+        return true;
+    }
+    #[cfg(feature = "vulkan")]
+    if matches!(
+        source.downcast_ref::<mien_vulkan::Error>(),
+        Some(mien_vulkan::Error::OverLimits { .. } | mien_vulkan::Error::OutOfMemory { .. })
+    ) {
+        return true;
+    }
+    let _ = source;
+    false
 }
 
 /// One workload × batch × lift, set up on one backend.

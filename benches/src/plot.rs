@@ -143,7 +143,10 @@ pub fn draw(chart: &Chart, path: &Path) -> anyhow::Result<()> {
     }
     let img = image::RgbImage::from_raw(w, h, buf)
         .ok_or_else(|| anyhow::anyhow!("plot buffer has the wrong size"))?;
-    img.save(path)?;
+    // Encoded in memory, then written to a temporary file and renamed: never a half-written PNG.
+    let mut png = Vec::new();
+    img.write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)?;
+    mien_core::io::atomic::write_atomic_bytes(path, &png)?;
     Ok(())
 }
 

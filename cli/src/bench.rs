@@ -59,7 +59,7 @@ pub struct BenchArgs {
     /// With the lift, without it, or both (the default).
     #[arg(long, value_enum)]
     pub lift: Option<LiftChoice>,
-    /// Timed frames per row (default 50; 3 with --quick), after untimed ones: at least 3 (1 with
+    /// Timed frames per row, 1 to 100,000 (default 50; 3 with --quick), after untimed ones: at least 3 (1 with
     /// --quick) and at least 0.2 s of them, so an idle GPU climbs back to its clocks.
     #[arg(long)]
     pub frames: Option<u32>,
@@ -79,7 +79,8 @@ pub struct BenchArgs {
     /// instead of the table (20 timed frames per point unless --frames or --quick say otherwise).
     #[arg(long)]
     pub plot: Option<PathBuf>,
-    /// The real inputs' folder (default: $MIEN_DATA, else ../shared/data).
+    /// The real inputs' folder (default: $MIEN_DATA, else ../shared/data from the current folder,
+    /// else the shared/data folder beside the checkout mien was built from).
     #[arg(long)]
     pub data: Option<PathBuf>,
     /// Accept a software GPU (lavapipe, llvmpipe): for trying the harness, not for figures.
@@ -266,7 +267,12 @@ pub fn run(a: &BenchArgs, command: Vec<String>) -> anyhow::Result<()> {
 
 /// `--plot DIR`: the sweeps of [`mien_benches::plot::sweep`], three PNG charts and sweep.json.
 fn plot(a: &BenchArgs, dir: &std::path::Path, backends: &[Box<dyn Bench>]) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    anyhow::ensure!(
+        !dir.exists() || dir.is_dir(),
+        "--plot {}: not a folder",
+        dir.display()
+    );
+    std::fs::create_dir_all(dir).with_context(|| format!("--plot {}", dir.display()))?;
     let pb = if a.quiet || !std::io::stderr().is_terminal() {
         ProgressBar::hidden()
     } else {
@@ -293,10 +299,21 @@ fn plot(a: &BenchArgs, dir: &std::path::Path, backends: &[Box<dyn Bench>]) -> an
             "note: no TrueType font found (set MIEN_FONT): the charts have no labels; sweep.json has the numbers"
         );
     }
-    let doc =
-        json!({"machine": Machine::this(), "date": utc_now(), "frames": frames, "charts": charts});
+    let devices: Vec<_> = backends
+        .iter()
+        .map(|b| json!({"backend": b.name(), "device": b.device()}))
+        .collect();
+    let command: Vec<String> = std::env::args().collect();
+    let doc = json!({
+        "machine": Machine::this(),
+        "devices": devices,
+        "date": utc_now(),
+        "command": command,
+        "frames": frames,
+        "charts": charts,
+    });
     let sweep = dir.join("sweep.json");
-    std::fs::write(&sweep, serde_json::to_string_pretty(&doc)?)
+    mien_core::io::atomic::write_atomic_bytes(&sweep, serde_json::to_string_pretty(&doc)?.as_bytes())
         .with_context(|| format!("writing {}", sweep.display()))?;
     println!("wrote {}", sweep.display());
     Ok(())

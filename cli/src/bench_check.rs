@@ -12,9 +12,13 @@ use crate::bench::BenchArgs;
 /// batch is 3.6 × 10⁹ slots, past what one sink addresses; larger batches are refused up front.
 pub const MAX_BATCH: u32 = 200_000;
 
+/// The most timed frames per row (as `mien animate` caps its frames): more would run for hours.
+pub const MAX_FRAMES: u32 = 100_000;
+
 /// Refuse combinations that would be ignored, and values that cannot run: `--export` and `--plot`
-/// with the table's flags or with each other, `--frames 0`, a batch of 0 or over [`MAX_BATCH`],
-/// a backend or workload named twice.
+/// with the table's flags or with each other (`--export` also with `--allow-software`), frames
+/// outside 1..=[`MAX_FRAMES`], a batch of 0 or over [`MAX_BATCH`], a batch or backend named twice
+/// (workloads: [`workload_ids`]).
 ///
 /// # Errors
 /// A message naming the flag.
@@ -35,6 +39,7 @@ pub fn check_args(a: &BenchArgs) -> anyhow::Result<()> {
             ("--plot", a.plot.is_some()),
             ("--backend", !a.backend.is_empty()),
             ("--frames", a.frames.is_some()),
+            ("--allow-software", a.allow_software),
         ] {
             if set {
                 other.push(f);
@@ -63,12 +68,18 @@ pub fn check_args(a: &BenchArgs) -> anyhow::Result<()> {
             other.join(", ")
         );
     }
-    anyhow::ensure!(
-        a.frames != Some(0),
-        "--frames: at least one timed frame per row"
-    );
+    if let Some(f) = a.frames {
+        anyhow::ensure!(
+            (1..=MAX_FRAMES).contains(&f),
+            "--frames {f}: 1 to {MAX_FRAMES} timed frames per row"
+        );
+    }
     if let Some(b) = a.batch.iter().find(|b| **b == 0 || **b > MAX_BATCH) {
         anyhow::bail!("--batch {b}: a batch is 1 to {MAX_BATCH} characters");
+    }
+    let batches: Vec<String> = a.batch.iter().map(u32::to_string).collect();
+    if let Some(d) = first_repeat(&batches) {
+        anyhow::bail!("--batch: `{d}` is named twice");
     }
     let backends: Vec<String> = a
         .backend
@@ -153,9 +164,14 @@ pub fn export(ids: &[String], data: &Path, dir: &Path) -> anyhow::Result<()> {
 
 /// `--out DIR`, checked before the first row: a folder (created if missing) where `bench.json` and
 /// `table.txt` can be written; both are written to temporary files and renamed into place
-/// together at the end.
+/// together at the end. A folder it created is removed again (when still empty) if the run stops
+/// before writing.
 pub struct OutFiles {
     dir: PathBuf,
+    /// `dir` did not exist before [`OutFiles::prepare`].
+    created: bool,
+    /// [`OutFiles::write`] succeeded.
+    written: std::cell::Cell<bool>,
 }
 
 impl OutFiles {
@@ -164,8 +180,18 @@ impl OutFiles {
     /// # Errors
     /// A path that is not a folder, an unwritable folder, `bench.json` or `table.txt` being a folder.
     pub fn prepare(dir: &Path) -> anyhow::Result<Self> {
+        anyhow::ensure!(
+            !dir.exists() || dir.is_dir(),
+            "--out {}: not a folder",
+            dir.display()
+        );
+        let created = !dir.exists();
         std::fs::create_dir_all(dir).with_context(|| format!("--out {}", dir.display()))?;
-        anyhow::ensure!(dir.is_dir(), "--out {}: not a folder", dir.display());
+        let out = Self {
+            dir: dir.to_path_buf(),
+            created,
+            written: std::cell::Cell::new(false),
+        };
         for name in ["bench.json", "table.txt"] {
             let p = dir.join(name);
             anyhow::ensure!(
@@ -176,19 +202,24 @@ impl OutFiles {
         }
         tempfile::NamedTempFile::new_in(dir)
             .with_context(|| format!("--out {}: cannot write there", dir.display()))?;
-        Ok(Self {
-            dir: dir.to_path_buf(),
-        })
+        Ok(out)
     }
 
-    /// Write `bench.json` and `table.txt`: both staged as temporary files, then renamed.
+    /// Write `bench.json` and `table.txt` (mode 0644 before the umask, like mien's other outputs):
+    /// both staged as temporary files, then renamed.
     ///
     /// # Errors
     /// A write or rename failure (then neither file has changed, unless the second rename failed).
     pub fn write(&self, json: &str, table: &str) -> anyhow::Result<PathBuf> {
         use std::io::Write;
         let stage = |text: &str| -> anyhow::Result<tempfile::NamedTempFile> {
-            let mut f = tempfile::NamedTempFile::new_in(&self.dir)?;
+            let mut b = tempfile::Builder::new();
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                b.permissions(std::fs::Permissions::from_mode(0o644));
+            }
+            let mut f = b.tempfile_in(&self.dir)?;
             f.write_all(text.as_bytes())?;
             Ok(f)
         };
@@ -198,6 +229,16 @@ impl OutFiles {
             .with_context(|| format!("writing {}", json_path.display()))?;
         t.persist(self.dir.join("table.txt"))
             .with_context(|| format!("writing {}", self.dir.join("table.txt").display()))?;
+        self.written.set(true);
         Ok(json_path)
+    }
+}
+
+impl Drop for OutFiles {
+    /// A run that stops before writing leaves no folder it created (only an empty one is removed).
+    fn drop(&mut self) {
+        if self.created && !self.written.get() {
+            let _ = std::fs::remove_dir(&self.dir);
+        }
     }
 }

@@ -41,6 +41,14 @@ fn quick_cpu_run_writes_bench_json() {
     );
     let j: Value =
         serde_json::from_slice(&std::fs::read(dir.path().join("bench.json")).unwrap()).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        for f in ["bench.json", "table.txt"] {
+            let mode = std::fs::metadata(dir.path().join(f)).unwrap().permissions().mode();
+            assert_eq!(mode & 0o044, 0o044, "{f} is not readable by others: {mode:o}");
+        }
+    }
     for key in [
         "machine",
         "devices",
@@ -166,7 +174,17 @@ fn conflicting_and_impossible_arguments_are_refused_up_front() {
             "--plot sweeps",
         ),
         (vec!["--frames".into(), "0".into()], "--frames"),
+        (vec!["--frames".into(), "100001".into()], "--frames 100001"),
         (vec!["--batch".into(), "200001".into()], "--batch 200001"),
+        (vec!["--batch".into(), "1,16,1".into()], "--batch: `1` is named twice"),
+        (
+            vec!["--export".into(), p("e"), "--allow-software".into()],
+            "drop --allow-software",
+        ),
+        (
+            vec!["--plot".into(), file.display().to_string()],
+            "not a folder",
+        ),
         (vec!["--workload".into(), "W1,w1".into()], "named twice"),
         (vec!["--backend".into(), "cpu,CPU".into()], "named twice"),
         (
@@ -178,7 +196,7 @@ fn conflicting_and_impossible_arguments_are_refused_up_front() {
                 "--out".into(),
                 file_s,
             ],
-            "--out",
+            "not a folder",
         ),
     ];
     for (args, expect) in cases {
@@ -250,4 +268,27 @@ fn a_cpu_row_past_host_memory_is_not_applicable() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(stdout.contains("n/a: needs about"), "{stdout}");
+}
+
+/// A run that fails before writing leaves no `--out` folder behind (it created it; nothing was
+/// written), and the files of a run that succeeds are readable by others (0644 before the umask).
+#[test]
+fn a_failed_run_leaves_no_out_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("new");
+    let out = mien()
+        .args(["bench", "--quiet", "--backend", "cpu", "--workload", "W1"])
+        .arg("--data")
+        .arg(dir.path().join("no-such-data"))
+        .arg("--out")
+        .arg(&out_dir)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("facecap"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!out_dir.exists(), "the --out folder was left behind");
 }

@@ -277,3 +277,34 @@ fn gpu_runs_report_the_adapter_and_stage_times() {
         );
     }
 }
+
+/// `mien bench`: a batch past the device's limits is `n/a` with the limit named in bytes (as a
+/// CPU row past host memory is), not a failed row: exit 0.
+#[test]
+fn bench_rows_past_device_limits_are_not_applicable() {
+    let Some(ctx) = adapter() else { return };
+    // W6 at 60,000 characters with the lift: a 3.1 GB sink, 139 MiB of palettes.
+    if ctx.limits().max_buffer_size >= 3_142_080_000 {
+        eprintln!("notice: this device holds W6 × 60,000; nothing to refuse");
+        return;
+    }
+    let backends = gpu_backends().join(",");
+    let out = std::process::Command::new(bin())
+        .args(["bench", "--quiet", "--allow-software", "--backend", &backends])
+        .args(["--workload", "W6", "--batch", "60000", "--lift", "on", "--frames", "1"])
+        .env("MIEN_DATA", data(""))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<&str> = stdout.lines().filter(|l| l.contains("W6")).collect();
+    assert_eq!(rows.len(), gpu_backends().len(), "{stdout}");
+    for r in rows {
+        assert!(r.contains("n/a:") && r.contains("bytes (") && r.contains("but the device allows"), "{r}");
+    }
+}

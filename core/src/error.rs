@@ -191,3 +191,21 @@ impl Error {
         }
     }
 }
+
+/// A device limit's value in words: bytes (with MiB or GiB) when the limit's name says it is a size
+/// or range (`max_storage_buffer_binding_size`, `maxStorageBufferRange`, `max_buffer_size`),
+/// else the plain count (workgroups, instances). For the backends' over-limit errors.
+pub fn limit_amount(limit_name: &str, value: u64) -> String {
+    let lower = limit_name.to_ascii_lowercase();
+    if !(lower.contains("size") || lower.contains("range") || lower.contains("bytes")) {
+        return value.to_string();
+    }
+    let v = value as f64;
+    if value >= 1 << 30 {
+        format!("{value} bytes ({:.1} GiB)", v / f64::from(1u32 << 30))
+    } else if value >= 1 << 20 {
+        format!("{value} bytes ({:.1} MiB)", v / f64::from(1u32 << 20))
+    } else {
+        format!("{value} bytes")
+    }
+}
