@@ -16,7 +16,8 @@ use mien_cpu::conformance::POISON;
 use mien_cpu::conformance::gnm::GnmCase;
 use mien_cpu::conformance::gnm_batch::GnmBatchInput;
 use mien_cpu::conformance::rig_batch::{
-    RigBatchHarness, RigBatchInput, check_rig_batch, gpu_batch_extra_bytes, rig_batch_cases,
+    RigBatchHarness, RigBatchInput, check_rig_batch, gpu_batch_extra_bytes, many_active_targets,
+    rig_batch_cases,
 };
 use mien_vulkan::{
     ContextOptions, Error, PosedPart, VulkanContext, VulkanDebugLift, VulkanEncoder,
@@ -523,17 +524,7 @@ fn setting_a_batch_at_once_poses_as_setting_each() {
 #[test]
 fn blocks_with_more_than_64_active_targets_pose_like_the_cpu() {
     let Some(ctx) = context() else { return };
-    let u = RigBatchInput::new(shape(333, 240, 5), 21, 11);
-    let mut staged = mien_shaders::data::rig::RigBatchFrames::new(&u.rig, 11);
-    for (i, c) in u.controls.iter().enumerate() {
-        let mut f = mien_core::rig::FrameControls::new(&u.rig);
-        f.set(c).unwrap();
-        staged.write(i, &f);
-    }
-    staged.pack();
-    // Block 0's slots: list entries active[0] .. active[1].
-    assert!(staged.active[1] > 128, "{} active slots", staged.active[1]);
-    let uploads = [u];
+    let uploads = [many_active_targets()];
     for limit in [None, Some(limit_for(&uploads, 20_000))] {
         check_rig_batch(
             &mut Vulkan {

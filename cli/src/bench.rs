@@ -313,8 +313,11 @@ fn plot(a: &BenchArgs, dir: &std::path::Path, backends: &[Box<dyn Bench>]) -> an
         "charts": charts,
     });
     let sweep = dir.join("sweep.json");
-    mien_core::io::atomic::write_atomic_bytes(&sweep, serde_json::to_string_pretty(&doc)?.as_bytes())
-        .with_context(|| format!("writing {}", sweep.display()))?;
+    mien_core::io::atomic::write_atomic_bytes(
+        &sweep,
+        serde_json::to_string_pretty(&doc)?.as_bytes(),
+    )
+    .with_context(|| format!("writing {}", sweep.display()))?;
     println!("wrote {}", sweep.display());
     Ok(())
 }

@@ -45,8 +45,15 @@ fn quick_cpu_run_writes_bench_json() {
     {
         use std::os::unix::fs::PermissionsExt;
         for f in ["bench.json", "table.txt"] {
-            let mode = std::fs::metadata(dir.path().join(f)).unwrap().permissions().mode();
-            assert_eq!(mode & 0o044, 0o044, "{f} is not readable by others: {mode:o}");
+            let mode = std::fs::metadata(dir.path().join(f))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(
+                mode & 0o044,
+                0o044,
+                "{f} is not readable by others: {mode:o}"
+            );
         }
     }
     for key in [
@@ -176,7 +183,10 @@ fn conflicting_and_impossible_arguments_are_refused_up_front() {
         (vec!["--frames".into(), "0".into()], "--frames"),
         (vec!["--frames".into(), "100001".into()], "--frames 100001"),
         (vec!["--batch".into(), "200001".into()], "--batch 200001"),
-        (vec!["--batch".into(), "1,16,1".into()], "--batch: `1` is named twice"),
+        (
+            vec!["--batch".into(), "1,16,1".into()],
+            "--batch: `1` is named twice",
+        ),
         (
             vec!["--export".into(), p("e"), "--allow-software".into()],
             "drop --allow-software",

@@ -290,8 +290,23 @@ fn bench_rows_past_device_limits_are_not_applicable() {
     }
     let backends = gpu_backends().join(",");
     let out = std::process::Command::new(bin())
-        .args(["bench", "--quiet", "--allow-software", "--backend", &backends])
-        .args(["--workload", "W6", "--batch", "60000", "--lift", "on", "--frames", "1"])
+        .args([
+            "bench",
+            "--quiet",
+            "--allow-software",
+            "--backend",
+            &backends,
+        ])
+        .args([
+            "--workload",
+            "W6",
+            "--batch",
+            "60000",
+            "--lift",
+            "on",
+            "--frames",
+            "1",
+        ])
         .env("MIEN_DATA", data(""))
         .output()
         .unwrap();
@@ -305,6 +320,9 @@ fn bench_rows_past_device_limits_are_not_applicable() {
     let rows: Vec<&str> = stdout.lines().filter(|l| l.contains("W6")).collect();
     assert_eq!(rows.len(), gpu_backends().len(), "{stdout}");
     for r in rows {
-        assert!(r.contains("n/a:") && r.contains("bytes (") && r.contains("but the device allows"), "{r}");
+        assert!(
+            r.contains("n/a:") && r.contains("bytes (") && r.contains("but the device allows"),
+            "{r}"
+        );
     }
 }

@@ -57,3 +57,23 @@ fn collect_folds_one_problem_reported_many_times() {
     assert!(matches!(r, Err(Error::Many(ref v)) if v.len() == 2));
     assert!(Error::collect(Vec::new()).is_ok());
 }
+
+/// Device limits in words: sizes and ranges in bytes with MiB/GiB, counts plain.
+#[test]
+fn limit_amounts_name_their_units() {
+    use mien_core::error::limit_amount;
+    assert_eq!(
+        limit_amount("max_storage_buffer_binding_size", 134_217_728),
+        "134217728 bytes (128.0 MiB)"
+    );
+    assert_eq!(
+        limit_amount("maxStorageBufferRange", 3 << 30),
+        "3221225472 bytes (3.0 GiB)"
+    );
+    assert_eq!(limit_amount("max_buffer_size", 1000), "1000 bytes");
+    assert_eq!(limit_amount("maxComputeWorkGroupCount[2]", 65_535), "65535");
+    assert_eq!(
+        limit_amount("max_compute_workgroups_per_dimension", 70_000),
+        "70000"
+    );
+}

@@ -32,6 +32,33 @@ impl RigBatchInput {
     }
 }
 
+/// A batch whose first block of 8 instances has over 128 active weight slots (the union of their
+/// non-zero weights after the weight rules): 11 instances of a 333-vertex, 240-target rig (density
+/// 0.3, 5 joints), so the GPU morph kernel stages its active slots in several rounds of 64.
+///
+/// # Panics
+/// When the generated controls no longer have that many active slots (a change to the generators).
+pub fn many_active_targets() -> RigBatchInput {
+    let shape = RigShape {
+        vertices: 333,
+        targets: 240,
+        density: 0.3,
+        joints: 5,
+    };
+    let u = RigBatchInput::new(shape, 21, 11);
+    let mut active = vec![false; u.rig.weight_count as usize];
+    for c in &u.controls[..8] {
+        let mut f = mien_core::rig::FrameControls::new(&u.rig);
+        f.set(c).expect("generated controls are valid");
+        for (a, w) in active.iter_mut().zip(&f.weights) {
+            *a |= *w != 0.0;
+        }
+    }
+    let n = active.iter().filter(|a| **a).count();
+    assert!(n > 128, "{n} active slots in the first block");
+    u
+}
+
 /// Random batch runs: 1–`max_uploads` uploads, each a random rig ([`rig_shapes`]) posed as
 /// 1–`max_instances` instances.
 pub fn rig_batch_cases(
