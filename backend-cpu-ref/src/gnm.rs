@@ -161,33 +161,129 @@ fn blend_tile(tile: &Tile, heads: &[CpuHead], acc: &mut [[f32; 3]]) {
     });
 }
 
-/// [`blend_tile_body`] compiled for AVX + F16C.
+/// [`blend_tile`] for AVX + F16C, register-blocked: for a group of up to 4 heads and up to 4
+/// column blocks of 8 floats, the accumulators stay in registers while the loop runs over every
+/// active coefficient (8 halves widened per `vcvtph2ps`, multiply then add — never fused). Each
+/// accumulator element still adds its terms in ascending coefficient order and skips a head's zero
+/// coefficients, so the bits are the reference's; only the loop nest changed (the accumulators no
+/// longer go through L1 for every coefficient). Columns past the last whole block of 8 take the
+/// portable body's scalar loop.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx,f16c")]
 fn blend_tile_avx(tile: &Tile, heads: &[CpuHead], acc: &mut [[f32; 3]]) {
-    // The closure inherits this function's target features, so it may call `widen_f16c`.
-    blend_tile_body(tile, heads, acc, |src, dst| widen_f16c(src, dst));
+    let (n, tv) = (3 * tile.vt, TILE_VERTICES);
+    let blocks = n / 8;
+    for (g, hs) in heads.chunks(4).enumerate() {
+        let rows = &mut acc[g * 4 * tv..(g * 4 + hs.len()) * tv];
+        let rows: &mut [f32] = bytemuck::cast_slice_mut(rows);
+        let mut c = 0;
+        // SAFETY (each call): the CPU has AVX and F16C (this function's features); blocks
+        // c..c+C lie in 0..blocks, so every 8-float access is inside a head's first n floats
+        // and inside row e of the tile (width ≥ n).
+        unsafe {
+            match hs.len() {
+                1 => {
+                    while c + 4 <= blocks {
+                        avx_block::<1, 4>(tile, hs, rows, tv, c);
+                        c += 4;
+                    }
+                }
+                2 => {
+                    while c + 3 <= blocks {
+                        avx_block::<2, 3>(tile, hs, rows, tv, c);
+                        c += 3;
+                    }
+                }
+                3 => {
+                    while c + 2 <= blocks {
+                        avx_block::<3, 2>(tile, hs, rows, tv, c);
+                        c += 2;
+                    }
+                }
+                _ => {
+                    while c + 2 <= blocks {
+                        avx_block::<4, 2>(tile, hs, rows, tv, c);
+                        c += 2;
+                    }
+                }
+            }
+            while c < blocks {
+                match hs.len() {
+                    1 => avx_block::<1, 1>(tile, hs, rows, tv, c),
+                    2 => avx_block::<2, 1>(tile, hs, rows, tv, c),
+                    3 => avx_block::<3, 1>(tile, hs, rows, tv, c),
+                    _ => avx_block::<4, 1>(tile, hs, rows, tv, c),
+                }
+                c += 1;
+            }
+        }
+        // The last n % 8 columns: the reference's scalar loop.
+        for e in tile.active.iter().map(|&e| e as usize) {
+            let row = &tile.halves[e * tile.width..e * tile.width + n];
+            for (k, h) in hs.iter().enumerate() {
+                let s = h.scaled[e];
+                if s == 0.0 {
+                    continue;
+                }
+                let a = &mut rows[k * 3 * tv..k * 3 * tv + n];
+                for (x, b) in a[8 * blocks..].iter_mut().zip(&row[8 * blocks..]) {
+                    *x += s * b.to_f32();
+                }
+            }
+        }
+    }
 }
 
-/// `dst[i] = src[i]` as f32 for `i < min(len)`, 8 at a time with `vcvtph2ps` (exact, like every
-/// f16 → f32 conversion).
+/// `H` heads × `C` column blocks (8 floats each, starting at block `c0`) of [`blend_tile_avx`]:
+/// accumulators loaded, every active coefficient applied in order, stored.
+///
+/// # Safety
+/// The CPU has AVX and F16C; blocks `c0 .. c0 + C` are whole blocks of the tile's `3·vt` columns;
+/// `rows` holds `H` heads' accumulators at stride `3·tv`; `hs.len() == H`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx,f16c")]
-fn widen_f16c(src: &[half::f16], dst: &mut [f32]) {
-    use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm256_cvtph_ps, _mm256_storeu_ps};
-    let n = src.len().min(dst.len());
-    let mut i = 0;
-    while i + 8 <= n {
-        // SAFETY: i + 8 ≤ n: 16 readable bytes at src[i] and 32 writable at dst[i]; both the load
-        // and the store are unaligned forms.
-        unsafe {
-            let h = _mm_loadu_si128(src.as_ptr().add(i).cast::<__m128i>());
-            _mm256_storeu_ps(dst.as_mut_ptr().add(i), _mm256_cvtph_ps(h));
+unsafe fn avx_block<const H: usize, const C: usize>(
+    tile: &Tile,
+    hs: &[CpuHead],
+    rows: &mut [f32],
+    tv: usize,
+    c0: usize,
+) {
+    use std::arch::x86_64::{
+        __m128i, __m256, _mm_loadu_si128, _mm256_add_ps, _mm256_cvtph_ps, _mm256_loadu_ps,
+        _mm256_mul_ps, _mm256_set1_ps, _mm256_setzero_ps, _mm256_storeu_ps,
+    };
+    let mut a: [[__m256; C]; H] = [[_mm256_setzero_ps(); C]; H];
+    for (k, ak) in a.iter_mut().enumerate() {
+        for (j, x) in ak.iter_mut().enumerate() {
+            // SAFETY: the caller's contract: head k's block c0 + j is inside `rows`.
+            *x = unsafe { _mm256_loadu_ps(rows.as_ptr().add(k * 3 * tv + 8 * (c0 + j))) };
         }
-        i += 8;
     }
-    for (d, h) in dst[i..n].iter_mut().zip(&src[i..n]) {
-        *d = h.to_f32();
+    for &e in tile.active {
+        let e = e as usize;
+        let base = tile.halves.as_ptr().wrapping_add(e * tile.width + 8 * c0);
+        let mut b: [__m256; C] = [_mm256_setzero_ps(); C];
+        for (j, x) in b.iter_mut().enumerate() {
+            // SAFETY: row e's block c0 + j: 8 halves inside the tile (the caller's contract).
+            *x = unsafe { _mm256_cvtph_ps(_mm_loadu_si128(base.add(8 * j).cast::<__m128i>())) };
+        }
+        for (k, ak) in a.iter_mut().enumerate() {
+            let s = hs[k].scaled[e];
+            if s == 0.0 {
+                continue;
+            }
+            let sv = _mm256_set1_ps(s);
+            for (x, bj) in ak.iter_mut().zip(&b) {
+                *x = _mm256_add_ps(*x, _mm256_mul_ps(sv, *bj));
+            }
+        }
+    }
+    for (k, ak) in a.iter().enumerate() {
+        for (j, x) in ak.iter().enumerate() {
+            // SAFETY: as for the loads.
+            unsafe { _mm256_storeu_ps(rows.as_mut_ptr().add(k * 3 * tv + 8 * (c0 + j)), *x) };
+        }
     }
 }
 
