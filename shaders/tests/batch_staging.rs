@@ -170,3 +170,38 @@ fn head_batches_stage_the_same_arrays_at_once() {
         }
     }
 }
+
+/// `set_batch` (one rayon pass per block of 8 from 32 instances) leaves the same frames, counts and
+/// staged arrays as setting and staging every instance alone, then packing.
+#[test]
+fn setting_a_batch_equals_setting_each_instance() {
+    for (targets, joints) in [(0u32, 2u32), (40, 3)] {
+        let rig = random_rig(
+            11,
+            RigShape {
+                vertices: 50,
+                targets,
+                density: 0.4,
+                joints,
+            },
+        );
+        let ring: Vec<_> = (0..5).map(|i| random_controls(i + 30, &rig)).collect();
+        let which = |k: usize| (3 * k + 1) % 5;
+        for n in [3usize, 32, 77] {
+            let mut frames: Vec<FrameControls> = (0..n).map(|_| FrameControls::new(&rig)).collect();
+            let mut staged = RigBatchFrames::new(&rig, n);
+            let mut stats = vec![ControlStats::default(); n];
+            set_batch(&mut frames, &mut staged, &ring, &which, &mut stats).unwrap();
+            let mut one = RigBatchFrames::new(&rig, n);
+            for k in 0..n {
+                let mut f = FrameControls::new(&rig);
+                let s = f.set(&ring[which(k)]).unwrap();
+                assert_eq!(s, stats[k], "{n} instances: counts of {k}");
+                assert_eq!(f.weights, frames[k].weights);
+                one.write(k, &f);
+            }
+            one.pack();
+            assert_eq!(one, staged, "{targets} targets, {n} instances");
+        }
+    }
+}

@@ -333,6 +333,14 @@ impl RigBatchFrames {
                     .for_each(list);
             }
         }
+        debug_assert!(blocks == self.counts.len());
+        self.concat();
+    }
+
+    /// Concatenate the blocks' lists and weights (`scratch_*`, `counts`) into `active` and
+    /// `weights`. Allocates nothing (both were reserved for every slot of every block).
+    fn concat(&mut self) {
+        let (w, block) = (self.weight_count, MORPH_INSTANCE_BLOCK as usize);
         self.active.clear();
         self.active.push(0);
         let mut total = 0;
@@ -348,7 +356,52 @@ impl RigBatchFrames {
             self.weights
                 .extend_from_slice(&self.scratch_weights[b * w * block..(b * w + c) * block]);
         }
-        debug_assert!(self.active.len() <= self.active_capacity() && blocks == self.counts.len());
+        debug_assert!(self.active.len() <= self.active_capacity());
+    }
+
+    /// [`set_batch`]'s parallel path in one pass: per block of 8 instances (a rayon task), each
+    /// instance's controls through the weight rules (`frames[k].set(controls[which(k)])`, counts
+    /// into `stats[k]`), its row and palette staged, then the block's active list; then the
+    /// concatenation. Needs W > 0 and P > 0 (the caller checks).
+    fn set_blocks(
+        &mut self,
+        frames: &mut [FrameControls],
+        controls: &[RigControls],
+        which: &(dyn Fn(usize) -> usize + Sync),
+        stats: &mut [ControlStats],
+    ) -> mien_core::Result<()> {
+        use rayon::prelude::*;
+        let (w, p, block) = (
+            self.weight_count,
+            self.palette_len,
+            MORPH_INSTANCE_BLOCK as usize,
+        );
+        frames
+            .par_chunks_mut(block)
+            .zip(stats.par_chunks_mut(block))
+            .zip(self.rows.par_chunks_mut(w * block))
+            .zip(self.palette.par_chunks_mut(p * block))
+            .zip(self.scratch_slots.par_chunks_mut(w))
+            .zip(self.scratch_weights.par_chunks_mut(w * block))
+            .zip(self.counts.par_iter_mut())
+            .enumerate()
+            .try_for_each(|(b, ((((((fs, ss), rows), pal), slots), ws), count))| {
+                for (j, (f, st)) in fs.iter_mut().zip(ss.iter_mut()).enumerate() {
+                    *st = f.set(&controls[which(b * block + j)])?;
+                    rows[j * w..(j + 1) * w].copy_from_slice(&f.weights);
+                    for ((o, m), n) in pal[j * p..(j + 1) * p]
+                        .iter_mut()
+                        .zip(&f.palette)
+                        .zip(&f.normal_palette)
+                    {
+                        *o = JointMatrices::new(m, n);
+                    }
+                }
+                *count = list_active(rows, w, slots, ws);
+                Ok::<(), mien_core::Error>(())
+            })?;
+        self.concat();
+        Ok(())
     }
 
     /// The byte range instance `i` writes in the palettes: `(offset, length)`.
@@ -410,6 +463,17 @@ pub fn set_batch(
         }
         staged.write_all(frames);
         return Ok(());
+    }
+    assert!(
+        frames.len() == staged.instances
+            && frames
+                .iter()
+                .all(|f| f.weights.len() == staged.weight_count
+                    && f.palette.len() == staged.palette_len)
+    );
+    if staged.weight_count > 0 && staged.palette_len > 0 {
+        // One rayon pass over blocks of 8 instances: rules, staging and lists together.
+        return staged.set_blocks(frames, controls, which, stats);
     }
     frames
         .par_iter_mut()
