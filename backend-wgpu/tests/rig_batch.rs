@@ -345,7 +345,10 @@ fn oversized_batches_get_typed_errors_naming_the_array() {
     match wgpu_error(&e) {
         Error::OverLimits { what, needed, .. } => {
             assert_eq!(*needed, 4608);
-            assert!(what.contains("joint palettes of 9 instance(s)"), "{what}");
+            assert!(
+                what.contains("joint palette array of 9 instance(s)"),
+                "{what}"
+            );
         }
         other => panic!("{other}"),
     }

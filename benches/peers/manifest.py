@@ -230,6 +230,10 @@ def load_arrays(m):
     out = {}
     for name, a in m["arrays"].items():
         path = os.path.join(m["dir"], a["file"])
+        with open(path, "rb") as f:
+            magic = f.read(6)
+        if magic != b"\x93NUMPY":  # numpy would call a short file "pickled data"
+            raise ManifestError(f"{path}: not a .npy file (no \\x93NUMPY magic at its start)")
         try:
             arr = np.load(path, allow_pickle=False)
         except ValueError as e:  # a truncated or malformed .npy: numpy's own message, no traceback

@@ -159,6 +159,12 @@ pub fn run(a: &BenchArgs, command: Vec<String>) -> anyhow::Result<()> {
         return plot(a, dir, &backends);
     }
     let out = a.out.as_deref().map(OutFiles::prepare).transpose()?;
+    // An interrupt between rows stops the run before anything is written; a folder this run created
+    // for --out is removed again (by `OutFiles`' drop, or by the signal handler when a row does
+    // not end within its grace period).
+    if let Some(o) = &out {
+        crate::interrupt::set_staging(o.created_dir());
+    }
     let batches = match (a.batch.is_empty(), a.quick) {
         (false, _) => a.batch.clone(),
         (true, true) => vec![1, 16],
@@ -185,6 +191,7 @@ pub fn run(a: &BenchArgs, command: Vec<String>) -> anyhow::Result<()> {
     let mut described = Vec::new();
     let mut loaded = Vec::with_capacity(ids.len());
     for id in &ids {
+        crate::interrupt::check()?;
         pb.set_message(format!("building {id}"));
         let w: Arc<Workload> =
             Arc::new(workloads::load(id, &data).with_context(|| format!("workload {id}"))?);
@@ -203,6 +210,7 @@ pub fn run(a: &BenchArgs, command: Vec<String>) -> anyhow::Result<()> {
         for w in &loaded {
             for &batch in &batches {
                 for &lift in lifts {
+                    crate::interrupt::check()?;
                     pb.set_message(format!("{} {} ×{batch}", b.name(), w.id));
                     let plan = RowPlan {
                         batch,
@@ -250,7 +258,12 @@ pub fn run(a: &BenchArgs, command: Vec<String>) -> anyhow::Result<()> {
             "copy_baselines": copies.iter().map(|(k, c)| json!({"backend": k.split(':').next(), "copy": c})).collect::<Vec<_>>(),
             "notes": notes,
         });
-        let path = out.write(&serde_json::to_string_pretty(&doc)?, &text)?;
+        let json = serde_json::to_string_pretty(&doc)?;
+        // The files are renamed into place inside a critical section: the handler cannot remove
+        // the folder between the two renames.
+        let guard = crate::interrupt::critical()?;
+        let path = out.write(&json, &text)?;
+        guard.committed();
         println!("wrote {} and table.txt", path.display());
     }
     let failed = rows

@@ -61,10 +61,13 @@ pub fn check_args(a: &BenchArgs) -> anyhow::Result<()> {
         if !a.workload.is_empty() {
             other.push("--workload");
         }
+        if a.data.is_some() {
+            other.push("--data");
+        }
         anyhow::ensure!(
             other.is_empty(),
             "--plot sweeps a synthetic morph rig over vertices, active targets and batch (its own \
-             workloads and batches; --frames and --quick set its frames): drop {}",
+             workloads and batches, no real inputs; --frames and --quick set its frames): drop {}",
             other.join(", ")
         );
     }
@@ -86,6 +89,12 @@ pub fn check_args(a: &BenchArgs) -> anyhow::Result<()> {
         .iter()
         .map(|s| s.trim().to_ascii_lowercase())
         .collect();
+    for (flag, names) in [("--backend", &a.backend), ("--workload", &a.workload)] {
+        anyhow::ensure!(
+            names.iter().all(|n| !n.trim().is_empty()),
+            "{flag}: an empty name (a trailing or doubled comma?)"
+        );
+    }
     if let Some(d) = first_repeat(&backends) {
         anyhow::bail!("--backend: `{d}` is named twice");
     }
@@ -231,6 +240,13 @@ impl OutFiles {
             .with_context(|| format!("writing {}", self.dir.join("table.txt").display()))?;
         self.written.set(true);
         Ok(json_path)
+    }
+}
+
+impl OutFiles {
+    /// The folder, when this run created it (it is removed again if the run stops before writing).
+    pub fn created_dir(&self) -> Option<&Path> {
+        self.created.then_some(self.dir.as_path())
     }
 }
 

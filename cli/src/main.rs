@@ -51,7 +51,21 @@ fn main() -> ExitCode {
         Command::Inspect(i) => inspect::run(&i.file, i.json).map(|text| print!("{text}")),
         Command::Pack(p) => pack::run(p).map(|text| print!("{text}")),
         Command::Scenario(s) => return scenario::main(s, command),
-        Command::Bench(b) => bench::run(b, command),
+        Command::Bench(b) => {
+            // As for animate: a signal raises a flag the run checks between rows.
+            let out = b
+                .out
+                .clone()
+                .unwrap_or_else(|| std::path::PathBuf::from("."));
+            let _ = interrupt::install(&out);
+            match bench::run(b, command) {
+                Err(_) if interrupt::requested() => {
+                    eprintln!("mien: interrupted; no table was written");
+                    return ExitCode::from(interrupt::EXIT_CODE);
+                }
+                r => r,
+            }
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -302,3 +302,38 @@ fn a_failed_run_leaves_no_out_folder() {
     );
     assert!(!out_dir.exists(), "the --out folder was left behind");
 }
+
+/// An interrupted `mien bench --out NEW` exits 130 and leaves no folder behind (it created it and
+/// wrote nothing), whether the signal lands between rows or inside a long one.
+#[cfg(unix)]
+#[test]
+fn an_interrupted_run_leaves_no_out_folder() {
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("new");
+    let mut child = mien()
+        .args(["bench", "--quiet", "--backend", "cpu", "--workload", "W6"])
+        .args(["--batch", "64", "--frames", "100000"])
+        .arg("--out")
+        .arg(&out_dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t = Instant::now();
+    while !out_dir.exists() {
+        assert!(t.elapsed() < Duration::from_secs(60), "no --out folder");
+        assert!(child.try_wait().unwrap().is_none(), "the run ended early");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    assert!(!out_dir.exists(), "the --out folder was left behind");
+}

@@ -281,7 +281,7 @@ fn fill_palette(slice: &mut [JointMatrices], frame: &GnmFrame) {
 /// An array of a linear-head upload that does not fit one binding.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GnmOverLimit {
-    /// Which array (`the joint palettes of 3 instances`, `the basis row of vertex 0 …`).
+    /// Which array (`the joint palette array of 3 instance(s)`, `the basis row of vertex 0 …`).
     pub what: String,
     /// Its bytes.
     pub needed: u64,
@@ -305,13 +305,13 @@ pub fn plan_gnm_upload(
     let joint = std::mem::size_of::<JointMatrices>() as u64;
     let header = std::mem::size_of::<GnmFrameHeader>() as u64;
     for (what, needed) in [
-        ("eye frames", n * header),
-        ("scaled coefficients", (n * e * 4).max(4)),
-        ("joint palettes", n * (j + 1) * joint),
+        ("eye frame", n * header),
+        ("scaled coefficient", (n * e * 4).max(4)),
+        ("joint palette", n * (j + 1) * joint),
     ] {
         if needed > limit.min(GNM_MAX_BINDING) {
             return Err(GnmOverLimit {
-                what: format!("the {what} of {instances} instance(s)"),
+                what: format!("the {what} array of {instances} instance(s)"),
                 needed,
             });
         }

@@ -80,7 +80,7 @@ pub fn plan_rig_chunks(
 /// An array of a rig batch upload that does not fit one binding.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RigOverLimit {
-    /// Which array (`the morph weights of 3 instance(s)`, `the data of vertex 7 …`).
+    /// Which array (`the morph weight array of 3 instance(s)`, `the data of vertex 7 …`).
     pub what: String,
     /// Its bytes.
     pub needed: u64,
@@ -100,21 +100,21 @@ pub fn plan_rig_upload(
     let n = u64::from(instances);
     for (what, needed) in [
         (
-            "morph weights",
+            "morph weight",
             n.div_ceil(MORPH_INSTANCE_BLOCK)
                 * MORPH_INSTANCE_BLOCK
                 * u64::from(rig.weight_count)
                 * 4,
         ),
         (
-            "active slot lists",
+            "active slot list",
             (n.div_ceil(MORPH_INSTANCE_BLOCK) * (u64::from(rig.weight_count) + 1) + 1) * 4,
         ),
-        ("joint palettes", n * rig.palette.len() as u64 * JOINT_BYTES),
+        ("joint palette", n * rig.palette.len() as u64 * JOINT_BYTES),
     ] {
         if needed > limit {
             return Err(RigOverLimit {
-                what: format!("the {what} of {instances} instance(s)"),
+                what: format!("the {what} array of {instances} instance(s)"),
                 needed,
             });
         }

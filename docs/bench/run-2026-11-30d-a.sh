@@ -10,14 +10,3 @@ echo "== gpu"; timeout 200 ./mien bench --backend wgpu,vulkan --batch 1,16,256 -
 echo "== cpu"; timeout 200 ./mien bench --backend cpu --batch 1,16,256 --lift both --frames 10 --quiet --out "$R/cpu" 2>&1 | tail -2
 echo "== w1 big"; timeout 150 ./mien bench --backend vulkan,wgpu --workload W1 --batch 1024,4096,10000 --lift on --frames 10 --quiet --out "$R/w1big" 2>&1 | tail -5
 tar -C /tmp -cf "$OUT/res-a.tar" res
-#!/usr/bin/env bash
-# Issue 8, third session, final figures (part B): the peers on mien's exported data, then the plots.
-cd "$(dirname "$0")"
-mkdir -p data && tar -C data -xJf ict.tar.xz
-export MIEN_DATA=$PWD/data MIEN_FONT=$PWD/DejaVuSans.ttf
-R=/tmp/res; mkdir -p $R
-echo "== export"; timeout 60 ./mien bench --export /tmp/exp --quiet 2>&1 | tail -3
-echo "== torch"; timeout 180 python3 ../benches/peers/torch_peer.py --export /tmp/exp --batch 1,16,256 --repeat 20 --json "$R/torch.json" 2>&1 | tail -40
-echo "== numpy"; timeout 120 python3 ../benches/peers/numpy_peer.py --export /tmp/exp --batch 1,16 --repeat 10 --json "$R/numpy.json" 2>&1 | tail -30
-echo "== plots"; timeout 150 ./mien bench --plot "$R/plots" --quiet 2>&1 | tail -3
-tar -C /tmp -cf "$OUT/res-b.tar" res
