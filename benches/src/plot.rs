@@ -103,6 +103,8 @@ pub fn draw(chart: &Chart, path: &Path) -> anyhow::Result<()> {
             )
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         let mut mesh = ctx.configure_mesh();
+        // No minor grid: on log axes plotters packs it into bands near each decade.
+        mesh.light_line_style(WHITE);
         if text {
             // Enough labels that every decade the data spans gets some (plotters' default of 10
             // can leave a decade of GPU times unlabelled).
