@@ -177,7 +177,7 @@ fn blend_tile_avx(tile: &Tile, heads: &[CpuHead], acc: &mut [[f32; 3]]) {
         let rows = &mut acc[g * 4 * tv..(g * 4 + hs.len()) * tv];
         let rows: &mut [f32] = bytemuck::cast_slice_mut(rows);
         let mut c = 0;
-        // SAFETY (each call): the CPU has AVX and F16C (this function's features); blocks
+        // SAFETY: (each call) the CPU has AVX and F16C (this function's features); blocks
         // c..c+C lie in 0..blocks, so every 8-float access is inside a head's first n floats
         // and inside row e of the tile (width ≥ n).
         unsafe {
