@@ -13,9 +13,11 @@
 // a time together and stage, in slot order, the lookups and 8 weights of those that move a vertex
 // of the tile (most do not: a target moves a region of the face), so the walk's iterations are the
 // tile's (slot, vertices) pairs that matter, it reads no storage except the deltas of the entries
-// that move a vertex, and a tile's entries of one slot are neighbours in memory (coalesced). Rows of the rig hold strictly ascending slots, so walking
-// the slots ascending applies each vertex's entries in row order: per instance the operations and
-// their order are the reference's, and no instance's bits depend on the batch. No atomics.
+// that move a vertex, and a tile's entries of one slot are neighbours in memory (coalesced). Rows
+// of the rig hold strictly ascending slots, so walking the slots ascending applies each vertex's
+// entries in row order: per instance the operations and their order are the reference's, and no
+// instance's bits depend on the batch. The only atomics are the staging round's bit set (OR, whose
+// result does not depend on order); the data is never accumulated atomically.
 //
 // Instances (N characters sharing one rig): the dispatch's z dimension is the block b of 8 instances
 // (num_workgroups.z = ⌈N/8⌉). Instance i of block b writes `morphed[((8b + i)·count + v)·6 ..]` when
