@@ -250,14 +250,7 @@ impl RigBatchFrames {
         );
         let (w, p) = (self.weight_count, self.palette_len);
         self.rows[i * w..(i + 1) * w].copy_from_slice(&frame.weights);
-        let slice = &mut self.palette[i * p..(i + 1) * p];
-        for ((o, m), n) in slice
-            .iter_mut()
-            .zip(&frame.palette)
-            .zip(&frame.normal_palette)
-        {
-            *o = JointMatrices::new(m, n);
-        }
+        stage_palette(&mut self.palette[i * p..(i + 1) * p], frame);
     }
 
     /// Stage every instance's frame at once (`frames[i]` as instance i, `frames.len() == N`) and
@@ -293,11 +286,7 @@ impl RigBatchFrames {
             self.palette
                 .par_chunks_mut(p)
                 .zip(frames.par_iter())
-                .for_each(|(ps, f)| {
-                    for ((o, m), n) in ps.iter_mut().zip(&f.palette).zip(&f.normal_palette) {
-                        *o = JointMatrices::new(m, n);
-                    }
-                });
+                .for_each(|(ps, f)| stage_palette(ps, f));
         }
         self.pack();
     }
@@ -389,13 +378,7 @@ impl RigBatchFrames {
                 for (j, (f, st)) in fs.iter_mut().zip(ss.iter_mut()).enumerate() {
                     *st = f.set(&controls[which(b * block + j)])?;
                     rows[j * w..(j + 1) * w].copy_from_slice(&f.weights);
-                    for ((o, m), n) in pal[j * p..(j + 1) * p]
-                        .iter_mut()
-                        .zip(&f.palette)
-                        .zip(&f.normal_palette)
-                    {
-                        *o = JointMatrices::new(m, n);
-                    }
+                    stage_palette(&mut pal[j * p..(j + 1) * p], f);
                 }
                 *count = list_active(rows, w, slots, ws);
                 Ok::<(), mien_core::Error>(())
@@ -408,6 +391,17 @@ impl RigBatchFrames {
     pub fn palette_range(&self, i: usize) -> (u64, u64) {
         let p = JOINT_BYTES * self.palette_len as u64;
         (i as u64 * p, p)
+    }
+}
+
+/// An instance's palette entries `(P,)`: its palette matrices with their normal matrices.
+fn stage_palette(out: &mut [JointMatrices], frame: &FrameControls) {
+    for ((o, m), n) in out
+        .iter_mut()
+        .zip(&frame.palette)
+        .zip(&frame.normal_palette)
+    {
+        *o = JointMatrices::new(m, n);
     }
 }
 
