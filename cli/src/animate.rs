@@ -1,32 +1,28 @@
 //! `mien animate`: load → drive → rig (backend) → lift → .ply frames, PNG contact sheet, report.
 
+use std::sync::Arc;
 use std::time::Instant;
 
-use anyhow::{Context, Result, bail, ensure};
-use glam::Mat4;
+use anyhow::{Context, Result, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 use mien_core::io::atomic::write_atomic_bytes;
 use mien_core::io::ply::{PlyOptions, ShBands, TransparentSlots, write_splat_ply_with};
-use mien_core::lift::{DebugLiftParams, DebugShading};
 use mien_core::preview::write_png;
 use mien_core::rig::ACTIVE_MORPH_LIMIT;
-use mien_core::sink::{SlotRange, SplatBuffers};
+use mien_core::sink::SplatBuffers;
+use mien_runtime::instance::check_drivable;
+use mien_runtime::runtime::{DEFAULT_SIGMA_EDGES, NO_EDGE_M};
+use mien_runtime::{Device, DeviceOptions, LiftOptions, Runtime, RuntimeOptions, Shading as RtShading};
 
 use crate::args::{AnimateArgs, PlyLayout, Shading};
-use crate::engine::EngineTimes;
 use crate::interrupt;
 use crate::load;
 use crate::outdir::Target;
-use crate::posed::PosedCheck;
 use crate::preview;
 use crate::report::Report;
-use crate::subject::Subject;
+use crate::subject;
 use crate::text::metres;
 use crate::validate;
-
-/// Default gaussian σ as a fraction of the character's median triangle edge: large enough that
-/// neighbouring splats overlap on an evenly meshed surface, small enough to keep features.
-pub const DEFAULT_SIGMA_EDGES: f32 = 0.6;
 
 /// What `run` hands the summary printer.
 pub struct Outcome {
@@ -60,76 +56,78 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
 
     // Inputs, all validated before anything is written.
     let t_load = Instant::now();
-    let loaded = load::character(args.character.as_deref())?;
+    let asset = load::character(args.character.as_deref())?;
     interrupt::check()?;
-    let ch = &loaded.character;
-    let animator_on = crate::animator::RunAnimator::will_run(args, loaded.builtin)?;
+    let ch = asset.character();
+    let builtin = asset.is_builtin();
+    let animator_on = crate::animator::will_run(args, builtin)?;
     let driven =
         args.arkit.is_some() || args.speech.is_some() || args.clip.is_some() || animator_on;
-    let mut subject = Subject::new(&loaded, driven)?;
-    if subject.vertex_count() == 0 {
+    if driven {
+        check_drivable(&asset)?;
+    }
+    if asset.vertex_count() == 0 {
         bail!(
             "{}: the displayed scene has no mesh geometry to pose",
             ch.source
         );
     }
-    let (mut drive, anim_report) = load::drive(
-        &loaded,
+    let (drive, anim_report) = load::drive(
+        &asset,
         args.arkit.as_deref(),
         args.clip.as_deref(),
         args.speech.is_some(),
         animator_on,
     )?;
     report.animation = anim_report;
-    let mut speech = crate::speech::layer(args, ch)?;
+    let speech = crate::speech::layer(args, ch)?;
     let mut span = drive.span(ch);
-    if let Some((layer, rep)) = &speech {
-        span.1 = span.1.max(layer.span().1);
+    if let Some(sp) = &speech {
+        span.1 = span.1.max(sp.span().1);
         report.animation.span_s[1] = span.1;
-        report.animation.speech = Some(rep.clone());
+        report.animation.speech = Some(sp.report().clone());
     }
     let frames = validate::frame_count(args, span)?;
-    let mut animator = crate::animator::RunAnimator::new(args, ch, loaded.builtin, args.start)?;
+    let face = crate::animator::face_driver(args, ch, builtin, args.start)?;
     report.frames.count = frames;
     report.frames.fps = args.fps;
     report.frames.start_s = args.start;
     report.frames.span_s = [args.start, args.start + f64::from(frames - 1) / args.fps];
-    subject.fill_report(&mut report, ch);
 
-    // Backend.
-    let (mut engine, reason) = subject.engine(args.backend)?;
-    report.backend.requested = format!("{:?}", args.backend).to_lowercase();
-    report.backend.used = engine.name().into();
+    // Backend and runtime: upload, the rest pose (bounds, σ), the lift.
+    let (device, reason) = Device::open_with(args.backend.into(), &DeviceOptions::from_env())
+        .with_context(|| format!("--backend {}", args.backend.name()))?;
+    report.backend.requested = args.backend.name().into();
+    report.backend.used = device.name().into();
     report.backend.reason = reason;
-    report.backend.adapter = engine.adapter();
+    report.backend.adapter = device.adapter();
     report.backend.threads = rayon_threads();
-    let nv = subject.vertex_count();
-
-    // Rest pose once: bounds and the default σ.
-    let rest = ch.rest_pose();
-    let mut pose = rest.clone();
-    let (mut locals, mut world) = (Vec::new(), Vec::<Mat4>::new());
-    ch.world_matrices(&rest, &mut locals, &mut world);
-    // Counting starts with the first frame: the rest pose is set through a scratch report.
-    subject.set_frame(0, &rest, &world, engine.as_mut(), &mut Report::default())?;
-    let rest_pos = engine.pose_and_read()?;
-    validate::rest_geometry(&ch.source, &rest_pos)?;
-    // Every frame obeys the same rule, whatever is written.
-    let posed_check = PosedCheck::new(ch, &world);
-    report.character.bounds_m = bounds(&rest_pos);
-    let edge = median_edge(subject.triangles(), &rest_pos);
-    let sigma = match args.sigma {
-        Some(s) => s as f32,
-        None => DEFAULT_SIGMA_EDGES * edge.unwrap_or(NO_EDGE_M),
+    let nv = asset.vertex_count();
+    let asset = Arc::new(asset);
+    let options = RuntimeOptions {
+        instances: 1,
+        lift: Some(LiftOptions {
+            sigma: args.sigma.map(|s| s as f32),
+            shading: match args.shading {
+                Shading::Auto => RtShading::Auto,
+                Shading::Tint => RtShading::Tint,
+                Shading::Normal => RtShading::Normal,
+                Shading::Flat => RtShading::Flat,
+            },
+        }),
     };
-    ensure!(
-        sigma.is_finite() && sigma > 0.0,
-        "{}: cannot derive a gaussian size from degenerate geometry; pass --sigma",
-        ch.source
-    );
+    let mut rt = Runtime::new(Arc::clone(&asset), &device, &options)?;
+    rt.instance_mut(0)?
+        .set_drive(drive)?
+        .set_speech(speech)?
+        .set_face(face)?;
+    subject::fill_report(&mut report, &asset, rt.instance(0)?.head_driver());
+    report.character.bounds_m = rt.rest_bounds();
+    let lift = *rt.lift().context("the runtime has no lift")?;
+    let sigma = lift.sigma;
     report.splats.sigma_m = sigma;
-    report.splats.sigma_derived = args.sigma.is_none();
-    report.splats.sigma_rule = match (args.sigma, edge) {
+    report.splats.sigma_derived = lift.sigma_derived;
+    report.splats.sigma_rule = match (args.sigma, lift.median_edge) {
         (Some(_), _) => "--sigma".into(),
         (None, None) => format!(
             "{DEFAULT_SIGMA_EDGES} × {NO_EDGE_M} m: the rest pose has no edge of non-zero length"
@@ -140,29 +138,14 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
         ),
     };
     report.timings_ms.load = ms(t_load.elapsed());
-
-    let range = SlotRange {
-        offset: 0,
-        count: nv,
-    };
-    let mut params = DebugLiftParams::new(range, nv);
-    params.sigma = sigma;
-    let has_colors = subject.has_colors(ch);
-    params.shading = match args.shading {
-        Shading::Auto if has_colors => DebugShading::Tint,
-        Shading::Auto | Shading::Normal => DebugShading::Normal,
-        Shading::Tint => DebugShading::Tint,
-        Shading::Flat => DebugShading::Flat,
-    };
     report.splats.shading_requested = format!("{:?}", args.shading).to_lowercase();
-    report.splats.shading = format!("{:?}", params.shading).to_lowercase();
-    params.centroid = center(&report.character.bounds_m);
-    engine.attach_lift(params)?;
-    let (rig_bytes, sink_bytes) = engine.bytes();
-    report.memory.sink_slots = nv;
+    report.splats.shading = format!("{:?}", lift.shading).to_lowercase();
+    let range = rt.slot_range(0);
+    let mem = rt.memory();
+    report.memory.sink_slots = mem.sink_slots as u32;
     report.memory.character_slots = range.count;
-    report.memory.rig_bytes = rig_bytes;
-    report.memory.sink_bytes = sink_bytes;
+    report.memory.rig_bytes = mem.rig_bytes;
+    report.memory.sink_bytes = mem.sink_bytes;
 
     // The contact sheet: frames kept within the memory budget, raster work checked on the rest
     // pose before any frame is posed.
@@ -174,12 +157,9 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
         derived: args.sigma.is_none(),
         cell: args.cell,
     };
-    let mut warmup = EngineTimes::default();
     if !sheet.indices.is_empty() {
-        engine.frame()?;
-        let rest_splats = engine.splats()?;
+        let rest_splats = rt.render_rest()?;
         preview::precheck(&rest_splats, nv, sheet.indices.len(), &knobs)?;
-        warmup = engine.times();
     }
     report.memory.preview_bytes = sheet.indices.len() as u64 * u64::from(nv) * preview::SPLAT_BYTES;
     interrupt::check()?;
@@ -200,37 +180,23 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
     let mut kept: Vec<(u32, SplatBuffers)> = Vec::with_capacity(sheet_frames.len());
     let progress = progress_bar(u64::from(frames), args.quiet);
     let (mut t_anim, mut t_ply) = (std::time::Duration::ZERO, std::time::Duration::ZERO);
-    let mut last_hash = 0u64;
     for i in 0..frames {
         interrupt::check()?;
         let t = args.start + f64::from(i) / args.fps;
         let t0 = Instant::now();
-        drive.pose_at(ch, &rest, t, &mut pose);
-        if let Some((layer, _)) = &mut speech {
-            layer.apply(t, &mut pose);
-        }
-        ch.world_matrices(&pose, &mut locals, &mut world);
-        if let Some(a) = &mut animator {
-            a.update(ch, t, &world, &mut pose)?;
-            last_hash = a.animator.hash(&pose);
-            // Eye joints may have turned.
-            ch.world_matrices(&pose, &mut locals, &mut world);
-        }
-        posed_check.matrices(ch, &world, i, t)?;
-        subject.set_frame(i, &pose, &world, engine.as_mut(), &mut report)?;
-        t_anim += t0.elapsed();
-        engine.frame()?;
+        let before = rt.times();
+        rt.update(t)?;
+        let after = rt.times();
+        // The drivers' and rules' share of the update (the rig and lift passes are timed apart).
+        t_anim += t0
+            .elapsed()
+            .saturating_sub((after.rig + after.lift).saturating_sub(before.rig + before.lift));
         let keep = sheet_frames.binary_search(&i).is_ok();
         let splats = if args.ply != PlyLayout::None || keep {
-            Some(engine.splats()?)
+            Some(rt.splats(0)?)
         } else {
             None
         };
-        match (engine.posed(), &splats) {
-            (Some(p), _) => posed_check.positions(ch, &world, p, i, t)?,
-            (None, Some(s)) => posed_check.positions(ch, &world, &s.center, i, t)?,
-            (None, None) => {}
-        }
         if let (Some(splats), true) = (&splats, args.ply != PlyLayout::None) {
             let t1 = Instant::now();
             let path = staging
@@ -248,30 +214,16 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
         }
         progress.inc(1);
     }
-    engine.finish()?;
-    if let Some(a) = &animator {
-        let mut rep = a.report.clone();
-        rep["states"] = serde_json::json!(
-            a.states
-                .iter()
-                .map(|(t, s)| serde_json::json!({"t": t, "state": s}))
-                .collect::<Vec<_>>()
-        );
-        rep["last_state_hash"] = serde_json::json!(format!("{last_hash:016x}"));
-        report.animation.animator = Some(rep);
+    rt.finish()?;
+    if let Some(f) = rt.instance(0)?.face() {
+        report.animation.animator = Some(f.final_report());
     }
     progress.finish_and_clear();
-    let times = engine.times();
-    let (rig_t, lift_t) = (
-        times.rig.saturating_sub(warmup.rig),
-        times.lift.saturating_sub(warmup.lift),
-    );
+    let times = rt.times();
     report.timings_ms.animate = ms(t_anim);
-    report.timings_ms.rig = ms(rig_t);
-    report.timings_ms.lift = ms(lift_t);
-    if let Some(t) = times.gpu_ms {
-        let w = warmup.gpu_ms.unwrap_or([0.0; 3]);
-        let [morph, skin, lift] = [0, 1, 2].map(|k| t[k] - w[k]);
+    report.timings_ms.rig = ms(times.rig);
+    report.timings_ms.lift = ms(times.lift);
+    if let Some([morph, skin, lift]) = times.gpu_ms {
         report.timings_ms.gpu = Some(crate::report::GpuTimes {
             morph,
             skin,
@@ -284,7 +236,7 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
     report.timings_ms.lift_per_frame = report.timings_ms.lift / f64::from(frames);
     report.morphs.active_limit = ACTIVE_MORPH_LIMIT;
     // What the per-frame rules counted (dropped targets, clamped coefficients).
-    subject.fill_counts(&mut report, ch);
+    subject::fill_counts(&mut report, &asset, rt.instance(0)?.totals());
     report.outputs.ply_layout = format!("{:?}", args.ply).to_lowercase();
     if args.ply == PlyLayout::None {
         std::fs::remove_dir_all(staging.path().join("frames"))
@@ -318,43 +270,6 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
         out: args.out.clone(),
         warnings,
     })
-}
-
-fn bounds(p: &[[f32; 3]]) -> [[f32; 3]; 2] {
-    let mut b = [[f32::INFINITY; 3], [f32::NEG_INFINITY; 3]];
-    for v in p {
-        for k in 0..3 {
-            b[0][k] = b[0][k].min(v[k]);
-            b[1][k] = b[1][k].max(v[k]);
-        }
-    }
-    b
-}
-
-fn center(b: &[[f32; 3]; 2]) -> [f32; 3] {
-    [0, 1, 2].map(|k| 0.5 * (b[0][k] + b[1][k]))
-}
-
-/// σ base when the rest pose has no edge of non-zero length, metres.
-const NO_EDGE_M: f32 = 0.01;
-
-/// Median triangle edge length of the posed rest positions (metres); `None` when no triangle has
-/// an edge of finite, non-zero length.
-fn median_edge(triangles: &[[u32; 3]], pos: &[[f32; 3]]) -> Option<f32> {
-    let mut e: Vec<f32> = triangles
-        .iter()
-        .flat_map(|t| [(t[0], t[1]), (t[1], t[2]), (t[2], t[0])])
-        .map(|(a, b)| {
-            let (a, b) = (pos[a as usize], pos[b as usize]);
-            ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt()
-        })
-        .filter(|l| l.is_finite() && *l > 0.0)
-        .collect();
-    if e.is_empty() {
-        return None;
-    }
-    let mid = e.len() / 2;
-    Some(*e.select_nth_unstable_by(mid, f32::total_cmp).1)
 }
 
 fn rayon_threads() -> usize {

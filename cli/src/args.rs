@@ -65,6 +65,24 @@ pub enum BackendChoice {
     Auto,
 }
 
+impl BackendChoice {
+    /// The flag's value: `cpu`, `wgpu`, `vulkan`, `auto`.
+    pub fn name(self) -> &'static str {
+        mien_runtime::Backend::from(self).name()
+    }
+}
+
+impl From<BackendChoice> for mien_runtime::Backend {
+    fn from(b: BackendChoice) -> Self {
+        match b {
+            BackendChoice::Cpu => mien_runtime::Backend::Cpu,
+            BackendChoice::Wgpu => mien_runtime::Backend::Wgpu,
+            BackendChoice::Vulkan => mien_runtime::Backend::Vulkan,
+            BackendChoice::Auto => mien_runtime::Backend::Auto,
+        }
+    }
+}
+
 /// How each gaussian is coloured.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Shading {
@@ -98,7 +116,7 @@ fn parse_point(s: &str) -> Result<[f32; 3], String> {
         .collect::<Result<_, _>>()?;
     match v.as_slice() {
         [x, y, z] if v.iter().all(|c| c.is_finite()) => {
-            crate::face_rules::point([*x, *y, *z])?;
+            mien_runtime::face_rules::point([*x, *y, *z])?;
             Ok([*x, *y, *z])
         }
         _ => Err(format!("`{s}` is not three finite numbers X,Y,Z")),

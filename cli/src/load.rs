@@ -1,79 +1,29 @@
 //! Loading a run's inputs: the character and what drives it.
 
 use std::path::Path;
-use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use mien_core::anim::{Drive, StreamDrive};
-use mien_core::gnm::GnmPack;
-use mien_core::gnm::controls::{ControlTarget, head_control_character};
-use mien_core::io::{gltf::import_gltf, livelink_csv::read_livelink_csv};
+use mien_core::io::livelink_csv::read_livelink_csv;
 use mien_core::rig::{Character, ClipId};
-use mien_core::sample::{sample_head, sample_performance};
+use mien_core::sample::sample_performance;
+use mien_runtime::Asset;
 
 use crate::report::AnimationReport;
 
 /// Frame rate of the built-in performance stream (it is resampled at the run's `--fps`).
 const BUILTIN_STREAM_FPS: f64 = 60.0;
 
-/// A loaded character and whether it is the built-in sample.
-pub struct Loaded {
-    /// The character (for a linear head, its ARKit-52 control character).
-    pub character: Character,
-    /// True for the built-in sample head.
-    pub builtin: bool,
-    /// The linear head model, for an `.aosrig` character.
-    pub gnm: Option<Arc<GnmPack>>,
-    /// What each target of a linear head's control character drives.
-    pub gnm_targets: Vec<ControlTarget>,
-}
-
-/// Load `path` (glTF / GLB, or an `.aosrig` linear head pack driven through
-/// [`head_control_character`]), or the built-in sample head when `None`.
+/// Load `path` (glTF / GLB, or an `.aosrig` linear head pack driven through its control
+/// character), or the built-in sample head when `None`.
 ///
 /// # Errors
 /// Unsupported extensions and every importer / pack parser error, with the file named.
-pub fn character(path: Option<&Path>) -> Result<Loaded> {
-    let Some(path) = path else {
-        return Ok(Loaded {
-            character: sample_head(),
-            builtin: true,
-            gnm: None,
-            gnm_targets: Vec::new(),
-        });
-    };
-    let ext = path
-        .extension()
-        .and_then(|e| e.to_str())
-        .map(str::to_ascii_lowercase);
-    match ext.as_deref() {
-        Some("glb" | "gltf") => {
-            let character = import_gltf(path)
-                .with_context(|| format!("cannot load character {}", path.display()))?;
-            Ok(Loaded {
-                character,
-                builtin: false,
-                gnm: None,
-                gnm_targets: Vec::new(),
-            })
-        }
-        Some("aosrig") => {
-            let pack = GnmPack::read(path)
-                .with_context(|| format!("cannot load linear head {}", path.display()))?;
-            let (character, gnm_targets) =
-                head_control_character(&pack, &path.display().to_string())?;
-            Ok(Loaded {
-                character,
-                builtin: false,
-                gnm: Some(Arc::new(pack)),
-                gnm_targets,
-            })
-        }
-        _ => bail!(
-            "{}: not a character file mien reads (expected .glb, .gltf or .aosrig)",
-            path.display()
-        ),
-    }
+pub fn character(path: Option<&Path>) -> Result<Asset> {
+    Ok(match path {
+        Some(p) => Asset::load(p)?,
+        None => Asset::builtin(),
+    })
 }
 
 /// Choose the drive: `--arkit` stream, `--clip`, the built-in performance for the sample head, the
@@ -82,13 +32,13 @@ pub fn character(path: Option<&Path>) -> Result<Loaded> {
 /// # Errors
 /// Unreadable streams, a stream that binds to nothing, an unknown clip.
 pub fn drive(
-    loaded: &Loaded,
+    loaded: &Asset,
     arkit: Option<&Path>,
     clip: Option<&str>,
     speech: bool,
     animator: bool,
 ) -> Result<(Drive, AnimationReport)> {
-    let ch = &loaded.character;
+    let ch = loaded.character();
     let mut report = AnimationReport::default();
     let drive = if let Some(path) = arkit {
         let ext = path
@@ -136,7 +86,7 @@ pub fn drive(
                 .into(),
         );
         Drive::Rest
-    } else if loaded.builtin {
+    } else if loaded.is_builtin() {
         report.kind = "builtin".into();
         report.name =
             "built-in performance (speech, smile, brows; blinks and gaze from the animator)".into();
@@ -210,10 +160,4 @@ pub fn clip_label(ch: &Character, i: usize) -> String {
     )
 }
 
-/// A node's name, or `node <i>`.
-pub fn node_label(ch: &Character, i: usize) -> String {
-    ch.nodes[i]
-        .name
-        .clone()
-        .unwrap_or_else(|| format!("node {i}"))
-}
+pub use mien_runtime::node_label;

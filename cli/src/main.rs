@@ -6,17 +6,11 @@ mod animator;
 mod args;
 mod bench;
 mod bench_check;
-mod engine;
-mod engine_head;
-#[cfg(feature = "vulkan")]
-mod engine_vulkan;
-mod face_rules;
 mod inspect;
 mod interrupt;
 mod load;
 mod outdir;
 mod pack;
-mod posed;
 mod preview;
 mod report;
 mod scenario;

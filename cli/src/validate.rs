@@ -21,9 +21,6 @@ pub const MAX_SHEET: u32 = 64;
 pub const CELL_RANGE: (u32, u32) = (16, 4096);
 /// Gap between contact-sheet cells, pixels.
 pub const SHEET_GAP: u32 = 4;
-/// Largest rest-pose coordinate accepted, metres: beyond it f32 positions cannot resolve a face
-/// (steps of 6 cm at 10⁶ m) and the preview camera cannot be placed.
-pub const MAX_COORD_M: f32 = 1e6;
 
 /// Flag ranges that need no input file: `--fps` in [[`MIN_FPS`], [`MAX_FPS`]], `--start` ≥ 0,
 /// `--sigma` in (0, [`MAX_SIGMA_M`]], and a contact sheet of `--sheet` cells of `--cell` pixels
@@ -123,29 +120,4 @@ pub fn frame_count(args: &AnimateArgs, span: (f64, f64)) -> Result<u32> {
         );
     }
     Ok(n as u32)
-}
-
-/// The posed rest geometry must be finite and within ±[`MAX_COORD_M`].
-///
-/// # Errors
-/// Naming `source` (the character file), the first bad vertex and its position.
-pub fn rest_geometry(source: &str, positions: &[[f32; 3]]) -> Result<()> {
-    if let Some((i, p)) = positions
-        .iter()
-        .enumerate()
-        .find(|(_, p)| !p.iter().all(|c| c.is_finite() && c.abs() <= MAX_COORD_M))
-    {
-        let why = if p.iter().all(|c| c.is_finite()) {
-            format!("farther than {} m from the origin", num(MAX_COORD_M))
-        } else {
-            "not a finite position".into()
-        };
-        bail!(
-            "{source}: the rest pose puts vertex {i} at ({}, {}, {}) m, {why}; check the file's node transforms, positions and units",
-            num(p[0]),
-            num(p[1]),
-            num(p[2])
-        );
-    }
-    Ok(())
 }

@@ -116,7 +116,7 @@ pub fn prepare(file: &Path, render: bool) -> Result<Plan, Vec<Problem>> {
             "built-in head".to_string(),
         )),
         Some(rel) => match crate::load::character(Some(&resolve(&base, rel))) {
-            Ok(l) => Some((l.character, rel.clone())),
+            Ok(l) => Some((l.character().clone(), rel.clone())),
             Err(e) => {
                 p.push(Problem::new(
                     "/character",
@@ -159,7 +159,7 @@ pub fn prepare(file: &Path, render: bool) -> Result<Plan, Vec<Problem>> {
     let def = match face {
         Some((def, text)) => {
             if let Some((text, file)) = text
-                && let Err(e) = crate::face_rules::face_expressions(&text, &def, &character, &file)
+                && let Err(e) = mien_runtime::face_rules::face_expressions(&text, &def, &character, &file)
             {
                 p.push(Problem::new("/face", e.to_string()));
             }

@@ -436,7 +436,7 @@ fn the_state_script_schema_accepts_what_the_reader_accepts() {
     for (k, (d, accepted)) in state_scripts().into_iter().enumerate() {
         let path = dir.path().join(format!("s{k}.json"));
         std::fs::write(&path, d.to_string()).unwrap();
-        let reader = crate::animator::Script::read(&path);
+        let reader = mien_runtime::Script::read(&path);
         assert_eq!(reader.is_ok(), accepted, "reader on {d}: {reader:?}");
         assert_eq!(v.is_valid(&d), accepted, "schema on {d}");
     }
@@ -446,7 +446,7 @@ fn the_state_script_schema_accepts_what_the_reader_accepts() {
     let path = dir.path().join("back.json");
     std::fs::write(&path, back.to_string()).unwrap();
     assert!(v.is_valid(&back));
-    let e = crate::animator::Script::read(&path)
+    let e = mien_runtime::Script::read(&path)
         .unwrap_err()
         .to_string();
     assert!(e.contains("events[1]") && e.contains("goes back"), "{e}");

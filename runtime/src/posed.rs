@@ -1,22 +1,49 @@
-//! Every posed frame obeys the rest pose's rule ([`crate::validate::rest_geometry`]): finite and
+//! Every posed frame obeys the rest pose's rule ([`rest_geometry`]): finite and
 //! within ±[`MAX_COORD_M`] metres, whatever the outputs asked for. Checked per frame on what the
 //! run has anyway, without allocating:
 //!
 //! - the node world matrices the CPU computes every frame (every engine): a watched node's matrix
 //!   must be finite with every element within ±[`MAX_COORD_M`] (a translation within the bound,
 //!   no scale above 10⁶);
-//! - the posed vertices where the engine holds them on the CPU ([`crate::engine::Engine::posed`]);
-//! - the lift's centres on a GPU engine, on frames whose splats are read back anyway.
+//! - the posed vertices where the backend holds them on the CPU (the CPU backend);
+//! - the lift's centres on a GPU backend, on frames whose splats are read back anyway.
 //!
 //! A refusal names the character file, the frame, its media time and, where one is to blame, the
 //! node whose world matrix went bad.
 
-use anyhow::{Result, bail};
 use glam::Mat4;
 use mien_core::rig::Character;
 
-use crate::text::{num, secs};
-use crate::validate::MAX_COORD_M;
+use crate::error::{Error, Result};
+use crate::text::num;
+
+/// The largest coordinate a posed position may have, metres, either way: the rest pose's rule and
+/// every frame's. Beyond it a file's units or an animation's values are wrong.
+pub const MAX_COORD_M: f32 = 1e6;
+
+/// The posed rest geometry `(V,3)` metres must be finite and within ±[`MAX_COORD_M`].
+///
+/// # Errors
+/// [`Error::Invalid`] naming `source` (the character file), the first bad vertex and its position.
+pub fn rest_geometry(source: &str, positions: &[[f32; 3]]) -> Result<()> {
+    if let Some((i, p)) = positions.iter().enumerate().find(|(_, p)| !point_ok(&p[..])) {
+        let why = if p.iter().all(|c| c.is_finite()) {
+            format!("farther than {} m from the origin", num(MAX_COORD_M))
+        } else {
+            "not a finite position".into()
+        };
+        return Err(Error::invalid(
+            source,
+            format!(
+                "the rest pose puts vertex {i} at ({}, {}, {}) m, {why}; check the file's node transforms, positions and units",
+                num(p[0]),
+                num(p[1]),
+                num(p[2])
+            ),
+        ));
+    }
+    Ok(())
+}
 
 /// Whether `m` is finite with every element within ±[`MAX_COORD_M`].
 fn matrix_ok(m: &Mat4) -> bool {
@@ -30,7 +57,7 @@ fn point_ok(p: &[f32]) -> bool {
     p.iter().all(|c| c.is_finite() && c.abs() <= MAX_COORD_M)
 }
 
-/// The per-frame check of one run.
+/// The per-frame check of one character: which nodes it watches.
 pub struct PosedCheck {
     source: String,
     /// Nodes whose rest world matrix obeys the rule (a node already outside it at rest, such as
@@ -57,8 +84,13 @@ impl PosedCheck {
             .find(|&i| world.get(i).is_some_and(|m| !matrix_ok(m)))
     }
 
-    fn at(&self, frame: u32, t: f64) -> String {
-        format!("{}: frame {frame} (media time {} s)", self.source, secs(t))
+    fn err(&self, frame: u64, t: f64, reason: String) -> Error {
+        Error::Posed {
+            file: self.source.clone(),
+            frame,
+            time_s: t,
+            reason,
+        }
     }
 
     fn node_text(ch: &Character, world: &[Mat4], i: usize) -> String {
@@ -92,14 +124,13 @@ impl PosedCheck {
     ///
     /// # Errors
     /// Naming the character file, the frame, its time and the first watched node at fault.
-    pub fn matrices(&self, ch: &Character, world: &[Mat4], frame: u32, t: f64) -> Result<()> {
+    pub fn matrices(&self, ch: &Character, world: &[Mat4], frame: u64, t: f64) -> Result<()> {
         if let Some(i) = self.bad_node(world) {
-            bail!(
-                "{}: {}; check the animation's values for that node and its parents (the rest pose's rule: every position finite and within ±{} m)",
-                self.at(frame, t),
+            return Err(self.err(frame, t, format!(
+                "{}; check the animation's values for that node and its parents (the rest pose's rule: every position finite and within ±{} m)",
                 Self::node_text(ch, world, i),
                 num(MAX_COORD_M)
-            );
+            )));
         }
         Ok(())
     }
@@ -114,7 +145,7 @@ impl PosedCheck {
         ch: &Character,
         world: &[Mat4],
         positions: &[[f32; K]],
-        frame: u32,
+        frame: u64,
         t: f64,
     ) -> Result<()> {
         let Some((v, p)) = positions
@@ -134,13 +165,12 @@ impl PosedCheck {
             None => String::new(),
         };
         let c = |k: usize| p.get(k).map_or_else(String::new, |x| num(*x));
-        bail!(
-            "{}: puts vertex {v} at ({}, {}, {}) m, {why} (the rest pose's rule){blame}; check the animation's values (clips, stream, morph weights)",
-            self.at(frame, t),
+        Err(self.err(frame, t, format!(
+            "puts vertex {v} at ({}, {}, {}) m, {why} (the rest pose's rule){blame}; check the animation's values (clips, stream, morph weights)",
             c(0),
             c(1),
             c(2)
-        );
+        )))
     }
 }
 

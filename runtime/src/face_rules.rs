@@ -3,11 +3,11 @@
 //! viseme target must), every scripted expression exists in the face, and script times and points
 //! lie in their documented ranges.
 
-use anyhow::{Result, bail};
 use mien_core::anim::canon::Binding;
 use mien_core::face::FaceDef;
 use mien_core::rig::Character;
 
+use crate::error::{Error, Result};
 use crate::text::num;
 
 /// Latest media time a state-script event may have, seconds (about 11.6 days, the bound of
@@ -47,12 +47,15 @@ pub fn face_expressions(text: &str, def: &FaceDef, ch: &Character, file: &str) -
         })
         .collect();
     if !missing.is_empty() {
-        bail!(
-            "{file}: /expressions: the character {} lacks {} target(s): {}",
-            ch.source,
-            missing.len(),
-            missing.join(", ")
-        );
+        return Err(Error::invalid(
+            format!("{file}: /expressions"),
+            format!(
+                "the character {} lacks {} target(s): {}",
+                ch.source,
+                missing.len(),
+                missing.join(", ")
+            ),
+        ));
     }
     Ok(())
 }
@@ -73,13 +76,13 @@ pub fn event_time(t: f64) -> std::result::Result<(), String> {
     }
 }
 
-/// A world point (metres): finite and within ±[`crate::validate::MAX_COORD_M`] on every axis,
+/// A world point (metres): finite and within ±[`crate::posed::MAX_COORD_M`] on every axis,
 /// the rule of scenarios and of the rest pose.
 ///
 /// # Errors
 /// The reason, with the point in short form.
 pub fn point(p: [f32; 3]) -> std::result::Result<(), String> {
-    let m = crate::validate::MAX_COORD_M;
+    let m = crate::posed::MAX_COORD_M;
     if p.iter().all(|c| c.is_finite() && c.abs() <= m) {
         Ok(())
     } else {

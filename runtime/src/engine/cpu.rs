@@ -1,0 +1,199 @@
+//! The CPU engine: [`CpuRigBackend`] / [`CpuGnmBackend`] (the reference math, rayon-parallel over
+//! the instances) and one [`CpuDebugLift`] per instance into one [`CpuSplatSink`].
+
+use glam::Mat4;
+use mien_core::gnm::{GnmBackend, GnmHandle};
+use mien_core::lift::{DebugLiftParams, Lift};
+use mien_core::rig::{ControlStats, PosedVertices, RigBackend, RigControls, RigHandle};
+use mien_core::sink::{SplatBuffers, SplatSink};
+use mien_cpu::{CpuDebugLift, CpuEncoder, CpuGnmBackend, CpuRigBackend, CpuSplatSink};
+
+use super::{Engine, SinkRef, Times, params_for, sink_slots, slot_range, wrong_model};
+use crate::asset::Model;
+use crate::error::{Error, Result};
+
+enum Poser {
+    Rig(CpuRigBackend, Vec<RigHandle>),
+    /// The backend, its handles, and zero normals `(V,3)` (a pack has none; the debug lift's
+    /// normal shading then points away from the centroid, as on the GPU).
+    Head(CpuGnmBackend, Vec<GnmHandle>, Vec<[f32; 3]>),
+}
+
+/// N instances on the CPU.
+pub(crate) struct CpuEngine {
+    poser: Poser,
+    v: u32,
+    sink: Option<(CpuSplatSink, Vec<CpuDebugLift>)>,
+    enc: CpuEncoder,
+}
+
+impl CpuEngine {
+    pub(crate) fn new(model: &Model, n: u32) -> Result<Self> {
+        let (poser, v) = match model {
+            Model::Rig(rig) => {
+                let mut b = CpuRigBackend::new();
+                let hs = b.upload_batch(rig, n)?;
+                let v = b.vertex_count(hs[0]);
+                (Poser::Rig(b, hs), v)
+            }
+            Model::Head { pack, .. } => {
+                let mut b = CpuGnmBackend::new();
+                let hs = b.upload_gnm_batch(pack, n)?;
+                let v = b.vertex_count(hs[0]);
+                (Poser::Head(b, hs, vec![[0.0; 3]; v as usize]), v)
+            }
+        };
+        Ok(CpuEngine {
+            poser,
+            v,
+            sink: None,
+            enc: CpuEncoder::default(),
+        })
+    }
+
+    fn posed(&self, i: usize) -> Result<(&[[f32; 3]], &[[f32; 3]])> {
+        match &self.poser {
+            Poser::Rig(b, hs) => Ok(b.posed(*handle(hs, i)?)),
+            Poser::Head(b, hs, zero) => Ok((b.posed(*handle(hs, i)?)?, zero)),
+        }
+    }
+
+    fn encode_rig(&mut self) -> Result<()> {
+        match &mut self.poser {
+            Poser::Rig(b, _) => b.encode(&mut self.enc)?,
+            Poser::Head(b, _, _) => b.encode(&mut self.enc)?,
+        }
+        Ok(())
+    }
+}
+
+/// `hs[i]`, or a refusal naming the instance.
+pub(crate) fn handle<H>(hs: &[H], i: usize) -> Result<&H> {
+    hs.get(i).ok_or_else(|| {
+        Error::invalid(
+            format!("instance {i}"),
+            format!("the runtime has {} instance(s)", hs.len()),
+        )
+    })
+}
+
+impl Engine for CpuEngine {
+    fn set_rig(&mut self, controls: &[RigControls], stats: &mut [ControlStats]) -> Result<()> {
+        let Poser::Rig(b, hs) = &mut self.poser else {
+            return Err(wrong_model("morph controls"));
+        };
+        b.set_controls_batch(hs, controls, &|k| k, stats)?;
+        Ok(())
+    }
+
+    fn set_head(&mut self, head_ext: &[Vec<f32>], joints: &[Vec<Mat4>]) -> Result<()> {
+        let Poser::Head(b, hs, _) = &mut self.poser else {
+            return Err(wrong_model("head_ext"));
+        };
+        b.set_head_ext_batch(hs, &|k| (&head_ext[k][..], &joints[k][..]))?;
+        Ok(())
+    }
+
+    fn posed_cpu(&self, i: usize) -> Option<&[[f32; 3]]> {
+        self.posed(i).ok().map(|p| p.0)
+    }
+
+    fn pose_and_read(&mut self, i: usize) -> Result<PosedVertices> {
+        self.encode_rig()?;
+        self.read_posed(i)
+    }
+
+    fn read_posed(&mut self, i: usize) -> Result<PosedVertices> {
+        let (p, n) = self.posed(i)?;
+        Ok(PosedVertices {
+            positions: p.to_vec(),
+            normals: n.to_vec(),
+        })
+    }
+
+    fn attach_lift(&mut self, template: DebugLiftParams) -> Result<()> {
+        let (v, n) = match &self.poser {
+            Poser::Rig(_, hs) => (self.v, hs.len()),
+            Poser::Head(_, hs, _) => (self.v, hs.len()),
+        };
+        let mut sink = CpuSplatSink::new(sink_slots(n as u32, v)?);
+        let mut lifts = Vec::with_capacity(n);
+        for i in 0..n {
+            let range = sink.allocate(v)?;
+            debug_assert_eq!(range, slot_range(i, v));
+            let p = params_for(&template, i, v);
+            lifts.push(match &self.poser {
+                Poser::Rig(b, hs) => CpuDebugLift::new(b, hs[i], &sink, p)?,
+                Poser::Head(..) => CpuDebugLift::for_vertices(v, Vec::new(), &sink, p)?,
+            });
+        }
+        self.sink = Some((sink, lifts));
+        Ok(())
+    }
+
+    fn frame(&mut self) -> Result<()> {
+        self.encode_rig()?;
+        let Some((sink, lifts)) = &mut self.sink else {
+            return Ok(());
+        };
+        match &self.poser {
+            Poser::Rig(b, _) => {
+                for l in lifts.iter_mut() {
+                    l.encode(&mut self.enc, b, sink)?;
+                }
+            }
+            Poser::Head(b, hs, zero) => {
+                for (l, h) in lifts.iter_mut().zip(hs) {
+                    l.encode_posed(&mut self.enc, b.posed(*h)?, zero, sink)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn splats(&mut self, i: usize) -> Result<SplatBuffers> {
+        let Some((sink, lifts)) = &self.sink else {
+            return Err(Error::invalid("splats", "the runtime has no lift attached"));
+        };
+        handle(lifts, i)?;
+        Ok(copy_range(sink, slot_range(i, self.v)))
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        Ok(())
+    }
+
+    fn times(&self) -> Times {
+        Times {
+            rig: self.enc.rig,
+            lift: self.enc.lift,
+            gpu_ms: None,
+        }
+    }
+
+    fn bytes(&self) -> (u64, u64) {
+        let rig = match &self.poser {
+            Poser::Rig(b, _) => b.bytes(),
+            Poser::Head(b, _, _) => b.bytes(),
+        };
+        (rig, self.sink.as_ref().map_or(0, |s| s.0.bytes()))
+    }
+
+    fn sink(&self) -> SinkRef<'_> {
+        self.sink
+            .as_ref()
+            .map_or(SinkRef::None, |(s, _)| SinkRef::Cpu(s))
+    }
+}
+
+/// The slots `r` of a CPU sink, copied.
+pub(crate) fn copy_range(sink: &CpuSplatSink, r: mien_core::sink::SlotRange) -> SplatBuffers {
+    let b = sink.buffers();
+    let s = r.offset as usize..r.end() as usize;
+    SplatBuffers {
+        center: b.center[s.clone()].to_vec(),
+        color: b.color[s.clone()].to_vec(),
+        cov_a: b.cov_a[s.clone()].to_vec(),
+        cov_b: b.cov_b[s].to_vec(),
+    }
+}

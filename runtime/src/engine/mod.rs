@@ -1,0 +1,150 @@
+//! The backend a runtime poses with, behind one small interface: N instances of one rig or one
+//! linear head, uploaded once (`upload_batch` / `upload_gnm_batch`), set in one batch call, posed
+//! and lifted into one splat sink in one submission per frame. One file per backend:
+//! [`cpu`], `wgpu`, `vulkan`.
+
+pub(crate) mod cpu;
+#[cfg(feature = "vulkan")]
+pub(crate) mod vulkan;
+#[cfg(feature = "wgpu")]
+pub(crate) mod wgpu;
+
+use std::time::Duration;
+
+use glam::Mat4;
+use mien_core::lift::DebugLiftParams;
+use mien_core::rig::{ControlStats, PosedVertices, RigControls};
+use mien_core::sink::{SlotRange, SplatBuffers};
+
+use crate::asset::Model;
+use crate::device::Device;
+use crate::error::{Error, Result};
+
+/// Wall and GPU time spent posing.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Times {
+    /// Rig passes (CPU: the work; GPU: recording and submitting).
+    pub rig: Duration,
+    /// Lift passes (likewise).
+    pub lift: Duration,
+    /// GPU time per stage from timestamp queries, summed over frames, ms: morph (or the linear
+    /// head's forward pass), skin, lift. `None` on the CPU or without timestamp queries.
+    pub gpu_ms: Option<[f64; 3]>,
+}
+
+impl Times {
+    /// `self − earlier` (for times since a snapshot), saturating at zero.
+    pub fn since(&self, earlier: &Times) -> Times {
+        Times {
+            rig: self.rig.saturating_sub(earlier.rig),
+            lift: self.lift.saturating_sub(earlier.lift),
+            gpu_ms: self.gpu_ms.map(|t| {
+                let w = earlier.gpu_ms.unwrap_or([0.0; 3]);
+                [t[0] - w[0], t[1] - w[1], t[2] - w[2]]
+            }),
+        }
+    }
+}
+
+/// The splat sink a runtime writes, for a caller that renders it where it lies: the CPU's arrays,
+/// or the GPU buffers themselves (four storage buffers indexed by absolute slot, DESIGN "Splat
+/// sink"). Instance `i`'s splats are the slots [`crate::Runtime::slot_range`]`(i)`.
+#[non_exhaustive]
+pub enum SinkRef<'a> {
+    /// No lift was attached.
+    None,
+    /// The CPU sink.
+    Cpu(&'a mien_cpu::CpuSplatSink),
+    /// The wgpu sink (its buffers live on the runtime's wgpu device).
+    #[cfg(feature = "wgpu")]
+    Wgpu(&'a mien_wgpu::WgpuSplatSink),
+    /// The Vulkan sink.
+    #[cfg(feature = "vulkan")]
+    Vulkan(&'a mien_vulkan::VulkanSplatSink),
+}
+
+/// N instances posed and lifted per frame.
+pub(crate) trait Engine {
+    /// Set every instance's controls (rig models): `controls` `(N,)`, counts into `stats` `(N,)`.
+    fn set_rig(&mut self, controls: &[RigControls], stats: &mut [ControlStats]) -> Result<()>;
+    /// Set every instance's head_ext `(N,)` of `(E+4,)` and joint worlds `(N,)` of `(J,)`
+    /// (linear heads).
+    fn set_head(&mut self, head_ext: &[Vec<f32>], joints: &[Vec<Mat4>]) -> Result<()>;
+    /// The last frame's posed positions of instance `i` `(V,3)` when held on the CPU.
+    fn posed_cpu(&self, _i: usize) -> Option<&[[f32; 3]]> {
+        None
+    }
+    /// Pose every instance without the lift (one submission) and read instance `i` back.
+    fn pose_and_read(&mut self, i: usize) -> Result<PosedVertices>;
+    /// Read instance `i`'s last posed vertices (a readback on a GPU).
+    fn read_posed(&mut self, i: usize) -> Result<PosedVertices>;
+    /// Create the sink (`N × V` slots) and the lifts: instance `i` into slots `i·V .. (i+1)·V`,
+    /// with `template`'s σ, shading, centroid and transform.
+    fn attach_lift(&mut self, template: DebugLiftParams) -> Result<()>;
+    /// Record the rig pass and (when attached) the lifts into one submission.
+    fn frame(&mut self) -> Result<()>;
+    /// Instance `i`'s slots of the last frame (a readback on a GPU).
+    fn splats(&mut self, i: usize) -> Result<SplatBuffers>;
+    /// Wait for outstanding work.
+    fn finish(&mut self) -> Result<()>;
+    /// Times so far.
+    fn times(&self) -> Times;
+    /// Bytes of the rig (or pack) backend and of the sink.
+    fn bytes(&self) -> (u64, u64);
+    /// The sink.
+    fn sink(&self) -> SinkRef<'_>;
+}
+
+/// Instance `i`'s slots: `i·V .. (i+1)·V`.
+pub(crate) fn slot_range(i: usize, v: u32) -> SlotRange {
+    SlotRange {
+        offset: i as u32 * v,
+        count: v,
+    }
+}
+
+/// The sink's capacity for `n` instances of `v` vertices.
+///
+/// # Errors
+/// [`Error::Invalid`] when `n × v` does not fit a 32-bit slot index.
+pub(crate) fn sink_slots(n: u32, v: u32) -> Result<u32> {
+    n.checked_mul(v).ok_or_else(|| {
+        Error::invalid(
+            format!("{n} instances of {v} vertices"),
+            "more splats than a 32-bit slot index holds; use fewer instances per runtime",
+        )
+    })
+}
+
+/// `template` for instance `i`.
+pub(crate) fn params_for(template: &DebugLiftParams, i: usize, v: u32) -> DebugLiftParams {
+    let mut p = *template;
+    p.range = slot_range(i, v);
+    p.vertex_count = v;
+    p
+}
+
+/// The refusal of a rig call on a linear head (and the reverse).
+pub(crate) fn wrong_model(what: &str) -> Error {
+    Error::invalid(
+        "backend",
+        format!("{what}: this runtime poses the other kind of model"),
+    )
+}
+
+/// Build the engine for `model` × `instances` on `device`.
+///
+/// # Errors
+/// Upload failures (a model over the device's limits, out of memory).
+pub(crate) fn build(device: &Device, model: &Model, instances: u32) -> Result<Box<dyn Engine>> {
+    if instances == 0 {
+        return Err(Error::invalid("instances", "0: a runtime poses at least one"));
+    }
+    match device {
+        Device::Cpu => Ok(Box::new(cpu::CpuEngine::new(model, instances)?)),
+        #[cfg(feature = "wgpu")]
+        Device::Wgpu(ctx) => Ok(Box::new(wgpu::WgpuEngine::new(ctx, model, instances)?)),
+        #[cfg(feature = "vulkan")]
+        Device::Vulkan(ctx) => Ok(Box::new(vulkan::VulkanEngine::new(ctx, model, instances)?)),
+    }
+}

@@ -1,0 +1,230 @@
+//! The wgpu engine: one command encoder per frame (the rig or linear-head passes, then the lift of
+//! every instance — one batched lift where the batch's slots fit one binding), one submission.
+//! GPU stage times come from the context's timestamp queries when it has them.
+
+use std::time::Instant;
+
+use glam::Mat4;
+use mien_core::gnm::{GnmBackend, GnmHandle};
+use mien_core::lift::DebugLiftParams;
+use mien_core::rig::{ControlStats, PosedVertices, RigBackend, RigControls, RigHandle};
+use mien_core::sink::{SplatBuffers, SplatSink};
+use mien_wgpu::{
+    PosedPart, Timestamps, WgpuContext, WgpuDebugLift, WgpuGnmBackend, WgpuRigBackend,
+    WgpuSplatSink,
+};
+
+use super::cpu::handle;
+use super::{Engine, SinkRef, Times, params_for, sink_slots, slot_range, wrong_model};
+use crate::asset::Model;
+use crate::error::{Context as _, Error, Result};
+
+enum Poser {
+    Rig(WgpuRigBackend, Vec<RigHandle>),
+    Head(WgpuGnmBackend, Vec<GnmHandle>),
+}
+
+/// N instances on a wgpu device.
+pub(crate) struct WgpuEngine {
+    ctx: WgpuContext,
+    poser: Poser,
+    v: u32,
+    sink: Option<(WgpuSplatSink, Vec<WgpuDebugLift>)>,
+    times: Times,
+}
+
+impl WgpuEngine {
+    pub(crate) fn new(ctx: &WgpuContext, model: &Model, n: u32) -> Result<Self> {
+        let (poser, v) = match model {
+            Model::Rig(rig) => {
+                let mut b = WgpuRigBackend::new(ctx);
+                let hs = b.upload_batch(rig, n)?;
+                let v = b.vertex_count(hs[0]);
+                (Poser::Rig(b, hs), v)
+            }
+            Model::Head { pack, .. } => {
+                let mut b = WgpuGnmBackend::new(ctx);
+                let hs = b.upload_gnm_batch(pack, n)?;
+                let v = b.vertex_count(hs[0]);
+                (Poser::Head(b, hs), v)
+            }
+        };
+        Ok(WgpuEngine {
+            ctx: ctx.clone(),
+            poser,
+            v,
+            sink: None,
+            times: Times {
+                gpu_ms: ctx.timestamps().map(|_| [0.0; 3]),
+                ..Default::default()
+            },
+        })
+    }
+
+    fn encode_rig(&mut self, enc: &mut mien_wgpu::wgpu::CommandEncoder) -> Result<()> {
+        match &mut self.poser {
+            Poser::Rig(b, _) => b.encode(enc)?,
+            Poser::Head(b, _) => b.encode(enc)?,
+        }
+        Ok(())
+    }
+
+    fn encoder(&self) -> mien_wgpu::wgpu::CommandEncoder {
+        self.ctx
+            .device()
+            .create_command_encoder(&mien_wgpu::wgpu::CommandEncoderDescriptor {
+                label: Some("mien frame"),
+            })
+    }
+
+    fn n(&self) -> usize {
+        match &self.poser {
+            Poser::Rig(_, hs) => hs.len(),
+            Poser::Head(_, hs) => hs.len(),
+        }
+    }
+}
+
+/// The lifts of `n` instances whose instance i goes to slots `i·v ..`: one batched lift
+/// (`from_parts_batch`, every instance in the same dispatches) where the batch's slots fit one
+/// binding, else one lift per instance.
+fn make_lifts<'b>(
+    ctx: &WgpuContext,
+    v: u32,
+    n: usize,
+    template: &DebugLiftParams,
+    sink: &WgpuSplatSink,
+    parts: &dyn Fn(usize) -> mien_core::Result<Vec<PosedPart<'b>>>,
+) -> Result<Vec<WgpuDebugLift>> {
+    let p0 = params_for(template, 0, v);
+    if n > 1
+        && let Ok(l) =
+            WgpuDebugLift::from_parts_batch(ctx, v, &parts(0)?, n as u32, v, sink, p0)
+    {
+        return Ok(vec![l]);
+    }
+    (0..n)
+        .map(|i| {
+            let p = params_for(template, i, v);
+            parts(i)
+                .and_then(|parts| WgpuDebugLift::from_parts(ctx, v, &parts, sink, p))
+                .with_context(|| format!("lifting instance {i}"))
+        })
+        .collect()
+}
+
+impl Engine for WgpuEngine {
+    fn set_rig(&mut self, controls: &[RigControls], stats: &mut [ControlStats]) -> Result<()> {
+        let Poser::Rig(b, hs) = &mut self.poser else {
+            return Err(wrong_model("morph controls"));
+        };
+        b.set_controls_batch(hs, controls, &|k| k, stats)?;
+        Ok(())
+    }
+
+    fn set_head(&mut self, head_ext: &[Vec<f32>], joints: &[Vec<Mat4>]) -> Result<()> {
+        let Poser::Head(b, hs) = &mut self.poser else {
+            return Err(wrong_model("head_ext"));
+        };
+        b.set_head_ext_batch(hs, &|k| (&head_ext[k][..], &joints[k][..]))?;
+        Ok(())
+    }
+
+    fn pose_and_read(&mut self, i: usize) -> Result<PosedVertices> {
+        let mut enc = self.encoder();
+        self.encode_rig(&mut enc)?;
+        self.ctx.submit(enc);
+        self.read_posed(i)
+    }
+
+    fn read_posed(&mut self, i: usize) -> Result<PosedVertices> {
+        Ok(match &self.poser {
+            Poser::Rig(b, hs) => b.read_vertices(*handle(hs, i)?)?,
+            Poser::Head(b, hs) => b.read_vertices(*handle(hs, i)?)?,
+        })
+    }
+
+    fn attach_lift(&mut self, template: DebugLiftParams) -> Result<()> {
+        let (v, n) = (self.v, self.n());
+        let mut sink = WgpuSplatSink::new(&self.ctx, sink_slots(n as u32, v)?)?;
+        for i in 0..n {
+            let r = sink.allocate(v)?;
+            debug_assert_eq!(r, slot_range(i, v));
+        }
+        let lifts = match &self.poser {
+            Poser::Rig(b, hs) => {
+                make_lifts(&self.ctx, v, n, &template, &sink, &|i| b.posed_parts(hs[i]))?
+            }
+            Poser::Head(b, hs) => {
+                make_lifts(&self.ctx, v, n, &template, &sink, &|i| b.posed_parts(hs[i]))?
+            }
+        };
+        self.sink = Some((sink, lifts));
+        Ok(())
+    }
+
+    fn frame(&mut self) -> Result<()> {
+        let t0 = Instant::now();
+        let mut enc = self.encoder();
+        self.encode_rig(&mut enc)?;
+        let t1 = Instant::now();
+        if let Some((sink, lifts)) = &mut self.sink {
+            for l in lifts.iter_mut() {
+                l.record(&mut enc, sink)?;
+            }
+        }
+        if let Some(ts) = self.ctx.timestamps() {
+            ts.resolve(&mut enc);
+        }
+        self.ctx.submit(enc);
+        self.times.rig += t1 - t0;
+        self.times.lift += t1.elapsed();
+        if let (Some(ts), Some(acc)) = (self.ctx.timestamps(), self.times.gpu_ms.as_mut()) {
+            let (buf, period) = ts.resolved();
+            let bytes = self
+                .ctx
+                .read_buffers("timestamps", &[(buf, 0, buf.size())])
+                .context("reading GPU timestamps")?;
+            let t = Timestamps::decode(bytes.first().map_or(&[][..], |b| b), period);
+            acc[0] += t.morph_ms;
+            acc[1] += t.skin_ms;
+            acc[2] += t.lift_ms;
+        }
+        Ok(())
+    }
+
+    fn splats(&mut self, i: usize) -> Result<SplatBuffers> {
+        let Some((sink, _)) = &self.sink else {
+            return Err(Error::invalid("splats", "the runtime has no lift attached"));
+        };
+        if i >= self.n() {
+            return Err(Error::invalid(
+                format!("instance {i}"),
+                format!("the runtime has {} instance(s)", self.n()),
+            ));
+        }
+        Ok(sink.read(slot_range(i, self.v))?)
+    }
+
+    fn finish(&mut self) -> Result<()> {
+        Ok(self.ctx.wait()?)
+    }
+
+    fn times(&self) -> Times {
+        self.times
+    }
+
+    fn bytes(&self) -> (u64, u64) {
+        let rig = match &self.poser {
+            Poser::Rig(b, _) => b.bytes(),
+            Poser::Head(b, _) => b.bytes(),
+        };
+        (rig, self.sink.as_ref().map_or(0, |s| s.0.bytes()))
+    }
+
+    fn sink(&self) -> SinkRef<'_> {
+        self.sink
+            .as_ref()
+            .map_or(SinkRef::None, |(s, _)| SinkRef::Wgpu(s))
+    }
+}

@@ -1,0 +1,275 @@
+//! One character of a [`crate::Runtime`] and the drivers attached to it. Each frame an instance's
+//! pose is built in a fixed order on the media clock:
+//!
+//! 1. the drive — the rest pose, the character's own clips, or a bound ARKit-52 weight stream;
+//! 2. speech, which owns the mouth targets it binds;
+//! 3. the face driver (state script, expressions, blink, look-at) over the node world matrices of
+//!    the pose so far; world matrices are then recomputed (the eyes may have turned).
+//!
+//! A linear head's pose is then mapped to head_ext through the pack's ARKit table.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use glam::Mat4;
+use mien_core::anim::{Drive, StreamDrive, WeightStream};
+use mien_core::gnm::controls::GnmDriver;
+use mien_core::io::livelink_csv::read_livelink_csv;
+use mien_core::rig::{Character, ClipId, Pose};
+
+use crate::asset::{Asset, Model};
+use crate::error::{Context as _, Error, Result};
+use crate::face::FaceDriver;
+use crate::speech::Speech;
+
+/// What the per-frame rules changed on one instance, summed over the frames so far.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct InstanceTotals {
+    /// Morph weights clamped to ±2 ([`mien_core::rig::ControlStats::clamped`]).
+    pub clamped: u64,
+    /// Non-finite morph weights zeroed.
+    pub non_finite: u64,
+    /// `(mesh instance, target)` pairs the active limit (32 per mesh) dropped, counted per frame.
+    pub dropped: u64,
+    /// `(mesh instance, target)` → `(first frame, frames)` of every target the active limit
+    /// dropped.
+    pub dropped_targets: BTreeMap<(u32, u32), (u64, u64)>,
+    /// The most non-zero morph weights one mesh had in one frame, before the limit.
+    pub peak_nonzero: u32,
+    /// Linear heads: coefficients the ARKit map's clamp changed.
+    pub head_clamped: u64,
+}
+
+/// One character's drivers and its pose of the current frame.
+pub struct Instance {
+    pub(crate) drive: Drive,
+    pub(crate) speech: Option<Speech>,
+    pub(crate) face: Option<FaceDriver>,
+    /// Linear heads: ARKit-52 → head_ext through the pack's table (`None` when the pack has no
+    /// table; then nothing may drive it and it poses at rest).
+    pub(crate) head: Option<GnmDriver>,
+    pub(crate) pose: Pose,
+    locals: Vec<Mat4>,
+    pub(crate) world: Vec<Mat4>,
+    pub(crate) totals: InstanceTotals,
+}
+
+impl Instance {
+    pub(crate) fn new(asset: &Asset) -> Result<Self> {
+        let head = match asset.model() {
+            Model::Head { pack, targets, .. } if pack.header.arkit.is_some() => Some(
+                GnmDriver::new(pack, None, None, asset.source())?.with_targets(targets.clone()),
+            ),
+            _ => None,
+        };
+        Ok(Instance {
+            drive: Drive::Rest,
+            speech: None,
+            face: None,
+            head,
+            pose: asset.character().rest_pose(),
+            locals: Vec::new(),
+            world: Vec::new(),
+            totals: InstanceTotals::default(),
+        })
+    }
+
+    /// Build this frame's pose and world matrices at media time `t` (steps 1–3 of the module doc).
+    pub(crate) fn evaluate(&mut self, ch: &Character, rest: &Pose, t: f64) -> Result<()> {
+        self.drive.pose_at(ch, rest, t, &mut self.pose);
+        if let Some(s) = &mut self.speech {
+            s.apply(t, &mut self.pose);
+        }
+        ch.world_matrices(&self.pose, &mut self.locals, &mut self.world);
+        if let Some(f) = &mut self.face {
+            f.update(ch, t, &self.world, &mut self.pose)?;
+            ch.world_matrices(&self.pose, &mut self.locals, &mut self.world);
+        }
+        Ok(())
+    }
+
+    /// Set the pose to `pose` (the rest pose before the first frame) and its world matrices.
+    pub(crate) fn set_pose(&mut self, ch: &Character, pose: &Pose) {
+        self.pose.clone_from(pose);
+        ch.world_matrices(&self.pose, &mut self.locals, &mut self.world);
+    }
+
+    /// The drive.
+    pub fn drive(&self) -> &Drive {
+        &self.drive
+    }
+
+    /// The speech, if attached.
+    pub fn speech(&self) -> Option<&Speech> {
+        self.speech.as_ref()
+    }
+
+    /// The face driver, if attached.
+    pub fn face(&self) -> Option<&FaceDriver> {
+        self.face.as_ref()
+    }
+
+    /// The current frame's pose (node locals and morph weights).
+    pub fn pose(&self) -> &Pose {
+        &self.pose
+    }
+
+    /// The current frame's node world matrices `(N,)`, metres.
+    pub fn world(&self) -> &[Mat4] {
+        &self.world
+    }
+
+    /// What the rules changed so far.
+    pub fn totals(&self) -> &InstanceTotals {
+        &self.totals
+    }
+
+    /// A linear head's ARKit → head_ext driver (its resolved map, dropped terms and clamp);
+    /// `None` for a rig or a pack without a table.
+    pub fn head_driver(&self) -> Option<&GnmDriver> {
+        self.head.as_ref()
+    }
+}
+
+/// Whether `asset` can be driven (anything but a linear head whose pack has no ARKit table).
+///
+/// # Errors
+/// The pack's refusal, naming the file.
+pub fn check_drivable(asset: &Asset) -> Result<()> {
+    if let Model::Head { pack, .. } = asset.model()
+        && pack.header.arkit.is_none()
+    {
+        GnmDriver::new(pack, None, None, asset.source())?;
+    }
+    Ok(())
+}
+
+/// An instance with its character, to attach drivers ([`crate::Runtime::instance_mut`]).
+pub struct InstanceMut<'a> {
+    pub(crate) asset: &'a Asset,
+    pub(crate) inst: &'a mut Instance,
+}
+
+impl InstanceMut<'_> {
+    /// A linear head without an ARKit table cannot be driven.
+    fn drivable(&mut self) -> Result<()> {
+        if let (Model::Head { pack, targets, .. }, None) = (self.asset.model(), &self.inst.head) {
+            self.inst.head = Some(
+                GnmDriver::new(pack, None, None, self.asset.source())?
+                    .with_targets(targets.clone()),
+            );
+        }
+        Ok(())
+    }
+
+    /// Set the drive (rest, clips or a bound stream) built by the caller.
+    ///
+    /// # Errors
+    /// A linear head whose pack has no ARKit table (nothing can drive it).
+    pub fn set_drive(&mut self, drive: Drive) -> Result<&mut Self> {
+        if !matches!(drive, Drive::Rest) {
+            self.drivable()?;
+        }
+        self.inst.drive = drive;
+        Ok(self)
+    }
+
+    /// Play an ARKit-52 weight stream: its channels bound to every mesh's morph targets by name
+    /// (the canonicaliser of `mien_core::anim::canon`; unmatched channels are listed in
+    /// [`StreamDrive::reports`]).
+    ///
+    /// # Errors
+    /// A stream that binds to nothing (`cannot map the stream onto the character`); an undrivable
+    /// linear head.
+    pub fn play_stream(&mut self, stream: WeightStream) -> Result<&mut Self> {
+        let d = StreamDrive::new(stream, self.asset.character())
+            .context("cannot map the stream onto the character")?;
+        self.set_drive(Drive::Stream(d))
+    }
+
+    /// Play a Live Link Face CSV recording ([`read_livelink_csv`]: header-driven, timecode rate
+    /// inferred).
+    ///
+    /// # Errors
+    /// Unreadable or invalid files (`cannot read ARKit stream PATH`); as
+    /// [`InstanceMut::play_stream`].
+    pub fn play_livelink_csv(&mut self, path: impl AsRef<Path>) -> Result<&mut Self> {
+        let path = path.as_ref();
+        let stream = read_livelink_csv(path)
+            .with_context(|| format!("cannot read ARKit stream {}", path.display()))?;
+        self.play_stream(stream)
+    }
+
+    /// Play some of the character's clips together, in this order (a later clip overrides an
+    /// earlier one where both animate the same property).
+    ///
+    /// # Errors
+    /// An unknown clip id; an undrivable linear head.
+    pub fn play_clips(&mut self, clips: &[ClipId]) -> Result<&mut Self> {
+        let n = self.asset.character().clips.len();
+        if let Some(c) = clips.iter().find(|c| c.index() >= n) {
+            return Err(Error::invalid(
+                format!("clip {}", c.index()),
+                format!("{} has {n} clip(s)", self.asset.source()),
+            ));
+        }
+        self.set_drive(Drive::Clips(clips.to_vec()))
+    }
+
+    /// Play a clip by name or index, with the other clips of its take (exporters split one take
+    /// into a clip per node: `node|take|layer`).
+    ///
+    /// # Errors
+    /// No such clip (the character's clips are listed); an undrivable linear head.
+    pub fn play_clip(&mut self, name_or_index: &str) -> Result<&mut Self> {
+        let ch = self.asset.character();
+        let id = ch.find_clip(name_or_index)?;
+        let take = ch.take_of(id);
+        self.set_drive(Drive::Clips(take))
+    }
+
+    /// Pose the rest pose (the default).
+    pub fn rest(&mut self) -> &mut Self {
+        self.inst.drive = Drive::Rest;
+        self
+    }
+
+    /// Attach speech ([`Speech::from_file`]) over the drive, or remove it with `None`.
+    ///
+    /// # Errors
+    /// An undrivable linear head.
+    pub fn set_speech(&mut self, speech: Option<Speech>) -> Result<&mut Self> {
+        if speech.is_some() {
+            self.drivable()?;
+        }
+        self.inst.speech = speech;
+        Ok(self)
+    }
+
+    /// The speech, to pause, resume, seek or reset it.
+    pub fn speech(&mut self) -> Option<&mut Speech> {
+        self.inst.speech.as_mut()
+    }
+
+    /// Attach a face driver ([`FaceDriver::new`]), or remove it with `None`.
+    ///
+    /// # Errors
+    /// An undrivable linear head.
+    pub fn set_face(&mut self, face: Option<FaceDriver>) -> Result<&mut Self> {
+        if face.is_some() {
+            self.drivable()?;
+        }
+        self.inst.face = face;
+        Ok(self)
+    }
+
+    /// The face driver, to send signals, expressions, blinks and look-at targets.
+    pub fn face(&mut self) -> Option<&mut FaceDriver> {
+        self.inst.face.as_mut()
+    }
+
+    /// The instance, read-only.
+    pub fn get(&self) -> &Instance {
+        self.inst
+    }
+}

@@ -1,0 +1,618 @@
+//! [`Runtime`]: N instances of one character on one device, driven every frame on the media clock,
+//! posed and lifted into splats in one submission per [`Runtime::update`].
+
+use std::sync::Arc;
+
+use glam::Mat4;
+use mien_core::gnm::forward::joint_world;
+use mien_core::lift::{DebugLiftParams, DebugShading};
+use mien_core::rig::{ControlStats, Pose, PosedVertices, RigControls};
+use mien_core::sink::{SlotRange, SplatBuffers};
+
+use crate::asset::{Asset, Model};
+use crate::device::Device;
+use crate::engine::{self, Engine, SinkRef, Times};
+use crate::error::{Error, Result};
+use crate::instance::{Instance, InstanceMut};
+use crate::posed::{PosedCheck, rest_geometry};
+
+/// Default gaussian σ as a fraction of the character's median rest-pose triangle edge: large
+/// enough that neighbouring splats overlap on an evenly meshed surface, small enough to keep
+/// features.
+pub const DEFAULT_SIGMA_EDGES: f32 = 0.6;
+
+/// The σ base when the rest pose has no triangle edge of non-zero length, metres.
+pub const NO_EDGE_M: f32 = 0.01;
+
+/// Where a splat's colour comes from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Shading {
+    /// Vertex colours when the character has them, else normals.
+    #[default]
+    Auto,
+    /// Vertex colours (white where there are none).
+    Tint,
+    /// The posed normal's direction.
+    Normal,
+    /// One flat colour.
+    Flat,
+}
+
+/// The lift a runtime attaches (seed 000's debug vertex lift: one isotropic gaussian per posed
+/// vertex).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LiftOptions {
+    /// Gaussian standard deviation, metres, finite and > 0; `None`: [`DEFAULT_SIGMA_EDGES`] × the
+    /// median triangle edge of the rest pose.
+    pub sigma: Option<f32>,
+    /// Colour source.
+    pub shading: Shading,
+}
+
+/// How a runtime is built.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RuntimeOptions {
+    /// Instances N of the character (≥ 1), each with its own drivers, posed in one submission.
+    pub instances: u32,
+    /// The lift into splats; `None`: pose only (read [`Runtime::posed`]).
+    pub lift: Option<LiftOptions>,
+}
+
+impl Default for RuntimeOptions {
+    fn default() -> Self {
+        RuntimeOptions {
+            instances: 1,
+            lift: Some(LiftOptions::default()),
+        }
+    }
+}
+
+/// What the rest pose gave the lift.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LiftInfo {
+    /// σ used, metres.
+    pub sigma: f32,
+    /// σ was derived from the rest pose (no [`LiftOptions::sigma`]).
+    pub sigma_derived: bool,
+    /// The median rest-pose triangle edge, metres (`None`: no edge of non-zero length).
+    pub median_edge: Option<f32>,
+    /// The shading used ([`Shading::Auto`] resolved).
+    pub shading: DebugShading,
+}
+
+/// What one instance's rules did in the last [`Runtime::update`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct InstanceFrame {
+    /// The rig's weight rules (clamped, non-finite, dropped by the active limit); zero for a
+    /// linear head.
+    pub controls: ControlStats,
+    /// The most non-zero weights one mesh had, before the limit.
+    pub peak_nonzero: u32,
+    /// Linear heads: coefficients the ARKit map's clamp changed.
+    pub head_clamped: u64,
+    /// The face driver's avatar state, when one is attached.
+    pub state: Option<&'static str>,
+    /// The face driver's state hash of the pose (seed 003 determinism hash).
+    pub state_hash: Option<u64>,
+}
+
+/// The per-frame report of [`Runtime::update`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FrameReport {
+    /// The frame's index, from 0 at the first update.
+    pub frame: u64,
+    /// Its media time, seconds.
+    pub time_s: f64,
+    /// Per instance `(N,)`.
+    pub instances: Vec<InstanceFrame>,
+}
+
+/// Bytes a runtime holds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MemoryReport {
+    /// The rig or pack on the backend, shared by the instances, plus their per-instance state.
+    pub rig_bytes: u64,
+    /// The splat sink (four buffers × slots).
+    pub sink_bytes: u64,
+    /// Slots in the sink (N × V; 0 without a lift).
+    pub sink_slots: u64,
+    /// Vertices V per instance.
+    pub vertices: u32,
+    /// Instances N.
+    pub instances: u32,
+}
+
+/// N instances of one character on one device.
+///
+/// ```no_run
+/// use mien_runtime::{Asset, Backend, Device, Runtime, RuntimeOptions};
+/// # fn main() -> mien_runtime::Result<()> {
+/// let asset = Asset::load("facecap.glb")?;
+/// let (device, _why) = Device::open(Backend::Auto)?;
+/// let mut rt = Runtime::new(asset.into(), &device, &RuntimeOptions::default())?;
+/// rt.instance_mut(0)?.play_livelink_csv("take.csv")?;
+/// for k in 0..60 {
+///     rt.update(k as f64 / 30.0)?;
+/// }
+/// let splats = rt.splats(0)?; // centres (V,4) metres, covariances, colours
+/// # let _ = splats; Ok(()) }
+/// ```
+pub struct Runtime {
+    asset: Arc<Asset>,
+    device: Device,
+    engine: Box<dyn Engine>,
+    instances: Vec<Instance>,
+    rest: Pose,
+    check: PosedCheck,
+    /// Rig inputs `(N,)`.
+    controls: Vec<RigControls>,
+    stats: Vec<ControlStats>,
+    /// Linear-head inputs `(N,)`.
+    head_ext: Vec<Vec<f32>>,
+    joints: Vec<Vec<Mat4>>,
+    rest_positions: Vec<[f32; 3]>,
+    bounds: [[f32; 3]; 2],
+    lift: Option<LiftInfo>,
+    report: FrameReport,
+    frame: u64,
+    warm: Times,
+}
+
+impl Runtime {
+    /// Upload `asset` once for `options.instances` instances on `device`, pose them at rest, check
+    /// the rest geometry, and attach the lift (σ derived from the rest pose unless given).
+    ///
+    /// # Errors
+    /// 0 instances; upload failures (a model over the device's limits: binding sizes, dispatch
+    /// dimensions, out of memory); rest geometry that is not finite or beyond ±10⁶ m (naming the
+    /// file and vertex); σ not finite and > 0.
+    pub fn new(asset: Arc<Asset>, device: &Device, options: &RuntimeOptions) -> Result<Self> {
+        let n = options.instances;
+        if n == 0 {
+            return Err(Error::invalid(
+                "instances",
+                "0: a runtime poses at least one",
+            ));
+        }
+        let ch = asset.character();
+        if asset.vertex_count() == 0 {
+            return Err(Error::invalid(
+                asset.source(),
+                "the displayed scene has no mesh geometry to pose",
+            ));
+        }
+        let engine = engine::build(device, asset.model(), n)?;
+        let instances = (0..n)
+            .map(|_| Instance::new(&asset))
+            .collect::<Result<Vec<_>>>()?;
+        let rest = ch.rest_pose();
+        let mut rt = Runtime {
+            check: PosedCheck::new(ch, &[]),
+            asset: Arc::clone(&asset),
+            device: device.clone(),
+            engine,
+            instances,
+            rest,
+            controls: vec![RigControls::default(); n as usize],
+            stats: vec![ControlStats::default(); n as usize],
+            head_ext: Vec::new(),
+            joints: Vec::new(),
+            rest_positions: Vec::new(),
+            bounds: [[0.0; 3]; 2],
+            lift: None,
+            report: FrameReport::default(),
+            frame: 0,
+            warm: Times::default(),
+        };
+        if let Model::Head { pack, .. } = asset.model() {
+            let (mut j, mut skipped) = (Vec::new(), Vec::new());
+            joint_world(pack, &[], &mut j, &mut skipped);
+            rt.joints = vec![j; n as usize];
+            rt.head_ext = vec![vec![0.0; pack.header.head_ext.dim()]; n as usize];
+        }
+        // Rest pose: every instance, counted nowhere.
+        for i in 0..n as usize {
+            let rest = rt.rest.clone();
+            rt.instances[i].set_pose(ch, &rest);
+        }
+        rt.check = PosedCheck::new(ch, &rt.instances[0].world);
+        rt.stage_inputs()?;
+        for t in &mut rt.instances {
+            t.totals = Default::default();
+        }
+        let rest_pos = rt.engine.pose_and_read(0)?.positions;
+        rest_geometry(asset.source(), &rest_pos)?;
+        rt.bounds = bounds(&rest_pos);
+        if let Some(l) = &options.lift {
+            let edge = median_edge(asset.triangles(), &rest_pos);
+            let sigma = l.sigma.unwrap_or(DEFAULT_SIGMA_EDGES * edge.unwrap_or(NO_EDGE_M));
+            if !(sigma.is_finite() && sigma > 0.0) {
+                return Err(Error::invalid(
+                    asset.source(),
+                    match l.sigma {
+                        Some(s) => format!(
+                            "gaussian size {} m: must be finite and > 0",
+                            crate::text::num(s)
+                        ),
+                        None => "cannot derive a gaussian size from degenerate geometry; pass --sigma".into(),
+                    },
+                ));
+            }
+            let v = asset.vertex_count();
+            let mut params = DebugLiftParams::new(engine::slot_range(0, v), v);
+            params.sigma = sigma;
+            params.shading = match l.shading {
+                Shading::Auto if asset.has_colors() => DebugShading::Tint,
+                Shading::Auto | Shading::Normal => DebugShading::Normal,
+                Shading::Tint => DebugShading::Tint,
+                Shading::Flat => DebugShading::Flat,
+            };
+            params.centroid = [0, 1, 2].map(|k| 0.5 * (rt.bounds[0][k] + rt.bounds[1][k]));
+            rt.engine.attach_lift(params)?;
+            rt.lift = Some(LiftInfo {
+                sigma,
+                sigma_derived: l.sigma.is_none(),
+                median_edge: edge,
+                shading: params.shading,
+            });
+        }
+        rt.rest_positions = rest_pos;
+        rt.report.instances = vec![InstanceFrame::default(); n as usize];
+        Ok(rt)
+    }
+
+    /// Map every instance's pose to backend inputs and set them (one batch call), counting what
+    /// the rules changed into the totals and the frame report.
+    fn stage_inputs(&mut self) -> Result<()> {
+        let frame = self.frame;
+        self.report.instances.resize(self.instances.len(), InstanceFrame::default());
+        match self.asset.model() {
+            Model::Rig(rig) => {
+                for ((inst, c), rep) in self
+                    .instances
+                    .iter()
+                    .zip(self.controls.iter_mut())
+                    .zip(self.report.instances.iter_mut())
+                {
+                    rig.controls_from_pose(&inst.pose, &inst.world, c);
+                    rep.peak_nonzero = rig
+                        .instances
+                        .iter()
+                        .map(|m| {
+                            let w = &c.weights[m.weight_base as usize
+                                ..(m.weight_base + m.target_count) as usize];
+                            w.iter().filter(|x| **x != 0.0).count() as u32
+                        })
+                        .max()
+                        .unwrap_or(0);
+                }
+                self.engine.set_rig(&self.controls, &mut self.stats)?;
+                for ((inst, s), rep) in self
+                    .instances
+                    .iter_mut()
+                    .zip(&self.stats)
+                    .zip(self.report.instances.iter_mut())
+                {
+                    let t = &mut inst.totals;
+                    t.peak_nonzero = t.peak_nonzero.max(rep.peak_nonzero);
+                    t.clamped += u64::from(s.clamped);
+                    t.non_finite += u64::from(s.non_finite);
+                    t.dropped += s.dropped.len() as u64;
+                    for &pair in &s.dropped {
+                        t.dropped_targets
+                            .entry(pair)
+                            .and_modify(|e| e.1 += 1)
+                            .or_insert((frame, 1));
+                    }
+                    rep.controls.clone_from(s);
+                }
+            }
+            Model::Head { .. } => {
+                for ((inst, h), rep) in self
+                    .instances
+                    .iter_mut()
+                    .zip(self.head_ext.iter_mut())
+                    .zip(self.report.instances.iter_mut())
+                {
+                    let before = inst.totals.head_clamped;
+                    match &mut inst.head {
+                        Some(d) => {
+                            let x = d.head_ext_counting(&inst.pose, &mut inst.totals.head_clamped);
+                            h.copy_from_slice(x);
+                        }
+                        None => h.fill(0.0),
+                    }
+                    rep.head_clamped = inst.totals.head_clamped - before;
+                }
+                self.engine.set_head(&self.head_ext, &self.joints)?;
+            }
+        }
+        for (inst, rep) in self.instances.iter().zip(self.report.instances.iter_mut()) {
+            rep.state = inst.face.as_ref().map(|f| f.animator.state().name());
+            rep.state_hash = inst.face.as_ref().map(|f| f.last_hash);
+        }
+        Ok(())
+    }
+
+    /// Pose every instance at media time `t` seconds — drive, speech and face (see
+    /// [`crate::instance`]), the backend's rig or linear-head passes, and the lift — in one
+    /// submission, and return what the rules did. Frames are counted from 0.
+    ///
+    /// # Errors
+    /// A non-finite `t`; a driver that fails (an unknown scripted expression); a frame that breaks
+    /// the rest pose's rule ([`Error::Posed`], checked on the node world matrices every frame and
+    /// on the posed vertices where the backend holds them on the CPU; a GPU backend's are checked
+    /// when read back by [`Runtime::splats`]); backend failures (device loss).
+    pub fn update(&mut self, t: f64) -> Result<&FrameReport> {
+        if !t.is_finite() {
+            return Err(Error::invalid(
+                "media time",
+                format!("{} is not a finite number of seconds", crate::text::num(t)),
+            ));
+        }
+        let ch = self.asset.character();
+        for inst in &mut self.instances {
+            inst.evaluate(ch, &self.rest, t)?;
+        }
+        self.frame_posed(t)
+    }
+
+    /// Check, stage, pose and lift the instances' current poses as frame `self.frame` at `t`.
+    fn frame_posed(&mut self, t: f64) -> Result<&FrameReport> {
+        if !t.is_finite() {
+            return Err(Error::invalid(
+                "media time",
+                format!("{} is not a finite number of seconds", crate::text::num(t)),
+            ));
+        }
+        let asset = Arc::clone(&self.asset);
+        let ch = asset.character();
+        for inst in &self.instances {
+            self.check.matrices(ch, &inst.world, self.frame, t)?;
+        }
+        self.stage_inputs()?;
+        self.engine.frame()?;
+        for (i, inst) in self.instances.iter().enumerate() {
+            if let Some(p) = self.engine.posed_cpu(i) {
+                self.check.positions(ch, &inst.world, p, self.frame, t)?;
+            }
+        }
+        self.report.frame = self.frame;
+        self.report.time_s = t;
+        self.frame += 1;
+        Ok(&self.report)
+    }
+
+    /// Pose every instance from poses the caller built (its own animation system, a scenario's
+    /// steps): `poses` `(N,)` in the character's node order (see
+    /// [`mien_core::rig::Character::rest_pose`] for the shape), posed and lifted as
+    /// [`Runtime::update`] does; the instances' drivers are not evaluated.
+    ///
+    /// # Errors
+    /// `poses` not `(N,)` or a pose of another shape than the character's; as [`Runtime::update`].
+    pub fn update_with_poses(&mut self, t: f64, poses: &[Pose]) -> Result<&FrameReport> {
+        if poses.len() != self.instances.len() {
+            return Err(Error::invalid(
+                "poses",
+                format!("{} given for {} instance(s)", poses.len(), self.instances.len()),
+            ));
+        }
+        let ch = self.asset.character();
+        for (k, p) in poses.iter().enumerate() {
+            let same = p.locals.len() == self.rest.locals.len()
+                && p.weights.len() == self.rest.weights.len()
+                && p.weights.iter().zip(&self.rest.weights).all(|(a, b)| a.len() == b.len());
+            if !same {
+                return Err(Error::invalid(
+                    format!("poses[{k}]"),
+                    format!("not a pose of {} (node or morph-weight counts differ)", ch.source),
+                ));
+            }
+        }
+        for (inst, p) in self.instances.iter_mut().zip(poses) {
+            inst.set_pose(ch, p);
+        }
+        self.frame_posed(t)
+    }
+
+    /// Before the first [`Runtime::update`]: lift the rest pose and read instance 0's splats (a
+    /// preview's budget check). Its time is not counted in [`Runtime::times`].
+    ///
+    /// # Errors
+    /// After an update; no lift attached; backend failures.
+    pub fn render_rest(&mut self) -> Result<SplatBuffers> {
+        if self.frame > 0 {
+            return Err(Error::invalid(
+                "render_rest",
+                "the runtime has already posed a frame",
+            ));
+        }
+        self.engine.frame()?;
+        let s = self.engine.splats(0)?;
+        self.warm = self.engine.times();
+        Ok(s)
+    }
+
+    /// Attach drivers to instance `i`.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for an instance the runtime does not have.
+    pub fn instance_mut(&mut self, i: usize) -> Result<InstanceMut<'_>> {
+        let n = self.instances.len();
+        let inst = self.instances.get_mut(i).ok_or_else(|| no_instance(i, n))?;
+        Ok(InstanceMut {
+            asset: &self.asset,
+            inst,
+        })
+    }
+
+    /// Instance `i`, read-only.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for an instance the runtime does not have.
+    pub fn instance(&self, i: usize) -> Result<&Instance> {
+        self.instances
+            .get(i)
+            .ok_or_else(|| no_instance(i, self.instances.len()))
+    }
+
+    /// Instances N.
+    pub fn len(&self) -> usize {
+        self.instances.len()
+    }
+
+    /// Whether the runtime has no instances (never: a runtime has at least one).
+    pub fn is_empty(&self) -> bool {
+        self.instances.is_empty()
+    }
+
+    /// The character.
+    pub fn asset(&self) -> &Arc<Asset> {
+        &self.asset
+    }
+
+    /// The device it poses on.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// Instance `i`'s splats of the last frame (a copy on the CPU, a readback on a GPU): centres
+    /// `(V,4)` metres, colours `(V,)` RGBA8, covariances `(V,4)` + `(V,4)` (DESIGN "Splat sink").
+    /// On a GPU the centres are checked against the rest pose's rule.
+    ///
+    /// # Errors
+    /// No lift attached; an unknown instance; [`Error::Posed`]; backend failures.
+    pub fn splats(&mut self, i: usize) -> Result<SplatBuffers> {
+        let s = self.engine.splats(i)?;
+        if self.engine.posed_cpu(i).is_none() && self.frame > 0 {
+            let ch = self.asset.character();
+            self.check.positions(
+                ch,
+                &self.instances[i].world,
+                &s.center,
+                self.frame - 1,
+                self.report.time_s,
+            )?;
+        }
+        Ok(s)
+    }
+
+    /// Instance `i`'s posed vertices of the last frame: world positions `(V,3)` metres and normals
+    /// `(V,3)` (zero for a linear head). A copy on the CPU, a readback on a GPU (tests, export).
+    ///
+    /// # Errors
+    /// An unknown instance; backend failures.
+    pub fn posed(&mut self, i: usize) -> Result<PosedVertices> {
+        self.engine.read_posed(i)
+    }
+
+    /// Instance `i`'s posed positions `(V,3)` without a copy, when the backend holds them on the
+    /// CPU (`None` on a GPU).
+    pub fn posed_cpu(&self, i: usize) -> Option<&[[f32; 3]]> {
+        self.engine.posed_cpu(i)
+    }
+
+    /// The rest pose's positions of instance 0 `(V,3)`, metres.
+    pub fn rest_positions(&self) -> &[[f32; 3]] {
+        &self.rest_positions
+    }
+
+    /// The rest pose's bounding box `[min, max]`, metres.
+    pub fn rest_bounds(&self) -> [[f32; 3]; 2] {
+        self.bounds
+    }
+
+    /// The lift's σ and shading (`None` without a lift).
+    pub fn lift(&self) -> Option<&LiftInfo> {
+        self.lift.as_ref()
+    }
+
+    /// Instance `i`'s slots in the sink: `i·V .. (i+1)·V`.
+    pub fn slot_range(&self, i: usize) -> SlotRange {
+        engine::slot_range(i, self.asset.vertex_count())
+    }
+
+    /// The splat sink itself, for a caller that renders where it lies (the wgpu or Vulkan buffers
+    /// on a GPU). Read it after [`Runtime::finish`] or order your own work after the runtime's
+    /// submission (on wgpu the queue orders it).
+    pub fn sink(&self) -> SinkRef<'_> {
+        self.engine.sink()
+    }
+
+    /// The last frame's report.
+    pub fn last_frame(&self) -> &FrameReport {
+        &self.report
+    }
+
+    /// Frames posed so far.
+    pub fn frames(&self) -> u64 {
+        self.frame
+    }
+
+    /// Bytes held.
+    pub fn memory(&self) -> MemoryReport {
+        let (rig_bytes, sink_bytes) = self.engine.bytes();
+        let v = self.asset.vertex_count();
+        MemoryReport {
+            rig_bytes,
+            sink_bytes,
+            sink_slots: if self.lift.is_some() {
+                u64::from(v) * self.instances.len() as u64
+            } else {
+                0
+            },
+            vertices: v,
+            instances: self.instances.len() as u32,
+        }
+    }
+
+    /// Wall and GPU time of the updates so far ([`Runtime::render_rest`] not counted).
+    pub fn times(&self) -> Times {
+        self.engine.times().since(&self.warm)
+    }
+
+    /// Wait for the device to finish every submitted frame.
+    ///
+    /// # Errors
+    /// Device loss; Vulkan validation messages.
+    pub fn finish(&mut self) -> Result<()> {
+        self.engine.finish()
+    }
+}
+
+fn no_instance(i: usize, n: usize) -> Error {
+    Error::invalid(
+        format!("instance {i}"),
+        format!("the runtime has {n} instance(s)"),
+    )
+}
+
+fn bounds(p: &[[f32; 3]]) -> [[f32; 3]; 2] {
+    let mut b = [[f32::INFINITY; 3], [f32::NEG_INFINITY; 3]];
+    for v in p {
+        for k in 0..3 {
+            b[0][k] = b[0][k].min(v[k]);
+            b[1][k] = b[1][k].max(v[k]);
+        }
+    }
+    b
+}
+
+/// Median triangle edge length of the posed rest positions (metres); `None` when no triangle has
+/// an edge of finite, non-zero length.
+pub fn median_edge(triangles: &[[u32; 3]], pos: &[[f32; 3]]) -> Option<f32> {
+    let mut e: Vec<f32> = triangles
+        .iter()
+        .flat_map(|t| [(t[0], t[1]), (t[1], t[2]), (t[2], t[0])])
+        .filter_map(|(a, b)| Some((pos.get(a as usize)?, pos.get(b as usize)?)))
+        .map(|(a, b)| {
+            ((a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2) + (a[2] - b[2]).powi(2)).sqrt()
+        })
+        .filter(|l| l.is_finite() && *l > 0.0)
+        .collect();
+    if e.is_empty() {
+        return None;
+    }
+    let mid = e.len() / 2;
+    Some(*e.select_nth_unstable_by(mid, f32::total_cmp).1)
+}
