@@ -12,6 +12,7 @@ use mien_core::rig::ACTIVE_MORPH_LIMIT;
 use mien_core::sink::SplatBuffers;
 use mien_runtime::instance::check_drivable;
 use mien_runtime::runtime::{DEFAULT_SIGMA_EDGES, NO_EDGE_M};
+use mien_runtime::{HeadJointNames, HeadMotionReport};
 use mien_runtime::{Device, DeviceOptions, LiftOptions, Runtime, RuntimeOptions, Shading as RtShading};
 
 use crate::args::{AnimateArgs, PlyLayout, Shading};
@@ -117,10 +118,21 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
         }),
     };
     let mut rt = Runtime::new(Arc::clone(&asset), &device, &options)?;
+    let head_names = HeadJointNames {
+        head: args.head_joint.clone(),
+        neck: args.neck_joint.clone(),
+        eyes: args.eye_joints.clone(),
+    };
     rt.instance_mut(0)?
+        .set_head_motion(!args.no_head_motion)
+        .set_head_joints(head_names)?
         .set_drive(drive)?
         .set_speech(speech)?
         .set_face(face)?;
+    if let Some(m) = rt.instance(0)?.head_motion() {
+        report.animation.notes.push(head_motion_note(m));
+        report.animation.head_motion = Some(serde_json::to_value(m)?);
+    }
     subject::fill_report(&mut report, &asset, rt.instance(0)?.head_driver());
     report.character.bounds_m = rt.rest_bounds();
     let lift = *rt.lift().context("the runtime has no lift")?;
@@ -270,6 +282,36 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
         out: args.out.clone(),
         warnings,
     })
+}
+
+/// The report's line on head motion: which angle channels turn which joints, or why none.
+fn head_motion_note(m: &HeadMotionReport) -> String {
+    let joints: Vec<String> = [
+        ("head", &m.head),
+        ("neck", &m.neck),
+        ("left eye", &m.left_eye),
+        ("right eye", &m.right_eye),
+    ]
+    .iter()
+    .filter_map(|(role, n)| n.as_ref().map(|n| format!("{role} `{n}`")))
+    .collect();
+    if !m.applied && joints.is_empty() {
+        format!(
+            "{} head/eye angle channels not applied: no head, neck or eye joint found by standard name (name them with --head-joint, --neck-joint, --eye-joints)",
+            m.channels.len()
+        )
+    } else if !m.applied {
+        format!(
+            "{} head/eye angle channels not applied (--no-head-motion)",
+            m.channels.len()
+        )
+    } else {
+        format!(
+            "{} head/eye angle channels applied as joint rotations: {}",
+            m.channels.len(),
+            joints.join(", ")
+        )
+    }
 }
 
 fn rayon_threads() -> usize {

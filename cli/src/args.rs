@@ -123,6 +123,16 @@ fn parse_point(s: &str) -> Result<[f32; 3], String> {
     }
 }
 
+/// Parse `LEFT,RIGHT`: two non-empty names.
+fn parse_pair(s: &str) -> Result<(String, String), String> {
+    match s.split_once(',') {
+        Some((l, r)) if !l.is_empty() && !r.is_empty() && !r.contains(',') => {
+            Ok((l.to_string(), r.to_string()))
+        }
+        _ => Err(format!("`{s}` is not two joint names LEFT,RIGHT")),
+    }
+}
+
 /// How speech timings become viseme weights.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Sampler {
@@ -233,6 +243,26 @@ pub struct AnimateArgs {
     /// the built-in performance for the sample head.
     #[arg(long, value_name = "NAME|INDEX", help_heading = "Animation")]
     pub clip: Option<String>,
+
+    /// The joint an --arkit stream's HeadYaw/HeadPitch/HeadRoll turn, by exact name. Default: found
+    /// by standard name (`head`, `Head`, `mixamorig:Head`, `J_Bip_C_Head`, `CC_Base_Head`…; for a
+    /// rigid export whose eyes are not below the head, the node that carries head and eyes).
+    #[arg(long, value_name = "NAME", requires = "arkit", help_heading = "Animation")]
+    pub head_joint: Option<String>,
+
+    /// The neck joint, by exact name (with a head, each takes half of every head angle). Default:
+    /// found by standard name (`neck`, `mixamorig:Neck`, `J_Bip_C_Neck`…).
+    #[arg(long, value_name = "NAME", requires = "arkit", help_heading = "Animation")]
+    pub neck_joint: Option<String>,
+
+    /// The eye joints the stream's eye angles turn, by exact name: `LEFT,RIGHT`. Default: found by
+    /// standard name (`LeftEye`, `eye_L`, `eyeLeft`, `J_Adj_L_FaceEye`…).
+    #[arg(long, value_name = "LEFT,RIGHT", requires = "arkit", value_parser = parse_pair, help_heading = "Animation")]
+    pub eye_joints: Option<(String, String)>,
+
+    /// Leave the stream's head and eye angles unapplied (they are applied by default).
+    #[arg(long, requires = "arkit", help_heading = "Animation")]
+    pub no_head_motion: bool,
 
     /// Frames per second, sampled on the media clock (0.1–1000).
     #[arg(

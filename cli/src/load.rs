@@ -55,13 +55,6 @@ pub fn drive(
             .with_context(|| format!("cannot read ARKit stream {}", path.display()))?;
         report.kind = "arkit".into();
         report.name = path.display().to_string();
-        if !stream.aux_channels.is_empty() {
-            report.notes.push(format!(
-                "{} head/eye angle channels kept in the stream but not applied to bones: {}",
-                stream.aux_channels.len(),
-                stream.aux_channels.join(", ")
-            ));
-        }
         Drive::Stream(
             StreamDrive::new(stream, ch).context("cannot map the stream onto the character")?,
         )

@@ -71,7 +71,7 @@ pub struct AnimationReport {
     /// Channel binding (streams only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub binding: Option<serde_json::Value>,
-    /// Anything worth knowing (e.g. aux channels kept but not applied).
+    /// Anything worth knowing (e.g. which joints the stream's head and eye angles turn).
     pub notes: Vec<String>,
     /// The speech layer (`--speech`): file, format, conversions, sampler, viseme bindings.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -79,6 +79,9 @@ pub struct AnimationReport {
     /// The animator: face, script, avatar states over time, the last frame's state hash.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub animator: Option<serde_json::Value>,
+    /// The stream's head and eye angles: channels found, joints turned, whether applied.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub head_motion: Option<serde_json::Value>,
 }
 
 /// The timeline.

@@ -181,6 +181,8 @@ fn facecap_driven_by_live_link_csv() {
             "dc",
             "--fps",
             "15",
+            // The library pose below has no head motion (tests/head_motion.rs covers it).
+            "--no-head-motion",
         ],
     );
     assert_eq!(r["animation"]["kind"], "arkit");

@@ -2,6 +2,8 @@
 //! pose is built in a fixed order on the media clock:
 //!
 //! 1. the drive — the rest pose, the character's own clips, or a bound ARKit-52 weight stream;
+//!    a stream's head and eye angles turn the head, neck and eye joints
+//!    ([`mien_core::anim::head`]: parent-relative overrides on top of the frame's local rotation);
 //! 2. speech, which owns the mouth targets it binds;
 //! 3. the face driver (state script, expressions, blink, look-at) over the node world matrices of
 //!    the pose so far; world matrices are then recomputed (the eyes may have turned).
@@ -11,7 +13,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use glam::Mat4;
+use glam::{Mat4, Quat};
+use mien_core::anim::head::{self, AngleChannels, HeadJointNames, HeadJoints};
 use mien_core::anim::{Drive, StreamDrive, WeightStream};
 use mien_core::gnm::controls::GnmDriver;
 use mien_core::io::livelink_csv::read_livelink_csv;
@@ -40,6 +43,128 @@ pub struct InstanceTotals {
     pub head_clamped: u64,
 }
 
+/// What head motion found and turns, for a report.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct HeadMotionReport {
+    /// The stream's angle channels that were found.
+    pub channels: Vec<String>,
+    /// The joint the head's angles turn (the head, or what carries it and the eyes), by name.
+    pub head: Option<String>,
+    /// The neck (half of each head angle when found with a head).
+    pub neck: Option<String>,
+    /// The eye joints.
+    pub left_eye: Option<String>,
+    /// The right eye joint.
+    pub right_eye: Option<String>,
+    /// Whether the angles are applied (off by [`InstanceMut::set_head_motion`], or when no joint
+    /// was found).
+    pub applied: bool,
+}
+
+/// The head motion of an instance whose stream carries angle channels.
+#[derive(Clone, Debug)]
+pub(crate) struct HeadMotion {
+    channels: AngleChannels,
+    joints: HeadJoints,
+    rest_world: Vec<Mat4>,
+    parent: Vec<Option<usize>>,
+    /// Joint names (the pack's, for a linear head).
+    names: Vec<String>,
+    /// The joints are a linear head pack's (else the character's nodes).
+    on_pack: bool,
+    aux: Vec<f32>,
+    overrides: Vec<(usize, Quat)>,
+    /// Linear heads: the overrides by pack joint name, for [`mien_core::gnm::forward::joint_world`].
+    pub(crate) named: Vec<(String, Quat)>,
+    pub(crate) report: HeadMotionReport,
+}
+
+impl HeadMotion {
+    /// The motion of `stream` on `asset` (`None` when the stream has no angle channel).
+    fn new(asset: &Asset, stream: &WeightStream, given: &HeadJointNames, on: bool) -> Result<Option<Self>> {
+        let channels = AngleChannels::find(&stream.aux_channels);
+        if !(0..3).any(|g| channels.has(g)) {
+            return Ok(None);
+        }
+        let (names, parent, rest_world): (Vec<Option<String>>, Vec<Option<usize>>, Vec<Mat4>) =
+            match asset.model() {
+                Model::Head { pack, .. } => (
+                    pack.header.joints.iter().map(|j| Some(j.name.clone())).collect(),
+                    pack.header
+                        .joints
+                        .iter()
+                        .map(|j| usize::try_from(j.parent).ok())
+                        .collect(),
+                    pack.rest_world
+                        .iter()
+                        .map(mien_core::gnm::forward::from_row_major)
+                        .collect(),
+                ),
+                Model::Rig(_) => {
+                    let ch = asset.character();
+                    let (mut l, mut w) = (Vec::new(), Vec::new());
+                    ch.world_matrices(&ch.rest_pose(), &mut l, &mut w);
+                    (
+                        ch.nodes.iter().map(|n| n.name.clone()).collect(),
+                        ch.nodes.iter().map(|n| n.parent.map(|p| p.index())).collect(),
+                        w,
+                    )
+                }
+            };
+        let refs: Vec<Option<&str>> = names.iter().map(Option::as_deref).collect();
+        let joints = HeadJoints::find(&refs, given).map_err(|(role, n)| {
+            Error::invalid(
+                format!("{role} joint `{n}`"),
+                format!(
+                    "{} has no joint of that name; its named joints: {}",
+                    asset.source(),
+                    refs.iter().flatten().take(40).copied().collect::<Vec<_>>().join(", ")
+                ),
+            )
+        })?;
+        let name_of = |j: Option<usize>| j.and_then(|j| names.get(j).cloned().flatten());
+        let report = HeadMotionReport {
+            channels: head::ANGLE_CHANNELS
+                .iter()
+                .flatten()
+                .filter(|n| stream.aux_channels.iter().any(|a| a.eq_ignore_ascii_case(n)))
+                .map(|n| (*n).to_string())
+                .collect(),
+            head: name_of(joints.head_carrier(&parent)),
+            neck: name_of(joints.neck),
+            left_eye: name_of(joints.left_eye),
+            right_eye: name_of(joints.right_eye),
+            applied: on && !joints.is_empty(),
+        };
+        Ok(Some(HeadMotion {
+            channels,
+            joints,
+            rest_world,
+            parent,
+            names: names.into_iter().map(Option::unwrap_or_default).collect(),
+            on_pack: matches!(asset.model(), Model::Head { .. }),
+            aux: vec![0.0; stream.aux_channels.len()],
+            overrides: Vec::new(),
+            named: Vec::new(),
+            report,
+        }))
+    }
+
+    /// This frame's overrides at media time `t` from `stream`.
+    fn update(&mut self, stream: &WeightStream, t: f64) {
+        stream.sample_aux(t, &mut self.aux);
+        let angles = self.channels.read(&self.aux);
+        head::overrides(
+            &self.joints,
+            &angles,
+            &self.channels,
+            &self.rest_world,
+            &self.parent,
+            &mut self.overrides,
+        );
+    }
+}
+
 /// One character's drivers and its pose of the current frame.
 pub struct Instance {
     pub(crate) drive: Drive,
@@ -48,6 +173,9 @@ pub struct Instance {
     /// Linear heads: ARKit-52 → head_ext through the pack's table (`None` when the pack has no
     /// table; then nothing may drive it and it poses at rest).
     pub(crate) head: Option<GnmDriver>,
+    pub(crate) motion: Option<HeadMotion>,
+    head_names: HeadJointNames,
+    head_motion_on: bool,
     pub(crate) pose: Pose,
     locals: Vec<Mat4>,
     pub(crate) world: Vec<Mat4>,
@@ -67,6 +195,9 @@ impl Instance {
             speech: None,
             face: None,
             head,
+            motion: None,
+            head_names: HeadJointNames::default(),
+            head_motion_on: true,
             pose: asset.character().rest_pose(),
             locals: Vec::new(),
             world: Vec::new(),
@@ -77,6 +208,23 @@ impl Instance {
     /// Build this frame's pose and world matrices at media time `t` (steps 1–3 of the module doc).
     pub(crate) fn evaluate(&mut self, ch: &Character, rest: &Pose, t: f64) -> Result<()> {
         self.drive.pose_at(ch, rest, t, &mut self.pose);
+        if let (Drive::Stream(s), Some(m)) = (&self.drive, &mut self.motion)
+            && m.report.applied
+        {
+            m.update(s.stream(), t);
+            if m.on_pack {
+                // A linear head: the pack's joints take the overrides.
+                m.named.clear();
+                m.named
+                    .extend(m.overrides.iter().map(|(j, q)| (m.names[*j].clone(), *q)));
+            } else {
+                for (j, q) in &m.overrides {
+                    if let Some(l) = self.pose.locals.get_mut(*j) {
+                        l.rotation = (l.rotation * *q).normalize();
+                    }
+                }
+            }
+        }
         if let Some(s) = &mut self.speech {
             s.apply(t, &mut self.pose);
         }
@@ -122,6 +270,11 @@ impl Instance {
     /// What the rules changed so far.
     pub fn totals(&self) -> &InstanceTotals {
         &self.totals
+    }
+
+    /// What head motion found (`None` when the drive is not a stream with angle channels).
+    pub fn head_motion(&self) -> Option<&HeadMotionReport> {
+        self.motion.as_ref().map(|m| &m.report)
     }
 
     /// A linear head's ARKit → head_ext driver (its resolved map, dropped terms and clamp);
@@ -171,6 +324,7 @@ impl InstanceMut<'_> {
             self.drivable()?;
         }
         self.inst.drive = drive;
+        self.rebuild_motion()?;
         Ok(self)
     }
 
@@ -185,6 +339,40 @@ impl InstanceMut<'_> {
         let d = StreamDrive::new(stream, self.asset.character())
             .context("cannot map the stream onto the character")?;
         self.set_drive(Drive::Stream(d))
+    }
+
+    /// Name the head, neck and eye joints head motion turns instead of finding them by standard
+    /// name ([`HeadJoints::find`]); applies to the current stream and later ones.
+    ///
+    /// # Errors
+    /// A name the character (or pack) has no joint of, listing its named joints.
+    pub fn set_head_joints(&mut self, names: HeadJointNames) -> Result<&mut Self> {
+        self.inst.head_names = names;
+        self.rebuild_motion()?;
+        Ok(self)
+    }
+
+    /// Turn head motion on (the default) or off: whether a stream's head and eye angles turn the
+    /// head, neck and eye joints.
+    pub fn set_head_motion(&mut self, on: bool) -> &mut Self {
+        self.inst.head_motion_on = on;
+        if let Some(m) = &mut self.inst.motion {
+            m.report.applied = on && !m.joints.is_empty();
+        }
+        self
+    }
+
+    fn rebuild_motion(&mut self) -> Result<()> {
+        self.inst.motion = match &self.inst.drive {
+            Drive::Stream(s) => HeadMotion::new(
+                self.asset,
+                s.stream(),
+                &self.inst.head_names,
+                self.inst.head_motion_on,
+            )?,
+            _ => None,
+        };
+        Ok(())
     }
 
     /// Play a Live Link Face CSV recording ([`read_livelink_csv`]: header-driven, timecode rate
@@ -231,6 +419,7 @@ impl InstanceMut<'_> {
     /// Pose the rest pose (the default).
     pub fn rest(&mut self) -> &mut Self {
         self.inst.drive = Drive::Rest;
+        self.inst.motion = None;
         self
     }
 

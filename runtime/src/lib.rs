@@ -43,7 +43,8 @@ pub use device::{Backend, Device, DeviceOptions};
 pub use engine::{SinkRef, Times};
 pub use error::{Error, Result};
 pub use face::{Event, FaceDriver, FaceSources, Script};
-pub use instance::{Instance, InstanceMut, InstanceTotals};
+pub use instance::{HeadMotionReport, Instance, InstanceMut, InstanceTotals};
+pub use mien_core::anim::head::HeadJointNames;
 pub use runtime::{
     FrameReport, InstanceFrame, LiftInfo, LiftOptions, MemoryReport, Runtime, RuntimeOptions,
     Shading,

@@ -151,6 +151,8 @@ pub struct Runtime {
     head_ext: Vec<Vec<f32>>,
     joints: Vec<Vec<Mat4>>,
     rest_positions: Vec<[f32; 3]>,
+    /// Override names a pack did not carry (never: they come from the pack).
+    skipped: Vec<String>,
     bounds: [[f32; 3]; 2],
     lift: Option<LiftInfo>,
     report: FrameReport,
@@ -198,6 +200,7 @@ impl Runtime {
             head_ext: Vec::new(),
             joints: Vec::new(),
             rest_positions: Vec::new(),
+            skipped: Vec::new(),
             bounds: [[0.0; 3]; 2],
             lift: None,
             report: FrameReport::default(),
@@ -307,13 +310,20 @@ impl Runtime {
                     rep.controls.clone_from(s);
                 }
             }
-            Model::Head { .. } => {
-                for ((inst, h), rep) in self
+            Model::Head { pack, .. } => {
+                for (((inst, h), joints), rep) in self
                     .instances
                     .iter_mut()
                     .zip(self.head_ext.iter_mut())
+                    .zip(self.joints.iter_mut())
                     .zip(self.report.instances.iter_mut())
                 {
+                    if let Some(m) = &inst.motion
+                        && m.report.applied
+                    {
+                        // Head motion: the pack's joints rebuilt from rest with the overrides.
+                        joint_world(pack, &m.named, joints, &mut self.skipped);
+                    }
                     let before = inst.totals.head_clamped;
                     match &mut inst.head {
                         Some(d) => {

@@ -4,6 +4,7 @@ pub mod arkit;
 pub mod canon;
 pub mod clip;
 pub mod drive;
+pub mod head;
 pub mod stream;
 
 pub use clip::{Channel, Clip, Interpolation, Property, Sampler};

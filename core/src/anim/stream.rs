@@ -95,6 +95,38 @@ impl WeightStream {
         &self.values[f * c..(f + 1) * c]
     }
 
+    /// Sample the auxiliary channels (head and eye angles) at media time `t` seconds into `out`
+    /// `(A,)`, as [`WeightStream::sample`] samples the weights: linear between the two
+    /// neighbouring frames, clamped outside them (a NaN `t` gives the first frame). Nothing is
+    /// written when the stream has no auxiliary channels. Allocation-free.
+    ///
+    /// # Panics
+    /// When `out.len() != A`.
+    pub fn sample_aux(&self, t: f64, out: &mut [f32]) {
+        let a = self.aux_channels.len();
+        assert_eq!(out.len(), a, "stream aux sample width");
+        if a == 0 || self.times.is_empty() || self.aux_values.len() != a * self.times.len() {
+            return;
+        }
+        let row = |f: usize| &self.aux_values[f * a..(f + 1) * a];
+        let last = self.times.len() - 1;
+        if t.is_nan() || t <= self.times[0] {
+            out.copy_from_slice(row(0));
+            return;
+        }
+        if t >= self.times[last] {
+            out.copy_from_slice(row(last));
+            return;
+        }
+        let k1 = self.times.partition_point(|&x| x <= t);
+        let k = k1 - 1;
+        let s = (t - self.times[k]) / (self.times[k1] - self.times[k]);
+        let (x, y) = (row(k), row(k1));
+        for i in 0..a {
+            out[i] = (f64::from(x[i]) + s * (f64::from(y[i]) - f64::from(x[i]))) as f32;
+        }
+    }
+
     /// Sample every channel at media time `t` seconds into `out` `(C,)`: linear between the two
     /// neighbouring frames, clamped to the first / last frame outside them (a NaN `t` gives the
     /// first frame). Allocation-free.

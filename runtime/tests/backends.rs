@@ -1,0 +1,165 @@
+//! The same runtime calls — one asset, N instances with their own drivers, the same media times —
+//! posed on the CPU (the reference), wgpu and Vulkan agree within the conformance bounds
+//! (`mien_cpu::conformance`: `1e-5 · max(1, largest |reference|)` per array, colour bytes ±1): a
+//! rig (Face Cap's `facecap.glb` with the Live Link recording and the built-in head with its
+//! performance, face driver and script) and a linear head (facecap baked into a pack).
+//!
+//! GPU runs skip with a notice without an adapter, unless `MIEN_REQUIRE_GPU=1`.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use mien_core::gnm::bake::{BakeOptions, bake_gltf};
+use mien_core::sink::SplatBuffers;
+use mien_cpu::conformance::{TOLERANCE, compare_posed};
+use mien_runtime::{
+    Asset, Backend, Device, DeviceOptions, FaceDriver, FaceSources, Runtime, RuntimeOptions,
+    Script,
+};
+
+fn data(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/data")
+        .join(rel)
+}
+
+fn required() -> bool {
+    std::env::var("MIEN_REQUIRE_GPU").is_ok_and(|v| v == "1")
+}
+
+/// The GPU devices this build and machine have (Vulkan under validation).
+fn gpus() -> Vec<Device> {
+    let mut out = Vec::new();
+    for b in [Backend::Wgpu, Backend::Vulkan] {
+        let opts = DeviceOptions {
+            allow_software: true,
+            vulkan_validation: std::env::var("VK_INSTANCE_LAYERS").is_ok(),
+        };
+        match Device::open_with(b, &opts) {
+            Ok((d, _)) => out.push(d),
+            Err(e) if required() => panic!("MIEN_REQUIRE_GPU=1 but {}: {}", b.name(), e.chain_text()),
+            Err(e) => eprintln!("notice: no {} device ({}); skipped", b.name(), e.chain_text()),
+        }
+    }
+    out
+}
+
+/// Drivers of instance `k` (`setup`) and the frames: every instance's splats and posed vertices
+/// after each of the media times.
+type Setup = dyn Fn(&mut Runtime) -> mien_runtime::Result<()>;
+
+fn run(
+    asset: &Arc<Asset>,
+    device: &Device,
+    n: u32,
+    setup: &Setup,
+    times: &[f64],
+) -> Vec<Vec<(SplatBuffers, mien_core::rig::PosedVertices)>> {
+    let opts = RuntimeOptions {
+        instances: n,
+        ..Default::default()
+    };
+    let mut rt = Runtime::new(Arc::clone(asset), device, &opts).unwrap();
+    setup(&mut rt).unwrap();
+    times
+        .iter()
+        .map(|&t| {
+            rt.update(t).unwrap();
+            (0..n as usize)
+                .map(|i| (rt.splats(i).unwrap(), rt.posed(i).unwrap()))
+                .collect()
+        })
+        .collect()
+}
+
+fn bound(xs: impl Iterator<Item = f32>) -> f64 {
+    TOLERANCE * xs.fold(1.0f64, |m, x| m.max(f64::from(x.abs())))
+}
+
+fn compare_splats(what: &str, g: &SplatBuffers, w: &SplatBuffers) {
+    assert_eq!(g.len(), w.len(), "{what}: slot counts");
+    let bc = bound(w.center.iter().flatten().copied());
+    let bv = bound(w.cov_a.iter().chain(&w.cov_b).flatten().copied());
+    for i in 0..w.len() {
+        for k in 0..4 {
+            for (name, a, b, bd) in [
+                ("center", g.center[i][k], w.center[i][k], bc),
+                ("cov_a", g.cov_a[i][k], w.cov_a[i][k], bv),
+                ("cov_b", g.cov_b[i][k], w.cov_b[i][k], bv),
+            ] {
+                assert!(
+                    !a.is_nan() && (f64::from(a) - f64::from(b)).abs() <= bd,
+                    "{what}: {name}[{i}][{k}] {a} vs reference {b} (bound {bd:e})"
+                );
+            }
+            let (ga, wa) = ((g.color[i] >> (8 * k)) & 0xff, (w.color[i] >> (8 * k)) & 0xff);
+            assert!(ga.abs_diff(wa) <= 1, "{what}: color[{i}] byte {k}: {ga} vs {wa}");
+        }
+    }
+}
+
+fn check(asset: Asset, n: u32, setup: &Setup, times: &[f64]) {
+    let asset = Arc::new(asset);
+    let want = run(&asset, &Device::Cpu, n, setup, times);
+    for d in gpus() {
+        let got = run(&asset, &d, n, setup, times);
+        for (f, (gf, wf)) in got.iter().zip(&want).enumerate() {
+            for (i, ((gs, gp), (ws, wp))) in gf.iter().zip(wf).enumerate() {
+                let what = format!("{} {} frame {f} instance {i}", d.name(), asset.source());
+                compare_posed(&what, gp, wp).unwrap();
+                compare_splats(&what, gs, ws);
+            }
+        }
+    }
+}
+
+#[test]
+fn facecap_with_the_live_link_take_agrees_on_every_backend() {
+    let take = data("livelinkface/MySlate_3_Jason_Millers_iPhone.csv");
+    let setup = move |rt: &mut Runtime| {
+        rt.instance_mut(0)?.play_livelink_csv(&take)?;
+        // Instance 1 plays the character's own clip; instance 2 stays at rest.
+        rt.instance_mut(1)?.play_clip("0")?;
+        Ok(())
+    };
+    check(
+        Asset::load(data("facecap/facecap.glb")).unwrap(),
+        3,
+        &setup,
+        &[0.0, 0.5, 1.25],
+    );
+}
+
+#[test]
+fn the_builtin_head_with_its_face_driver_agrees_on_every_backend() {
+    let setup = |rt: &mut Runtime| {
+        let ch = rt.asset().character().clone();
+        for k in 0..2 {
+            let face = FaceDriver::new(
+                &ch,
+                mien_core::face::FaceDef::arkit_default(),
+                Script::builtin(),
+                (k == 1).then_some([0.3, 0.1, 1.0]),
+                0.0,
+                &FaceSources::default(),
+            )?;
+            let mut i = rt.instance_mut(k)?;
+            i.play_stream(mien_core::sample::sample_performance(60.0))?;
+            i.set_face(Some(face))?;
+        }
+        Ok(())
+    };
+    check(Asset::builtin(), 2, &setup, &[0.2, 1.4, 2.5]);
+}
+
+#[test]
+fn a_linear_head_agrees_on_every_backend() {
+    let baked = bake_gltf(&data("facecap/facecap.glb"), &BakeOptions::default()).unwrap();
+    let asset = Asset::from_pack(baked.pack, "facecap.aosrig").unwrap();
+    let take = data("livelinkface/MySlate_3_Jason_Millers_iPhone.csv");
+    let setup = move |rt: &mut Runtime| {
+        rt.instance_mut(1)?.play_livelink_csv(&take)?;
+        Ok(())
+    };
+    check(asset, 2, &setup, &[0.0, 0.8]);
+}
