@@ -46,7 +46,7 @@ pub use face::{Event, FaceDriver, FaceSources, Script};
 pub use instance::{HeadMotionReport, Instance, InstanceMut, InstanceTotals};
 pub use mien_core::anim::head::HeadJointNames;
 pub use runtime::{
-    FrameReport, InstanceFrame, LiftInfo, LiftOptions, MemoryReport, Runtime, RuntimeOptions,
+    MAX_INSTANCES, FrameReport, InstanceFrame, LiftInfo, LiftOptions, MemoryReport, Runtime, RuntimeOptions,
     Shading,
 };
 pub use speech::{Sampler, Speech, SpeechOptions};

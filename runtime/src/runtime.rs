@@ -24,6 +24,10 @@ pub const DEFAULT_SIGMA_EDGES: f32 = 0.6;
 /// The σ base when the rest pose has no triangle edge of non-zero length, metres.
 pub const NO_EDGE_M: f32 = 0.01;
 
+/// The most instances one runtime holds: one GPU dispatch dimension (65,535). More characters
+/// take more runtimes (they may share one [`Device`]).
+pub const MAX_INSTANCES: u32 = 65_535;
+
 /// Where a splat's colour comes from.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Shading {
@@ -52,7 +56,8 @@ pub struct LiftOptions {
 /// How a runtime is built.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RuntimeOptions {
-    /// Instances N of the character (≥ 1), each with its own drivers, posed in one submission.
+    /// Instances N of the character, 1 to [`MAX_INSTANCES`], each with its own drivers, posed in
+    /// one submission; N × V splat slots must fit a 32-bit index.
     pub instances: u32,
     /// The lift into splats; `None`: pose only (read [`Runtime::posed`]).
     pub lift: Option<LiftOptions>,
@@ -165,15 +170,16 @@ impl Runtime {
     /// the rest geometry, and attach the lift (σ derived from the rest pose unless given).
     ///
     /// # Errors
-    /// 0 instances; upload failures (a model over the device's limits: binding sizes, dispatch
-    /// dimensions, out of memory); rest geometry that is not finite or beyond ±10⁶ m (naming the
+    /// 0 or more than [`MAX_INSTANCES`] instances, or N × V slots beyond a 32-bit index (refused
+    /// before anything is allocated); upload failures (a model over the device's limits: binding
+    /// sizes, dispatch dimensions, out of memory); rest geometry that is not finite or beyond ±10⁶ m (naming the
     /// file and vertex); σ not finite and > 0.
     pub fn new(asset: Arc<Asset>, device: &Device, options: &RuntimeOptions) -> Result<Self> {
         let n = options.instances;
-        if n == 0 {
+        if !(1..=MAX_INSTANCES).contains(&n) {
             return Err(Error::invalid(
-                "instances",
-                "0: a runtime poses at least one",
+                format!("instances {n}"),
+                format!("a runtime holds 1 to {MAX_INSTANCES} instances; use several runtimes on one device for more"),
             ));
         }
         let ch = asset.character();
@@ -183,6 +189,7 @@ impl Runtime {
                 "the displayed scene has no mesh geometry to pose",
             ));
         }
+        engine::sink_slots(n, asset.vertex_count())?;
         let engine = engine::build(device, asset.model(), n)?;
         let instances = (0..n)
             .map(|_| Instance::new(&asset))
