@@ -30,7 +30,7 @@ impl VulkanContext {
 
     /// A device-local buffer of `size` bytes usable as a copy source and destination, for a caller's
     /// own transfers (the benchmark's copy baseline records `vkCmdCopyBuffer` between two of these
-    /// into [`VulkanEncoder::raw`]). Freed when the last clone is dropped; the caller waits for the
+    /// into [`crate::VulkanEncoder::raw`]). Freed when the last clone is dropped; the caller waits for the
     /// submissions that use it first.
     ///
     /// # Errors

@@ -268,7 +268,7 @@ pub unsafe fn create_compute_pipeline(
     Ok(pipelines[0])
 }
 
-/// Point `set`'s bindings at `buffers` (binding i = buffers[i]: buffer, offset, range).
+/// Point `set`'s bindings at `buffers` (binding i = `buffers[i]`: buffer, offset, range).
 ///
 /// # Safety
 /// Every handle is live, the set's layout has `buffers.len()` bindings (0 uniform, rest storage),

@@ -1,8 +1,8 @@
 //! `mien-wgpu`: mien's rig backend, debug lift and splat sink as wgpu compute, from the shared WGSL
 //! kernels of `mien-shaders`, equal to the CPU reference (`mien-cpu`) within the conformance bound.
 //!
-//! A frame is recorded into one command encoder — [`WgpuRigBackend::encode`] (morph pass, skin pass
-//! for every uploaded rig) then [`WgpuDebugLift::encode`] for each lift — and submitted once by the
+//! A frame is recorded into one command encoder — `WgpuRigBackend::encode` ([`mien_core::rig::RigBackend::encode`]: morph pass, skin pass
+//! for every uploaded rig) then [`WgpuDebugLift::record`] for each lift — and submitted once by the
 //! caller; nothing is allocated per frame and nothing is read back unless asked
 //! ([`mien_core::rig::RigBackend::read_vertices`], [`WgpuSplatSink::read`]).
 //!

@@ -114,7 +114,7 @@ pub struct Parsed {
     pub data: Vec<u8>,
 }
 
-/// Parse an `.npy` v1.0 file written by [`write`] (tests and tools; not a general reader).
+/// Parse an `.npy` v1.0 file written by [`write()`] (tests and tools; not a general reader).
 ///
 /// # Errors
 /// A wrong magic or version, a header that is not ours, a data length other than the shape's.

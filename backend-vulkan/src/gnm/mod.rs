@@ -32,7 +32,7 @@ use upload::Upload;
 /// the skin pass the skin stage's.
 ///
 /// `set_head_ext` waits for this context's submissions in flight before rewriting the per-frame
-/// buffers (as [`crate::VulkanRigBackend::set_controls`]).
+/// buffers (as the rig backend's `set_controls`).
 pub struct VulkanGnmBackend {
     ctx: VulkanContext,
     uploads: Vec<Upload>,

@@ -117,7 +117,7 @@ pub fn load_w6(data: &Path) -> anyhow::Result<Workload> {
 /// The ICT-FaceKit folder (MIT, © 2020 USC ICT) as a morph rig: the neutral's positions in metres,
 /// area-weighted normals from its polygons (fanned), one target per other `.obj` (named by its
 /// stem, sorted by file name), CSR entries where the shape differs from the neutral by at least
-/// [`ICT_DELTA_FLOOR_M`] in some component; one rigid palette entry. Returns the rig and the
+/// `ICT_DELTA_FLOOR_M` in some component; one rigid palette entry. Returns the rig and the
 /// target names.
 ///
 /// # Errors

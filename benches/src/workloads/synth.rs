@@ -202,7 +202,7 @@ pub fn w4_pack(seed: u64) -> GnmPack {
     GnmPack::parse(&bytes, "<W4 pack>").expect("the W4 pack parses")
 }
 
-/// W4: [`w4_pack`] with seeded head_ext frames — every coefficient non-zero (`±[0.05, 1]`, so the
+/// W4: `w4_pack` with seeded head_ext frames — every coefficient non-zero (`±[0.05, 1]`, so the
 /// whole basis is read each pose), gaze within ±0.3 rad — and joints at their rest matrices.
 pub fn load_w4(seed: u64) -> Workload {
     let pack = w4_pack(seed);

@@ -3,7 +3,7 @@
 //! backend uploads once; per frame it receives [`RigControls`].
 //!
 //! Every vertex runs the same two stages (DESIGN.md "morph first, skin second"): the CSR blend
-//! ([`MorphSet::apply_vertex`] semantics) and LBS ([`skin_vertex`]). A rigid (unskinned) primitive is
+//! ([`super::morph::MorphSet::apply_vertex`] semantics) and LBS ([`skin_vertex`]). A rigid (unskinned) primitive is
 //! skinned to one palette entry holding its node's world matrix, so the per-vertex pass has no
 //! branches on the kind of primitive.
 

@@ -1,7 +1,7 @@
 //! The backend a runtime poses with, behind one small interface: N instances of one rig or one
 //! linear head, uploaded once (`upload_batch` / `upload_gnm_batch`), set in one batch call, posed
 //! and lifted into one splat sink in one submission per frame. One file per backend:
-//! [`cpu`], `wgpu`, `vulkan`.
+//! `cpu`, `wgpu`, `vulkan`.
 
 pub(crate) mod cpu;
 #[cfg(feature = "vulkan")]

@@ -85,7 +85,7 @@ pub struct GnmChunkArrays {
 /// One vertex's skin in `skin.wgsl`'s layout: the pack's weights divided by their sum (the reference
 /// renormalises the f16 rounding away the same way, after summing), indices widened to u32 (0 in an
 /// unused slot); a vertex whose weights sum to 0 gets weight 1 on palette entry J, which holds
-/// `bind` ([`gnm_palette`]), as the reference poses it with `bind`.
+/// `bind` (`gnm_palette`), as the reference poses it with `bind`.
 pub fn gnm_skin(pack: &GnmPack, v: usize) -> ([u32; 4], [f32; 4]) {
     let (ix, w) = (pack.skin_index[v], pack.skin_weight[v]);
     let total: f32 = w.iter().filter(|x| **x != 0.0).sum();
