@@ -74,8 +74,6 @@ pub(crate) struct HeadMotion {
     on_pack: bool,
     aux: Vec<f32>,
     overrides: Vec<(usize, Quat)>,
-    /// Linear heads: the overrides by pack joint name, for [`mien_core::gnm::forward::joint_world`].
-    pub(crate) named: Vec<(String, Quat)>,
     pub(crate) report: HeadMotionReport,
 }
 
@@ -145,7 +143,6 @@ impl HeadMotion {
             on_pack: matches!(asset.model(), Model::Head { .. }),
             aux: vec![0.0; stream.aux_channels.len()],
             overrides: Vec::new(),
-            named: Vec::new(),
             report,
         }))
     }
@@ -174,6 +171,13 @@ pub struct Instance {
     /// table; then nothing may drive it and it poses at rest).
     pub(crate) head: Option<GnmDriver>,
     pub(crate) motion: Option<HeadMotion>,
+    /// Caller overrides by name (seed 000 `setJointOverrides`) and, for a rig, resolved to nodes.
+    overrides: Vec<(String, Quat)>,
+    resolved: Vec<(usize, Quat)>,
+    /// Linear heads: the body's joint world matrices `(J,)` (seed 000 `setJointWorlds`).
+    pub(crate) joint_worlds: Option<Vec<Mat4>>,
+    /// Linear heads: this frame's overrides by pack joint name (head motion, then the caller's).
+    pub(crate) named: Vec<(String, Quat)>,
     head_names: HeadJointNames,
     head_motion_on: bool,
     pub(crate) pose: Pose,
@@ -196,6 +200,10 @@ impl Instance {
             face: None,
             head,
             motion: None,
+            overrides: Vec::new(),
+            resolved: Vec::new(),
+            joint_worlds: None,
+            named: Vec::new(),
             head_names: HeadJointNames::default(),
             head_motion_on: true,
             pose: asset.character().rest_pose(),
@@ -208,14 +216,14 @@ impl Instance {
     /// Build this frame's pose and world matrices at media time `t` (steps 1–3 of the module doc).
     pub(crate) fn evaluate(&mut self, ch: &Character, rest: &Pose, t: f64) -> Result<()> {
         self.drive.pose_at(ch, rest, t, &mut self.pose);
+        self.named.clear();
         if let (Drive::Stream(s), Some(m)) = (&self.drive, &mut self.motion)
             && m.report.applied
         {
             m.update(s.stream(), t);
             if m.on_pack {
                 // A linear head: the pack's joints take the overrides.
-                m.named.clear();
-                m.named
+                self.named
                     .extend(m.overrides.iter().map(|(j, q)| (m.names[*j].clone(), *q)));
             } else {
                 for (j, q) in &m.overrides {
@@ -223,6 +231,19 @@ impl Instance {
                         l.rotation = (l.rotation * *q).normalize();
                     }
                 }
+            }
+        }
+        // The caller's overrides, on top of the drive and head motion.
+        for (j, q) in &self.resolved {
+            if let Some(l) = self.pose.locals.get_mut(*j) {
+                l.rotation = (l.rotation * *q).normalize();
+            }
+        }
+        // A linear head's (by pack joint name), composed with head motion's on the same joint.
+        for (name, q) in &self.overrides {
+            match self.named.iter_mut().find(|(n, _)| n == name) {
+                Some((_, r)) => *r = (*r * *q).normalize(),
+                None => self.named.push((name.clone(), *q)),
             }
         }
         if let Some(s) = &mut self.speech {
@@ -349,6 +370,83 @@ impl InstanceMut<'_> {
     pub fn set_head_joints(&mut self, names: HeadJointNames) -> Result<&mut Self> {
         self.inst.head_names = names;
         self.rebuild_motion()?;
+        Ok(self)
+    }
+
+    /// Per-joint rotation overrides by name (seed 000 `setJointOverrides`): each a unit quaternion
+    /// applied parent-relative on top of the joint's local rotation of the frame (after the drive
+    /// and head motion), carried down the chain by the world matrices; rebuilt every frame, so
+    /// overrides never accumulate. Replaces the previous list; an empty list removes them. A
+    /// linear head takes them on its pack's joints.
+    ///
+    /// Returns the names the character (or pack) has no joint of: they are skipped (a body rig's
+    /// joints the head lacks), and listed here rather than silently.
+    ///
+    /// # Errors
+    /// A rotation that is not a finite quaternion of length 1 ± 1e-3 (naming its index).
+    pub fn set_joint_overrides(&mut self, overrides: &[(String, Quat)]) -> Result<Vec<String>> {
+        for (i, (name, q)) in overrides.iter().enumerate() {
+            if !(q.is_finite() && (q.length() - 1.0).abs() <= 1e-3) {
+                return Err(Error::invalid(
+                    format!("joint override {i} (`{name}`)"),
+                    format!("{q:?} is not a unit quaternion"),
+                ));
+            }
+        }
+        let (names, on_pack): (Vec<Option<String>>, bool) = match self.asset.model() {
+            Model::Head { pack, .. } => (
+                pack.header.joints.iter().map(|j| Some(j.name.clone())).collect(),
+                true,
+            ),
+            Model::Rig(_) => (
+                self.asset.character().nodes.iter().map(|n| n.name.clone()).collect(),
+                false,
+            ),
+        };
+        let mut unknown = Vec::new();
+        let mut resolved = Vec::new();
+        let mut kept = Vec::new();
+        for (name, q) in overrides {
+            match names.iter().position(|n| n.as_deref() == Some(name.as_str())) {
+                Some(j) => {
+                    resolved.push((j, q.normalize()));
+                    kept.push((name.clone(), q.normalize()));
+                }
+                None => unknown.push(name.clone()),
+            }
+        }
+        self.inst.overrides = if on_pack { kept } else { Vec::new() };
+        self.inst.resolved = if on_pack { Vec::new() } else { resolved };
+        Ok(unknown)
+    }
+
+    /// Linear heads: the body's joint world matrices `(J,)` in the pack's joint order, metres (seed
+    /// 000 `setJointWorlds`: the body solves the neck and head; the pack skins to them). `None`
+    /// returns to the pack's rest, on which head motion and joint overrides build; given worlds
+    /// are used as they are.
+    ///
+    /// # Errors
+    /// A rig (it has no pack joints); a count other than J; a non-finite matrix (naming its index).
+    pub fn set_joint_worlds(&mut self, worlds: Option<Vec<Mat4>>) -> Result<&mut Self> {
+        let Model::Head { pack, .. } = self.asset.model() else {
+            return Err(Error::invalid(
+                "joint worlds",
+                format!("{} is a rig: pose its joints through the pose or joint overrides", self.asset.source()),
+            ));
+        };
+        if let Some(w) = &worlds {
+            let j = pack.header.joints.len();
+            if w.len() != j {
+                return Err(Error::invalid(
+                    "joint worlds",
+                    format!("{} given for the pack's {j} joints", w.len()),
+                ));
+            }
+            if let Some(i) = w.iter().position(|m| !m.is_finite()) {
+                return Err(Error::invalid(format!("joint worlds[{i}]"), "not finite"));
+            }
+        }
+        self.inst.joint_worlds = worlds;
         Ok(self)
     }
 

@@ -325,11 +325,12 @@ impl Runtime {
                     .zip(self.joints.iter_mut())
                     .zip(self.report.instances.iter_mut())
                 {
-                    if let Some(m) = &inst.motion
-                        && m.report.applied
-                    {
-                        // Head motion: the pack's joints rebuilt from rest with the overrides.
-                        joint_world(pack, &m.named, joints, &mut self.skipped);
+                    if let Some(w) = &inst.joint_worlds {
+                        // The body's joint worlds, as given.
+                        joints.clone_from(w);
+                    } else {
+                        // The pack's rest with head motion and overrides, rebuilt every frame.
+                        joint_world(pack, &inst.named, joints, &mut self.skipped);
                     }
                     let before = inst.totals.head_clamped;
                     match &mut inst.head {

@@ -156,3 +156,34 @@ fn motion_off_and_named_joints() {
         .to_string();
     assert!(e.contains("head joint `Skull`") && e.contains("eyeLeft"), "{e}");
 }
+
+#[test]
+fn joint_overrides_turn_named_joints_in_their_own_frame_and_list_unknown_names() {
+    let mut rt = facecap();
+    let q = Quat::from_rotation_x(0.3) * Quat::from_rotation_y(-0.2);
+    let unknown = rt
+        .instance_mut(0)
+        .unwrap()
+        .set_joint_overrides(&[("grp_transform".into(), q), ("spine_02".into(), q)])
+        .unwrap();
+    assert_eq!(unknown, ["spine_02"]);
+    rt.update(0.0).unwrap();
+    let j = node(&rt, "grp_transform");
+    let rest = rotation(&facecap().instance(0).unwrap().world()[j]);
+    // Parent-relative on top of the local rotation: world = rest world · q.
+    let got = rest.inverse() * rotation(&rt.instance(0).unwrap().world()[j]);
+    assert!(angle(got, q) < 1e-5, "{got:?} vs {q:?}");
+    // Rebuilt every frame: a second update does not turn it further.
+    rt.update(0.1).unwrap();
+    let again = rest.inverse() * rotation(&rt.instance(0).unwrap().world()[j]);
+    assert!(angle(again, q) < 1e-5);
+    let e = rt
+        .instance_mut(0)
+        .unwrap()
+        .set_joint_overrides(&[("grp_transform".into(), Quat::from_xyzw(0.0, 0.0, 0.0, 2.0))])
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("joint override 0 (`grp_transform`)"), "{e}");
+    assert!(rt.instance_mut(0).unwrap().set_joint_worlds(None).is_err());
+}
