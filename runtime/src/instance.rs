@@ -23,6 +23,7 @@ use mien_core::rig::{Character, ClipId, Pose};
 use crate::asset::{Asset, Model};
 use crate::error::{Context as _, Error, Result};
 use crate::face::FaceDriver;
+use crate::space::ExpressionSpace;
 use crate::speech::Speech;
 
 /// What the per-frame rules changed on one instance, summed over the frames so far.
@@ -176,6 +177,10 @@ pub struct Instance {
     resolved: Vec<(usize, Quat)>,
     /// Linear heads: the body's joint world matrices `(J,)` (seed 000 `setJointWorlds`).
     pub(crate) joint_worlds: Option<Vec<Mat4>>,
+    /// Linear heads: head_ext `(E+4,)` set directly in the `gnm` / `gnm68` space.
+    pub(crate) direct_head_ext: Option<Vec<f32>>,
+    /// The drive is the live ARKit-52 frame [`InstanceMut::set_controls`] writes.
+    live_arkit: bool,
     /// Linear heads: this frame's overrides by pack joint name (head motion, then the caller's).
     pub(crate) named: Vec<(String, Quat)>,
     head_names: HeadJointNames,
@@ -203,6 +208,8 @@ impl Instance {
             overrides: Vec::new(),
             resolved: Vec::new(),
             joint_worlds: None,
+            direct_head_ext: None,
+            live_arkit: false,
             named: Vec::new(),
             head_names: HeadJointNames::default(),
             head_motion_on: true,
@@ -345,7 +352,66 @@ impl InstanceMut<'_> {
             self.drivable()?;
         }
         self.inst.drive = drive;
+        self.inst.live_arkit = false;
+        self.inst.direct_head_ext = None;
         self.rebuild_motion()?;
+        Ok(self)
+    }
+
+    /// Set this instance's controls directly, in `space` (a live source: a socket, an ML model,
+    /// your own animation), for every following update until another drive is set:
+    ///
+    /// - [`ExpressionSpace::Arkit52`] `(52,)` weights in canonical order: they become a one-frame
+    ///   stream bound by name (unmatched channels reported as for any stream), replacing the
+    ///   drive; speech, the face driver and joint overrides still layer on top.
+    /// - [`ExpressionSpace::Gnm`] `(E+4,)` / [`ExpressionSpace::Gnm68`] `(R+4,)` (linear heads):
+    ///   the head_ext posed as given (the reduced view expanded per region), instead of the ARKit
+    ///   map's.
+    ///
+    /// # Errors
+    /// A space this character does not take, naming the spaces it does; another length; a
+    /// non-finite value (naming its index). A refused call changes nothing.
+    pub fn set_controls(&mut self, space: ExpressionSpace, values: &[f32]) -> Result<&mut Self> {
+        let n = self.asset.space_len(space)?;
+        if values.len() != n {
+            return Err(Error::invalid(
+                format!("{}: a {} vector", self.asset.source(), space.name()),
+                format!("{} values; the space has {n}", values.len()),
+            ));
+        }
+        if let Some(i) = values.iter().position(|v| !v.is_finite()) {
+            return Err(Error::invalid(
+                format!("{} value {i}", space.name()),
+                format!("{} is not finite", values[i]),
+            ));
+        }
+        match space {
+            ExpressionSpace::Arkit52 => {
+                if !self.inst.live_arkit {
+                    let stream = WeightStream {
+                        source: "live ARKit-52 frame".into(),
+                        channels: crate::space::arkit_channels(),
+                        times: vec![0.0],
+                        values: values.to_vec(),
+                        aux_channels: Vec::new(),
+                        aux_values: Vec::new(),
+                        nominal_fps: None,
+                    };
+                    self.play_stream(stream)?;
+                    self.inst.live_arkit = true;
+                } else if let Drive::Stream(d) = &mut self.inst.drive {
+                    d.set_frame_values(0, values)?;
+                }
+            }
+            ExpressionSpace::Gnm => self.inst.direct_head_ext = Some(values.to_vec()),
+            ExpressionSpace::Gnm68 => {
+                let Model::Head { pack, .. } = self.asset.model() else {
+                    unreachable!("space_len refused a rig")
+                };
+                let full = pack.header.head_ext.expand(values)?;
+                self.inst.direct_head_ext = Some(full);
+            }
+        }
         Ok(self)
     }
 
@@ -518,6 +584,8 @@ impl InstanceMut<'_> {
     pub fn rest(&mut self) -> &mut Self {
         self.inst.drive = Drive::Rest;
         self.inst.motion = None;
+        self.inst.live_arkit = false;
+        self.inst.direct_head_ext = None;
         self
     }
 

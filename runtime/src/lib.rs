@@ -35,6 +35,7 @@ pub mod face_rules;
 pub mod instance;
 pub mod posed;
 pub mod runtime;
+pub mod space;
 pub mod speech;
 pub mod text;
 
@@ -49,6 +50,7 @@ pub use runtime::{
     MAX_INSTANCES, FrameReport, InstanceFrame, LiftInfo, LiftOptions, MemoryReport, Runtime, RuntimeOptions,
     Shading,
 };
+pub use space::ExpressionSpace;
 pub use speech::{Sampler, Speech, SpeechOptions};
 
 /// A node's name, or `node <i>`.

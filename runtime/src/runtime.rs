@@ -334,6 +334,12 @@ impl Runtime {
                     }
                     let before = inst.totals.head_clamped;
                     match &mut inst.head {
+                        _ if inst.direct_head_ext.is_some() => {
+                            // Set directly in the gnm / gnm68 space (lengths checked when set).
+                            if let Some(x) = &inst.direct_head_ext {
+                                h.copy_from_slice(x);
+                            }
+                        }
                         Some(d) => {
                             let x = d.head_ext_counting(&inst.pose, &mut inst.totals.head_clamped);
                             h.copy_from_slice(x);

@@ -81,6 +81,37 @@ impl StreamDrive {
         })
     }
 
+    /// Overwrite frame `frame`'s values `(C,)` in place (a live source pushing its latest frame
+    /// into a one-frame stream): the bindings stay. Allocation-free.
+    ///
+    /// # Errors
+    /// [`Error::Mismatch`] for another length; [`Error::Invalid`] for a frame the stream lacks or
+    /// a non-finite value (naming its channel); the stream is unchanged then.
+    pub fn set_frame_values(&mut self, frame: usize, values: &[f32]) -> Result<()> {
+        let c = self.stream.channels.len();
+        if values.len() != c {
+            return Err(Error::Mismatch {
+                what: format!("{}: frame values", self.stream.source),
+                expected: c as u64,
+                found: values.len() as u64,
+            });
+        }
+        if frame >= self.stream.frame_count() {
+            return Err(Error::Invalid {
+                what: format!("{}: frame {frame}", self.stream.source),
+                reason: format!("the stream has {} frame(s)", self.stream.frame_count()),
+            });
+        }
+        if let Some(i) = values.iter().position(|v| !v.is_finite()) {
+            return Err(Error::Invalid {
+                what: format!("{}: channel {i} (`{}`)", self.stream.source, self.stream.channels[i]),
+                reason: format!("{} is not a finite weight", values[i]),
+            });
+        }
+        self.stream.values[frame * c..(frame + 1) * c].copy_from_slice(values);
+        Ok(())
+    }
+
     /// The stream.
     pub fn stream(&self) -> &WeightStream {
         &self.stream
