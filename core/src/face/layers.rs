@@ -470,10 +470,35 @@ fn check_shapes(base: &[f32], layers: &[Layer], clamp: &ClampRules) -> Result<()
     Ok(())
 }
 
-/// The fold proper, on checked shapes.
-fn fold(out: &mut [f32], layers: &[Layer], clamp: &ClampRules) {
+impl Frame {
+    /// Write channel `c` (carried from now on) where the caller's invariants already hold the
+    /// value finite and bounded (the face controller's own weights); a bad channel or value is
+    /// ignored, never stored.
+    pub(crate) fn put(&mut self, c: usize, v: f32) {
+        if c < self.values.len() && v.is_finite() && v.abs() <= MAX_CHANNEL_MAGNITUDE {
+            self.values[c] = v;
+            self.present[c] = true;
+        }
+    }
+}
+
+impl Layer {
+    /// Set the weight, bounded to `[0, 1]` (NaN → 0): for per-frame producers whose weights are
+    /// in range by construction (expression fades, the blink amount).
+    pub(crate) fn put_weight(&mut self, w: f32) {
+        self.weight = if w.is_nan() { 0.0 } else { w.clamp(0.0, 1.0) };
+    }
+}
+
+/// The fold proper, on checked shapes (the face controller builds its layers with the shapes of
+/// each mesh, so it folds without [`composite`]'s base checks).
+pub(crate) fn fold(out: &mut [f32], layers: &[Layer], clamp: &ClampRules) {
     for layer in layers {
         let w = layer.weight;
+        if w == 0.0 {
+            // The identity, exactly (the formula would turn a -0 channel into +0).
+            continue;
+        }
         let carried = layer.frame.values.iter().zip(&layer.frame.present);
         match layer.mode {
             LayerMode::Add => {
