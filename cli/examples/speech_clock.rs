@@ -112,6 +112,8 @@ fn main() -> mien::Result<()> {
     let seen = run(&face, &timings)?;
     let held = seen.paused_first == seen.paused_last;
     println!("the mouth held still while paused: {held}");
+    let moved = seen.after_seek != seen.after_resume;
+    println!("the mouth moved again after resuming: {moved}");
     println!(
         "positions: paused {:.3} s, seek {SEEK_S} s, resumed to {:.3} s",
         seen.positions[0], seen.positions[2]

@@ -152,7 +152,7 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
     report.timings_ms.load = ms(t_load.elapsed());
     report.splats.shading_requested = format!("{:?}", args.shading).to_lowercase();
     report.splats.shading = format!("{:?}", lift.shading).to_lowercase();
-    let range = rt.slot_range(0);
+    let range = rt.slot_range(0)?;
     let mem = rt.memory();
     report.memory.sink_slots = mem.sink_slots as u32;
     report.memory.character_slots = range.count;

@@ -31,10 +31,22 @@ pub use mien_cpu as cpu;
 pub use mien_runtime as runtime;
 
 pub use mien_runtime::{
-    Asset, Backend, Device, DeviceOptions, Error, FaceDriver, FaceSources, FrameReport, Instance,
-    InstanceFrame, InstanceMut, LiftOptions, MemoryReport, Model, Result, Runtime,
+    Asset, Backend, Device, DeviceOptions, Error, Event, ExpressionSpace, FaceDriver, FaceSources,
+    FrameReport, HeadJointNames, HeadMotionReport, Instance, InstanceFrame, InstanceMut,
+    InstanceTotals, LiftInfo, LiftOptions, MAX_INSTANCES, MemoryReport, Model, Result, Runtime,
     RuntimeOptions, Sampler, Script, Shading, SinkRef, Speech, SpeechOptions, Times,
 };
+
+/// The data types the runtime hands out and takes, from `mien-core`: splats `(V,…)`, posed
+/// vertices, a character's pose and node transforms, a weight stream, the rules' counts, a slot
+/// range.
+pub use mien_core::anim::WeightStream;
+pub use mien_core::rig::{Character, ControlStats, Pose, PosedVertices, Transform};
+pub use mien_core::sink::{SlotRange, SplatBuffers};
+
+/// The math types in the API (`Mat4`, `Quat`, `Vec3`): glam 0.30, re-exported so a user needs no
+/// version of their own.
+pub use glam;
 
 /// The backends: `cpu` (the reference), and `wgpu` / `vulkan` behind their features.
 pub mod backends {

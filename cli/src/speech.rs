@@ -1,12 +1,13 @@
 //! `--speech`, `--speech-format`, `--sampler`, `--min-hold`, `--audio-offset`: the flags of a run's
 //! speech, as [`mien_runtime::SpeechOptions`].
 
-use anyhow::Result;
+use anyhow::{Result, ensure};
 use mien_core::io::speech::SpeechFormat;
 use mien_core::rig::Character;
 use mien_runtime::speech::{Sampler as RtSampler, Speech, SpeechOptions};
 
 use crate::args::{AnimateArgs, Sampler};
+use crate::text::num;
 
 
 /// The speech options of `args` (the face file's visemes not read yet).
@@ -32,6 +33,27 @@ fn options(args: &AnimateArgs) -> SpeechOptions {
 /// # Errors
 /// The first flag out of range, named with its value and the allowed range.
 pub fn check_flags(args: &AnimateArgs) -> Result<()> {
+    use mien_runtime::speech::{MAX_AUDIO_OFFSET_S, MAX_MIN_HOLD_S};
+    let o = args.audio_offset;
+    ensure!(
+        o.is_finite() && o.abs() <= MAX_AUDIO_OFFSET_S,
+        "--audio-offset {}: must be a media time from -{m} to {m} seconds",
+        num(o),
+        m = num(MAX_AUDIO_OFFSET_S)
+    );
+    let h = args.min_hold;
+    ensure!(
+        h.is_finite() && (0.0..=MAX_MIN_HOLD_S).contains(&h),
+        "--min-hold {}: must be from 0 to {} seconds",
+        num(h),
+        num(MAX_MIN_HOLD_S)
+    );
+    ensure!(
+        h == 0.0 || args.sampler == Sampler::Envelope,
+        "--min-hold {}: applies to --sampler envelope only; the default held sampler holds each viseme over exactly its interval (add --sampler envelope, or leave --min-hold out)",
+        num(h)
+    );
+    // The library's own check agrees (it words the options as fields).
     Ok(options(args).check()?)
 }
 

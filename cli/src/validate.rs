@@ -11,8 +11,8 @@ use crate::text::{num, whole};
 pub const MIN_FPS: f64 = 0.1;
 /// Highest accepted `--fps`.
 pub const MAX_FPS: f64 = 1000.0;
-/// Largest accepted `--sigma`, metres.
-pub const MAX_SIGMA_M: f64 = 1000.0;
+/// Largest accepted `--sigma`, metres (the runtime's range; its smallest is 1 nm).
+pub const MAX_SIGMA_M: f64 = mien_runtime::runtime::SIGMA_RANGE_M.1 as f64;
 /// Most frames one run may pose (at 30 fps, over 55 minutes).
 pub const MAX_FRAMES: u32 = 100_000;
 /// Most contact-sheet frames.
@@ -48,6 +48,15 @@ pub fn flags(args: &AnimateArgs) -> Result<()> {
         bail!(
             "--sigma {}: must be a gaussian size in metres, more than 0 and at most {MAX_SIGMA_M}",
             num(s)
+        );
+    }
+    if let Some(s) = args.sigma
+        && (s as f32) < mien_runtime::runtime::SIGMA_RANGE_M.0
+    {
+        bail!(
+            "--sigma {}: must be a gaussian size of at least {} m (1 nm; smaller covariances underflow)",
+            num(s),
+            num(mien_runtime::runtime::SIGMA_RANGE_M.0)
         );
     }
     crate::speech::check_flags(args)?;

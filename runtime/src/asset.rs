@@ -73,7 +73,11 @@ impl Asset {
                 Ok(a)
             }
             _ => Err(Error::invalid(
-                path.display().to_string(),
+                if path.as_os_str().is_empty() {
+                    "(an empty path)".to_string()
+                } else {
+                    path.display().to_string()
+                },
                 "not a character file mien reads (expected .glb, .gltf or .aosrig)",
             )),
         }
@@ -185,6 +189,19 @@ impl Asset {
             Model::Head { .. } => false,
         }
     }
+}
+
+/// A character's shape as drivers see it: per node, the morph weights its pose carries
+/// (`(N,)`). A driver bound to one character is refused on another of a different shape.
+pub(crate) fn shape(ch: &Character) -> Vec<usize> {
+    ch.nodes
+        .iter()
+        .map(|n| {
+            n.mesh
+                .and_then(|m| ch.meshes.get(m.index()))
+                .map_or(0, |m| m.target_names.len())
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -1,8 +1,8 @@
 //! Where the characters are posed: the CPU (the reference), a wgpu device or a Vulkan device —
 //! chosen at build time by the `wgpu` / `vulkan` features and at run time by [`Backend`], or
-//! handed in by a caller who owns the device ([`Device::Wgpu`] from
-//! [`mien_wgpu::WgpuContext::from_device`], [`Device::Vulkan`] from
-//! [`mien_vulkan::VulkanContext::from_raw`]).
+//! handed in by a caller who owns the device (`Device::Wgpu` from
+//! `mien_wgpu::WgpuContext::from_device`, `Device::Vulkan` from
+//! `mien_vulkan::VulkanContext::from_raw`; features `wgpu`, `vulkan`).
 
 use std::str::FromStr;
 
@@ -93,10 +93,10 @@ pub enum Device {
     /// The CPU.
     Cpu,
     /// A wgpu device — mien's own ([`Device::open`]) or the caller's
-    /// ([`mien_wgpu::WgpuContext::from_device`]).
+    /// (`mien_wgpu::WgpuContext::from_device`).
     #[cfg(feature = "wgpu")]
     Wgpu(mien_wgpu::WgpuContext),
-    /// A Vulkan device — mien's own or an engine's ([`mien_vulkan::VulkanContext::from_raw`]).
+    /// A Vulkan device — mien's own or an engine's (`mien_vulkan::VulkanContext::from_raw`).
     #[cfg(feature = "vulkan")]
     Vulkan(mien_vulkan::VulkanContext),
 }
@@ -125,7 +125,7 @@ impl Device {
     ///
     /// # Errors
     /// [`Error::NotBuilt`] for a backend this build lacks; the backend's own error (no loader, no
-    /// adapter, no device: [`Error::Wgpu`], [`Error::Vulkan`]). [`Backend::Auto`] never
+    /// adapter, no device: `Error::Wgpu`, `Error::Vulkan`). [`Backend::Auto`] never
     /// fails: without a usable GPU it returns [`Device::Cpu`] and says why.
     pub fn open_with(choice: Backend, options: &DeviceOptions) -> Result<(Device, String)> {
         let _ = options;

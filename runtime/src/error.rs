@@ -5,8 +5,9 @@
 //! (`mien-core`'s readers and rules, the GPU backends' device errors) come through unchanged with
 //! [`Error::Context`] saying what the runtime was doing.
 
-/// A failure of the runtime.
-#[derive(Debug, thiserror::Error)]
+/// A failure of the runtime. Its `Debug` form is [`Error::chain_text`] (what `fn main() ->
+/// Result<()>` prints): the failure with every cause, not the nested variants.
+#[derive(thiserror::Error)]
 pub enum Error {
     /// A reader, rule or backend of `mien-core` refused (file, field and index in the inner error).
     #[error(transparent)]
@@ -76,6 +77,12 @@ pub enum Error {
         #[source]
         source: Box<Error>,
     },
+}
+
+impl std::fmt::Debug for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.chain_text())
+    }
 }
 
 /// The runtime's result.

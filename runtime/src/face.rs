@@ -187,6 +187,8 @@ pub struct FaceDriver {
     pub report: serde_json::Value,
     /// The state hash of the last updated pose (seed 003 determinism hash).
     pub last_hash: u64,
+    /// The shape of the character it was built for.
+    pub(crate) shape: Vec<usize>,
 }
 
 /// Read a face definition file (`docs/schemas/face.schema.json`) and check its own expressions
@@ -266,6 +268,7 @@ impl FaceDriver {
             states,
             report,
             last_hash: 0,
+            shape: crate::asset::shape(ch),
         })
     }
 

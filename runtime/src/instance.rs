@@ -332,6 +332,21 @@ pub struct InstanceMut<'a> {
 }
 
 impl InstanceMut<'_> {
+    /// A driver bound to another character (of another shape) is refused.
+    fn same_character(&self, what: &str, shape: &[usize]) -> Result<()> {
+        if shape == crate::asset::shape(self.asset.character()).as_slice() {
+            Ok(())
+        } else {
+            Err(Error::invalid(
+                what,
+                format!(
+                    "it was built for another character than {} (node and morph-target counts differ); build it with this runtime's `asset().character()`",
+                    self.asset.source()
+                ),
+            ))
+        }
+    }
+
     /// A linear head without an ARKit table cannot be driven.
     fn drivable(&mut self) -> Result<()> {
         if let (Model::Head { pack, targets, .. }, None) = (self.asset.model(), &self.inst.head) {
@@ -592,9 +607,10 @@ impl InstanceMut<'_> {
     /// Attach speech ([`Speech::from_file`]) over the drive, or remove it with `None`.
     ///
     /// # Errors
-    /// An undrivable linear head.
+    /// Speech built for another character; an undrivable linear head.
     pub fn set_speech(&mut self, speech: Option<Speech>) -> Result<&mut Self> {
-        if speech.is_some() {
+        if let Some(s) = &speech {
+            self.same_character("speech", &s.shape)?;
             self.drivable()?;
         }
         self.inst.speech = speech;
@@ -609,9 +625,10 @@ impl InstanceMut<'_> {
     /// Attach a face driver ([`FaceDriver::new`]), or remove it with `None`.
     ///
     /// # Errors
-    /// An undrivable linear head.
+    /// A face driver built for another character; an undrivable linear head.
     pub fn set_face(&mut self, face: Option<FaceDriver>) -> Result<&mut Self> {
-        if face.is_some() {
+        if let Some(f) = &face {
+            self.same_character("face driver", &f.shape)?;
             self.drivable()?;
         }
         self.inst.face = face;

@@ -24,6 +24,10 @@ pub const DEFAULT_SIGMA_EDGES: f32 = 0.6;
 /// The σ base when the rest pose has no triangle edge of non-zero length, metres.
 pub const NO_EDGE_M: f32 = 0.01;
 
+/// The gaussian σ range, metres: below 1 nm σ² underflows the covariance's f32, above 1 km the
+/// covariance of any real character overflows it.
+pub const SIGMA_RANGE_M: (f32, f32) = (1e-9, 1e3);
+
 /// The most instances one runtime holds: one GPU dispatch dimension (65,535). More characters
 /// take more runtimes (they may share one [`Device`]).
 pub const MAX_INSTANCES: u32 = 65_535;
@@ -46,8 +50,8 @@ pub enum Shading {
 /// vertex).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct LiftOptions {
-    /// Gaussian standard deviation, metres, finite and > 0; `None`: [`DEFAULT_SIGMA_EDGES`] × the
-    /// median triangle edge of the rest pose.
+    /// Gaussian standard deviation, metres, within [`SIGMA_RANGE_M`]; `None`:
+    /// [`DEFAULT_SIGMA_EDGES`] × the median triangle edge of the rest pose.
     pub sigma: Option<f32>,
     /// Colour source.
     pub shading: Shading,
@@ -236,13 +240,16 @@ impl Runtime {
         if let Some(l) = &options.lift {
             let edge = median_edge(asset.triangles(), &rest_pos);
             let sigma = l.sigma.unwrap_or(DEFAULT_SIGMA_EDGES * edge.unwrap_or(NO_EDGE_M));
-            if !(sigma.is_finite() && sigma > 0.0) {
+            let (lo, hi) = SIGMA_RANGE_M;
+            if !(sigma.is_finite() && (lo..=hi).contains(&sigma)) {
                 return Err(Error::invalid(
                     asset.source(),
                     match l.sigma {
                         Some(s) => format!(
-                            "gaussian size {} m: must be finite and > 0",
-                            crate::text::num(s)
+                            "gaussian size {} m: must be from {} to {} m",
+                            crate::text::num(s),
+                            crate::text::num(lo),
+                            crate::text::num(hi)
                         ),
                         None => "cannot derive a gaussian size from degenerate geometry; pass --sigma".into(),
                     },
@@ -413,7 +420,8 @@ impl Runtime {
     /// [`Runtime::update`] does; the instances' drivers are not evaluated.
     ///
     /// # Errors
-    /// `poses` not `(N,)` or a pose of another shape than the character's; as [`Runtime::update`].
+    /// `poses` not `(N,)`, a pose of another shape than the character's, a rotation that is not a
+    /// unit quaternion (within 1e-3); as [`Runtime::update`].
     pub fn update_with_poses(&mut self, t: f64, poses: &[Pose]) -> Result<&FrameReport> {
         if poses.len() != self.instances.len() {
             return Err(Error::invalid(
@@ -423,6 +431,15 @@ impl Runtime {
         }
         let ch = self.asset.character();
         for (k, p) in poses.iter().enumerate() {
+            if let Some((j, t)) = p.locals.iter().enumerate().find(|(_, t)| {
+                let l = t.rotation.length();
+                !(t.rotation.is_finite() && (l - 1.0).abs() <= 1e-3)
+            }) {
+                return Err(Error::invalid(
+                    format!("poses[{k}].locals[{j}]"),
+                    format!("rotation {:?} is not a unit quaternion", t.rotation),
+                ));
+            }
             let same = p.locals.len() == self.rest.locals.len()
                 && p.weights.len() == self.rest.weights.len()
                 && p.weights.iter().zip(&self.rest.weights).all(|(a, b)| a.len() == b.len());
@@ -531,7 +548,7 @@ impl Runtime {
     }
 
     /// Instance `i`'s posed positions `(V,3)` without a copy, when the backend holds them on the
-    /// CPU (`None` on a GPU).
+    /// CPU (`None` on a GPU, and for an instance the runtime does not have).
     pub fn posed_cpu(&self, i: usize) -> Option<&[[f32; 3]]> {
         self.engine.posed_cpu(i)
     }
@@ -552,8 +569,12 @@ impl Runtime {
     }
 
     /// Instance `i`'s slots in the sink: `i·V .. (i+1)·V`.
-    pub fn slot_range(&self, i: usize) -> SlotRange {
-        engine::slot_range(i, self.asset.vertex_count())
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for an instance the runtime does not have.
+    pub fn slot_range(&self, i: usize) -> Result<SlotRange> {
+        self.instance(i)?;
+        Ok(engine::slot_range(i, self.asset.vertex_count()))
     }
 
     /// The splat sink itself, for a caller that renders where it lies (the wgpu or Vulkan buffers

@@ -55,13 +55,13 @@ impl SpeechOptions {
     /// viseme over exactly its interval, so a minimum hold would do nothing).
     ///
     /// # Errors
-    /// [`Error::Invalid`] naming the first option out of range (`--audio-offset`, `--min-hold`, as
-    /// the CLI spells them), its value and the allowed range.
+    /// [`Error::Invalid`] naming the first option out of range (`audio_offset`, `min_hold`), its
+    /// value and the allowed range.
     pub fn check(&self) -> Result<()> {
         let o = self.audio_offset;
         if !(o.is_finite() && o.abs() <= MAX_AUDIO_OFFSET_S) {
             return Err(Error::invalid(
-                format!("--audio-offset {}", num(o)),
+                format!("audio_offset {}", num(o)),
                 format!(
                     "must be a media time from -{m} to {m} seconds",
                     m = num(MAX_AUDIO_OFFSET_S)
@@ -71,14 +71,14 @@ impl SpeechOptions {
         let h = self.min_hold;
         if !(h.is_finite() && (0.0..=MAX_MIN_HOLD_S).contains(&h)) {
             return Err(Error::invalid(
-                format!("--min-hold {}", num(h)),
+                format!("min_hold {}", num(h)),
                 format!("must be from 0 to {} seconds", num(MAX_MIN_HOLD_S)),
             ));
         }
         if h != 0.0 && self.sampler != Sampler::Envelope {
             return Err(Error::invalid(
-                format!("--min-hold {}", num(h)),
-                "applies to --sampler envelope only; the default held sampler holds each viseme over exactly its interval (add --sampler envelope, or leave --min-hold out)",
+                format!("min_hold {}", num(h)),
+                "applies to the envelope sampler only; the held sampler holds each viseme over exactly its interval",
             ));
         }
         Ok(())
@@ -89,6 +89,8 @@ impl SpeechOptions {
 /// tongue) it binds; the instance's stream or clip keeps the rest.
 pub struct Speech {
     layer: SpeechLayer,
+    /// The shape of the character it was bound to (see [`crate::asset::Asset::shape`]).
+    pub(crate) shape: Vec<usize>,
     transport: Transport,
     report: serde_json::Value,
 }
@@ -111,7 +113,12 @@ impl Speech {
     /// Options out of range ([`SpeechOptions::check`]); unreadable or invalid files (`cannot read
     /// speech PATH`); a face file that names targets the character lacks; a character no viseme
     /// binds to.
-    pub fn from_file(path: &Path, options: &SpeechOptions, ch: &Character) -> Result<Self> {
+    pub fn from_file(
+        path: impl AsRef<Path>,
+        options: &SpeechOptions,
+        ch: &Character,
+    ) -> Result<Self> {
+        let path = path.as_ref();
         options.check()?;
         let (file, format) = read_speech(path, options.format)
             .with_context(|| format!("cannot read speech {}", path.display()))?;
@@ -172,6 +179,7 @@ impl Speech {
         let report = serde_json::json!({ "span_s": [a, b], "bindings": bindings });
         Ok(Speech {
             layer,
+            shape: crate::asset::shape(ch),
             transport: Transport::Playing,
             report,
         })

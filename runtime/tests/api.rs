@@ -53,7 +53,16 @@ fn bad_times_indices_poses_and_sigmas_are_refused() {
     );
     rt.update_with_poses(0.0, &[rest.clone(), rest]).unwrap();
     invalid(rt.render_rest().err().unwrap(), &["already posed"]);
-    for sigma in [f32::NAN, -1.0, 0.0, f32::INFINITY] {
+    invalid(rt.slot_range(2).err().unwrap(), &["instance 2"]);
+    invalid(rt.slot_range(usize::MAX).err().unwrap(), &["instance"]);
+    let mut zero = rt.asset().character().rest_pose();
+    zero.locals[0].rotation = glam::Quat::from_xyzw(0.0, 0.0, 0.0, 0.0);
+    let rest = rt.asset().character().rest_pose();
+    invalid(
+        rt.update_with_poses(0.1, &[rest, zero]).err().unwrap(),
+        &["poses[1].locals[0]", "unit quaternion"],
+    );
+    for sigma in [f32::NAN, -1.0, 0.0, f32::INFINITY, 1e20, 1e-30] {
         let o = RuntimeOptions {
             instances: 1,
             lift: Some(LiftOptions {
@@ -98,4 +107,39 @@ fn speech_transport_refuses_non_finite_positions() {
         assert!(s.seek(p).is_err() && s.pause(p).is_err() && s.resume(p).is_err());
     }
     assert_eq!(s.transport(), mien_core::speech::Transport::Playing);
+}
+
+#[test]
+fn drivers_built_for_another_character_are_refused() {
+    let facecap = Arc::new(
+        Asset::load(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data/facecap/facecap.glb")).unwrap(),
+    );
+    let builtin = head();
+    let speech = mien_runtime::Speech::from_file(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data/gentle/lucier_golden.json"),
+        &Default::default(),
+        builtin.character(),
+    )
+    .unwrap();
+    let face = mien_runtime::FaceDriver::new(
+        builtin.character(),
+        mien_core::face::FaceDef::arkit_default(),
+        mien_runtime::Script::builtin(),
+        None,
+        0.0,
+        &Default::default(),
+    )
+    .unwrap();
+    let mut rt = Runtime::new(facecap, &Device::Cpu, &options(1)).unwrap();
+    let mut i = rt.instance_mut(0).unwrap();
+    invalid(i.set_speech(Some(speech)).err().unwrap(), &["speech", "another character"]);
+    invalid(i.set_face(Some(face)).err().unwrap(), &["face driver", "another character"]);
+    rt.update(0.5).unwrap();
+}
+
+#[test]
+fn the_debug_form_of_an_error_is_its_chain() {
+    let e = Asset::load("/nonexistent/head.glb").unwrap_err();
+    let d = format!("{e:?}");
+    assert!(d.starts_with("cannot load character /nonexistent/head.glb: ") && !d.contains("Context {"), "{d}");
 }
