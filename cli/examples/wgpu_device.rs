@@ -31,7 +31,10 @@ fn app_device() -> Option<(wgpu::Device, wgpu::Queue, wgpu::AdapterInfo)> {
 /// Pose the built-in head for `frames` frames on the application's device, then copy instance
 /// 0's splat centres with the application's own encoder. Returns (centres copied by the app,
 /// centres mien reads back), `(V,4)` metres each; `None` without an adapter.
-fn run(frames: u32) -> mien::Result<Option<(Vec<[f32; 4]>, Vec<[f32; 4]>)>> {
+/// Splat centres `(V,4)`, metres.
+type Centres = Vec<[f32; 4]>;
+
+fn run(frames: u32) -> mien::Result<Option<(Centres, Centres)>> {
     let Some((device, queue, info)) = app_device() else {
         return Ok(None);
     };

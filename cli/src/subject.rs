@@ -112,26 +112,22 @@ pub fn fill_report(report: &mut Report, asset: &Asset, head: Option<&GnmDriver>)
 /// limit dropped and the weights clamped (rig), the coefficients the map's clamp changed (linear
 /// head).
 pub fn fill_counts(report: &mut Report, asset: &Asset, totals: &InstanceTotals) {
-    let ch = asset.character();
     report.morphs.clamped = totals.clamped;
     report.morphs.non_finite = totals.non_finite;
     report.morphs.dropped = totals.dropped;
     report.morphs.peak_nonzero = totals.peak_nonzero;
     match asset.model() {
-        Model::Rig(rig) => {
+        Model::Rig(_) => {
             report.morphs.dropped_targets = totals
                 .dropped_targets
                 .iter()
                 .map(|(&(inst, target), &(first, n))| {
-                    let inst = &rig.instances[inst as usize];
-                    let mesh = &ch.meshes[inst.mesh.index()];
+                    let (mesh, target) = asset.target_label(inst, target).unwrap_or_else(|| {
+                        (format!("mesh instance {inst}"), format!("target_{target}"))
+                    });
                     DroppedTarget {
-                        mesh: load::node_label(ch, inst.node.index()),
-                        target: mesh
-                            .target_names
-                            .get(target as usize)
-                            .cloned()
-                            .unwrap_or_else(|| format!("target_{target}")),
+                        mesh,
+                        target,
                         first_frame: first as u32,
                         frames: n as u32,
                     }

@@ -177,6 +177,28 @@ impl Asset {
         }
     }
 
+    /// The names of a `(mesh instance, target)` pair as the rules report it
+    /// ([`mien_core::rig::ControlStats::dropped`], [`crate::InstanceTotals::dropped_targets`]):
+    /// `(mesh node's name or "node i", target name or "target_t")`; `None` for a pair the rig
+    /// does not have (or a linear head, which has no morph targets).
+    pub fn target_label(&self, mesh_instance: u32, target: u32) -> Option<(String, String)> {
+        let Model::Rig(rig) = &self.model else {
+            return None;
+        };
+        let inst = rig.instances.get(mesh_instance as usize)?;
+        let mesh = self.character.meshes.get(inst.mesh.index())?;
+        if target >= inst.target_count {
+            return None;
+        }
+        Some((
+            crate::node_label(&self.character, inst.node.index()),
+            mesh.target_names
+                .get(target as usize)
+                .cloned()
+                .unwrap_or_else(|| format!("target_{target}")),
+        ))
+    }
+
     /// Whether any vertex carries a colour (a linear head has none).
     pub fn has_colors(&self) -> bool {
         match &self.model {

@@ -44,7 +44,7 @@ fn bad_times_indices_poses_and_sigmas_are_refused() {
     invalid(rt.splats(7).err().unwrap(), &["instance 7"]);
     assert!(rt.posed(7).is_err());
     let rest = rt.asset().character().rest_pose();
-    invalid(rt.update_with_poses(0.0, &[rest.clone()]).err().unwrap(), &["1 given for 2"]);
+    invalid(rt.update_with_poses(0.0, std::slice::from_ref(&rest)).err().unwrap(), &["1 given for 2"]);
     let mut wrong = rest.clone();
     wrong.weights.pop();
     invalid(
@@ -142,4 +142,13 @@ fn the_debug_form_of_an_error_is_its_chain() {
     let e = Asset::load("/nonexistent/head.glb").unwrap_err();
     let d = format!("{e:?}");
     assert!(d.starts_with("cannot load character /nonexistent/head.glb: ") && !d.contains("Context {"), "{d}");
+}
+
+#[test]
+fn dropped_pairs_have_names() {
+    let a = Asset::builtin();
+    let (mesh, target) = a.target_label(0, 0).unwrap();
+    assert_eq!(target, a.character().meshes[a.rig().unwrap().instances[0].mesh.index()].target_names[0]);
+    assert!(!mesh.is_empty());
+    assert!(a.target_label(0, 10_000).is_none() && a.target_label(99, 0).is_none());
 }

@@ -9,10 +9,10 @@
 //! **Angles.** mien's character frame is glTF's: +Y up, the character looks toward +Z, +X is its
 //! left. A yaw / pitch / roll triple is the character-frame rotation `q = qy(yaw) · qx(pitch) ·
 //! qz(roll)`: yaw > 0 turns the face toward the character's left, pitch > 0 tips it down, roll > 0
-//! tilts the top of the head toward the character's right (DESIGN "GNM": pitch > 0 looks down, yaw
-//! > 0 toward character-left). Each joint receives it in its own frame, `r⁻¹ · q · r` with `r` the
-//! joint's rest world rotation, so rigs whose joint axes point anywhere (Mixamo's Y-along-the-bone,
-//! VRM's world-aligned joints) all turn about the character's axes.
+//! tilts the top of the head toward the character's right (DESIGN "GNM": pitch above 0 looks
+//! down, yaw above 0 toward character-left). Each joint receives it in its own frame, `r⁻¹ · q ·
+//! r` with `r` the joint's rest world rotation, so rigs whose joint axes point anywhere (Mixamo's
+//! Y-along-the-bone, VRM's world-aligned joints) all turn about the character's axes.
 //!
 //! **Joints** are found by standard names ([`HeadJoints::find`]): `head`, `Head`, `mixamorig:Head`,
 //! `J_Bip_C_Head`, `CC_Base_Head`, `Head_M`; `neck`, …; `LeftEye`, `eye_L`, `eyeLeft`,

@@ -257,7 +257,7 @@ impl FaceController {
                     expr_layers.push(ei);
                 }
             }
-            let blink_layer = (!blink.is_empty()).then(|| layers.len());
+            let blink_layer = (!blink.is_empty()).then_some(layers.len());
             if blink_layer.is_some() {
                 let pairs: Vec<(usize, f32)> =
                     blink.iter().map(|&(t, v)| (t as usize, v)).collect();

@@ -19,6 +19,9 @@ enum Poser {
     Head(CpuGnmBackend, Vec<GnmHandle>, Vec<[f32; 3]>),
 }
 
+/// Posed positions and normals `(V,3)` each.
+type Posed<'a> = (&'a [[f32; 3]], &'a [[f32; 3]]);
+
 /// N instances on the CPU.
 pub(crate) struct CpuEngine {
     poser: Poser,
@@ -51,7 +54,7 @@ impl CpuEngine {
         })
     }
 
-    fn posed(&self, i: usize) -> Result<(&[[f32; 3]], &[[f32; 3]])> {
+    fn posed(&self, i: usize) -> Result<Posed<'_>> {
         match &self.poser {
             Poser::Rig(b, hs) => Ok(b.posed(*handle(hs, i)?)),
             Poser::Head(b, hs, zero) => Ok((b.posed(*handle(hs, i)?)?, zero)),
