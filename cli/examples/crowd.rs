@@ -1,6 +1,6 @@
 //! 100 characters of one rig in one batch: the built-in head uploaded once, each instance playing
-//! its own stream (the built-in performance, each started at another point of the take and with
-//! its own intensity), all posed and lifted in one submission per frame.
+//! its own stream (the built-in performance with its own intensity, started at its own point of
+//! the take and looping), all posed and lifted in one submission per frame.
 //!
 //! ```sh
 //! cargo run --release --example crowd                 # 100 heads on the best backend
@@ -13,20 +13,22 @@ use mien::core::anim::WeightStream;
 use mien::core::sample::sample_performance;
 use mien::{Asset, Backend, Device, Runtime, RuntimeOptions};
 
-/// Instance `k`'s stream: the built-in performance rotated by `k × 0.37 s` and scaled by
-/// `0.6 + 0.4·(k mod 5)/4`.
+/// Instance `k`'s stream: the built-in performance scaled by `0.6 + 0.4·(k mod 5)/4` (each
+/// instance also starts it at its own point and loops it: [`drive_offset`]).
 fn stream(k: usize) -> WeightStream {
     let mut s = sample_performance(60.0);
-    let c = s.channels.len();
-    let frames = s.times.len();
-    let shift = (k * 22) % frames; // 22 frames ≈ 0.37 s at 60 fps
-    s.values.rotate_left(shift * c);
     let gain = 0.6 + 0.4 * (k % 5) as f32 / 4.0;
     for v in &mut s.values {
         *v *= gain;
     }
     s.source = format!("built-in performance, instance {k}");
     s
+}
+
+/// Where instance `k`'s stream starts on the media clock: `−k × 0.37 s`, i.e. that far into the
+/// take at media time 0.
+fn drive_offset(k: usize) -> f64 {
+    -(k as f64) * 0.37
 }
 
 /// Pose `n` heads on `device` for `frames` frames at 30 fps; returns the runtime.
@@ -38,7 +40,9 @@ fn crowd(n: u32, device: &Device, frames: u32) -> mien::Result<Runtime> {
     };
     let mut rt = Runtime::new(asset, device, &options)?;
     for k in 0..n as usize {
-        rt.instance_mut(k)?.play_stream(stream(k))?;
+        rt.instance_mut(k)?
+            .play_stream(stream(k))?
+            .set_drive_timing(drive_offset(k), true)?;
     }
     for f in 0..frames {
         rt.update(f64::from(f) / 30.0)?;
@@ -88,7 +92,12 @@ mod tests {
         for k in [0usize, 1, 37, 99] {
             let asset = Arc::new(Asset::builtin());
             let mut one = Runtime::new(asset, &Device::Cpu, &RuntimeOptions::default()).unwrap();
-            one.instance_mut(0).unwrap().play_stream(stream(k)).unwrap();
+            one.instance_mut(0)
+                .unwrap()
+                .play_stream(stream(k))
+                .unwrap()
+                .set_drive_timing(drive_offset(k), true)
+                .unwrap();
             for f in 0..rt_frames {
                 one.update(f64::from(f) / 30.0).unwrap();
             }

@@ -181,6 +181,10 @@ pub struct Instance {
     pub(crate) direct_head_ext: Option<Vec<f32>>,
     /// The drive is the live ARKit-52 frame [`InstanceMut::set_controls`] writes.
     live_arkit: bool,
+    /// The drive's time: media time minus this offset, seconds.
+    drive_offset: f64,
+    /// The drive loops over its span.
+    drive_loop: bool,
     /// Linear heads: this frame's overrides by pack joint name (head motion, then the caller's).
     pub(crate) named: Vec<(String, Quat)>,
     head_names: HeadJointNames,
@@ -210,6 +214,8 @@ impl Instance {
             joint_worlds: None,
             direct_head_ext: None,
             live_arkit: false,
+            drive_offset: 0.0,
+            drive_loop: false,
             named: Vec::new(),
             head_names: HeadJointNames::default(),
             head_motion_on: true,
@@ -222,12 +228,13 @@ impl Instance {
 
     /// Build this frame's pose and world matrices at media time `t` (steps 1–3 of the module doc).
     pub(crate) fn evaluate(&mut self, ch: &Character, rest: &Pose, t: f64) -> Result<()> {
-        self.drive.pose_at(ch, rest, t, &mut self.pose);
+        let td = self.drive_time(ch, t);
+        self.drive.pose_at(ch, rest, td, &mut self.pose);
         self.named.clear();
         if let (Drive::Stream(s), Some(m)) = (&self.drive, &mut self.motion)
             && m.report.applied
         {
-            m.update(s.stream(), t);
+            m.update(s.stream(), td);
             if m.on_pack {
                 // A linear head: the pack's joints take the overrides.
                 self.named
@@ -262,6 +269,22 @@ impl Instance {
             ch.world_matrices(&self.pose, &mut self.locals, &mut self.world);
         }
         Ok(())
+    }
+
+    /// The drive's own time at media time `t`: `t − offset`, wrapped into the drive's span when it
+    /// loops.
+    fn drive_time(&self, ch: &Character, t: f64) -> f64 {
+        let td = t - self.drive_offset;
+        if !self.drive_loop {
+            return td;
+        }
+        let (a, b) = self.drive.span(ch);
+        let len = b - a;
+        if len > 0.0 && td.is_finite() {
+            a + (td - a).rem_euclid(len)
+        } else {
+            td
+        }
     }
 
     /// Set the pose to `pose` (the rest pose before the first frame) and its world matrices.
@@ -370,6 +393,25 @@ impl InstanceMut<'_> {
         self.inst.live_arkit = false;
         self.inst.direct_head_ext = None;
         self.rebuild_motion()?;
+        Ok(self)
+    }
+
+    /// When the drive (stream or clips) plays on the media clock: its time 0 at media time
+    /// `offset_s` seconds (negative starts it part-way in), and whether it loops over its span
+    /// (`[0, end]`) instead of holding its last frame. Speech and the face driver keep the media
+    /// clock. Default: offset 0, no loop.
+    ///
+    /// # Errors
+    /// A non-finite offset (the timing is unchanged).
+    pub fn set_drive_timing(&mut self, offset_s: f64, looping: bool) -> Result<&mut Self> {
+        if !offset_s.is_finite() {
+            return Err(Error::invalid(
+                "drive offset",
+                format!("{offset_s} is not a finite number of seconds"),
+            ));
+        }
+        self.inst.drive_offset = offset_s;
+        self.inst.drive_loop = looping;
         Ok(self)
     }
 

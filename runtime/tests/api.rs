@@ -152,3 +152,30 @@ fn dropped_pairs_have_names() {
     assert!(!mesh.is_empty());
     assert!(a.target_label(0, 10_000).is_none() && a.target_label(99, 0).is_none());
 }
+
+#[test]
+fn drive_timing_offsets_and_loops_the_stream() {
+    let stream = mien_core::sample::sample_performance(60.0);
+    let end = stream.duration();
+    let posed_at = |offset: f64, looping: bool, t: f64| {
+        let mut rt = Runtime::new(head(), &Device::Cpu, &options(1)).unwrap();
+        rt.instance_mut(0)
+            .unwrap()
+            .play_stream(stream.clone())
+            .unwrap()
+            .set_drive_timing(offset, looping)
+            .unwrap();
+        rt.update(t).unwrap();
+        rt.posed(0).unwrap()
+    };
+    // Offset: media time 2.0 with the take starting at −0.5 s is the take's 2.5 s.
+    assert_eq!(posed_at(-0.5, false, 2.0), posed_at(0.0, false, 2.5));
+    // Looping: one span later is the same pose; without looping the last frame holds.
+    assert_eq!(posed_at(0.0, true, 1.25 + end), posed_at(0.0, false, 1.25));
+    assert_eq!(posed_at(0.0, false, 1.25 + end), posed_at(0.0, false, end));
+    let mut rt = Runtime::new(head(), &Device::Cpu, &options(1)).unwrap();
+    invalid(
+        rt.instance_mut(0).unwrap().set_drive_timing(f64::NAN, true).err().unwrap(),
+        &["drive offset"],
+    );
+}
