@@ -32,6 +32,10 @@ pub const SIGMA_RANGE_M: (f32, f32) = (1e-9, 1e3);
 /// take more runtimes (they may share one [`Device`]).
 pub const MAX_INSTANCES: u32 = 65_535;
 
+/// From this many instances on, [`Runtime::update`] evaluates the instances' drivers in parallel
+/// (rayon); below it waking the pool costs more than the work.
+pub const PARALLEL_MIN: usize = 8;
+
 /// Where a splat's colour comes from.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Shading {
@@ -285,12 +289,7 @@ impl Runtime {
         self.report.instances.resize(self.instances.len(), InstanceFrame::default());
         match self.asset.model() {
             Model::Rig(rig) => {
-                for ((inst, c), rep) in self
-                    .instances
-                    .iter()
-                    .zip(self.controls.iter_mut())
-                    .zip(self.report.instances.iter_mut())
-                {
+                let controls = |((inst, c), rep): ((&Instance, &mut RigControls), &mut InstanceFrame)| {
                     rig.controls_from_pose(&inst.pose, &inst.world, c);
                     rep.peak_nonzero = rig
                         .instances
@@ -302,6 +301,20 @@ impl Runtime {
                         })
                         .max()
                         .unwrap_or(0);
+                };
+                if self.instances.len() >= PARALLEL_MIN {
+                    use rayon::prelude::*;
+                    self.instances
+                        .par_iter()
+                        .zip(self.controls.par_iter_mut())
+                        .zip(self.report.instances.par_iter_mut())
+                        .for_each(controls);
+                } else {
+                    self.instances
+                        .iter()
+                        .zip(self.controls.iter_mut())
+                        .zip(self.report.instances.iter_mut())
+                        .for_each(controls);
                 }
                 self.engine.set_rig(&self.controls, &mut self.stats)?;
                 for ((inst, s), rep) in self
@@ -382,8 +395,20 @@ impl Runtime {
             ));
         }
         let ch = self.asset.character();
-        for inst in &mut self.instances {
-            inst.evaluate(ch, &self.rest, t)?;
+        let rest = &self.rest;
+        if self.instances.len() >= PARALLEL_MIN {
+            // Each instance's drivers on its own (rayon); the first failure in instance order.
+            use rayon::prelude::*;
+            let results: Vec<Result<()>> = self
+                .instances
+                .par_iter_mut()
+                .map(|inst| inst.evaluate(ch, rest, t))
+                .collect();
+            results.into_iter().collect::<Result<()>>()?;
+        } else {
+            for inst in &mut self.instances {
+                inst.evaluate(ch, rest, t)?;
+            }
         }
         self.frame_posed(t)
     }
