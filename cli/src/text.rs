@@ -77,29 +77,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn numbers_stay_short() {
-        assert_eq!(num(30.0), "30");
-        assert_eq!(num(1e38f32), "1e38");
-        assert_eq!(num(0.006f32), "0.006");
+    fn counts_stay_short() {
         assert_eq!(approx(779_760_307_200), "7.8e11");
         assert_eq!(approx(1234), "1234");
-        assert_eq!(num(0.25), "0.25");
-        assert_eq!(num(1e308), "1e308");
-        assert_eq!(num(-2.5e-12), "-2.5e-12");
-        assert_eq!(num(f64::NAN), "NaN");
-        assert_eq!(num(f64::NEG_INFINITY), "-inf");
-        assert_eq!(secs(1.5), "1.500");
-        assert_eq!(metres(0.0021234), "2.12 mm");
-        assert_eq!(metres(1.5), "1.5 m");
-        assert_eq!(secs(1e20), "1e20");
         assert_eq!(whole(120001.0), "120001");
         assert_eq!(whole(3e30), "3e30");
-        assert_eq!(metres(1.1999999), "1.2 m");
-        assert_eq!(metres(120.00002), "120 m");
-        assert_eq!(metres(0.61234567), "0.61235 m");
-        assert_eq!(metres(1e30), "1e30 m");
-        assert_eq!(secs(-0.0), "0.000");
-        assert_eq!(num(-0.0), "0");
     }
 
     #[test]

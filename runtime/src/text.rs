@@ -86,6 +86,10 @@ mod tests {
         assert_eq!(metres(0.0021234), "2.12 mm");
         assert_eq!(metres(1.1999999), "1.2 m");
         assert_eq!(metres(1e30), "1e30 m");
+        assert_eq!(metres(120.00002), "120 m");
+        assert_eq!(metres(0.61234567), "0.61235 m");
+        assert_eq!(num(1e308), "1e308");
+        assert_eq!(num(f64::NEG_INFINITY), "-inf");
         assert_eq!(sig5(12345.678), "12346");
     }
 }
