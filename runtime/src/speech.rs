@@ -208,32 +208,26 @@ impl Speech {
     /// Hold `position` (the media position where the audio actually paused).
     ///
     /// # Errors
-    /// [`Error::Invalid`] for a non-finite position; the state is unchanged.
+    /// A non-finite position; the state is unchanged.
     pub fn pause(&mut self, position: f64) -> Result<()> {
-        self.transport = Transport::Paused(finite("pause", position)?);
-        Ok(())
+        Ok(self.transport.pause(position)?)
     }
 
     /// Follow the media clock again (`position`: the player's current position).
     ///
     /// # Errors
-    /// [`Error::Invalid`] for a non-finite position; the state is unchanged.
+    /// A non-finite position; the state is unchanged.
     pub fn resume(&mut self, position: f64) -> Result<()> {
-        finite("resume", position)?;
-        self.transport = Transport::Playing;
-        Ok(())
+        Ok(self.transport.resume(position)?)
     }
 
     /// After the player accepted a seek to `position`: a paused speech stays paused, now at
     /// `position`; a playing one follows the clock, which the next update passes.
     ///
     /// # Errors
-    /// [`Error::Invalid`] for a non-finite position; the state is unchanged.
+    /// A non-finite position; the state is unchanged.
     pub fn seek(&mut self, position: f64) -> Result<()> {
-        let p = finite("seek", position)?;
-        if let Transport::Paused(_) = self.transport {
-            self.transport = Transport::Paused(p);
-        }
+        self.transport.seek(position)?;
         Ok(())
     }
 
@@ -245,21 +239,6 @@ impl Speech {
     /// Overwrite the mouth targets of `pose` with the speech at media time `t` (the paused
     /// position while paused). Allocation-free.
     pub fn apply(&mut self, t: f64, pose: &mut Pose) {
-        let p = match self.transport {
-            Transport::Playing => t,
-            Transport::Paused(at) => at,
-        };
-        self.layer.apply(p, pose);
-    }
-}
-
-fn finite(what: &str, position: f64) -> Result<f64> {
-    if position.is_finite() {
-        Ok(position)
-    } else {
-        Err(Error::invalid(
-            format!("speech {what}"),
-            format!("{} is not a finite media-clock position", num(position)),
-        ))
+        self.layer.apply(self.transport.position(t), pose);
     }
 }

@@ -20,6 +20,49 @@ pub enum Transport {
     Paused(f64),
 }
 
+impl Transport {
+    /// The media position to sample at clock position `position`: the paused position while
+    /// paused.
+    pub fn position(self, position: f64) -> f64 {
+        match self {
+            Transport::Paused(at) => at,
+            Transport::Playing => position,
+        }
+    }
+
+    /// Hold `position`, where the audio actually paused.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for a non-finite position (the state is unchanged).
+    pub fn pause(&mut self, position: f64) -> Result<()> {
+        *self = Transport::Paused(finite("pause", position)?);
+        Ok(())
+    }
+
+    /// Follow the clock again from `position` (the player's current position).
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for a non-finite position (the state is unchanged).
+    pub fn resume(&mut self, position: f64) -> Result<()> {
+        finite("resume", position)?;
+        *self = Transport::Playing;
+        Ok(())
+    }
+
+    /// After the player accepted a seek to `position`: a paused transport stays paused, now at
+    /// `position`; returns the position to sample at once.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for a non-finite position (the state is unchanged).
+    pub fn seek(&mut self, position: f64) -> Result<f64> {
+        let p = finite("seek", position)?;
+        if let Transport::Paused(_) = self {
+            *self = Transport::Paused(p);
+        }
+        Ok(p)
+    }
+}
+
 /// A speech sampler with a transport.
 #[derive(Clone, Debug)]
 pub struct SpeechPlayback<S> {
@@ -60,10 +103,7 @@ impl<S: SpeechSampler> SpeechPlayback<S> {
     /// Weights `(15,)` at media `position` seconds (the paused position while paused). Fresh each
     /// call; never accumulates. A non-finite position gives rest.
     pub fn sample(&self, position: f64) -> [f32; VISEME_COUNT] {
-        let p = match self.transport {
-            Transport::Paused(at) => at,
-            Transport::Playing => position,
-        };
+        let p = self.transport.position(position);
         let mut out = [0.0; VISEME_COUNT];
         self.speech.weights_at(p, &mut out);
         out
@@ -74,8 +114,7 @@ impl<S: SpeechSampler> SpeechPlayback<S> {
     /// # Errors
     /// [`Error::Invalid`] for a non-finite position (the state is unchanged).
     pub fn pause(&mut self, position: f64) -> Result<()> {
-        self.transport = Transport::Paused(finite("pause", position)?);
-        Ok(())
+        self.transport.pause(position)
     }
 
     /// Follow the clock again from `position` (the player's current position).
@@ -83,9 +122,7 @@ impl<S: SpeechSampler> SpeechPlayback<S> {
     /// # Errors
     /// [`Error::Invalid`] for a non-finite position (the state is unchanged).
     pub fn resume(&mut self, position: f64) -> Result<()> {
-        finite("resume", position)?;
-        self.transport = Transport::Playing;
-        Ok(())
+        self.transport.resume(position)
     }
 
     /// After the player accepted a seek to `position`: the destination's weights, at once; a
@@ -94,10 +131,7 @@ impl<S: SpeechSampler> SpeechPlayback<S> {
     /// # Errors
     /// [`Error::Invalid`] for a non-finite position (the state is unchanged).
     pub fn seek(&mut self, position: f64) -> Result<[f32; VISEME_COUNT]> {
-        let p = finite("seek", position)?;
-        if let Transport::Paused(_) = self.transport {
-            self.transport = Transport::Paused(p);
-        }
+        let p = self.transport.seek(position)?;
         let mut out = [0.0; VISEME_COUNT];
         self.speech.weights_at(p, &mut out);
         Ok(out)
