@@ -74,7 +74,12 @@ fn main() -> mien::Result<()> {
     println!("recording + posing: rig {:?}, lift {:?}", t.rig, t.lift);
     let a = rt.splats(0)?;
     let b = rt.splats(n as usize - 1)?;
-    let differ = a.center.iter().zip(&b.center).filter(|(x, y)| x != y).count();
+    let differ = a
+        .center
+        .iter()
+        .zip(&b.center)
+        .filter(|(x, y)| x != y)
+        .count();
     println!("instance 0 and {} differ at {differ} splats", n - 1);
     Ok(())
 }
@@ -107,6 +112,9 @@ mod tests {
         let (a, b) = (batch.splats(0).unwrap(), batch.splats(1).unwrap());
         assert!(a.center.iter().zip(&b.center).any(|(x, y)| x != y));
         let m = batch.memory();
-        assert_eq!((m.instances, m.sink_slots), (100, 100 * u64::from(m.vertices)));
+        assert_eq!(
+            (m.instances, m.sink_slots),
+            (100, 100 * u64::from(m.vertices))
+        );
     }
 }

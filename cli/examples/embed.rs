@@ -12,7 +12,9 @@ use mien::{Asset, Backend, Device, Runtime, RuntimeOptions};
 
 /// `../shared/data` beside the repository (where the tests read real inputs).
 fn data(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data").join(rel)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/data")
+        .join(rel)
 }
 
 /// What one run showed: frames posed, splats per frame, the mean jaw-open centre shift.
@@ -46,14 +48,22 @@ fn run(face: &Path, take: &Path, frames: u32, backend: Backend) -> mien::Result<
             .center
             .iter()
             .zip(&rest)
-            .map(|(c, r)| ((c[0] - r[0]).powi(2) + (c[1] - r[1]).powi(2) + (c[2] - r[2]).powi(2)).sqrt())
+            .map(|(c, r)| {
+                ((c[0] - r[0]).powi(2) + (c[1] - r[1]).powi(2) + (c[2] - r[2]).powi(2)).sqrt()
+            })
             .fold(0.0, f32::max);
         if k % 30 == 0 {
-            println!("t = {:5.2} s: {splats} splats, largest move {moved:.4} m, {dropped} dropped", f64::from(k) / 30.0);
+            println!(
+                "t = {:5.2} s: {splats} splats, largest move {moved:.4} m, {dropped} dropped",
+                f64::from(k) / 30.0
+            );
         }
     }
     let m = rt.memory();
-    println!("{} vertices, rig {} B, sink {} B", m.vertices, m.rig_bytes, m.sink_bytes);
+    println!(
+        "{} vertices, rig {} B, sink {} B",
+        m.vertices, m.rig_bytes, m.sink_bytes
+    );
     Ok(Outcome {
         device: device.name().into(),
         frames,
@@ -64,7 +74,9 @@ fn run(face: &Path, take: &Path, frames: u32, backend: Backend) -> mien::Result<
 
 fn main() -> mien::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let face = args.first().map_or_else(|| data("facecap/facecap.glb"), PathBuf::from);
+    let face = args
+        .first()
+        .map_or_else(|| data("facecap/facecap.glb"), PathBuf::from);
     let take = args.get(1).map_or_else(
         || data("livelinkface/MySlate_3_Jason_Millers_iPhone.csv"),
         PathBuf::from,

@@ -15,7 +15,9 @@ use mien::core::sink::SplatBuffers;
 use mien::{Asset, Device, Runtime, RuntimeOptions, Speech, SpeechOptions};
 
 fn data(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data").join(rel)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/data")
+        .join(rel)
 }
 
 /// Where the user seeks to while paused, seconds on the media clock.
@@ -64,7 +66,10 @@ fn run(face: &Path, timings: &Path) -> mien::Result<Seen> {
     let dt = 1.0 / 30.0;
     // The take is silent for its first seconds: start the player where the words are ("different
     // from the one you are in now", 11.6–14.2 s).
-    let mut player = Player { position: 12.2, playing: true };
+    let mut player = Player {
+        position: 12.2,
+        playing: true,
+    };
     // Play 0.5 s.
     for _ in 0..15 {
         frame(&mut rt, &player)?;
@@ -73,7 +78,10 @@ fn run(face: &Path, timings: &Path) -> mien::Result<Seen> {
     // Pause: the player stops where it is; the speech holds that position.
     player.playing = false;
     let paused_at = player.position;
-    rt.instance_mut(0)?.speech().expect("speech attached").pause(paused_at)?;
+    rt.instance_mut(0)?
+        .speech()
+        .expect("speech attached")
+        .pause(paused_at)?;
     let paused_first = frame(&mut rt, &player)?;
     let mut paused_last = paused_first.clone();
     for _ in 0..15 {
@@ -82,11 +90,17 @@ fn run(face: &Path, timings: &Path) -> mien::Result<Seen> {
     }
     // Seek while paused: the speech jumps to the destination and stays paused there.
     player.position = SEEK_S;
-    rt.instance_mut(0)?.speech().expect("speech attached").seek(SEEK_S)?;
+    rt.instance_mut(0)?
+        .speech()
+        .expect("speech attached")
+        .seek(SEEK_S)?;
     let after_seek = frame(&mut rt, &player)?;
     // Resume: follow the player's clock again, for 1/3 s.
     player.playing = true;
-    rt.instance_mut(0)?.speech().expect("speech attached").resume(player.position)?;
+    rt.instance_mut(0)?
+        .speech()
+        .expect("speech attached")
+        .resume(player.position)?;
     let mut after_resume = after_seek.clone();
     for _ in 0..10 {
         player.tick(dt);
@@ -107,8 +121,12 @@ fn run(face: &Path, timings: &Path) -> mien::Result<Seen> {
 
 fn main() -> mien::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let face = args.first().map_or_else(|| data("facecap/facecap.glb"), PathBuf::from);
-    let timings = args.get(1).map_or_else(|| data("gentle/lucier_golden.json"), PathBuf::from);
+    let face = args
+        .first()
+        .map_or_else(|| data("facecap/facecap.glb"), PathBuf::from);
+    let timings = args
+        .get(1)
+        .map_or_else(|| data("gentle/lucier_golden.json"), PathBuf::from);
     let seen = run(&face, &timings)?;
     let held = seen.paused_first == seen.paused_last;
     println!("the mouth held still while paused: {held}");
@@ -127,15 +145,26 @@ mod tests {
 
     /// The frame a fresh runtime poses at media time `t` (no transport involved).
     fn fresh(t: f64) -> SplatBuffers {
-        let mut rt = runtime(&data("facecap/facecap.glb"), &data("gentle/lucier_golden.json")).unwrap();
+        let mut rt = runtime(
+            &data("facecap/facecap.glb"),
+            &data("gentle/lucier_golden.json"),
+        )
+        .unwrap();
         rt.update(t).unwrap();
         rt.splats(0).unwrap()
     }
 
     #[test]
     fn pause_holds_seek_jumps_resume_follows_the_clock() {
-        let s = run(&data("facecap/facecap.glb"), &data("gentle/lucier_golden.json")).unwrap();
-        assert_eq!(s.paused_first, s.paused_last, "the mouth moved while paused");
+        let s = run(
+            &data("facecap/facecap.glb"),
+            &data("gentle/lucier_golden.json"),
+        )
+        .unwrap();
+        assert_eq!(
+            s.paused_first, s.paused_last,
+            "the mouth moved while paused"
+        );
         assert_eq!(s.paused_first, fresh(s.positions[0]));
         assert_eq!(s.after_seek, fresh(SEEK_S));
         assert_eq!(s.after_resume, fresh(s.positions[2]));

@@ -16,9 +16,11 @@ use mien::{Asset, Device, Runtime, RuntimeOptions, SinkRef};
 
 /// The application's device: any adapter (a software one too), with the adapter's own limits.
 fn app_device() -> Option<(wgpu::Device, wgpu::Queue, wgpu::AdapterInfo)> {
-    let instance = wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+    let instance =
+        wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
     let adapter =
-        pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions::default())).ok()?;
+        pollster::block_on(instance.request_adapter(&wgpu::RequestAdapterOptions::default()))
+            .ok()?;
     let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
         label: Some("the application's device"),
         required_limits: adapter.limits(),
@@ -38,11 +40,19 @@ fn run(frames: u32) -> mien::Result<Option<(Centres, Centres)>> {
     let Some((device, queue, info)) = app_device() else {
         return Ok(None);
     };
-    println!("the application's adapter: {} ({:?})", info.name, info.device_type);
+    println!(
+        "the application's adapter: {} ({:?})",
+        info.name, info.device_type
+    );
     // mien creates its buffers and pipelines on the application's device.
     let ctx = WgpuContext::from_device(device.clone(), queue.clone(), info);
-    let mut rt = Runtime::new(Arc::new(Asset::builtin()), &Device::Wgpu(ctx), &RuntimeOptions::default())?;
-    rt.instance_mut(0)?.play_stream(mien::core::sample::sample_performance(60.0))?;
+    let mut rt = Runtime::new(
+        Arc::new(Asset::builtin()),
+        &Device::Wgpu(ctx),
+        &RuntimeOptions::default(),
+    )?;
+    rt.instance_mut(0)?
+        .play_stream(mien::core::sample::sample_performance(60.0))?;
     for f in 0..frames {
         rt.update(f64::from(f) / 30.0)?;
     }
@@ -59,7 +69,13 @@ fn run(frames: u32) -> mien::Result<Option<(Centres, Centres)>> {
         mapped_at_creation: false,
     });
     let mut enc = device.create_command_encoder(&Default::default());
-    enc.copy_buffer_to_buffer(&sink.center, u64::from(range.offset) * 16, &readback, 0, bytes);
+    enc.copy_buffer_to_buffer(
+        &sink.center,
+        u64::from(range.offset) * 16,
+        &readback,
+        0,
+        bytes,
+    );
     queue.submit([enc.finish()]);
     let slice = readback.slice(..);
     slice.map_async(wgpu::MapMode::Read, |_| {});
@@ -81,7 +97,10 @@ fn main() -> mien::Result<()> {
     match run(30)? {
         Some((mine, theirs)) => {
             let same = mine == theirs;
-            println!("{} splat centres copied by the application; equal to mien's readback: {same}", mine.len());
+            println!(
+                "{} splat centres copied by the application; equal to mien's readback: {same}",
+                mine.len()
+            );
             if !same {
                 std::process::exit(1);
             }
@@ -104,7 +123,10 @@ mod tests {
         match run(3).unwrap() {
             Some((mine, theirs)) => {
                 assert_eq!(mine.len(), theirs.len());
-                assert!(mine == theirs, "the application's copy differs from mien's readback");
+                assert!(
+                    mine == theirs,
+                    "the application's copy differs from mien's readback"
+                );
                 assert!(mine.iter().all(|c| c.iter().all(|x| x.is_finite())));
             }
             None => {

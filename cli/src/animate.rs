@@ -12,8 +12,10 @@ use mien_core::rig::ACTIVE_MORPH_LIMIT;
 use mien_core::sink::SplatBuffers;
 use mien_runtime::instance::check_drivable;
 use mien_runtime::runtime::{DEFAULT_SIGMA_EDGES, NO_EDGE_M};
+use mien_runtime::{
+    Device, DeviceOptions, LiftOptions, Runtime, RuntimeOptions, Shading as RtShading,
+};
 use mien_runtime::{HeadJointNames, HeadMotionReport};
-use mien_runtime::{Device, DeviceOptions, LiftOptions, Runtime, RuntimeOptions, Shading as RtShading};
 
 use crate::args::{AnimateArgs, PlyLayout, Shading};
 use crate::interrupt;

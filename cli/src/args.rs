@@ -247,12 +247,22 @@ pub struct AnimateArgs {
     /// The joint an --arkit stream's HeadYaw/HeadPitch/HeadRoll turn, by exact name. Default: found
     /// by standard name (`head`, `Head`, `mixamorig:Head`, `J_Bip_C_Head`, `CC_Base_Head`…; for a
     /// rigid export whose eyes are not below the head, the node that carries head and eyes).
-    #[arg(long, value_name = "NAME", requires = "arkit", help_heading = "Animation")]
+    #[arg(
+        long,
+        value_name = "NAME",
+        requires = "arkit",
+        help_heading = "Animation"
+    )]
     pub head_joint: Option<String>,
 
     /// The neck joint, by exact name (with a head, each takes half of every head angle). Default:
     /// found by standard name (`neck`, `mixamorig:Neck`, `J_Bip_C_Neck`…).
-    #[arg(long, value_name = "NAME", requires = "arkit", help_heading = "Animation")]
+    #[arg(
+        long,
+        value_name = "NAME",
+        requires = "arkit",
+        help_heading = "Animation"
+    )]
     pub neck_joint: Option<String>,
 
     /// The eye joints the stream's eye angles turn, by exact name: `LEFT,RIGHT`. Default: found by

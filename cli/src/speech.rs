@@ -9,7 +9,6 @@ use mien_runtime::speech::{Sampler as RtSampler, Speech, SpeechOptions};
 use crate::args::{AnimateArgs, Sampler};
 use crate::text::num;
 
-
 /// The speech options of `args` (the face file's visemes not read yet).
 fn options(args: &AnimateArgs) -> SpeechOptions {
     SpeechOptions {

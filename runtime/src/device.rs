@@ -260,7 +260,10 @@ mod tests {
             assert_eq!(b.name().parse::<Backend>().unwrap(), b);
         }
         let e = "gpu".parse::<Backend>().unwrap_err().to_string();
-        assert!(e.contains("backend `gpu`") && e.contains("cpu, wgpu, vulkan, auto"), "{e}");
+        assert!(
+            e.contains("backend `gpu`") && e.contains("cpu, wgpu, vulkan, auto"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -80,7 +80,12 @@ pub(crate) struct HeadMotion {
 
 impl HeadMotion {
     /// The motion of `stream` on `asset` (`None` when the stream has no angle channel).
-    fn new(asset: &Asset, stream: &WeightStream, given: &HeadJointNames, on: bool) -> Result<Option<Self>> {
+    fn new(
+        asset: &Asset,
+        stream: &WeightStream,
+        given: &HeadJointNames,
+        on: bool,
+    ) -> Result<Option<Self>> {
         let channels = AngleChannels::find(&stream.aux_channels);
         if !(0..3).any(|g| channels.has(g)) {
             return Ok(None);
@@ -88,7 +93,11 @@ impl HeadMotion {
         let (names, parent, rest_world): (Vec<Option<String>>, Vec<Option<usize>>, Vec<Mat4>) =
             match asset.model() {
                 Model::Head { pack, .. } => (
-                    pack.header.joints.iter().map(|j| Some(j.name.clone())).collect(),
+                    pack.header
+                        .joints
+                        .iter()
+                        .map(|j| Some(j.name.clone()))
+                        .collect(),
                     pack.header
                         .joints
                         .iter()
@@ -105,7 +114,10 @@ impl HeadMotion {
                     ch.world_matrices(&ch.rest_pose(), &mut l, &mut w);
                     (
                         ch.nodes.iter().map(|n| n.name.clone()).collect(),
-                        ch.nodes.iter().map(|n| n.parent.map(|p| p.index())).collect(),
+                        ch.nodes
+                            .iter()
+                            .map(|n| n.parent.map(|p| p.index()))
+                            .collect(),
                         w,
                     )
                 }
@@ -117,7 +129,12 @@ impl HeadMotion {
                 format!(
                     "{} has no joint of that name; its named joints: {}",
                     asset.source(),
-                    refs.iter().flatten().take(40).copied().collect::<Vec<_>>().join(", ")
+                    refs.iter()
+                        .flatten()
+                        .take(40)
+                        .copied()
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
             )
         })?;
@@ -126,7 +143,12 @@ impl HeadMotion {
             channels: head::ANGLE_CHANNELS
                 .iter()
                 .flatten()
-                .filter(|n| stream.aux_channels.iter().any(|a| a.eq_ignore_ascii_case(n)))
+                .filter(|n| {
+                    stream
+                        .aux_channels
+                        .iter()
+                        .any(|a| a.eq_ignore_ascii_case(n))
+                })
                 .map(|n| (*n).to_string())
                 .collect(),
             head: name_of(joints.head_carrier(&parent)),
@@ -518,11 +540,20 @@ impl InstanceMut<'_> {
         }
         let (names, on_pack): (Vec<Option<String>>, bool) = match self.asset.model() {
             Model::Head { pack, .. } => (
-                pack.header.joints.iter().map(|j| Some(j.name.clone())).collect(),
+                pack.header
+                    .joints
+                    .iter()
+                    .map(|j| Some(j.name.clone()))
+                    .collect(),
                 true,
             ),
             Model::Rig(_) => (
-                self.asset.character().nodes.iter().map(|n| n.name.clone()).collect(),
+                self.asset
+                    .character()
+                    .nodes
+                    .iter()
+                    .map(|n| n.name.clone())
+                    .collect(),
                 false,
             ),
         };
@@ -530,7 +561,10 @@ impl InstanceMut<'_> {
         let mut resolved = Vec::new();
         let mut kept = Vec::new();
         for (name, q) in overrides {
-            match names.iter().position(|n| n.as_deref() == Some(name.as_str())) {
+            match names
+                .iter()
+                .position(|n| n.as_deref() == Some(name.as_str()))
+            {
                 Some(j) => {
                     resolved.push((j, q.normalize()));
                     kept.push((name.clone(), q.normalize()));
@@ -554,7 +588,10 @@ impl InstanceMut<'_> {
         let Model::Head { pack, .. } = self.asset.model() else {
             return Err(Error::invalid(
                 "joint worlds",
-                format!("{} is a rig: pose its joints through the pose or joint overrides", self.asset.source()),
+                format!(
+                    "{} is a rig: pose its joints through the pose or joint overrides",
+                    self.asset.source()
+                ),
             ));
         };
         if let Some(w) = &worlds {

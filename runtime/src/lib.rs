@@ -47,8 +47,8 @@ pub use face::{Event, FaceDriver, FaceSources, Script};
 pub use instance::{HeadMotionReport, Instance, InstanceMut, InstanceTotals};
 pub use mien_core::anim::head::HeadJointNames;
 pub use runtime::{
-    MAX_INSTANCES, FrameReport, InstanceFrame, LiftInfo, LiftOptions, MemoryReport, Runtime, RuntimeOptions,
-    Shading,
+    FrameReport, InstanceFrame, LiftInfo, LiftOptions, MAX_INSTANCES, MemoryReport, Runtime,
+    RuntimeOptions, Shading,
 };
 pub use space::ExpressionSpace;
 pub use speech::{Sampler, Speech, SpeechOptions};

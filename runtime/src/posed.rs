@@ -26,7 +26,11 @@ pub const MAX_COORD_M: f32 = 1e6;
 /// # Errors
 /// [`Error::Invalid`] naming `source` (the character file), the first bad vertex and its position.
 pub fn rest_geometry(source: &str, positions: &[[f32; 3]]) -> Result<()> {
-    if let Some((i, p)) = positions.iter().enumerate().find(|(_, p)| !point_ok(&p[..])) {
+    if let Some((i, p)) = positions
+        .iter()
+        .enumerate()
+        .find(|(_, p)| !point_ok(&p[..]))
+    {
         let why = if p.iter().all(|c| c.is_finite()) {
             format!("farther than {} m from the origin", num(MAX_COORD_M))
         } else {

@@ -187,7 +187,9 @@ impl Runtime {
         if !(1..=MAX_INSTANCES).contains(&n) {
             return Err(Error::invalid(
                 format!("instances {n}"),
-                format!("a runtime holds 1 to {MAX_INSTANCES} instances; use several runtimes on one device for more"),
+                format!(
+                    "a runtime holds 1 to {MAX_INSTANCES} instances; use several runtimes on one device for more"
+                ),
             ));
         }
         let ch = asset.character();
@@ -243,7 +245,9 @@ impl Runtime {
         rt.bounds = bounds(&rest_pos);
         if let Some(l) = &options.lift {
             let edge = median_edge(asset.triangles(), &rest_pos);
-            let sigma = l.sigma.unwrap_or(DEFAULT_SIGMA_EDGES * edge.unwrap_or(NO_EDGE_M));
+            let sigma = l
+                .sigma
+                .unwrap_or(DEFAULT_SIGMA_EDGES * edge.unwrap_or(NO_EDGE_M));
             let (lo, hi) = SIGMA_RANGE_M;
             if !(sigma.is_finite() && (lo..=hi).contains(&sigma)) {
                 return Err(Error::invalid(
@@ -255,7 +259,10 @@ impl Runtime {
                             crate::text::num(lo),
                             crate::text::num(hi)
                         ),
-                        None => "cannot derive a gaussian size from degenerate geometry; pass --sigma".into(),
+                        None => {
+                            "cannot derive a gaussian size from degenerate geometry; pass --sigma"
+                                .into()
+                        }
                     },
                 ));
             }
@@ -286,22 +293,25 @@ impl Runtime {
     /// the rules changed into the totals and the frame report.
     fn stage_inputs(&mut self) -> Result<()> {
         let frame = self.frame;
-        self.report.instances.resize(self.instances.len(), InstanceFrame::default());
+        self.report
+            .instances
+            .resize(self.instances.len(), InstanceFrame::default());
         match self.asset.model() {
             Model::Rig(rig) => {
-                let controls = |((inst, c), rep): ((&Instance, &mut RigControls), &mut InstanceFrame)| {
-                    rig.controls_from_pose(&inst.pose, &inst.world, c);
-                    rep.peak_nonzero = rig
-                        .instances
-                        .iter()
-                        .map(|m| {
-                            let w = &c.weights[m.weight_base as usize
-                                ..(m.weight_base + m.target_count) as usize];
-                            w.iter().filter(|x| **x != 0.0).count() as u32
-                        })
-                        .max()
-                        .unwrap_or(0);
-                };
+                let controls =
+                    |((inst, c), rep): ((&Instance, &mut RigControls), &mut InstanceFrame)| {
+                        rig.controls_from_pose(&inst.pose, &inst.world, c);
+                        rep.peak_nonzero = rig
+                            .instances
+                            .iter()
+                            .map(|m| {
+                                let w = &c.weights[m.weight_base as usize
+                                    ..(m.weight_base + m.target_count) as usize];
+                                w.iter().filter(|x| **x != 0.0).count() as u32
+                            })
+                            .max()
+                            .unwrap_or(0);
+                    };
                 if self.instances.len() >= PARALLEL_MIN {
                     use rayon::prelude::*;
                     self.instances
@@ -451,7 +461,11 @@ impl Runtime {
         if poses.len() != self.instances.len() {
             return Err(Error::invalid(
                 "poses",
-                format!("{} given for {} instance(s)", poses.len(), self.instances.len()),
+                format!(
+                    "{} given for {} instance(s)",
+                    poses.len(),
+                    self.instances.len()
+                ),
             ));
         }
         let ch = self.asset.character();
@@ -467,11 +481,17 @@ impl Runtime {
             }
             let same = p.locals.len() == self.rest.locals.len()
                 && p.weights.len() == self.rest.weights.len()
-                && p.weights.iter().zip(&self.rest.weights).all(|(a, b)| a.len() == b.len());
+                && p.weights
+                    .iter()
+                    .zip(&self.rest.weights)
+                    .all(|(a, b)| a.len() == b.len());
             if !same {
                 return Err(Error::invalid(
                     format!("poses[{k}]"),
-                    format!("not a pose of {} (node or morph-weight counts differ)", ch.source),
+                    format!(
+                        "not a pose of {} (node or morph-weight counts differ)",
+                        ch.source
+                    ),
                 ));
             }
         }

@@ -186,7 +186,10 @@ impl Speech {
     }
 
     /// The viseme map of a face definition, when it has a `visemes` section.
-    pub fn face_visemes(def: &FaceDef, file: &str) -> Option<(mien_core::speech::VisemeMap, String)> {
+    pub fn face_visemes(
+        def: &FaceDef,
+        file: &str,
+    ) -> Option<(mien_core::speech::VisemeMap, String)> {
         def.visemes.clone().map(|m| (m, file.to_string()))
     }
 

@@ -3,9 +3,7 @@
 
 use std::sync::Arc;
 
-use mien_runtime::{
-    Asset, Device, Error, LiftOptions, MAX_INSTANCES, Runtime, RuntimeOptions,
-};
+use mien_runtime::{Asset, Device, Error, LiftOptions, MAX_INSTANCES, Runtime, RuntimeOptions};
 
 fn head() -> Arc<Asset> {
     Arc::new(Asset::builtin())
@@ -29,7 +27,9 @@ fn invalid(e: Error, words: &[&str]) {
 #[test]
 fn instance_counts_outside_the_limit_are_refused_before_allocating() {
     for n in [0, MAX_INSTANCES + 1, 4_000_000_000] {
-        let e = Runtime::new(head(), &Device::Cpu, &options(n)).err().unwrap();
+        let e = Runtime::new(head(), &Device::Cpu, &options(n))
+            .err()
+            .unwrap();
         invalid(e, &[&format!("instances {n}"), "65535"]);
     }
 }
@@ -40,15 +40,25 @@ fn bad_times_indices_poses_and_sigmas_are_refused() {
     for t in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
         invalid(rt.update(t).err().unwrap(), &["media time", "not a finite"]);
     }
-    invalid(rt.instance_mut(2).err().unwrap(), &["instance 2", "2 instance(s)"]);
+    invalid(
+        rt.instance_mut(2).err().unwrap(),
+        &["instance 2", "2 instance(s)"],
+    );
     invalid(rt.splats(7).err().unwrap(), &["instance 7"]);
     assert!(rt.posed(7).is_err());
     let rest = rt.asset().character().rest_pose();
-    invalid(rt.update_with_poses(0.0, std::slice::from_ref(&rest)).err().unwrap(), &["1 given for 2"]);
+    invalid(
+        rt.update_with_poses(0.0, std::slice::from_ref(&rest))
+            .err()
+            .unwrap(),
+        &["1 given for 2"],
+    );
     let mut wrong = rest.clone();
     wrong.weights.pop();
     invalid(
-        rt.update_with_poses(0.0, &[rest.clone(), wrong]).err().unwrap(),
+        rt.update_with_poses(0.0, &[rest.clone(), wrong])
+            .err()
+            .unwrap(),
         &["poses[1]"],
     );
     rt.update_with_poses(0.0, &[rest.clone(), rest]).unwrap();
@@ -85,7 +95,10 @@ fn a_runtime_without_a_lift_poses_and_has_no_splats() {
     };
     let mut rt = Runtime::new(head(), &Device::Cpu, &o).unwrap();
     rt.update(0.5).unwrap();
-    assert_eq!(rt.posed(0).unwrap().positions.len() as u32, rt.memory().vertices);
+    assert_eq!(
+        rt.posed(0).unwrap().positions.len() as u32,
+        rt.memory().vertices
+    );
     invalid(rt.splats(0).err().unwrap(), &["no lift"]);
     assert_eq!(rt.memory().sink_slots, 0);
 }
@@ -94,13 +107,19 @@ fn a_runtime_without_a_lift_poses_and_has_no_splats() {
 fn speech_transport_refuses_non_finite_positions() {
     let asset = head();
     let speech = mien_runtime::Speech::from_file(
-        std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data/gentle/lucier_golden.json")),
+        std::path::Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../shared/data/gentle/lucier_golden.json"
+        )),
         &Default::default(),
         asset.character(),
     )
     .unwrap();
     let mut rt = Runtime::new(asset, &Device::Cpu, &options(1)).unwrap();
-    rt.instance_mut(0).unwrap().set_speech(Some(speech)).unwrap();
+    rt.instance_mut(0)
+        .unwrap()
+        .set_speech(Some(speech))
+        .unwrap();
     let mut i = rt.instance_mut(0).unwrap();
     let s = i.speech().unwrap();
     for p in [f64::NAN, f64::INFINITY] {
@@ -112,11 +131,18 @@ fn speech_transport_refuses_non_finite_positions() {
 #[test]
 fn drivers_built_for_another_character_are_refused() {
     let facecap = Arc::new(
-        Asset::load(concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data/facecap/facecap.glb")).unwrap(),
+        Asset::load(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../shared/data/facecap/facecap.glb"
+        ))
+        .unwrap(),
     );
     let builtin = head();
     let speech = mien_runtime::Speech::from_file(
-        concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data/gentle/lucier_golden.json"),
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../shared/data/gentle/lucier_golden.json"
+        ),
         &Default::default(),
         builtin.character(),
     )
@@ -132,8 +158,14 @@ fn drivers_built_for_another_character_are_refused() {
     .unwrap();
     let mut rt = Runtime::new(facecap, &Device::Cpu, &options(1)).unwrap();
     let mut i = rt.instance_mut(0).unwrap();
-    invalid(i.set_speech(Some(speech)).err().unwrap(), &["speech", "another character"]);
-    invalid(i.set_face(Some(face)).err().unwrap(), &["face driver", "another character"]);
+    invalid(
+        i.set_speech(Some(speech)).err().unwrap(),
+        &["speech", "another character"],
+    );
+    invalid(
+        i.set_face(Some(face)).err().unwrap(),
+        &["face driver", "another character"],
+    );
     rt.update(0.5).unwrap();
 }
 
@@ -141,14 +173,20 @@ fn drivers_built_for_another_character_are_refused() {
 fn the_debug_form_of_an_error_is_its_chain() {
     let e = Asset::load("/nonexistent/head.glb").unwrap_err();
     let d = format!("{e:?}");
-    assert!(d.starts_with("cannot load character /nonexistent/head.glb: ") && !d.contains("Context {"), "{d}");
+    assert!(
+        d.starts_with("cannot load character /nonexistent/head.glb: ") && !d.contains("Context {"),
+        "{d}"
+    );
 }
 
 #[test]
 fn dropped_pairs_have_names() {
     let a = Asset::builtin();
     let (mesh, target) = a.target_label(0, 0).unwrap();
-    assert_eq!(target, a.character().meshes[a.rig().unwrap().instances[0].mesh.index()].target_names[0]);
+    assert_eq!(
+        target,
+        a.character().meshes[a.rig().unwrap().instances[0].mesh.index()].target_names[0]
+    );
     assert!(!mesh.is_empty());
     assert!(a.target_label(0, 10_000).is_none() && a.target_label(99, 0).is_none());
 }
@@ -175,7 +213,11 @@ fn drive_timing_offsets_and_loops_the_stream() {
     assert_eq!(posed_at(0.0, false, 1.25 + end), posed_at(0.0, false, end));
     let mut rt = Runtime::new(head(), &Device::Cpu, &options(1)).unwrap();
     invalid(
-        rt.instance_mut(0).unwrap().set_drive_timing(f64::NAN, true).err().unwrap(),
+        rt.instance_mut(0)
+            .unwrap()
+            .set_drive_timing(f64::NAN, true)
+            .err()
+            .unwrap(),
         &["drive offset"],
     );
 }

@@ -15,8 +15,7 @@ use mien_core::gnm::bake::{BakeOptions, bake_gltf};
 use mien_core::sink::SplatBuffers;
 use mien_cpu::conformance::{TOLERANCE, compare_posed};
 use mien_runtime::{
-    Asset, Backend, Device, DeviceOptions, FaceDriver, FaceSources, Runtime, RuntimeOptions,
-    Script,
+    Asset, Backend, Device, DeviceOptions, FaceDriver, FaceSources, Runtime, RuntimeOptions, Script,
 };
 
 fn data(rel: &str) -> PathBuf {
@@ -40,8 +39,14 @@ fn gpus() -> Vec<Device> {
         };
         match Device::open_with(b, &opts) {
             Ok((d, _)) => out.push(d),
-            Err(e) if required() => panic!("MIEN_REQUIRE_GPU=1 but {}: {}", b.name(), e.chain_text()),
-            Err(e) => eprintln!("notice: no {} device ({}); skipped", b.name(), e.chain_text()),
+            Err(e) if required() => {
+                panic!("MIEN_REQUIRE_GPU=1 but {}: {}", b.name(), e.chain_text())
+            }
+            Err(e) => eprintln!(
+                "notice: no {} device ({}); skipped",
+                b.name(),
+                e.chain_text()
+            ),
         }
     }
     out
@@ -95,8 +100,14 @@ fn compare_splats(what: &str, g: &SplatBuffers, w: &SplatBuffers) {
                     "{what}: {name}[{i}][{k}] {a} vs reference {b} (bound {bd:e})"
                 );
             }
-            let (ga, wa) = ((g.color[i] >> (8 * k)) & 0xff, (w.color[i] >> (8 * k)) & 0xff);
-            assert!(ga.abs_diff(wa) <= 1, "{what}: color[{i}] byte {k}: {ga} vs {wa}");
+            let (ga, wa) = (
+                (g.color[i] >> (8 * k)) & 0xff,
+                (w.color[i] >> (8 * k)) & 0xff,
+            );
+            assert!(
+                ga.abs_diff(wa) <= 1,
+                "{what}: color[{i}] byte {k}: {ga} vs {wa}"
+            );
         }
     }
 }

@@ -43,7 +43,13 @@ fn angle(a: Quat, b: Quat) -> f32 {
 
 /// Every frame `k` in `frames`: the world rotation of `joint` relative to rest equals
 /// `qy(yaw)·qx(pitch)·qz(roll)` of the stream's `group` angle columns at that frame.
-fn check_joint(rt: &mut Runtime, stream: &WeightStream, joint: &str, group: [&str; 3], frames: &[usize]) {
+fn check_joint(
+    rt: &mut Runtime,
+    stream: &WeightStream,
+    joint: &str,
+    group: [&str; 3],
+    frames: &[usize],
+) {
     let j = node(rt, joint);
     let rest = rotation(&facecap().instance(0).unwrap().world()[j]);
     let a = stream.aux_channels.len();
@@ -53,10 +59,14 @@ fn check_joint(rt: &mut Runtime, stream: &WeightStream, joint: &str, group: [&st
         rt.update(stream.times[k]).unwrap();
         let row = &stream.aux_values[k * a..(k + 1) * a];
         let [yaw, pitch, roll] = group.map(|n| row[col(n)]);
-        let want = Quat::from_rotation_y(yaw) * Quat::from_rotation_x(pitch) * Quat::from_rotation_z(roll);
+        let want =
+            Quat::from_rotation_y(yaw) * Quat::from_rotation_x(pitch) * Quat::from_rotation_z(roll);
         let got = rotation(&rt.instance(0).unwrap().world()[j]) * rest.inverse();
         let err = angle(got, want);
-        assert!(err < 1e-4, "{joint} frame {k}: {got:?} vs {want:?} ({err} rad)");
+        assert!(
+            err < 1e-4,
+            "{joint} frame {k}: {got:?} vs {want:?} ({err} rad)"
+        );
         largest = largest.max(angle(want, Quat::IDENTITY));
     }
     // The stream does turn the joint (else the test could not fail).
@@ -80,14 +90,27 @@ fn the_recordings_eye_angles_turn_the_eyes() {
     assert_eq!(m.neck, None);
     assert_eq!(m.channels.len(), 9);
     let frames = [40usize, 150, 300];
-    check_joint(&mut rt, &stream, "eyeLeft", ["LeftEyeYaw", "LeftEyePitch", "LeftEyeRoll"], &frames);
-    check_joint(&mut rt, &stream, "eyeRight", ["RightEyeYaw", "RightEyePitch", "RightEyeRoll"], &frames);
+    check_joint(
+        &mut rt,
+        &stream,
+        "eyeLeft",
+        ["LeftEyeYaw", "LeftEyePitch", "LeftEyeRoll"],
+        &frames,
+    );
+    check_joint(
+        &mut rt,
+        &stream,
+        "eyeRight",
+        ["RightEyeYaw", "RightEyePitch", "RightEyeRoll"],
+        &frames,
+    );
 }
 
 #[test]
 fn head_angles_turn_what_carries_face_and_eyes() {
     // The recording with head angles written in: a slow turn, nod and tilt.
-    let mut stream = read_livelink_csv(&data("livelinkface/MySlate_3_Jason_Millers_iPhone.csv")).unwrap();
+    let mut stream =
+        read_livelink_csv(&data("livelinkface/MySlate_3_Jason_Millers_iPhone.csv")).unwrap();
     let a = stream.aux_channels.len();
     let col = |n: &str| stream.aux_channels.iter().position(|c| c == n).unwrap();
     let (y, p, r) = (col("HeadYaw"), col("HeadPitch"), col("HeadRoll"));
@@ -99,8 +122,17 @@ fn head_angles_turn_what_carries_face_and_eyes() {
         row[r] = 0.1 * s;
     }
     let mut rt = facecap();
-    rt.instance_mut(0).unwrap().play_stream(stream.clone()).unwrap();
-    check_joint(&mut rt, &stream, "grp_transform", ["HeadYaw", "HeadPitch", "HeadRoll"], &[40, 150, 300]);
+    rt.instance_mut(0)
+        .unwrap()
+        .play_stream(stream.clone())
+        .unwrap();
+    check_joint(
+        &mut rt,
+        &stream,
+        "grp_transform",
+        ["HeadYaw", "HeadPitch", "HeadRoll"],
+        &[40, 150, 300],
+    );
     // The eyes ride along: their world rotation includes the head's.
     let eye = node(&rt, "eyeLeft");
     let rest = rotation(&facecap().instance(0).unwrap().world()[eye]);
@@ -143,7 +175,10 @@ fn motion_off_and_named_joints() {
     let m = named.instance(0).unwrap().head_motion().unwrap();
     assert_eq!(m.head.as_deref(), Some("head"));
     let mut bad = facecap();
-    bad.instance_mut(0).unwrap().play_livelink_csv(&csv).unwrap();
+    bad.instance_mut(0)
+        .unwrap()
+        .play_livelink_csv(&csv)
+        .unwrap();
     let e = bad
         .instance_mut(0)
         .unwrap()
@@ -154,7 +189,10 @@ fn motion_off_and_named_joints() {
         .err()
         .unwrap()
         .to_string();
-    assert!(e.contains("head joint `Skull`") && e.contains("eyeLeft"), "{e}");
+    assert!(
+        e.contains("head joint `Skull`") && e.contains("eyeLeft"),
+        "{e}"
+    );
 }
 
 #[test]

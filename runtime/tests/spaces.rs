@@ -11,7 +11,9 @@ use mien_core::gnm::forward;
 use mien_runtime::{Asset, Device, ExpressionSpace, Runtime, RuntimeOptions};
 
 fn data(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data").join(rel)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/data")
+        .join(rel)
 }
 
 fn runtime(asset: Asset) -> Runtime {
@@ -24,13 +26,19 @@ fn a_live_arkit_frame_poses_a_rig_as_the_same_stream_frame_does() {
     let mut frame = [0.0f32; ARKIT_COUNT];
     frame[mien_core::anim::arkit::arkit_index("jawOpen").unwrap()] = 0.8;
     frame[mien_core::anim::arkit::arkit_index("eyeBlinkLeft").unwrap()] = 1.0;
-    live.instance_mut(0).unwrap().set_controls(ExpressionSpace::Arkit52, &frame).unwrap();
+    live.instance_mut(0)
+        .unwrap()
+        .set_controls(ExpressionSpace::Arkit52, &frame)
+        .unwrap();
     live.update(0.0).unwrap();
     // The same values as a one-frame stream played the ordinary way.
     let mut stream = runtime(Asset::builtin());
     let s = mien_core::anim::WeightStream {
         source: "test".into(),
-        channels: mien_core::anim::arkit::ARKIT_52.iter().map(|s| s.to_string()).collect(),
+        channels: mien_core::anim::arkit::ARKIT_52
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
         times: vec![0.0],
         values: frame.to_vec(),
         aux_channels: vec![],
@@ -42,20 +50,38 @@ fn a_live_arkit_frame_poses_a_rig_as_the_same_stream_frame_does() {
     assert_eq!(live.posed(0).unwrap(), stream.posed(0).unwrap());
     // The next frame's values replace the last in place.
     frame.fill(0.0);
-    live.instance_mut(0).unwrap().set_controls(ExpressionSpace::Arkit52, &frame).unwrap();
+    live.instance_mut(0)
+        .unwrap()
+        .set_controls(ExpressionSpace::Arkit52, &frame)
+        .unwrap();
     live.update(0.1).unwrap();
     let rest = runtime(Asset::builtin()).rest_positions().to_vec();
     assert_eq!(live.posed(0).unwrap().positions, rest);
 
     // A rig does not take head_ext; wrong lengths and NaN are refused.
     let mut i = live.instance_mut(0).unwrap();
-    let e = i.set_controls(ExpressionSpace::Gnm, &[0.0; 387]).err().unwrap().to_string();
-    assert!(e.contains("a gnm vector") && e.contains("takes arkit52"), "{e}");
-    let e = i.set_controls(ExpressionSpace::Arkit52, &[0.0; 51]).err().unwrap().to_string();
+    let e = i
+        .set_controls(ExpressionSpace::Gnm, &[0.0; 387])
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("a gnm vector") && e.contains("takes arkit52"),
+        "{e}"
+    );
+    let e = i
+        .set_controls(ExpressionSpace::Arkit52, &[0.0; 51])
+        .err()
+        .unwrap()
+        .to_string();
     assert!(e.contains("51 values") && e.contains("52"), "{e}");
     let mut bad = [0.0f32; ARKIT_COUNT];
     bad[7] = f32::NAN;
-    let e = i.set_controls(ExpressionSpace::Arkit52, &bad).err().unwrap().to_string();
+    let e = i
+        .set_controls(ExpressionSpace::Arkit52, &bad)
+        .err()
+        .unwrap()
+        .to_string();
     assert!(e.contains("arkit52 value 7"), "{e}");
 }
 
@@ -71,7 +97,10 @@ fn a_linear_head_takes_head_ext_as_given_and_refuses_what_it_lacks() {
         *x = ((k % 7) as f32 - 3.0) * 0.1;
     }
     let mut rt = runtime(asset);
-    rt.instance_mut(0).unwrap().set_controls(ExpressionSpace::Gnm, &head_ext).unwrap();
+    rt.instance_mut(0)
+        .unwrap()
+        .set_controls(ExpressionSpace::Gnm, &head_ext)
+        .unwrap();
     rt.update(0.0).unwrap();
     // The reference: the pack posed on the CPU with the same head_ext at its rest joints.
     let (mut joints, mut skipped) = (Vec::new(), Vec::new());
@@ -86,7 +115,10 @@ fn a_linear_head_takes_head_ext_as_given_and_refuses_what_it_lacks() {
         .err()
         .unwrap()
         .to_string();
-    assert!(e.contains(&format!("{} values; the space has {dim}", dim - 1)), "{e}");
+    assert!(
+        e.contains(&format!("{} values; the space has {dim}", dim - 1)),
+        "{e}"
+    );
     if pack.header.head_ext.reduced_dim().is_none() {
         let e = rt
             .instance_mut(0)

@@ -159,7 +159,8 @@ pub fn prepare(file: &Path, render: bool) -> Result<Plan, Vec<Problem>> {
     let def = match face {
         Some((def, text)) => {
             if let Some((text, file)) = text
-                && let Err(e) = mien_runtime::face_rules::face_expressions(&text, &def, &character, &file)
+                && let Err(e) =
+                    mien_runtime::face_rules::face_expressions(&text, &def, &character, &file)
             {
                 p.push(Problem::new("/face", e.to_string()));
             }

@@ -446,9 +446,7 @@ fn the_state_script_schema_accepts_what_the_reader_accepts() {
     let path = dir.path().join("back.json");
     std::fs::write(&path, back.to_string()).unwrap();
     assert!(v.is_valid(&back));
-    let e = mien_runtime::Script::read(&path)
-        .unwrap_err()
-        .to_string();
+    let e = mien_runtime::Script::read(&path).unwrap_err().to_string();
     assert!(e.contains("events[1]") && e.contains("goes back"), "{e}");
 }
 

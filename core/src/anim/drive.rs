@@ -104,7 +104,10 @@ impl StreamDrive {
         }
         if let Some(i) = values.iter().position(|v| !v.is_finite()) {
             return Err(Error::Invalid {
-                what: format!("{}: channel {i} (`{}`)", self.stream.source, self.stream.channels[i]),
+                what: format!(
+                    "{}: channel {i} (`{}`)",
+                    self.stream.source, self.stream.channels[i]
+                ),
                 reason: format!("{} is not a finite weight", values[i]),
             });
         }

@@ -80,7 +80,11 @@ pub fn angles_to_quat(a: [f32; 3]) -> Quat {
 /// `r⁻¹ · q · r`, `r` its rotation (scale and translation removed).
 pub fn to_joint_frame(q: Quat, rest_world: &Mat4) -> Quat {
     let (_, r, _) = rest_world.to_scale_rotation_translation();
-    let r = if r.is_finite() { r.normalize() } else { Quat::IDENTITY };
+    let r = if r.is_finite() {
+        r.normalize()
+    } else {
+        Quat::IDENTITY
+    };
     (r.inverse() * q * r).normalize()
 }
 
@@ -102,10 +106,24 @@ pub fn normalize(name: &str) -> String {
 const HEAD: &[&str] = &["head", "headm", "headjnt", "headbone"];
 const NECK: &[&str] = &["neck", "neckm", "neckjnt", "neck1", "necktwist01"];
 const LEFT_EYE: &[&str] = &[
-    "lefteye", "eyel", "eyeleft", "leye", "lefteyeball", "eyeballl", "eyeballleft", "lfaceeye",
+    "lefteye",
+    "eyel",
+    "eyeleft",
+    "leye",
+    "lefteyeball",
+    "eyeballl",
+    "eyeballleft",
+    "lfaceeye",
 ];
 const RIGHT_EYE: &[&str] = &[
-    "righteye", "eyer", "eyeright", "reye", "righteyeball", "eyeballr", "eyeballright", "rfaceeye",
+    "righteye",
+    "eyer",
+    "eyeright",
+    "reye",
+    "righteyeball",
+    "eyeballr",
+    "eyeballright",
+    "rfaceeye",
 ];
 
 /// The joints head motion turns, as node (or pack joint) indices.
@@ -193,7 +211,10 @@ impl HeadJoints {
         if self.head_named {
             return Some(head);
         }
-        let eyes: Vec<usize> = [self.left_eye, self.right_eye].into_iter().flatten().collect();
+        let eyes: Vec<usize> = [self.left_eye, self.right_eye]
+            .into_iter()
+            .flatten()
+            .collect();
         let chain = |mut j: usize| {
             let mut c = vec![j];
             while let Some(p) = parent.get(j).copied().flatten() {
@@ -265,15 +286,32 @@ mod tests {
     fn standard_names_are_found_across_rigs() {
         for (names, want) in [
             (
-                vec!["Hips", "mixamorig:Neck", "mixamorig:Head", "mixamorig:LeftEye", "mixamorig:RightEye"],
+                vec![
+                    "Hips",
+                    "mixamorig:Neck",
+                    "mixamorig:Head",
+                    "mixamorig:LeftEye",
+                    "mixamorig:RightEye",
+                ],
                 [Some(2), Some(1), Some(3), Some(4)],
             ),
             (
-                vec!["J_Bip_C_Neck", "J_Bip_C_Head", "J_Adj_L_FaceEye", "J_Adj_R_FaceEye"],
+                vec![
+                    "J_Bip_C_Neck",
+                    "J_Bip_C_Head",
+                    "J_Adj_L_FaceEye",
+                    "J_Adj_R_FaceEye",
+                ],
                 [Some(1), Some(0), Some(2), Some(3)],
             ),
-            (vec!["grp", "head", "eyeLeft", "eyeRight"], [Some(1), None, Some(2), Some(3)]),
-            (vec!["CC_Base_Head", "CC_Base_L_Eye", "CC_Base_R_Eye"], [Some(0), None, Some(1), Some(2)]),
+            (
+                vec!["grp", "head", "eyeLeft", "eyeRight"],
+                [Some(1), None, Some(2), Some(3)],
+            ),
+            (
+                vec!["CC_Base_Head", "CC_Base_L_Eye", "CC_Base_R_Eye"],
+                [Some(0), None, Some(1), Some(2)],
+            ),
             (vec!["HeadTop_End", "Spine"], [None, None, None, None]),
         ] {
             let n: Vec<Option<&str>> = names.iter().map(|s| Some(*s)).collect();
@@ -290,7 +328,10 @@ mod tests {
             head: Some("c".into()),
             ..Default::default()
         };
-        assert_eq!(HeadJoints::find(&n, &given).unwrap_err(), ("head", "c".into()));
+        assert_eq!(
+            HeadJoints::find(&n, &given).unwrap_err(),
+            ("head", "c".into())
+        );
     }
 
     #[test]

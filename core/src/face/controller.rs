@@ -13,9 +13,9 @@
 use glam::{Mat4, Quat, Vec3};
 
 use super::blink::Blinker;
-use super::layers::{ClampRule, ClampRules, Frame, Layer, LayerMode, fold};
 use super::def::{Clamp, FaceDef, LookMode};
 use super::gaze::{EyeAngles, aim, eye_rotation, look_weights, step, world_position};
+use super::layers::{ClampRule, ClampRules, Frame, Layer, LayerMode, fold};
 use crate::anim::canon::Binding;
 use crate::error::{Error, Result};
 use crate::rig::{Character, NodeId, Pose};
@@ -253,7 +253,11 @@ impl FaceController {
                     }
                 }
                 if !pairs.is_empty() {
-                    layers.push(Layer::new(LayerMode::Add, 0.0, Frame::from_pairs(c, &pairs)?)?);
+                    layers.push(Layer::new(
+                        LayerMode::Add,
+                        0.0,
+                        Frame::from_pairs(c, &pairs)?,
+                    )?);
                     expr_layers.push(ei);
                 }
             }
@@ -261,7 +265,11 @@ impl FaceController {
             if blink_layer.is_some() {
                 let pairs: Vec<(usize, f32)> =
                     blink.iter().map(|&(t, v)| (t as usize, v)).collect();
-                layers.push(Layer::new(LayerMode::Override, 0.0, Frame::from_pairs(c, &pairs)?)?);
+                layers.push(Layer::new(
+                    LayerMode::Override,
+                    0.0,
+                    Frame::from_pairs(c, &pairs)?,
+                )?);
             }
             let gaze_layer = Some(layers.len());
             let mut gaze = Frame::empty(c)?;

@@ -138,7 +138,10 @@ pub(crate) fn wrong_model(what: &str) -> Error {
 /// Upload failures (a model over the device's limits, out of memory).
 pub(crate) fn build(device: &Device, model: &Model, instances: u32) -> Result<Box<dyn Engine>> {
     if instances == 0 {
-        return Err(Error::invalid("instances", "0: a runtime poses at least one"));
+        return Err(Error::invalid(
+            "instances",
+            "0: a runtime poses at least one",
+        ));
     }
     match device {
         Device::Cpu => Ok(Box::new(cpu::CpuEngine::new(model, instances)?)),

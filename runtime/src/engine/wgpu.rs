@@ -98,8 +98,7 @@ fn make_lifts<'b>(
 ) -> Result<Vec<WgpuDebugLift>> {
     let p0 = params_for(template, 0, v);
     if n > 1
-        && let Ok(l) =
-            WgpuDebugLift::from_parts_batch(ctx, v, &parts(0)?, n as u32, v, sink, p0)
+        && let Ok(l) = WgpuDebugLift::from_parts_batch(ctx, v, &parts(0)?, n as u32, v, sink, p0)
     {
         return Ok(vec![l]);
     }
