@@ -209,6 +209,8 @@ pub struct Instance {
     drive_loop: bool,
     /// Linear heads: this frame's overrides by pack joint name (head motion, then the caller's).
     pub(crate) named: Vec<(String, Quat)>,
+    /// Linear heads: the runtime's joint worlds for this instance are the pack's rest.
+    pub(crate) joints_at_rest: bool,
     head_names: HeadJointNames,
     head_motion_on: bool,
     pub(crate) pose: Pose,
@@ -239,6 +241,7 @@ impl Instance {
             drive_offset: 0.0,
             drive_loop: false,
             named: Vec::new(),
+            joints_at_rest: true,
             head_names: HeadJointNames::default(),
             head_motion_on: true,
             pose: asset.character().rest_pose(),

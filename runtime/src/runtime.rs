@@ -11,7 +11,7 @@ use mien_core::sink::{SlotRange, SplatBuffers};
 
 use crate::asset::{Asset, Model};
 use crate::device::Device;
-use crate::engine::{self, Engine, SinkRef, Times};
+use crate::engine::{self, Engine, SinkRef, Times, no_instance};
 use crate::error::{Error, Result};
 use crate::instance::{Instance, InstanceMut};
 use crate::posed::{PosedCheck, rest_geometry};
@@ -358,9 +358,12 @@ impl Runtime {
                     if let Some(w) = &inst.joint_worlds {
                         // The body's joint worlds, as given.
                         joints.clone_from(w);
-                    } else {
-                        // The pack's rest with head motion and overrides, rebuilt every frame.
+                        inst.joints_at_rest = false;
+                    } else if !inst.named.is_empty() || !inst.joints_at_rest {
+                        // The pack's rest with head motion and overrides, rebuilt from rest; at
+                        // rest they stay as they are (computed once in `new`).
                         joint_world(pack, &inst.named, joints, &mut self.skipped);
+                        inst.joints_at_rest = inst.named.is_empty();
                     }
                     let before = inst.totals.head_clamped;
                     match &mut inst.head {
@@ -668,13 +671,6 @@ impl Runtime {
     pub fn finish(&mut self) -> Result<()> {
         self.engine.finish()
     }
-}
-
-fn no_instance(i: usize, n: usize) -> Error {
-    Error::invalid(
-        format!("instance {i}"),
-        format!("the runtime has {n} instance(s)"),
-    )
 }
 
 fn bounds(p: &[[f32; 3]]) -> [[f32; 3]; 2] {

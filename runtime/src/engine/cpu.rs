@@ -72,12 +72,7 @@ impl CpuEngine {
 
 /// `hs[i]`, or a refusal naming the instance.
 pub(crate) fn handle<H>(hs: &[H], i: usize) -> Result<&H> {
-    hs.get(i).ok_or_else(|| {
-        Error::invalid(
-            format!("instance {i}"),
-            format!("the runtime has {} instance(s)", hs.len()),
-        )
-    })
+    hs.get(i).ok_or_else(|| super::no_instance(i, hs.len()))
 }
 
 impl Engine for CpuEngine {

@@ -95,6 +95,24 @@ pub(crate) trait Engine {
     fn sink(&self) -> SinkRef<'_>;
 }
 
+/// The refusal of an instance index `i` a runtime of `n` instances does not have.
+pub(crate) fn no_instance(i: usize, n: usize) -> Error {
+    Error::invalid(
+        format!("instance {i}"),
+        format!("the runtime has {n} instance(s)"),
+    )
+}
+
+/// `Ok` when `i < n`, else [`no_instance`].
+#[cfg(any(feature = "wgpu", feature = "vulkan"))]
+pub(crate) fn check_instance(i: usize, n: usize) -> Result<()> {
+    if i < n {
+        Ok(())
+    } else {
+        Err(no_instance(i, n))
+    }
+}
+
 /// Instance `i`'s slots: `i·V .. (i+1)·V`.
 pub(crate) fn slot_range(i: usize, v: u32) -> SlotRange {
     SlotRange {

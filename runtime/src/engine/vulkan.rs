@@ -193,12 +193,7 @@ impl Engine for VulkanEngine {
         let Some((sink, _)) = &self.sink else {
             return Err(Error::invalid("splats", "the runtime has no lift attached"));
         };
-        if i >= self.n() {
-            return Err(Error::invalid(
-                format!("instance {i}"),
-                format!("the runtime has {} instance(s)", self.n()),
-            ));
-        }
+        super::check_instance(i, self.n())?;
         let s = sink.read(slot_range(i, self.v))?;
         self.check_validation()?;
         Ok(s)

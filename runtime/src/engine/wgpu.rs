@@ -196,12 +196,7 @@ impl Engine for WgpuEngine {
         let Some((sink, _)) = &self.sink else {
             return Err(Error::invalid("splats", "the runtime has no lift attached"));
         };
-        if i >= self.n() {
-            return Err(Error::invalid(
-                format!("instance {i}"),
-                format!("the runtime has {} instance(s)", self.n()),
-            ));
-        }
+        super::check_instance(i, self.n())?;
         Ok(sink.read(slot_range(i, self.v))?)
     }
 
