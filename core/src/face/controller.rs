@@ -1,9 +1,9 @@
 //! The face controller: expressions that fade, blinks, gaze, per-target overrides and clamping,
 //! written onto a character's pose every frame on the media clock.
 //!
-//! Each mesh's weights are composited with seed 004's add / override layers ([`super::layers`],
-//! folded in this order onto the base the drive and speech wrote): one **add** layer per
-//! expression (weight = its current fade, values = its target weights) → blink, an **override**
+//! Each mesh's weights are composited with seed 004's add / override layers (`compose.rs` over
+//! [`super::layers`], folded in this order onto the base the drive and speech wrote): one **add**
+//! layer per expression (weight = its current fade, values = its target weights) → blink, an **override**
 //! layer toward the closed lids with the blink amount as weight (`w + a·(closed − w)`, exactly
 //! `closed` at 1) → gaze, an **override** of the `eyeLook*` targets (morph mode) → the caller's
 //! per-target overrides (override, weight 1) → the per-channel clamp: `[0, 1]` where the
@@ -13,9 +13,9 @@
 use glam::{Mat4, Quat, Vec3};
 
 use super::blink::Blinker;
+use super::compose::MeshFace;
 use super::def::{Clamp, FaceDef, LookMode};
 use super::gaze::{EyeAngles, aim, eye_rotation, look_weights, step, world_position};
-use super::layers::{ClampRule, ClampRules, Frame, Layer, LayerMode, fold};
 use crate::anim::canon::Binding;
 use crate::error::{Error, Result};
 use crate::rig::{Character, NodeId, Pose};
@@ -57,28 +57,6 @@ const LOOK_RIGHT: [&str; 4] = [
     "eyeLookInRight",
     "eyeLookOutRight",
 ];
-
-/// One mesh node's bound targets and the layers they fold as.
-#[derive(Clone, Debug)]
-struct MeshFace {
-    node: NodeId,
-    /// The expression each of the first layers adds (`layers[k]` ← expression `expr_layers[k]`).
-    expr_layers: Vec<u32>,
-    /// The blink layer (override toward closed), if the mesh has blink targets.
-    blink_layer: Option<usize>,
-    /// The gaze layer (override of the `eyeLook*` targets), in morph mode.
-    gaze_layer: Option<usize>,
-    /// The caller's per-target overrides (override, weight 1): the last layer.
-    override_layer: usize,
-    /// Expressions, blink, gaze, overrides, in folding order.
-    layers: Vec<Layer>,
-    /// Per eye (left, right) the targets of up, down, in, out (`u32::MAX` when absent).
-    look: [[u32; 4]; 2],
-    /// `[0, 1]` on the targets the definition clamps, none elsewhere.
-    clamp: ClampRules,
-    /// Target names, for overrides.
-    names: Vec<String>,
-}
 
 /// How the eyes are driven, resolved for the character.
 #[derive(Clone, Debug, PartialEq)]
@@ -240,60 +218,15 @@ impl FaceController {
                     .map(|x| x.0)
                     .collect(),
             };
-            let c = names.len();
-            let mut layers = Vec::new();
-            let mut expr_layers = Vec::new();
-            for ei in 0..def.expressions.len() as u32 {
-                let mut pairs: Vec<(usize, f32)> = Vec::new();
-                for &(e, t, k) in expressions.iter().filter(|x| x.0 == ei) {
-                    let _ = e;
-                    match pairs.iter_mut().find(|p| p.0 == t as usize) {
-                        Some(p) => p.1 += k,
-                        None => pairs.push((t as usize, k)),
-                    }
-                }
-                if !pairs.is_empty() {
-                    layers.push(Layer::new(
-                        LayerMode::Add,
-                        0.0,
-                        Frame::from_pairs(c, &pairs)?,
-                    )?);
-                    expr_layers.push(ei);
-                }
-            }
-            let blink_layer = (!blink.is_empty()).then_some(layers.len());
-            if blink_layer.is_some() {
-                let pairs: Vec<(usize, f32)> =
-                    blink.iter().map(|&(t, v)| (t as usize, v)).collect();
-                layers.push(Layer::new(
-                    LayerMode::Override,
-                    0.0,
-                    Frame::from_pairs(c, &pairs)?,
-                )?);
-            }
-            let gaze_layer = Some(layers.len());
-            let mut gaze = Frame::empty(c)?;
-            for t in look.iter().flatten().filter(|t| **t != u32::MAX) {
-                gaze.put(*t as usize, 0.0);
-            }
-            layers.push(Layer::new(LayerMode::Override, 1.0, gaze)?);
-            let override_layer = layers.len();
-            layers.push(Layer::new(LayerMode::Override, 1.0, Frame::empty(c)?)?);
-            let mut rules = ClampRules::uniform(ClampRule::None, c)?;
-            for &t in &clamp {
-                rules.set(t as usize, ClampRule::Unit)?;
-            }
-            meshes.push(MeshFace {
+            meshes.push(MeshFace::new(
                 node,
-                expr_layers,
-                blink_layer,
-                gaze_layer,
-                override_layer,
-                layers,
+                names.clone(),
+                &expressions,
+                def.expressions.len(),
+                &blink,
                 look,
-                clamp: rules,
-                names: names.clone(),
-            });
+                &clamp,
+            )?);
         }
         let joints = match &def.look.joints {
             Some((l, r)) => {
@@ -612,49 +545,14 @@ impl FaceController {
                 pose.locals[nodes[side].index()].rotation = (rest[side] * q).normalize();
             }
         }
-        let morph_gaze = matches!(self.eyes, Eyes::Morphs { .. });
+        let gaze = matches!(self.eyes, Eyes::Morphs { .. }).then(|| {
+            [0, 1].map(|side| {
+                look_weights(self.angles[side], side == 0, self.def.look.radians_per_unit)
+            })
+        });
         for m in &mut self.meshes {
-            for (l, &e) in m.expr_layers.iter().enumerate() {
-                m.layers[l].put_weight(self.current[e as usize]);
-            }
-            if let Some(b) = m.blink_layer {
-                m.layers[b].put_weight(blink);
-            }
-            if let Some(g) = m.gaze_layer {
-                // In joint mode the eyeLook* targets keep what the drive wrote.
-                if !morph_gaze {
-                    m.layers[g].frame_mut().clear();
-                } else {
-                    for side in 0..2 {
-                        let lw = look_weights(
-                            self.angles[side],
-                            side == 0,
-                            self.def.look.radians_per_unit,
-                        );
-                        for k in 0..4 {
-                            let t = m.look[side][k];
-                            if t != u32::MAX {
-                                m.layers[g].frame_mut().put(t as usize, lw[k]);
-                            }
-                        }
-                    }
-                }
-            }
-            let o = m.override_layer;
-            m.layers[o].frame_mut().clear();
-            for (name, v) in &self.overrides {
-                if let Some(i) = m.names.iter().position(|n| {
-                    n == name
-                        || crate::anim::canon::canonical_name(n)
-                            .is_some_and(|c| Some(c) == crate::anim::canon::canonical_name(name))
-                }) {
-                    m.layers[o].frame_mut().put(i, *v);
-                }
-            }
             let w = &mut pose.weights[m.node.index()];
-            if w.len() == m.names.len() {
-                fold(w, &m.layers, &m.clamp);
-            }
+            m.compose(w, &self.current, blink, gaze, &self.overrides);
         }
     }
 

@@ -4,6 +4,7 @@
 
 pub mod animator;
 pub mod blink;
+mod compose;
 pub mod config;
 pub mod controller;
 pub mod def;
