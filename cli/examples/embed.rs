@@ -35,6 +35,16 @@ fn run(face: &Path, take: &Path, frames: u32, backend: Backend) -> mien::Result<
     // 3. A runtime of one instance, the stream attached to it.
     let mut rt = Runtime::new(asset.into(), &device, &RuntimeOptions::default())?;
     rt.instance_mut(0)?.play_livelink_csv(take)?;
+    // The recording's head and eye angles turn the joints found by standard name.
+    if let Some(m) = rt.instance(0)?.head_motion() {
+        println!(
+            "head motion: {} channels → head {:?}, eyes {:?} / {:?}",
+            m.channels.len(),
+            m.head,
+            m.left_eye,
+            m.right_eye
+        );
+    }
     // 4. Every frame: the media time in, posed and lifted splats out.
     let mut moved = 0.0f32;
     let mut splats = 0;
