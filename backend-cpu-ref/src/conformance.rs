@@ -219,7 +219,9 @@ pub fn compare(
     want: &(Vec<PosedVertices>, SplatBuffers),
 ) -> Result<(), String> {
     for (r, (g, w)) in got.0.iter().zip(&want.0).enumerate() {
-        compare_posed(&format!("rig {r}"), g, w)?;
+        let tb = tangent_bounds(&inputs.rigs[r], &inputs.controls[r])
+            .map_err(|e| format!("rig {r}: {e}"))?;
+        compare_posed_with(&format!("rig {r}"), g, w, Some(&tb))?;
     }
     let (g, w) = (&got.1, &want.1);
     if g.len() != w.len() {
@@ -262,12 +264,109 @@ pub fn compare(
     Ok(())
 }
 
+/// Tangent bound of a caller without the rig ([`compare_posed`]): [`TOLERANCE`] times an allowed
+/// condition of 10 — a real mesh's blended tangent more than ~6° off its normal and joints that do
+/// not cancel; random cases use [`tangent_bounds`].
+pub const TANGENT_TOLERANCE: f64 = 10.0 * TOLERANCE;
+
+/// Per vertex the bound of its posed tangent `(V,)`, derived in f64 from the rig and its controls
+/// (limited as every backend limits them): [`TOLERANCE`] `· κ_m · κ_s` with
+/// `κ_m = |t| / |t − n(n·t)|` the re-orthogonalisation's amplification of rounding (1 for a vertex
+/// no non-zero weight touches) and `κ_s = Σ|wₖ|·|Lₖt| / |Σ wₖ·Lₖt|` the joint blend's (a
+/// normalisation of a sum that cancels amplifies its rounding by the same ratio). Infinite where a
+/// denominator is zero (both sides then take a documented fallback near a tie: not compared).
+/// Empty when the rig carries no tangents.
+///
+/// # Errors
+/// Controls that do not fit the rig.
+pub fn tangent_bounds(rig: &RigData, controls: &RigControls) -> mien_core::Result<Vec<f64>> {
+    if rig.tangents.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut frame = mien_core::rig::FrameControls::new(rig);
+    frame.set(controls)?;
+    let w = &frame.weights;
+    let d3 = |a: [f64; 3], b: [f64; 3]| a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+    let len = |a: [f64; 3]| d3(a, a).sqrt();
+    let f = |a: &[f32]| [f64::from(a[0]), f64::from(a[1]), f64::from(a[2])];
+    Ok((0..rig.vertex_count())
+        .map(|v| {
+            let m = rig.morph_vertex(v, w);
+            let row = rig.morph_offsets[v] as usize..rig.morph_offsets[v + 1] as usize;
+            let mut t = f(&rig.tangents[v]);
+            let mut touched = false;
+            for e in row {
+                let we = f64::from(w[rig.morph_target[e] as usize]);
+                if we != 0.0 {
+                    touched = true;
+                    for k in 0..3 {
+                        t[k] += we * f64::from(rig.morph_tangent[e][k]);
+                    }
+                }
+            }
+            let km = if touched {
+                let n = f(&m.normal);
+                let d = d3(n, t);
+                len(t) / len([t[0] - n[0] * d, t[1] - n[1] * d, t[2] - n[2] * d])
+            } else {
+                1.0
+            };
+            let tm = glam::DVec3::from(f(&m.tangent));
+            let (mut sum, mut abs) = (glam::DVec3::ZERO, 0.0);
+            for k in 0..4 {
+                let wk = f64::from(rig.weights[v][k]);
+                if wk != 0.0 {
+                    let lt = frame.palette[rig.joints[v][k] as usize]
+                        .as_dmat4()
+                        .transform_vector3(tm);
+                    sum += wk * lt;
+                    abs += wk.abs() * lt.length();
+                }
+            }
+            let ks = abs / sum.length();
+            let b = TOLERANCE * (km * ks).max(1.0);
+            if b.is_finite() { b } else { f64::INFINITY }
+        })
+        .collect())
+}
+
 /// Compare posed vertices with the reference: positions and normals each within
-/// [`TOLERANCE`] `· max(1, largest |reference|)` of that array, no NaN.
+/// [`TOLERANCE`] `· max(1, largest |reference|)` of that array, tangents within
+/// [`TANGENT_TOLERANCE`], no NaN.
 ///
 /// # Errors
 /// A message naming `what`, the array and the first bad element.
 pub fn compare_posed(what: &str, g: &PosedVertices, w: &PosedVertices) -> Result<(), String> {
+    compare_posed_with(what, g, w, None)
+}
+
+/// [`compare_posed`] with per-vertex tangent bounds (from [`tangent_bounds`]) instead of
+/// [`TANGENT_TOLERANCE`].
+///
+/// # Errors
+/// As [`compare_posed`]; also when the tangent counts differ.
+pub fn compare_posed_with(
+    what: &str,
+    g: &PosedVertices,
+    w: &PosedVertices,
+    tangent_bounds: Option<&[f64]>,
+) -> Result<(), String> {
+    if g.tangents.len() != w.tangents.len() {
+        return Err(format!(
+            "{what}: {} posed tangents, reference {}",
+            g.tangents.len(),
+            w.tangents.len()
+        ));
+    }
+    for (i, (a, b)) in g.tangents.iter().zip(&w.tangents).enumerate() {
+        let bt = tangent_bounds.map_or(TANGENT_TOLERANCE, |t| t[i]);
+        if bt.is_infinite() {
+            continue;
+        }
+        for k in 0..4 {
+            close(&format!("{what} tangent"), 4 * i + k, a[k], b[k], bt)?;
+        }
+    }
     if g.positions.len() != w.positions.len() || g.normals.len() != w.normals.len() {
         return Err(format!(
             "{what}: {} posed vertices, reference {}",

@@ -460,6 +460,7 @@ impl GnmBackend for CpuGnmBackend {
         Ok(PosedVertices {
             positions: h.positions.clone(),
             normals: vec![[0.0; 3]; h.positions.len()],
+            tangents: Vec::new(),
         })
     }
 

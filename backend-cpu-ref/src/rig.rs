@@ -33,6 +33,8 @@ struct CpuRig {
     frame: FrameControls,
     positions: Vec<[f32; 3]>,
     normals: Vec<[f32; 3]>,
+    /// Posed tangents `(V,4)`, empty when the rig carries none.
+    tangents: Vec<[f32; 4]>,
 }
 
 /// [`RigBackend`] on the CPU: [`RigData::pose_vertex`] for every vertex of every uploaded rig,
@@ -125,6 +127,7 @@ impl RigBackend for CpuRigBackend {
             frame: FrameControls::new(rig),
             positions: rig.positions.clone(),
             normals: rig.normals.clone(),
+            tangents: rig.tangents.clone(),
         }));
         Ok((0..instances)
             .map(|i| RigHandle(first as u32 + i))
@@ -153,9 +156,19 @@ impl RigBackend for CpuRigBackend {
                 frame,
                 positions,
                 normals,
+                tangents,
             } = r;
             let (weights, palette, normal_palette) =
                 (&frame.weights, &frame.palette, &frame.normal_palette);
+            // Tangents (only rigs that carry them): the reference per vertex.
+            tangents
+                .par_chunks_mut(CHUNK)
+                .enumerate()
+                .for_each(|(c, tc)| {
+                    for (i, t) in tc.iter_mut().enumerate() {
+                        *t = data.pose_tangent(c * CHUNK + i, weights, palette);
+                    }
+                });
             if let Some(tiles) = tiles {
                 // Dense rigs: each active target's deltas added to a whole tile at once.
                 positions
@@ -188,6 +201,7 @@ impl RigBackend for CpuRigBackend {
         Ok(PosedVertices {
             positions: r.positions.clone(),
             normals: r.normals.clone(),
+            tangents: r.tangents.clone(),
         })
     }
 
@@ -203,7 +217,8 @@ impl RigBackend for CpuRigBackend {
             .map(|r| {
                 (r.frame.weights.len() * 4
                     + r.frame.palette.len() * (64 + 36)
-                    + r.positions.len() * 24) as u64
+                    + r.positions.len() * 24
+                    + r.tangents.len() * 16) as u64
             })
             .sum();
         shared + per_instance

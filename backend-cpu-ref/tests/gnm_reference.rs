@@ -101,7 +101,7 @@ proptest! {
         let bounds = vertex_bounds(&inputs.pack, &inputs.frames[0]).unwrap();
         let v = (pick % bounds.len() as u64) as usize;
         prop_assert!(bounds[v] > 0.0 && bounds[v] < 1e-3, "bound {}", bounds[v]);
-        let mut got: Vec<PosedVertices> = want.iter().map(|p| PosedVertices { positions: p.clone(), normals: vec![[0.0; 3]; p.len()] }).collect();
+        let mut got: Vec<PosedVertices> = want.iter().map(|p| PosedVertices { positions: p.clone(), normals: vec![[0.0; 3]; p.len()], tangents: Vec::new() }).collect();
         // Nudge one coordinate by 1.5 bounds (rounded to f32, still > 1.25 bounds away).
         let x = &mut got[0].positions[v][1];
         *x = (f64::from(*x) + 1.5 * bounds[v]) as f32;

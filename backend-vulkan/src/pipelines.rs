@@ -22,6 +22,8 @@ pub(crate) struct Pipelines {
     pub morph: vk::Pipeline,
     pub skin_layout: Layout,
     pub skin: vk::Pipeline,
+    pub tangent_layout: Layout,
+    pub tangent: vk::Pipeline,
     pub lift_layout: Layout,
     pub lift: vk::Pipeline,
     pub clear: vk::Pipeline,
@@ -74,6 +76,7 @@ impl Pipelines {
         unsafe {
             let morph_layout = layout(d, 6)?;
             let skin_layout = layout(d, 5)?;
+            let tangent_layout = layout(d, 8)?;
             let lift_layout = layout(d, 6)?;
             let gnm_layout = layout(d, 5)?;
             Ok(Pipelines {
@@ -81,6 +84,8 @@ impl Pipelines {
                 gnm_layout,
                 morph: pipeline(d, cache, &morph_layout, &mien_shaders::MORPH, "main")?,
                 skin: pipeline(d, cache, &skin_layout, &mien_shaders::SKIN, "main")?,
+                tangent: pipeline(d, cache, &tangent_layout, &mien_shaders::TANGENT, "main")?,
+                tangent_layout,
                 lift: pipeline(d, cache, &lift_layout, &mien_shaders::LIFT_DEBUG, "lift")?,
                 clear: pipeline(d, cache, &lift_layout, &mien_shaders::LIFT_DEBUG, "clear")?,
                 morph_layout,
@@ -95,12 +100,20 @@ impl Pipelines {
     pub(crate) unsafe fn destroy(&self, d: &ash::Device) {
         // SAFETY: caller's contract.
         unsafe {
-            for p in [self.morph, self.skin, self.lift, self.clear, self.gnm] {
+            for p in [
+                self.morph,
+                self.skin,
+                self.tangent,
+                self.lift,
+                self.clear,
+                self.gnm,
+            ] {
                 d.destroy_pipeline(p, None);
             }
             for l in [
                 self.morph_layout,
                 self.skin_layout,
+                self.tangent_layout,
                 self.lift_layout,
                 self.gnm_layout,
             ] {

@@ -461,6 +461,7 @@ impl GnmBackend for WgpuGnmBackend {
         let mut out = PosedVertices {
             positions: Vec::with_capacity(up.vertex_count as usize),
             normals: Vec::with_capacity(up.vertex_count as usize),
+            tangents: Vec::new(),
         };
         for bytes in data {
             for v in bytes.chunks_exact(24) {

@@ -75,6 +75,8 @@ pub(crate) struct Pipelines {
     pub morph: wgpu::ComputePipeline,
     pub skin_layout: wgpu::BindGroupLayout,
     pub skin: wgpu::ComputePipeline,
+    pub tangent_layout: wgpu::BindGroupLayout,
+    pub tangent: wgpu::ComputePipeline,
     pub lift_layout: wgpu::BindGroupLayout,
     pub lift: wgpu::ComputePipeline,
     pub clear: wgpu::ComputePipeline,
@@ -116,6 +118,12 @@ impl Pipelines {
             "mien skin",
             &[Uniform, Read, Read, Read, Read, ReadWrite],
         );
+        // 8 storage buffers: wgpu's default per-stage limit, so a caller-made device runs it too.
+        let tangent_layout = layout(
+            device,
+            "mien tangent",
+            &[Uniform, Read, Read, Read, Read, Read, Read, Read, ReadWrite],
+        );
         let lift_layout = layout(
             device,
             "mien lift",
@@ -126,6 +134,8 @@ impl Pipelines {
         Pipelines {
             morph: pipeline(device, &mien_shaders::MORPH, "main", &morph_layout),
             skin: pipeline(device, &mien_shaders::SKIN, "main", &skin_layout),
+            tangent: pipeline(device, &mien_shaders::TANGENT, "main", &tangent_layout),
+            tangent_layout,
             lift: pipeline(device, &mien_shaders::LIFT_DEBUG, "lift", &lift_layout),
             clear: pipeline(device, &mien_shaders::LIFT_DEBUG, "clear", &lift_layout),
             morph_layout,

@@ -134,6 +134,8 @@ fn tiny() -> RigData {
         morph_position: vec![[0.1; 3]; 3],
         morph_normal: vec![[0.0; 3]; 3],
         joints: vec![[0; 4]; 3],
+        tangents: Vec::new(),
+        morph_tangent: Vec::new(),
         weights: vec![[1.0, 0.0, 0.0, 0.0]; 3],
     }
 }

@@ -116,7 +116,36 @@ pub fn random_rig(seed: u64, shape: RigShape) -> RigData {
         let i = i as u32 * 3;
         rig.triangles.push([i, i + 1, i + 2]);
     }
+    if seed % 2 == 1 {
+        add_random_tangents(&mut rig, seed);
+    }
     rig
+}
+
+/// Give `rig` unit tangents orthogonal to its normals (handedness ±1, every eighth vertex without a
+/// tangent: zeros) and a tangent delta of ±0.3 per component on every morph entry, from its own
+/// stream of `seed` (the rest of the rig is unchanged). [`random_rig`] does this for odd seeds.
+pub fn add_random_tangents(rig: &mut RigData, seed: u64) {
+    let mut r = SplitMix64(seed ^ 0x7A9_6E27);
+    rig.tangents = rig
+        .normals
+        .iter()
+        .map(|n| {
+            if r.below(8) == 0 {
+                return [0.0; 4];
+            }
+            let n = Vec3::from(*n);
+            let a = Vec3::new(r.range(-1.0, 1.0), r.range(-1.0, 1.0), r.range(-1.0, 1.0));
+            let t = (a - n * n.dot(a))
+                .try_normalize()
+                .unwrap_or(n.any_orthonormal_vector());
+            let w = if r.below(2) == 0 { 1.0 } else { -1.0 };
+            [t.x, t.y, t.z, w]
+        })
+        .collect();
+    rig.morph_tangent = (0..rig.morph_target.len())
+        .map(|_| [r.range(-0.3, 0.3), r.range(-0.3, 0.3), r.range(-0.3, 0.3)])
+        .collect();
 }
 
 /// Random controls for `rig`: weights in `[-2, 2]` with exact zeros, ties (±0.5 repeated) and a few

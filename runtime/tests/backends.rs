@@ -177,3 +177,109 @@ fn a_linear_head_agrees_on_every_backend() {
     };
     check(asset, 2, &setup, &[0.0, 0.8]);
 }
+
+/// Khronos' AnimatedMorphCube (TANGENT and tangent deltas on both targets, a weights animation)
+/// played through the runtime: every backend's posed tangents equal an f64 reference computed
+/// here from the imported primitive — base + Σ w·δ for normal and tangent, the tangent
+/// re-orthogonalised against the blended normal (the base direction where they are parallel),
+/// then turned by the node's world matrix — within
+/// `1e-5` (unit vectors; the cube's blended tangents stay far from their normals, so the rounding
+/// is not amplified). The animation must move some tangent by more than 1e-3 (a test that could
+/// not fail otherwise).
+#[test]
+fn animated_morph_cube_tangents_equal_an_f64_reference_on_every_backend() {
+    use mien_core::rig::ClipId;
+    let asset =
+        Arc::new(Asset::load(data("khronos/AnimatedMorphCube/AnimatedMorphCube.gltf")).unwrap());
+    let ch = asset.character().clone();
+    let times = [0.6, 1.5, 2.9];
+    let reference = |t: f64| -> Vec<[f64; 4]> {
+        let mut pose = ch.rest_pose();
+        ch.apply_clip(ClipId(0), t, &mut pose);
+        let (mut scratch, mut world) = (Vec::new(), Vec::new());
+        ch.world_matrices(&pose, &mut scratch, &mut world);
+        let node = ch.mesh_nodes()[0];
+        let w = &pose.weights[node.index()];
+        let m = world[node.index()].as_dmat4();
+        let p = &ch.meshes[0].primitives[0];
+        let (en, et) = (
+            p.morph.entry_normal().unwrap(),
+            p.morph.entry_tangent().unwrap(),
+        );
+        let off = p.morph.vertex_offsets();
+        (0..p.vertex_count())
+            .map(|v| {
+                let mut n = glam::DVec3::from(p.normals[v].map(f64::from));
+                let tv = p.tangents[v];
+                let base = glam::DVec3::new(tv[0].into(), tv[1].into(), tv[2].into());
+                let mut t = base;
+                let mut touched = false;
+                for e in off[v] as usize..off[v + 1] as usize {
+                    let we = f64::from(w[p.morph.entry_target()[e] as usize]);
+                    touched |= we != 0.0;
+                    n += we * glam::DVec3::from(en[e].map(f64::from));
+                    t += we * glam::DVec3::from(et[e].map(f64::from));
+                }
+                if touched {
+                    // The file's tangents are (1,0,0) on every face, parallel to the ±x faces'
+                    // normals: there the rule keeps the base direction.
+                    let n = n.normalize();
+                    t = (t - n * n.dot(t)).try_normalize().unwrap_or(base);
+                }
+                let t = m.transform_vector3(t).normalize();
+                [t.x, t.y, t.z, f64::from(tv[3])]
+            })
+            .collect()
+    };
+    let mut devices = vec![Device::Cpu];
+    devices.extend(gpus());
+    for d in &devices {
+        let mut rt = Runtime::new(Arc::clone(&asset), d, &RuntimeOptions::default()).unwrap();
+        rt.instance_mut(0).unwrap().play_clip("0").unwrap();
+        for &t in &times {
+            rt.update(t).unwrap();
+            let got = rt.posed(0).unwrap().tangents;
+            let want = reference(t);
+            assert_eq!(got.len(), want.len(), "{}: tangents read back", d.name());
+            for (v, (g, w)) in got.iter().zip(&want).enumerate() {
+                for k in 0..4 {
+                    let err = (f64::from(g[k]) - w[k]).abs();
+                    assert!(
+                        err <= 1e-5,
+                        "{} t={t} vertex {v}: {g:?} vs f64 {w:?}",
+                        d.name()
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Ready Player Me's avatar (TANGENT on its skinned footwear; 57 ARKit-named targets on the head)
+/// driven by the Live Link take with a joint override turning the hips: the posed tangents agree on
+/// every backend within the conformance bounds, and the override turns them (skinned tangents
+/// follow the joints), so a backend that dropped or froze them would fail.
+#[test]
+fn a_skinned_avatar_with_tangents_agrees_on_every_backend() {
+    let asset = Arc::new(Asset::load(data("avatars/rpm_male.glb")).unwrap());
+    let take = data("livelinkface/MySlate_3_Jason_Millers_iPhone.csv");
+    let hips = vec![("Hips".to_string(), glam::Quat::from_rotation_y(0.4))];
+    let setup = move |rt: &mut Runtime| {
+        let mut i = rt.instance_mut(0)?;
+        i.play_livelink_csv(&take)?;
+        assert!(i.set_joint_overrides(&hips)?.is_empty(), "Hips found");
+        Ok(())
+    };
+    let frames = run(&asset, &Device::Cpu, 2, &setup, &[0.0, 1.25]);
+    let (posed, rest) = (&frames[1][0].1, &frames[1][1].1);
+    assert!(!rest.tangents.is_empty(), "the avatar carries tangents");
+    let moved = posed
+        .tangents
+        .iter()
+        .zip(&rest.tangents)
+        .map(|(a, b)| (0..3).map(|k| (a[k] - b[k]).abs()).fold(0.0f32, f32::max))
+        .fold(0.0f32, f32::max);
+    assert!(moved > 0.1, "the hips turn the tangents (by {moved})");
+    let asset = Arc::try_unwrap(asset).ok().unwrap();
+    check(asset, 2, &setup, &[0.0, 1.25]);
+}

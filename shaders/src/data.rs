@@ -76,6 +76,13 @@ pub struct ChunkArrays {
     pub weights: Vec<[f32; 4]>,
     /// pack4x8unorm vertex colours `(V,)`.
     pub tints: Vec<u32>,
+    /// [`crate::TANGENT`]'s index array when the rig carries tangents (else empty): row starts
+    /// `(V+1,)` relative to the chunk's first entry, then each entry's weight slot `(nnz,)`, in the
+    /// rig's own row order.
+    pub tangent_rows: Vec<u32>,
+    /// [`crate::TANGENT`]'s data when the rig carries tangents (else empty): base tangent xyzw per
+    /// vertex `(V,4)`, then each entry's tangent delta xyz `(nnz,3)`.
+    pub tangent_data: Vec<f32>,
 }
 
 /// The arrays of vertices `first .. first + count` of `rig`.
@@ -122,7 +129,17 @@ pub fn chunk_arrays(rig: &RigData, first: u32, count: u32) -> ChunkArrays {
             deltas.extend(rig.morph_position[e].into_iter().chain(rig.morph_normal[e]));
         }
     }
+    let (mut tangent_rows, mut tangent_data) = (Vec::new(), Vec::new());
+    if !rig.tangents.is_empty() {
+        let (e0, e1) = (rig.morph_offsets[a], rig.morph_offsets[b]);
+        tangent_rows.extend(rig.morph_offsets[a..=b].iter().map(|o| o - e0));
+        tangent_rows.extend_from_slice(&rig.morph_target[e0 as usize..e1 as usize]);
+        tangent_data.extend(rig.tangents[a..b].iter().flatten());
+        tangent_data.extend(rig.morph_tangent[e0 as usize..e1 as usize].iter().flatten());
+    }
     ChunkArrays {
+        tangent_rows,
+        tangent_data,
         base: (a..b)
             .flat_map(|v| rig.positions[v].into_iter().chain(rig.normals[v]))
             .collect(),

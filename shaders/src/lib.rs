@@ -7,6 +7,7 @@
 //! |---|---|---|---|
 //! | [`MORPH`] | `main` | bind `(V,6)`, per tile slot table `(⌈V/64⌉,W)` and deltas, per block active slots `(⌈N/8⌉,W+1)` and weights `(⌈N/8⌉,W,8)` | morphed `(N,V,6)` |
 //! | [`SKIN`] | `main` | morphed `(N,V,6)`, joints, skin weights, per instance palettes `(N,P)` | posed `(N,V,6)` |
+//! | [`TANGENT`] | `main` | per chunk row starts + entry slots, base tangents `(V,4)` + tangent deltas `(nnz,3)`, dense weights `(N,W)`, morphed `(N,V,6)`, joints, skin weights, palettes `(N,P)` | posed tangents `(N,V,4)` (rigs that carry tangents only) |
 //! | [`LIFT_DEBUG`] | `lift`, `clear` | posed `(V,6)` from `posed_base`, tints | the four sink buffers |
 //! | [`GNM`] | `forward` | fp16 basis words, neutral + seam + eye weights `(V,2)` vec4, per instance eye frames `(N,)` and scaled coefficients `(N,E)` | head-local `(N,V,6)` (then [`SKIN`] with z = N) |
 //!
@@ -84,6 +85,17 @@ pub const SKIN: Kernel = Kernel {
     workgroup_size: WORKGROUP_SIZE,
 };
 
+/// Tangents of rigs that carry them: the morph blend re-orthogonalised against the blended normal,
+/// then skinned by the joints' linear parts (`tangent.wgsl`; after [`MORPH`]).
+pub const TANGENT: Kernel = Kernel {
+    file: "tangent.wgsl",
+    source: include_str!("tangent.wgsl"),
+    entry_points: &["main"],
+    spirv: &[spv!("tangent.main.spv")],
+    f16_in_f32: false,
+    workgroup_size: WORKGROUP_SIZE,
+};
+
 /// The debug vertex lift and the clear-unused-slots pass (`lift_debug.wgsl`).
 pub const LIFT_DEBUG: Kernel = Kernel {
     file: "lift_debug.wgsl",
@@ -124,12 +136,12 @@ pub const REQUIRED_FEATURES: KernelFeatures = KernelFeatures {
 };
 
 /// Every kernel.
-pub const ALL: [Kernel; 4] = [MORPH, SKIN, LIFT_DEBUG, GNM];
+pub const ALL: [Kernel; 5] = [MORPH, SKIN, TANGENT, LIFT_DEBUG, GNM];
 
 /// Invocations per workgroup of every kernel (`@workgroup_size(64)`).
 pub const WORKGROUP_SIZE: u32 = 64;
 
-/// The uniform of [`MORPH`] and [`SKIN`] (WGSL `DispatchParams`, 16 bytes).
+/// The uniform of [`MORPH`], [`SKIN`] and [`TANGENT`] (WGSL `DispatchParams`, 16 bytes).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
 pub struct DispatchParams {

@@ -4,7 +4,7 @@
 
 use std::mem::{offset_of, size_of};
 
-use mien_shaders::{DispatchParams, JointMatrices, LIFT_DEBUG, LiftParams, MORPH, SKIN};
+use mien_shaders::{DispatchParams, JointMatrices, LIFT_DEBUG, LiftParams, MORPH, SKIN, TANGENT};
 
 /// `(member name, offset)` pairs and the span of WGSL struct `name` in `source`.
 fn wgsl_struct(source: &str, name: &str) -> (Vec<(String, u32)>, u32) {
@@ -48,27 +48,32 @@ fn check(source: &str, name: &str, rust_size: usize, rust: &[(&str, usize)]) {
 }
 
 #[test]
-fn dispatch_params_match_in_morph_and_skin() {
+fn dispatch_params_match_in_morph_skin_and_tangent() {
     let rust = [
         ("count", offset_of!(DispatchParams, count)),
         ("row_width", offset_of!(DispatchParams, row_width)),
     ];
-    check(
-        MORPH.source,
-        "DispatchParams",
-        size_of::<DispatchParams>(),
-        &rust,
-    );
-    check(
-        SKIN.source,
-        "DispatchParams",
-        size_of::<DispatchParams>(),
-        &rust,
-    );
+    for k in [MORPH, SKIN, TANGENT] {
+        check(
+            k.source,
+            "DispatchParams",
+            size_of::<DispatchParams>(),
+            &rust,
+        );
+    }
 }
 
 #[test]
 fn joint_matrices_match() {
+    check(
+        TANGENT.source,
+        "Joint",
+        size_of::<JointMatrices>(),
+        &[
+            ("m", offset_of!(JointMatrices, m)),
+            ("n", offset_of!(JointMatrices, n)),
+        ],
+    );
     check(
         SKIN.source,
         "Joint",

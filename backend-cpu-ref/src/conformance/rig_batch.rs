@@ -8,7 +8,7 @@ use mien_core::rig::{PosedVertices, RigBackend, RigControls, RigData};
 use mien_core::testing::{RigShape, random_controls, random_rig};
 use proptest::prelude::*;
 
-use super::{compare_posed, rig_shapes};
+use super::{compare_posed_with, rig_shapes, tangent_bounds};
 use crate::{CpuEncoder, CpuRigBackend};
 
 /// One upload of a batch run: a rig and one set of controls per instance (N = `controls.len()`).
@@ -140,7 +140,9 @@ pub fn check_rig_batch(
             ));
         }
         for (i, (gi, wi)) in g.iter().zip(w).enumerate() {
-            compare_posed(&format!("upload {u} instance {i}"), gi, wi)?;
+            let tb = tangent_bounds(&uploads[u].rig, &uploads[u].controls[i])
+                .map_err(|e| format!("upload {u} instance {i}: {e}"))?;
+            compare_posed_with(&format!("upload {u} instance {i}"), gi, wi, Some(&tb))?;
         }
     }
     Ok(())
@@ -149,11 +151,18 @@ pub fn check_rig_batch(
 /// Bytes a GPU rig upload of `n` instances holds beyond one of a single instance: per extra
 /// instance its palette `(P,)` of 128-byte entries and, per chunk, its morphed and posed `(count,6)`
 /// f32 (`128P + 48V`, independent of the chunking); the weights grow by blocks of 8 instances,
-/// `(W, 8)` f32 each (the morph kernel's blocked layout), and its active-slot list `(W+1,)` u32. The CPU backend adds `4W + 100P + 24V`
-/// per instance (palette and normal matrices, posed positions and normals).
+/// `(W, 8)` f32 each (the morph kernel's blocked layout), and its active-slot list `(W+1,)` u32.
+/// A rig that carries tangents adds per extra instance its posed tangents `(V,4)` and dense
+/// weights `(W,)` f32 (`16V + 4W`). The CPU backend adds `4W + 100P + 24V` per instance (palette
+/// and normal matrices, posed positions and normals; `+ 16V` of tangents).
 pub fn gpu_batch_extra_bytes(rig: &RigData, n: u32) -> u64 {
     let n = u64::from(n.max(1));
-    (n - 1) * (128 * rig.palette.len() as u64 + 48 * rig.vertex_count() as u64)
+    let tangents = if rig.tangents.is_empty() {
+        0
+    } else {
+        16 * rig.vertex_count() as u64 + 4 * u64::from(rig.weight_count)
+    };
+    (n - 1) * (128 * rig.palette.len() as u64 + 48 * rig.vertex_count() as u64 + tangents)
         + (n.div_ceil(8) - 1)
             * (32 * u64::from(rig.weight_count) + 4 * (u64::from(rig.weight_count) + 1))
 }

@@ -10,7 +10,7 @@ use mien_core::rig::{
     check_batch_args, set_each, whole_batch,
 };
 use mien_shaders::data::VERTEX_BYTES;
-use mien_shaders::data::rig::{RigBatchFrames, set_batch};
+use mien_shaders::data::rig::{RigBatchFrames, TANGENT_VERTEX_BYTES, set_batch};
 
 use crate::buffer::Buffer;
 use crate::device::VulkanContext;
@@ -33,6 +33,9 @@ pub(crate) struct Chunk {
     buffers: Vec<Buffer>,
     morph_set: vk::DescriptorSet,
     skin_set: vk::DescriptorSet,
+    /// For a rig that carries tangents: the posed tangents `(N,count,4)` and the tangent pass's
+    /// descriptor set.
+    tangent: Option<(Buffer, vk::DescriptorSet)>,
     groups: (u32, u32),
 }
 
@@ -55,6 +58,9 @@ pub(crate) struct Upload {
     /// The staged palettes changed since they were last written whole (`set_controls_batch`;
     /// `set_controls` writes its instance's slice at once).
     palette_dirty: bool,
+    /// Every instance's limited weights `(N,W)` for the tangent pass (host-visible, written with
+    /// the weights), when the rig carries tangents.
+    dense: Option<Buffer>,
     pool: Arc<DescriptorPool>,
     bytes: u64,
 }
@@ -313,6 +319,9 @@ impl RigBackend for VulkanRigBackend {
                     }
                     u.weights.write(0, bytemuck::cast_slice(&u.staged.weights));
                     u.active.write(0, bytemuck::cast_slice(&u.staged.active));
+                    if let Some(d) = &u.dense {
+                        d.write(0, bytemuck::cast_slice(u.staged.rows()));
+                    }
                     u.weights_dirty = false;
                 }
                 if u.palette_dirty {
@@ -357,6 +366,27 @@ impl RigBackend for VulkanRigBackend {
                         d.cmd_dispatch(cmd, c.groups.0, c.groups.1, z);
                     }
                 }
+                if stage == Stage::Skin {
+                    // Tangents (rigs that carry them) read the morph stage's normals, not
+                    // skinning's: they run in the skin stage, timed with it.
+                    let mut bound = false;
+                    for u in &self.uploads {
+                        for c in &u.chunks {
+                            let Some((_, set)) = &c.tangent else {
+                                continue;
+                            };
+                            let bind = vk::PipelineBindPoint::COMPUTE;
+                            if !bound {
+                                d.cmd_bind_pipeline(cmd, bind, p.tangent);
+                                bound = true;
+                            }
+                            let l = p.tangent_layout.pipeline;
+                            d.cmd_bind_descriptor_sets(cmd, bind, l, 0, &[*set], &[]);
+                            let z = u.staged.instances() as u32;
+                            d.cmd_dispatch(cmd, c.groups.0, c.groups.1, z);
+                        }
+                    }
+                }
                 if let Some(t) = ts {
                     t.write(d, cmd, stage, true);
                 }
@@ -367,6 +397,9 @@ impl RigBackend for VulkanRigBackend {
             enc.keep(&u.weights);
             enc.keep(&u.active);
             enc.keep(&u.palette);
+            if let Some(d) = &u.dense {
+                enc.keep(d);
+            }
             enc.keep_any(u.pool.clone());
             for c in &u.chunks {
                 for b in &c.buffers {
@@ -394,6 +427,23 @@ impl RigBackend for VulkanRigBackend {
                 let f: [f32; 6] = bytemuck::pod_read_unaligned(v);
                 out.positions.push([f[0], f[1], f[2]]);
                 out.normals.push([f[3], f[4], f[5]]);
+            }
+        }
+        let tangents: Vec<(&Buffer, u64, u64)> = self.uploads[u]
+            .chunks
+            .iter()
+            .filter_map(|c| {
+                let len = u64::from(c.count) * TANGENT_VERTEX_BYTES;
+                c.tangent.as_ref().map(|(b, _)| (b, i as u64 * len, len))
+            })
+            .collect();
+        if !tangents.is_empty() {
+            for bytes in self.ctx.read(&tangents)? {
+                out.tangents.extend(
+                    bytes
+                        .chunks_exact(16)
+                        .map(bytemuck::pod_read_unaligned::<[f32; 4]>),
+                );
             }
         }
         Ok(out)

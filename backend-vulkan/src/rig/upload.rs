@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use ash::vk;
 use mien_core::rig::{FrameControls, RigData};
-use mien_shaders::data::rig::{RigBatchFrames, plan_rig_upload};
+use mien_shaders::data::rig::{RigBatchFrames, TANGENT_VERTEX_BYTES, plan_rig_upload};
 use mien_shaders::data::{VERTEX_BYTES, chunk_arrays};
 use mien_shaders::{DispatchParams, dispatch_size};
 
@@ -65,11 +65,30 @@ impl VulkanRigBackend {
             palette_bytes.len() as u64,
             palette_bytes,
         )?;
+        let carries_tangents = !rig.tangents.is_empty();
+        let dense = if carries_tangents {
+            let rows = bytemuck::cast_slice(staged.rows());
+            Some(host(
+                "the dense morph weights",
+                (rows.len() as u64).max(4),
+                rows,
+            )?)
+        } else {
+            None
+        };
         let n = plan.len() as u32;
-        let pool = Arc::new(DescriptorPool::new(ctx, 2 * n, 2 * n, 11 * n)?);
+        // Per chunk: morph (1 + 6), skin (1 + 5) and, with tangents, tangent (1 + 8).
+        let t = u32::from(carries_tangents);
+        let pool = Arc::new(DescriptorPool::new(
+            ctx,
+            (2 + t) * n,
+            (2 + t) * n,
+            (11 + 8 * t) * n,
+        )?);
         let layouts = &ctx.inner.pipelines;
         let mut chunks = Vec::with_capacity(plan.len());
         let mut bytes = weights.size() + active.size() + palette.size();
+        bytes += dense.as_ref().map_or(0, Buffer::size);
         for (v0, count) in plan {
             let a = chunk_arrays(rig, v0, count);
             let (gx, gy, row_width) = dispatch_size(count, max_groups).ok_or_else(|| {
@@ -136,7 +155,44 @@ impl VulkanRigBackend {
                     ],
                 );
             }
-            let buffers = vec![
+            let tangent = match &dense {
+                Some(dense) => {
+                    let rows = ctx.upload(
+                        "tangent rows",
+                        bytemuck::cast_slice(&a.tangent_rows),
+                        STORAGE,
+                    )?;
+                    let data = ctx.upload(
+                        "tangent data",
+                        bytemuck::cast_slice(&a.tangent_data),
+                        STORAGE,
+                    )?;
+                    let size = u64::from(count) * u64::from(instances) * TANGENT_VERTEX_BYTES;
+                    let out = ctx.buffer("posed tangents", size, out_usage, gpu)?;
+                    let set = pool.allocate(layouts.tangent_layout.set)?;
+                    // SAFETY: as above; 1 uniform + 8 storage, the tangent layout.
+                    unsafe {
+                        raw::write_set(
+                            ctx.device(),
+                            set,
+                            &[
+                                whole(&uniform),
+                                whole(&rows),
+                                whole(&data),
+                                whole(dense),
+                                whole(&morphed),
+                                whole(&joints),
+                                whole(&skin_w),
+                                whole(&palette),
+                                whole(&out),
+                            ],
+                        );
+                    }
+                    Some((rows, data, out, set))
+                }
+                None => None,
+            };
+            let mut buffers = vec![
                 uniform,
                 base,
                 tile_slots,
@@ -147,6 +203,10 @@ impl VulkanRigBackend {
                 morphed.clone(),
                 posed.clone(),
             ];
+            let tangent = tangent.map(|(rows, data, out, set)| {
+                buffers.extend([rows, data, out.clone()]);
+                (out, set)
+            });
             bytes += buffers.iter().map(Buffer::size).sum::<u64>();
             chunks.push(Chunk {
                 v0,
@@ -157,6 +217,7 @@ impl VulkanRigBackend {
                 buffers,
                 morph_set,
                 skin_set,
+                tangent,
                 groups: (gx, gy),
             });
         }
@@ -171,6 +232,7 @@ impl VulkanRigBackend {
             active,
             palette,
             palette_dirty: false,
+            dense,
             pool,
             bytes,
         })

@@ -7,7 +7,7 @@ use mien_core::rig::{
     check_batch_args, set_each, whole_batch,
 };
 use mien_shaders::data::VERTEX_BYTES;
-use mien_shaders::data::rig::{RigBatchFrames, set_batch};
+use mien_shaders::data::rig::{RigBatchFrames, TANGENT_VERTEX_BYTES, set_batch};
 use wgpu::util::DeviceExt;
 
 use crate::context::WgpuContext;
@@ -28,6 +28,9 @@ pub(crate) struct Chunk {
     tint: wgpu::Buffer,
     morph_group: wgpu::BindGroup,
     skin_group: wgpu::BindGroup,
+    /// For a rig that carries tangents: the posed tangents `(N,count,4)` and the tangent pass's
+    /// bind group.
+    tangent: Option<(wgpu::Buffer, wgpu::BindGroup)>,
     groups: (u32, u32),
 }
 
@@ -46,6 +49,9 @@ pub(crate) struct Upload {
     /// Per block of 8 instances its active weight slots (`RigBatchFrames::active`).
     active: wgpu::Buffer,
     palette: wgpu::Buffer,
+    /// Every instance's limited weights `(N,W)` for the tangent pass, when the rig carries
+    /// tangents.
+    dense: Option<wgpu::Buffer>,
     bytes: u64,
 }
 
@@ -186,7 +192,8 @@ impl WgpuRigBackend {
     pub fn poison_outputs(&self, word: u32) {
         for u in &self.uploads {
             for c in &u.chunks {
-                for b in [&c.morphed, &c.posed] {
+                let t = c.tangent.as_ref().map(|(b, _)| b);
+                for b in [&c.morphed, &c.posed].into_iter().chain(t) {
                     let words = vec![word; (b.size() / 4) as usize];
                     self.ctx
                         .queue()
@@ -295,6 +302,11 @@ impl RigBackend for WgpuRigBackend {
                 q.write_buffer(&u.weights, 0, bytemuck::cast_slice(&u.staged.weights));
             }
             q.write_buffer(&u.palette, 0, bytemuck::cast_slice(&u.staged.palette));
+            if let Some(d) = &u.dense
+                && !u.staged.rows().is_empty()
+            {
+                q.write_buffer(d, 0, bytemuck::cast_slice(u.staged.rows()));
+            }
             u.dirty = false;
         }
         let p = self.ctx.pipelines();
@@ -318,6 +330,25 @@ impl RigBackend for WgpuRigBackend {
                     pass.dispatch_workgroups(c.groups.0, c.groups.1, z);
                 }
             }
+            if morph {
+                continue;
+            }
+            // Tangents (rigs that carry them) read the morph pass's normals, not skinning's: they
+            // run in the skin pass, timed with it.
+            let mut bound = false;
+            for u in &self.uploads {
+                for c in &u.chunks {
+                    let Some((_, group)) = &c.tangent else {
+                        continue;
+                    };
+                    if !bound {
+                        pass.set_pipeline(&p.tangent);
+                        bound = true;
+                    }
+                    pass.set_bind_group(0, group, &[]);
+                    pass.dispatch_workgroups(c.groups.0, c.groups.1, u.staged.instances() as u32);
+                }
+            }
         }
         Ok(())
     }
@@ -337,12 +368,30 @@ impl RigBackend for WgpuRigBackend {
         let mut out = PosedVertices {
             positions: Vec::with_capacity(up.vertex_count as usize),
             normals: Vec::with_capacity(up.vertex_count as usize),
+            tangents: Vec::new(),
         };
         for bytes in data {
             for v in bytes.chunks_exact(24) {
                 let f: [f32; 6] = bytemuck::pod_read_unaligned(v);
                 out.positions.push([f[0], f[1], f[2]]);
                 out.normals.push([f[3], f[4], f[5]]);
+            }
+        }
+        let tangents: Vec<(&wgpu::Buffer, u64, u64)> = up
+            .chunks
+            .iter()
+            .filter_map(|c| {
+                let len = u64::from(c.count) * TANGENT_VERTEX_BYTES;
+                c.tangent.as_ref().map(|(b, _)| (b, i as u64 * len, len))
+            })
+            .collect();
+        if !tangents.is_empty() {
+            for bytes in self.ctx.read_buffers("posed tangents", &tangents)? {
+                out.tangents.extend(
+                    bytes
+                        .chunks_exact(16)
+                        .map(bytemuck::pod_read_unaligned::<[f32; 4]>),
+                );
             }
         }
         Ok(out)

@@ -4,7 +4,7 @@
 //! the uniform and the bind groups.
 
 use mien_core::rig::{FrameControls, RigData};
-use mien_shaders::data::rig::{RigBatchFrames, plan_rig_upload};
+use mien_shaders::data::rig::{RigBatchFrames, TANGENT_VERTEX_BYTES, plan_rig_upload};
 use mien_shaders::data::{VERTEX_BYTES, chunk_arrays};
 use mien_shaders::{DispatchParams, dispatch_size};
 use wgpu::util::DeviceExt;
@@ -45,8 +45,17 @@ impl WgpuRigBackend {
         );
         let palette_bytes = bytemuck::cast_slice::<_, u8>(&staged.palette).len() as u64;
         let palette = output(ctx, "mien palettes", palette_bytes);
+        let carries_tangents = !rig.tangents.is_empty();
+        let dense = carries_tangents.then(|| {
+            output(
+                ctx,
+                "mien dense weights",
+                4 * u64::from(instances) * u64::from(rig.weight_count),
+            )
+        });
         let mut chunks = Vec::with_capacity(plan.len());
         let mut bytes = weights.size() + active.size() + palette.size();
+        bytes += dense.as_ref().map_or(0, |d| d.size());
         let none = wgpu::BufferUsages::empty();
         for (v0, count) in plan {
             let a = chunk_arrays(rig, v0, count);
@@ -108,6 +117,33 @@ impl WgpuRigBackend {
                     posed.as_entire_binding(),
                 ],
             );
+            let tangent = dense.as_ref().map(|dense| {
+                let rows = cast("mien tangent rows", bytemuck::cast_slice(&a.tangent_rows));
+                let data = cast("mien tangent data", bytemuck::cast_slice(&a.tangent_data));
+                let out = output(
+                    ctx,
+                    "mien posed tangents",
+                    u64::from(count) * u64::from(instances) * TANGENT_VERTEX_BYTES,
+                );
+                let group = bind_group(
+                    ctx.device(),
+                    "mien tangent",
+                    &p.tangent_layout,
+                    &[
+                        uniform.as_entire_binding(),
+                        rows.as_entire_binding(),
+                        data.as_entire_binding(),
+                        dense.as_entire_binding(),
+                        morphed.as_entire_binding(),
+                        joints.as_entire_binding(),
+                        skin_w.as_entire_binding(),
+                        palette.as_entire_binding(),
+                        out.as_entire_binding(),
+                    ],
+                );
+                bytes += rows.size() + data.size() + out.size();
+                (out, group)
+            });
             let all = [
                 &base,
                 &tile_slots,
@@ -127,6 +163,7 @@ impl WgpuRigBackend {
                 tint,
                 morph_group,
                 skin_group,
+                tangent,
                 groups: (gx, gy),
             });
         }
@@ -140,6 +177,7 @@ impl WgpuRigBackend {
             weights,
             active,
             palette,
+            dense,
             bytes,
         })
     }

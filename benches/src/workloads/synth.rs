@@ -136,6 +136,8 @@ pub fn synthetic_morph(seed: u64, shape: MorphShape, id: &str) -> Workload {
         morph_position: pos,
         morph_normal: nrm,
         joints: vec![[0; 4]; nv],
+        tangents: Vec::new(),
+        morph_tangent: Vec::new(),
         weights: vec![[1.0, 0.0, 0.0, 0.0]; nv],
     };
     let (lo, hi) = (shape.active.0.min(nt as u32), shape.active.1.min(nt as u32));

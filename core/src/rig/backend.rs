@@ -17,6 +17,9 @@ pub struct PosedVertices {
     pub positions: Vec<[f32; 3]>,
     /// World unit normals `(V,3)`.
     pub normals: Vec<[f32; 3]>,
+    /// World unit tangents xyz + handedness w `(V,4)` ([`RigData::pose_tangent`]), or empty when
+    /// the rig carries no tangents (and for linear heads).
+    pub tangents: Vec<[f32; 4]>,
 }
 
 /// A rig backend (CPU, wgpu, Vulkan): the same math as [`RigData::pose_vertex`].

@@ -16,8 +16,8 @@ pub use ids::{ClipId, MeshId, NodeId, SkinId};
 pub use mesh::{Mesh, Primitive};
 pub use morph::{
     ACTIVE_MORPH_LIMIT, DenseTarget, LimitStats, MORPH_WEIGHT_LIMIT, MorphLimiter, MorphSet,
-    MorphVertex,
+    MorphVertex, orthonormalize_or,
 };
 pub use rigdata::{ControlStats, FrameControls, MeshInstance, PaletteEntry, RigControls, RigData};
 pub use skeleton::{Hierarchy, Node, Transform};
-pub use skin::{InfluenceFixes, Influences, Skin};
+pub use skin::{InfluenceFixes, Influences, Skin, skin_tangent};

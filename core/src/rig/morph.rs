@@ -212,7 +212,8 @@ impl MorphSet {
     }
 
     /// Blend one vertex: `p = base + Σ w[t]·δp`, `n = normalize(base_n + Σ w[t]·δn)`,
-    /// `t.xyz = normalize(base_t.xyz + Σ w[t]·δt)` with `t.w` kept.
+    /// `t.xyz = base_t.xyz + Σ w[t]·δt` re-orthogonalised against the blended normal (when the set
+    /// has normals) and normalised ([`orthonormalize_or`]), with `t.w` kept.
     ///
     /// Entries with weight exactly 0 are skipped, and a vertex with no entry of non-zero weight is
     /// returned bit-identical to its base (its normal and tangent are not renormalised). A blended
@@ -257,7 +258,12 @@ impl MorphSet {
                 out.normal = normalize_or(n, base.normal);
             }
             if self.entry_tangent.is_some() {
-                let t3 = normalize_or(tg, [base.tangent[0], base.tangent[1], base.tangent[2]]);
+                let fallback = [base.tangent[0], base.tangent[1], base.tangent[2]];
+                let t3 = if out.normal == [0.0; 3] {
+                    normalize_or(tg, fallback)
+                } else {
+                    orthonormalize_or(tg, out.normal, fallback)
+                };
                 out.tangent = [t3[0], t3[1], t3[2], base.tangent[3]];
             }
         }
@@ -324,6 +330,18 @@ impl MorphSet {
 /// Blended positions `(V,3)`, normals `(V,3)` and tangents `(V,4)` from [`MorphSet::apply`] (the
 /// last two empty when the base has none).
 pub type Blended = (Vec<[f32; 3]>, Vec<[f32; 3]>, Vec<[f32; 4]>);
+
+/// `normalize(t − n·(n·t))` — `t` re-orthogonalised against the unit normal `n` (one Gram–Schmidt
+/// step) — or `fallback` when that has zero or non-finite length (`t` parallel to `n`, or zero).
+/// The products are summed x, y, z in that order, as every backend does.
+#[inline]
+pub fn orthonormalize_or(t: [f32; 3], n: [f32; 3], fallback: [f32; 3]) -> [f32; 3] {
+    let d = n[0] * t[0] + n[1] * t[1] + n[2] * t[2];
+    normalize_or(
+        [t[0] - n[0] * d, t[1] - n[1] * d, t[2] - n[2] * d],
+        fallback,
+    )
+}
 
 /// `normalize(v)`, or `fallback` when `|v|` is zero or not finite.
 #[inline]

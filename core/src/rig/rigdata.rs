@@ -11,8 +11,8 @@ use glam::{Mat3, Mat4};
 
 use super::character::{Character, Pose};
 use super::ids::{MeshId, NodeId};
-use super::morph::{LimitStats, MorphLimiter, MorphVertex, normalize_or};
-use super::skin::{normal_matrix, skin_vertex};
+use super::morph::{LimitStats, MorphLimiter, MorphVertex, normalize_or, orthonormalize_or};
+use super::skin::{normal_matrix, skin_tangent, skin_vertex};
 use crate::error::{Error, Result};
 
 /// The colour of a vertex whose primitive has no `COLOR_0`: a neutral light grey.
@@ -80,6 +80,12 @@ pub struct RigData {
     pub morph_position: Vec<[f32; 3]>,
     /// Normal delta of each entry `(nnz,3)` (zeros for primitives without normal deltas).
     pub morph_normal: Vec<[f32; 3]>,
+    /// Unit bind tangents xyz + handedness w `(V,4)` (zeros where a primitive has none), or empty
+    /// when no drawn primitive has tangents: then no backend carries tangents at all.
+    pub tangents: Vec<[f32; 4]>,
+    /// Tangent delta of each entry `(nnz,3)` when `tangents` is not empty (zeros for primitives
+    /// without tangent deltas or without base tangents), else empty.
+    pub morph_tangent: Vec<[f32; 3]>,
     /// Palette indices `(V,4)`.
     pub joints: Vec<[u32; 4]>,
     /// Skin weights `(V,4)`, summing to 1.
@@ -230,6 +236,12 @@ impl RigData {
             ..Default::default()
         };
         let mut skin_base: Vec<Option<u32>> = vec![None; character.skins.len()];
+        // Tangents are carried for the whole rig when any drawn primitive has them.
+        let has_tangents = character.mesh_nodes().into_iter().any(|n| {
+            character
+                .node_mesh(n)
+                .is_some_and(|(_, m)| m.primitives.iter().any(|p| !p.tangents.is_empty()))
+        });
         for node_id in character.mesh_nodes() {
             let node = &character.nodes[node_id.index()];
             let Some((mesh_id, mesh)) = character.node_mesh(node_id) else {
@@ -271,6 +283,15 @@ impl RigData {
                 let vbase = rig.positions.len() as u32;
                 rig.positions.extend_from_slice(&prim.positions);
                 rig.normals.extend_from_slice(&prim.normals);
+                let prim_tangents = prim.tangents.len() == prim.positions.len();
+                if has_tangents {
+                    if prim_tangents {
+                        rig.tangents.extend_from_slice(&prim.tangents);
+                    } else {
+                        rig.tangents
+                            .extend(std::iter::repeat_n([0.0; 4], prim.positions.len()));
+                    }
+                }
                 if prim.uvs.len() == prim.positions.len() {
                     rig.uvs.extend_from_slice(&prim.uvs);
                 } else {
@@ -290,6 +311,7 @@ impl RigData {
                 );
                 let m = &prim.morph;
                 let en = m.entry_normal();
+                let et = m.entry_tangent().filter(|_| prim_tangents);
                 for v in 0..m.vertex_count() {
                     let (a, b) = (
                         m.vertex_offsets()[v] as usize,
@@ -300,6 +322,9 @@ impl RigData {
                             .push(inst.weight_base + m.entry_target()[e]);
                         rig.morph_position.push(m.entry_position()[e]);
                         rig.morph_normal.push(en.map_or([0.0; 3], |n| n[e]));
+                        if has_tangents {
+                            rig.morph_tangent.push(et.map_or([0.0; 3], |t| t[e]));
+                        }
                     }
                     let nnz = u32::try_from(rig.morph_target.len()).map_err(|_| Error::Limit {
                         what: "flattened morph entries".into(),
@@ -385,6 +410,10 @@ impl RigData {
         len("morph_offsets", self.morph_offsets.len(), nv + 1);
         len("morph_position", self.morph_position.len(), nnz);
         len("morph_normal", self.morph_normal.len(), nnz);
+        if !self.tangents.is_empty() || !self.morph_tangent.is_empty() {
+            len("tangents", self.tangents.len(), nv);
+            len("morph_tangent", self.morph_tangent.len(), nnz);
+        }
         Error::collect(problems)?;
         let mut problems = Vec::new();
         if self.morph_offsets[0] != 0 || self.morph_offsets[nv] as usize != nnz {
@@ -453,10 +482,18 @@ impl RigData {
             ("normals", &self.normals),
             ("morph_position", &self.morph_position),
             ("morph_normal", &self.morph_normal),
+            ("morph_tangent", &self.morph_tangent),
         ] {
             if let Some(i) = finite3(arr) {
                 problems.push(Error::format_at(f, name, i, "not finite"));
             }
+        }
+        if let Some(i) = self
+            .tangents
+            .iter()
+            .position(|t| !t.iter().all(|c| c.is_finite()))
+        {
+            problems.push(Error::format_at(f, "tangents", i, "not finite"));
         }
         if let Some(i) = self
             .weights
@@ -552,16 +589,27 @@ impl RigData {
     }
 
     /// The morph stage alone for one vertex (no skinning), for tests and tools.
+    ///
+    /// `p = base_p + Σ w·δp`, `n = normalize(base_n + Σ w·δn)` and, when the rig carries tangents,
+    /// `t = base_t.xyz + Σ w·δt` re-orthogonalised against the blended unit normal
+    /// (`t − n·(n·t)`, one Gram–Schmidt step) and normalised, with the handedness `w` kept (glTF 2.0
+    /// §3.7.2.2: tangent deltas are XYZ only). Entries of weight exactly 0 are skipped; a vertex
+    /// with no entry of non-zero weight keeps its base bit-identical (nothing renormalised); a
+    /// blended normal or tangent of zero length keeps the base direction. The tangent is all zeros
+    /// when the rig carries none.
     pub fn morph_vertex(&self, v: usize, weights: &[f32]) -> MorphVertex {
         let (a, b) = (
             self.morph_offsets[v] as usize,
             self.morph_offsets[v + 1] as usize,
         );
+        let has_t = !self.tangents.is_empty();
+        let base_t = if has_t { self.tangents[v] } else { [0.0; 4] };
         let mut out = MorphVertex {
             position: self.positions[v],
             normal: self.normals[v],
-            tangent: [0.0; 4],
+            tangent: base_t,
         };
+        let mut t = [base_t[0], base_t[1], base_t[2]];
         let mut touched = false;
         for e in a..b {
             let w = weights[self.morph_target[e] as usize];
@@ -573,17 +621,47 @@ impl RigData {
                 out.position[k] += w * self.morph_position[e][k];
                 out.normal[k] += w * self.morph_normal[e][k];
             }
+            if has_t {
+                for k in 0..3 {
+                    t[k] += w * self.morph_tangent[e][k];
+                }
+            }
         }
         if touched {
             out.normal = normalize_or(out.normal, self.normals[v]);
+            if has_t {
+                let t3 = orthonormalize_or(t, out.normal, [base_t[0], base_t[1], base_t[2]]);
+                out.tangent = [t3[0], t3[1], t3[2], base_t[3]];
+            }
         }
         out
+    }
+
+    /// Posed tangent of vertex `v` `(4,)`: the morph stage ([`RigData::morph_vertex`]) then
+    /// [`skin_tangent`] with `palette`, handedness `w` kept; all zeros when the rig carries no
+    /// tangents.
+    ///
+    /// # Panics
+    /// When `v ≥ V` or the controls are shorter than the rig needs.
+    pub fn pose_tangent(&self, v: usize, weights: &[f32], palette: &[Mat4]) -> [f32; 4] {
+        if self.tangents.is_empty() {
+            return [0.0; 4];
+        }
+        let m = self.morph_vertex(v, weights);
+        let t = skin_tangent(
+            [m.tangent[0], m.tangent[1], m.tangent[2]],
+            self.joints[v],
+            self.weights[v],
+            palette,
+        );
+        [t[0], t[1], t[2], m.tangent[3]]
     }
 
     /// Bytes of the arrays a backend uploads (for the memory report).
     pub fn upload_bytes(&self) -> u64 {
         let v = self.vertex_count() as u64;
         let nnz = self.morph_target.len() as u64;
-        v * (12 + 12 + 16 + 16) + (v + 1) * 4 + nnz * (4 + 12 + 12)
+        let tangents = self.tangents.len() as u64 * 16 + self.morph_tangent.len() as u64 * 12;
+        v * (12 + 12 + 16 + 16) + (v + 1) * 4 + nnz * (4 + 12 + 12) + tangents
     }
 }

@@ -143,3 +143,30 @@ pub fn skin_vertex(
     }
     (po.to_array(), no.normalize_or_zero().to_array())
 }
+
+/// Skin one tangent direction: `t' = normalize(Σ wᵢ·(Lᵢ·t))` with `Lᵢ` the linear 3×3 part of
+/// joint matrix `Mᵢ` (tangents lie in the surface and transform like edges, not like normals:
+/// glTF 2.0 §3.7.3; Lengyel, "Mathematics for 3D Game Programming", §7.8). Joints are summed in slot
+/// order; a zero result stays zero. With one joint `t'·n' = 0` holds exactly for the skinned normal
+/// of [`skin_vertex`]; a blend of joints keeps it to first order (every LBS engine's behaviour).
+///
+/// # Panics
+/// When a joint index with non-zero weight is outside `palette`.
+#[inline]
+pub fn skin_tangent(
+    tangent: [f32; 3],
+    joints: [u32; 4],
+    weights: [f32; 4],
+    palette: &[Mat4],
+) -> [f32; 3] {
+    let t = Vec3::from(tangent);
+    let mut to = Vec3::ZERO;
+    for k in 0..4 {
+        let w = weights[k];
+        if w == 0.0 {
+            continue;
+        }
+        to += w * palette[joints[k] as usize].transform_vector3(t);
+    }
+    to.normalize_or_zero().to_array()
+}

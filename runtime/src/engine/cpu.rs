@@ -102,10 +102,15 @@ impl Engine for CpuEngine {
     }
 
     fn read_posed(&mut self, i: usize) -> Result<PosedVertices> {
+        if let Poser::Rig(b, hs) = &self.poser {
+            // The backend's own read-out: positions, normals and tangents.
+            return Ok(b.read_vertices(*handle(hs, i)?)?);
+        }
         let (p, n) = self.posed(i)?;
         Ok(PosedVertices {
             positions: p.to_vec(),
             normals: n.to_vec(),
+            tangents: Vec::new(),
         })
     }
 

@@ -16,13 +16,17 @@ use mien_core::rig::{ControlStats, FrameControls, RigControls, RigData};
 use super::{ENTRY_BYTES, MORPH_TILE_VERTICES, RowTooLarge, VERTEX_BYTES};
 use crate::JointMatrices;
 
+/// Bytes per vertex of a base tangent, and per vertex and instance of [`crate::TANGENT`]'s output.
+pub const TANGENT_VERTEX_BYTES: u64 = 16;
+
 /// Bytes per palette entry ([`JointMatrices`]).
 pub const JOINT_BYTES: u64 = std::mem::size_of::<JointMatrices>() as u64;
 
 /// Split `rig`, posed as `instances` instances, into vertex ranges `(first, count)` whose rig
 /// arrays (per vertex at most [`VERTEX_BYTES`], per CSR entry at most [`ENTRY_BYTES`], per
-/// 64-vertex tile `16·W` bytes of slot table, [`super::ChunkArrays::tile_slots`]) and outputs
-/// ([`VERTEX_BYTES`] per vertex and instance) each fit `limit` bytes. Ranges are as long as the
+/// 64-vertex tile `16·W` bytes of slot table, [`super::ChunkArrays::tile_slots`]; for a rig that
+/// carries tangents [`crate::TANGENT`]'s `16·V + 12·nnz` bytes of data and `4·(V + 1 + nnz)` of
+/// index) and outputs ([`VERTEX_BYTES`] per vertex and instance) each fit `limit` bytes. Ranges are as long as the
 /// limit allows, in order, covering every vertex once; `instances = 1` is
 /// [`super::plan_chunks`].
 ///
@@ -45,6 +49,12 @@ pub fn plan_rig_chunks(
     let max_tiles = limit.checked_div(per_tile).unwrap_or(u64::MAX);
     let max_v = (limit / per_vertex).min(max_tiles.saturating_mul(u64::from(MORPH_TILE_VERTICES)));
     let max_e = limit / ENTRY_BYTES;
+    let tangents = !rig.tangents.is_empty();
+    // [`crate::TANGENT`]'s two arrays: 16 bytes per vertex + 12 per entry, and 4 per vertex (+ 4)
+    // + 4 per entry.
+    let tangent_fits = |nv: u64, ne: u64| {
+        !tangents || (TANGENT_VERTEX_BYTES * nv + 12 * ne <= limit && 4 * (nv + 1 + ne) <= limit)
+    };
     let nv = rig.vertex_count() as u32;
     let mut out = Vec::new();
     let mut v0 = 0u32;
@@ -60,6 +70,10 @@ pub fn plan_rig_chunks(
         while v1 < nv
             && u64::from(v1 - v0) < max_v
             && u64::from(rig.morph_offsets[v1 as usize + 1]) - e0 <= max_e
+            && tangent_fits(
+                u64::from(v1 - v0 + 1),
+                u64::from(rig.morph_offsets[v1 as usize + 1]) - e0,
+            )
         {
             v1 += 1;
         }
@@ -111,6 +125,7 @@ pub fn plan_rig_upload(
             (n.div_ceil(MORPH_INSTANCE_BLOCK) * (u64::from(rig.weight_count) + 1) + 1) * 4,
         ),
         ("joint palette", n * rig.palette.len() as u64 * JOINT_BYTES),
+        ("dense weight", n * u64::from(rig.weight_count) * 4),
     ] {
         if needed > limit {
             return Err(RigOverLimit {
@@ -229,6 +244,11 @@ impl RigBatchFrames {
     /// Palette entries per instance P.
     pub fn palette_len(&self) -> usize {
         self.palette_len
+    }
+
+    /// Every instance's staged (limited) weights `(N,W)`: what [`crate::TANGENT`] reads.
+    pub fn rows(&self) -> &[f32] {
+        &self.rows
     }
 
     /// Instance `i`'s staged (limited) weights `(W,)`.
