@@ -7,7 +7,8 @@
 //!   splats, posed vertices, GPU buffers and reports;
 //! - the data model, formats, animation signals and CPU reference math ([`core`]);
 //! - the backends ([`backends`]: `cpu` always, `wgpu` and `vulkan` behind the features of the same
-//!   names, both on by default).
+//!   names, both on by default);
+//! - the benchmark harness `mien bench` runs (`bench`, feature `bench`).
 //!
 //! ```no_run
 //! use mien::{Asset, Backend, Device, Runtime, RuntimeOptions};
@@ -29,6 +30,11 @@
 pub use mien_core as core;
 pub use mien_cpu as cpu;
 pub use mien_runtime as runtime;
+
+/// The benchmark harness `mien bench` runs (feature `bench`, on with `cli`): the workloads, the
+/// bytes each must move, one harness per backend, the peers' export.
+#[cfg(feature = "bench")]
+pub use mien_benches as bench;
 
 pub use mien_runtime::{
     Asset, Backend, Device, DeviceOptions, Error, Event, ExpressionSpace, FaceDriver, FaceSources,

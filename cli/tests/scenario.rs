@@ -116,6 +116,20 @@ fn the_shipped_scenarios_pass_and_their_hashes_repeat_across_processes() {
     let first = img.get_pixel(0, 0);
     assert!(img.pixels().filter(|p| *p != first).count() > 10_000);
     assert_eq!(ra["captures"][0]["file"], "smile.png");
+    // The goldens: both compared (checked in under scenarios/goldens), both within tolerance.
+    let goldens: Vec<&Value> = ra["assertions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|o| o["kind"] == "golden")
+        .collect();
+    assert_eq!(goldens.len(), 2, "{goldens:?}");
+    for g in goldens {
+        assert!(
+            g["actual"]["largest_difference"].as_u64().unwrap() <= 2,
+            "{g}"
+        );
+    }
 
     let out = dir.path().join("fc");
     let r = run(&shipped("facecap.scenario.json"), Some(&out));
@@ -130,6 +144,83 @@ fn the_shipped_scenarios_pass_and_their_hashes_repeat_across_processes() {
         .find(|o| o["what"] == "eyeLeft forward x")
         .unwrap();
     assert!(eye["actual"].as_f64().unwrap() > 0.5, "{eye}");
+    assert!(
+        rf["assertions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|o| o["kind"] == "golden" && o["passed"] == true),
+        "facecap's golden compared"
+    );
+}
+
+/// A golden step: refused before running while its image is missing (exit 2, naming the file and
+/// the variable that writes it); `MIEN_UPDATE_GOLDENS=1` writes it; the next run compares and
+/// passes; a golden changed by more than the tolerance fails the run (exit 1) with the largest
+/// difference and the pixel; within the tolerance it passes.
+#[test]
+fn a_golden_is_written_on_request_compared_and_fails_when_the_image_differs() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = write(
+        dir.path(),
+        "g.scenario.json",
+        "builtin",
+        json!([
+            {"face": {"expression": "smile", "weight": 1}},
+            {"step": {"frames": 10, "dt": 0.05}},
+            {"golden": {"name": "smiling", "cell": 64, "tolerance": 3}}
+        ]),
+    );
+    let png = dir.path().join("goldens/smiling.png");
+    let r = run(&file, None);
+    assert_eq!(r.code, Some(2), "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("/steps/2/golden") && r.stderr.contains("MIEN_UPDATE_GOLDENS=1"),
+        "{}",
+        r.stderr
+    );
+    assert!(!png.exists());
+
+    let mut c = common::command(&["scenario", "run", file.to_str().unwrap()]);
+    c.env("MIEN_UPDATE_GOLDENS", "1");
+    let r = common::finish(c);
+    assert!(r.ok(), "{}\n{}", r.stdout, r.stderr);
+    let img = image::open(&png).unwrap().to_rgb8();
+    let first = *img.get_pixel(0, 0);
+    assert!(
+        img.pixels().any(|p| *p != first),
+        "a drawn face, not a blank image"
+    );
+
+    let r = run(&file, None);
+    assert!(r.ok(), "{}\n{}", r.stdout, r.stderr);
+
+    // Change one pixel by 3 levels (within the tolerance), then another by 40 (over it).
+    let mut changed = img.clone();
+    let p = changed.get_pixel_mut(10, 20);
+    p[0] = if p[0] >= 3 { p[0] - 3 } else { p[0] + 3 };
+    changed.save(&png).unwrap();
+    let r = run(&file, None);
+    assert!(r.ok(), "within the tolerance: {}\n{}", r.stdout, r.stderr);
+    let p = changed.get_pixel_mut(30, 31);
+    p[1] = if p[1] >= 40 { p[1] - 40 } else { p[1] + 40 };
+    changed.save(&png).unwrap();
+    let out = dir.path().join("out");
+    let r = run(&file, Some(&out));
+    assert_eq!(r.code, Some(1), "{}\n{}", r.stdout, r.stderr);
+    let rep = report(&out);
+    let g = &rep["assertions"][0];
+    assert_eq!(g["kind"], "golden");
+    assert_eq!(g["passed"], false);
+    assert_eq!(g["actual"]["largest_difference"], 40);
+    assert_eq!(g["actual"]["pixels_over"], 1);
+    assert_eq!(g["actual"]["worst_pixel"], json!([30, 31]));
+    assert!(
+        rep["failures"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("golden")
+    );
 }
 
 fn names_of(dir: &Path) -> Vec<String> {

@@ -16,7 +16,7 @@ use mien_core::speech::VisemeMap;
 use super::Problem;
 use super::bind::Check;
 use super::capture::Capturer;
-use super::model::{Assertion, FaceAction, Step};
+use super::model::{Assertion, FaceAction, GOLDENS_DIR, Step, UPDATE_GOLDENS_ENV};
 use super::sources::{drive, files_only, utterance};
 
 /// Most frames one run of a scenario advances over all its `step`s.
@@ -92,6 +92,41 @@ pub enum Action {
         /// Cell side, pixels.
         cell: u32,
     },
+    /// Render like a capture and compare with the golden image (or rewrite it).
+    Golden(Golden),
+}
+
+/// A resolved `golden` step.
+pub struct Golden {
+    /// File stem.
+    pub name: String,
+    /// Cell side, pixels.
+    pub cell: u32,
+    /// Largest allowed difference of any 8-bit channel of any pixel.
+    pub tolerance: u8,
+    /// `goldens/<name>.png` next to the scenario.
+    pub path: PathBuf,
+    /// The golden image, or `None` when [`UPDATE_GOLDENS_ENV`] asks to rewrite it.
+    pub expected: Option<image::RgbImage>,
+}
+
+/// Whether [`UPDATE_GOLDENS_ENV`] is set to `1` (golden steps rewrite their images).
+pub fn updating_goldens() -> bool {
+    std::env::var(UPDATE_GOLDENS_ENV).is_ok_and(|v| v == "1")
+}
+
+/// Read the golden image at `path` (its size is compared with the render when the step runs).
+fn read_golden(path: &Path) -> std::result::Result<image::RgbImage, String> {
+    let shown = path.display();
+    let rewrite = format!("run with {UPDATE_GOLDENS_ENV}=1 to write it from this build");
+    if !path.is_file() {
+        return Err(format!("{shown} does not exist; {rewrite}"));
+    }
+    let bytes = mien_core::io::read::read_file_capped(path, 64 << 20).map_err(|e| e.to_string())?;
+    let img = image::load_from_memory_with_format(&bytes, image::ImageFormat::Png)
+        .map_err(|e| format!("{shown}: not a readable PNG ({e}); {rewrite}"))?
+        .to_rgb8();
+    Ok(img)
 }
 
 /// The path `rel` names, relative to the scenario's folder.
@@ -198,7 +233,10 @@ pub fn prepare(file: &Path, render: bool) -> Result<Plan, Vec<Problem>> {
     let (mut t, mut frames) = (0.0f64, 1u64);
     let mut hashes: HashSet<&str> = HashSet::new();
     let mut captures: HashSet<&str> = HashSet::new();
+    let mut goldens: HashSet<&str> = HashSet::new();
     let mut cells = Vec::new();
+    let mut golden_cells = Vec::new();
+    let updating = updating_goldens();
     for (i, s) in sc.steps.iter().enumerate() {
         let at = format!("/steps/{i}/{}", s.key());
         let action = match s {
@@ -264,6 +302,38 @@ pub fn prepare(file: &Path, render: bool) -> Result<Plan, Vec<Problem>> {
                     cell: *cell,
                 })
             }
+            Step::Golden {
+                name,
+                cell,
+                tolerance,
+            } => {
+                if !goldens.insert(name) {
+                    p.push(Problem::new(
+                        format!("{at}/name"),
+                        format!("golden `{name}` is already compared by an earlier step"),
+                    ));
+                }
+                golden_cells.push((at.clone(), *cell));
+                let path = base.join(GOLDENS_DIR).join(format!("{name}.png"));
+                let expected = if updating {
+                    None
+                } else {
+                    match read_golden(&path) {
+                        Ok(img) => Some(img),
+                        Err(e) => {
+                            p.push(Problem::new(at.clone(), e));
+                            None
+                        }
+                    }
+                };
+                Some(Action::Golden(Golden {
+                    name: name.clone(),
+                    cell: *cell,
+                    tolerance: *tolerance,
+                    path,
+                    expected,
+                }))
+            }
             Step::Assert(a) => {
                 super::bind::assertion(&character, a, &hashes, &at, &mut p).map(Action::Assert)
             }
@@ -275,8 +345,17 @@ pub fn prepare(file: &Path, render: bool) -> Result<Plan, Vec<Problem>> {
             });
         }
     }
-    let capturer = match (render, cells.first()) {
-        (true, Some((first, _))) if p.is_empty() => {
+    if !render && !cells.is_empty() {
+        notes.push("no --out: capture steps were not rendered".into());
+    }
+    // Goldens are rendered with or without --out; captures only when written.
+    if render {
+        cells.extend(golden_cells);
+    } else {
+        cells = golden_cells;
+    }
+    let capturer = match cells.first() {
+        Some((first, _)) if p.is_empty() => {
             let list: Vec<u32> = cells.iter().map(|c| c.1).collect();
             match Capturer::new(&character, &list) {
                 Ok(c) => Some(c),
@@ -288,10 +367,6 @@ pub fn prepare(file: &Path, render: bool) -> Result<Plan, Vec<Problem>> {
                     None
                 }
             }
-        }
-        (false, Some(_)) => {
-            notes.push("no --out: capture steps were not rendered".into());
-            None
         }
         _ => None,
     };

@@ -204,6 +204,41 @@ pub fn execute(plan: &mut Plan, render: bool) -> Result<RunResult> {
     result
 }
 
+/// Compare `got` with a golden step's image: passed when every 8-bit channel of every pixel is
+/// within the tolerance. With no golden ([`super::check::updating_goldens`]) the image is written
+/// to the golden's path instead (atomically) and the step passes.
+fn golden(g: &super::check::Golden, got: &image::RgbImage) -> Result<(serde_json::Value, bool)> {
+    let Some(want) = &g.expected else {
+        if let Some(dir) = g.path.parent() {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        }
+        mien_core::preview::write_png(&g.path, got)?;
+        return Ok(("rewritten".into(), true));
+    };
+    if want.dimensions() != got.dimensions() {
+        let actual = serde_json::json!({
+            "size": [got.width(), got.height()],
+            "golden_size": [want.width(), want.height()],
+        });
+        return Ok((actual, false));
+    }
+    let (mut over, mut worst, mut at) = (0u64, 0u8, None);
+    for (x, y, p) in got.enumerate_pixels() {
+        let q = want.get_pixel(x, y);
+        let d = (0..3).map(|k| p[k].abs_diff(q[k])).max().unwrap_or(0);
+        if d > worst {
+            (worst, at) = (d, Some([x, y]));
+        }
+        over += u64::from(d > g.tolerance);
+    }
+    let actual = serde_json::json!({
+        "largest_difference": worst,
+        "pixels_over": over,
+        "worst_pixel": at,
+    });
+    Ok((actual, over == 0))
+}
+
 fn execute_with(
     plan: &Plan,
     mut capturer: Option<&mut super::capture::Capturer>,
@@ -273,6 +308,24 @@ fn execute_with(
                 hash: run.hash(),
             }),
             Action::Assert(c) => outcomes.push(check(&run, c, &hashes, &step.pointer)),
+            Action::Golden(g) => {
+                if let Some(c) = capturer.as_deref_mut() {
+                    let image = c.capture(&run.pose, &run.world, g.cell)?;
+                    let (actual, passed) = golden(g, &image)?;
+                    outcomes.push(Outcome {
+                        step: step.pointer.clone(),
+                        kind: "golden",
+                        what: format!("golden `{}` ({})", g.name, g.path.display()),
+                        expected: format!(
+                            "every 8-bit channel within {} of the golden image",
+                            g.tolerance
+                        ),
+                        actual,
+                        t: run.t,
+                        passed,
+                    });
+                }
+            }
             Action::Capture { name, cell } => {
                 if let Some(c) = capturer.as_deref_mut() {
                     captures.push(Captured {

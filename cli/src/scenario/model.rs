@@ -14,6 +14,14 @@ pub const MAX_OVERRIDE: f64 = 2.0;
 pub const CELL_RANGE: (u32, u32) = (16, 4096);
 /// Capture cell side when a capture gives none, pixels.
 pub const DEFAULT_CELL: u32 = 320;
+/// A golden's per-pixel tolerance when it gives none: the largest difference of any 8-bit channel
+/// of any pixel from the golden image. The CPU rasteriser is deterministic on one platform; 2
+/// levels absorb a libm whose `exp` rounds differently elsewhere.
+pub const DEFAULT_GOLDEN_TOLERANCE: u8 = 2;
+/// The environment variable that makes `golden` steps rewrite their images instead of comparing.
+pub const UPDATE_GOLDENS_ENV: &str = "MIEN_UPDATE_GOLDENS";
+/// The folder, next to the scenario, that holds its goldens (`goldens/<name>.png`).
+pub const GOLDENS_DIR: &str = "goldens";
 
 /// A checked scenario.
 #[derive(Clone, Debug, PartialEq)]
@@ -61,6 +69,15 @@ pub enum Step {
         /// Cell side, pixels.
         cell: u32,
     },
+    /// Render the current frame like a capture and compare it with `goldens/<name>.png`.
+    Golden {
+        /// File stem.
+        name: String,
+        /// Cell side, pixels.
+        cell: u32,
+        /// Largest allowed difference of any 8-bit channel of any pixel.
+        tolerance: u8,
+    },
 }
 
 impl Step {
@@ -75,6 +92,7 @@ impl Step {
             Step::Hash(_) => "hash",
             Step::Assert(_) => "assert",
             Step::Capture { .. } => "capture",
+            Step::Golden { .. } => "golden",
         }
     }
 }

@@ -12,8 +12,8 @@ use serde_json::Value;
 
 use super::Problem;
 use super::model::{
-    Assertion, BoneMeasure, CELL_RANGE, DEFAULT_CELL, FaceAction, MAX_COORD_M, MAX_OVERRIDE,
-    MAX_STEP_FRAMES, Range, Scenario, Source, Speech, Step,
+    Assertion, BoneMeasure, CELL_RANGE, DEFAULT_CELL, DEFAULT_GOLDEN_TOLERANCE, FaceAction,
+    MAX_COORD_M, MAX_OVERRIDE, MAX_STEP_FRAMES, Range, Scenario, Source, Speech, Step,
 };
 
 #[derive(Deserialize)]
@@ -41,6 +41,7 @@ enum StepRaw {
     Hash(NameRaw),
     Assert(AssertRaw),
     Capture(CaptureRaw),
+    Golden(GoldenRaw),
 }
 
 #[derive(Deserialize)]
@@ -122,6 +123,16 @@ struct CaptureRaw {
     name: String,
     #[serde(default)]
     cell: Option<Value>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GoldenRaw {
+    name: String,
+    #[serde(default)]
+    cell: Option<Value>,
+    #[serde(default)]
+    tolerance: Option<Value>,
 }
 
 #[derive(Deserialize)]
@@ -390,6 +401,39 @@ fn step(s: StepRaw, i: usize, p: &mut Vec<Problem>) -> Option<Step> {
             Step::Capture {
                 name: c.name,
                 cell: cell.unwrap_or(u64::from(DEFAULT_CELL)) as u32,
+            }
+        }
+        StepRaw::Golden(g) => {
+            if !is_name(&g.name) {
+                bad(
+                    at("golden", "name"),
+                    "must be 1–64 letters, digits, `_` or `-`",
+                );
+            }
+            let cell = match &g.cell {
+                None => Some(u64::from(DEFAULT_CELL)),
+                Some(v) => integer(v, u64::from(CELL_RANGE.0), u64::from(CELL_RANGE.1)),
+            };
+            if cell.is_none() {
+                bad(
+                    at("golden", "cell"),
+                    "must be a whole number of pixels from 16 to 4096",
+                );
+            }
+            let tolerance = match &g.tolerance {
+                None => Some(u64::from(DEFAULT_GOLDEN_TOLERANCE)),
+                Some(v) => integer(v, 0, 255),
+            };
+            if tolerance.is_none() {
+                bad(
+                    at("golden", "tolerance"),
+                    "must be a whole number of 8-bit levels from 0 to 255",
+                );
+            }
+            Step::Golden {
+                name: g.name,
+                cell: cell.unwrap_or(u64::from(DEFAULT_CELL)) as u32,
+                tolerance: tolerance.unwrap_or(0) as u8,
             }
         }
         StepRaw::Assert(a) => Step::Assert(assertion(a, &at("assert", ""), &mut bad)),

@@ -50,6 +50,9 @@ fn valid_steps() -> Vec<Value> {
         json!({"assert": {"kind": "hash", "name": "x", "equals": "0123456789abcdef"}}),
         json!({"capture": {"name": "front"}}),
         json!({"capture": {"name": "front", "cell": 4096}}),
+        json!({"golden": {"name": "front"}}),
+        json!({"golden": {"name": "front", "cell": 64, "tolerance": 0}}),
+        json!({"golden": {"name": "front", "tolerance": 255}}),
     ]
 }
 
@@ -177,6 +180,23 @@ fn invalid_steps() -> Vec<(Value, &'static str)> {
             "/steps/0/capture/cell",
         ),
         (json!({"capture": {}}), "/steps/0/capture"),
+        (json!({"golden": {"name": "a/b"}}), "/steps/0/golden/name"),
+        (
+            json!({"golden": {"name": "a", "tolerance": 256}}),
+            "/steps/0/golden/tolerance",
+        ),
+        (
+            json!({"golden": {"name": "a", "tolerance": 1.5}}),
+            "/steps/0/golden/tolerance",
+        ),
+        (
+            json!({"golden": {"name": "a", "cell": 5000}}),
+            "/steps/0/golden/cell",
+        ),
+        (
+            json!({"golden": {"name": "a", "threshold": 2}}),
+            "/steps/0/golden/threshold",
+        ),
         // Assertions: neither min nor max, misspelled keys, unknown kinds, missing equals.
         (
             json!({"assert": {"kind": "morph", "target": "jawOpen"}}),
