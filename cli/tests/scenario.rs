@@ -518,7 +518,7 @@ fn numbers_out_of_range_and_bad_json_are_refused() {
     ]);
     assert!(c.ok(), "{}", c.stderr);
     assert!(
-        c.stdout.contains("valid (24 steps, 96 frames per run"),
+        c.stdout.contains("valid (25 steps, 96 frames per run"),
         "{}",
         c.stdout
     );
