@@ -130,3 +130,59 @@ fn a_linear_head_takes_head_ext_as_given_and_refuses_what_it_lacks() {
         assert!(e.contains("no reduced view") && e.contains("gnm ("), "{e}");
     }
 }
+
+/// A pack that declares a reduced view takes `gnm68` input: the reduced vector is expanded per
+/// region (each region's first coefficients, zeros after them, the 4 gaze angles last) and poses
+/// exactly as the full `gnm` vector written out by hand here; a wrong length is refused naming the
+/// reduced size.
+#[test]
+fn a_linear_head_takes_its_reduced_view_expanded_per_region() {
+    let baked = bake_gltf(&data("facecap/facecap.glb"), &BakeOptions::default()).unwrap();
+    let mut pack = baked.pack;
+    // Split the baked coefficients into two regions and declare a reduced view of 5 + 3.
+    let e = pack.coeff_count();
+    assert!(e >= 20, "{e} coefficients");
+    let layout = &mut pack.header.head_ext;
+    let gaze = layout.dim() - e;
+    assert_eq!(gaze, 4);
+    layout.regions = vec![("upper".into(), 12), ("lower".into(), e - 12)];
+    layout.reduced = Some(vec![("upper".into(), 5), ("lower".into(), 3)]);
+    let asset = Asset::from_pack(pack.clone(), "split.aosrig").unwrap();
+    let reduced: Vec<f32> = [0.3, -0.2, 0.5, 0.1, -0.4, 0.6, 0.25, -0.15]
+        .into_iter()
+        .chain([0.05, -0.1, 0.02, 0.08])
+        .collect();
+    // By hand: upper 0..5 from the reduced vector, 5..12 zero; lower 12..15, the rest zero; gaze.
+    let mut full = vec![0.0f32; e + 4];
+    full[..5].copy_from_slice(&reduced[..5]);
+    full[12..15].copy_from_slice(&reduced[5..8]);
+    full[e..].copy_from_slice(&reduced[8..]);
+    let mut a = runtime(asset.clone());
+    a.instance_mut(0)
+        .unwrap()
+        .set_controls(ExpressionSpace::Gnm68, &reduced)
+        .unwrap();
+    a.update(0.0).unwrap();
+    let mut b = runtime(asset);
+    b.instance_mut(0)
+        .unwrap()
+        .set_controls(ExpressionSpace::Gnm, &full)
+        .unwrap();
+    b.update(0.0).unwrap();
+    let (pa, pb) = (a.posed(0).unwrap().positions, b.posed(0).unwrap().positions);
+    assert_eq!(pa, pb);
+    // Not the rest pose: the reduced input moved the head.
+    let (mut joints, mut skipped) = (Vec::new(), Vec::new());
+    forward::joint_world(&pack, &[], &mut joints, &mut skipped);
+    let mut rest = Vec::new();
+    forward::pose(&pack, &vec![0.0; e + 4], &joints, &mut rest).unwrap();
+    assert_ne!(pa, rest);
+    let err = a
+        .instance_mut(0)
+        .unwrap()
+        .set_controls(ExpressionSpace::Gnm68, &reduced[1..])
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(err.contains("the space has 12"), "{err}");
+}
