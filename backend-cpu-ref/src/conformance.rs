@@ -11,6 +11,11 @@
 //! normal shading's `c` itself carries rounding). NaN never passes, and slots outside every lift's
 //! range must still hold the poison the harness wrote before the run.
 //!
+//! Posed normals and tangents are unit vectors made by normalising sums, which divides the sum's
+//! rounding by its length: their bound is per vertex, `TOLERANCE · max(1, κ)` with κ the condition
+//! of those sums ([`posed_bounds`]; a blend of deltas or joints that nearly cancels amplifies the
+//! rounding — the H200 met one at κ ≈ 1.3 on a random case).
+//!
 //! Linear heads (GNM) have their own cases, reference and bound in [`gnm`].
 
 pub mod gnm;
@@ -219,9 +224,9 @@ pub fn compare(
     want: &(Vec<PosedVertices>, SplatBuffers),
 ) -> Result<(), String> {
     for (r, (g, w)) in got.0.iter().zip(&want.0).enumerate() {
-        let tb = tangent_bounds(&inputs.rigs[r], &inputs.controls[r])
+        let b = posed_bounds(&inputs.rigs[r], &inputs.controls[r])
             .map_err(|e| format!("rig {r}: {e}"))?;
-        compare_posed_with(&format!("rig {r}"), g, w, Some(&tb))?;
+        compare_posed_with(&format!("rig {r}"), g, w, Some(&b))?;
     }
     let (g, w) = (&got.1, &want.1);
     if g.len() != w.len() {
@@ -266,68 +271,104 @@ pub fn compare(
 
 /// Tangent bound of a caller without the rig ([`compare_posed`]): [`TOLERANCE`] times an allowed
 /// condition of 10 — a real mesh's blended tangent more than ~6° off its normal and joints that do
-/// not cancel; random cases use [`tangent_bounds`].
+/// not cancel; random cases use [`posed_bounds`].
 pub const TANGENT_TOLERANCE: f64 = 10.0 * TOLERANCE;
 
-/// Per vertex the bound of its posed tangent `(V,)`, derived in f64 from the rig and its controls
-/// (limited as every backend limits them): [`TOLERANCE`] `· κ_m · κ_s` with
-/// `κ_m = |t| / |t − n(n·t)|` the re-orthogonalisation's amplification of rounding (1 for a vertex
-/// no non-zero weight touches) and `κ_s = Σ|wₖ|·|Lₖt| / |Σ wₖ·Lₖt|` the joint blend's (a
-/// normalisation of a sum that cancels amplifies its rounding by the same ratio). Infinite where a
-/// denominator is zero (both sides then take a documented fallback near a tie: not compared).
-/// Empty when the rig carries no tangents.
+/// Per-vertex bounds of posed normals and tangents, derived from the rig and its controls
+/// ([`posed_bounds`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PosedBounds {
+    /// Per vertex the bound of each normal component `(V,)`.
+    pub normals: Vec<f64>,
+    /// Per vertex the bound of each tangent component `(V,)`, empty when the rig carries no
+    /// tangents.
+    pub tangents: Vec<f64>,
+}
+
+/// Per vertex the bounds of its posed normal and tangent, derived in f64 from the rig and its
+/// controls (limited as every backend limits them). A unit vector made by normalising a sum
+/// carries the sum's rounding (ε per term, relative to the sum of the terms' sizes) divided by the
+/// sum's length, so each normalisation multiplies the error by its *condition* `κ = Σ|terms| /
+/// |Σ terms|`:
+///
+/// - normal: `κ_n = (|n₀| + Σ|w|·|δn|) / |n₀ + Σ w·δn|` (the morph blend; 1 for a vertex no non-zero
+///   weight touches) times `κ_s = Σ|wₖ|·|Nₖn| / |Σ wₖ·Nₖn|` (the joint blend);
+/// - tangent: `κ_n` (its re-orthogonalisation uses the blended normal) times
+///   `(|t₀| + Σ|w|·|δt|) / |t − n(n·t)|` (1 when untouched) times the joint blend's `κ_s` for `t`.
+///
+/// The bound is [`TOLERANCE`] `· max(1, κ)`; infinite where a denominator is zero (both sides then
+/// take a documented fallback near a tie: not compared).
 ///
 /// # Errors
 /// Controls that do not fit the rig.
-pub fn tangent_bounds(rig: &RigData, controls: &RigControls) -> mien_core::Result<Vec<f64>> {
-    if rig.tangents.is_empty() {
-        return Ok(Vec::new());
-    }
+pub fn posed_bounds(rig: &RigData, controls: &RigControls) -> mien_core::Result<PosedBounds> {
+    use glam::DVec3;
     let mut frame = mien_core::rig::FrameControls::new(rig);
     frame.set(controls)?;
     let w = &frame.weights;
-    let d3 = |a: [f64; 3], b: [f64; 3]| a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
-    let len = |a: [f64; 3]| d3(a, a).sqrt();
-    let f = |a: &[f32]| [f64::from(a[0]), f64::from(a[1]), f64::from(a[2])];
-    Ok((0..rig.vertex_count())
-        .map(|v| {
-            let m = rig.morph_vertex(v, w);
-            let row = rig.morph_offsets[v] as usize..rig.morph_offsets[v + 1] as usize;
-            let mut t = f(&rig.tangents[v]);
-            let mut touched = false;
-            for e in row {
-                let we = f64::from(w[rig.morph_target[e] as usize]);
-                if we != 0.0 {
-                    touched = true;
-                    for k in 0..3 {
-                        t[k] += we * f64::from(rig.morph_tangent[e][k]);
-                    }
+    let f = |a: &[f32]| DVec3::new(a[0].into(), a[1].into(), a[2].into());
+    let bound = |k: f64| {
+        let b = TOLERANCE * k.max(1.0);
+        if b.is_finite() { b } else { f64::INFINITY }
+    };
+    // κ of Σ wₖ·Mₖ·x over the vertex's joints, with `m` giving each joint's 3×3 map.
+    let joints = |v: usize, m: &dyn Fn(usize) -> DVec3| {
+        let (mut sum, mut abs) = (DVec3::ZERO, 0.0);
+        for k in 0..4 {
+            let wk = f64::from(rig.weights[v][k]);
+            if wk != 0.0 {
+                let y = wk * m(rig.joints[v][k] as usize);
+                sum += y;
+                abs += y.length();
+            }
+        }
+        abs / sum.length()
+    };
+    let has_t = !rig.tangents.is_empty();
+    let mut out = PosedBounds::default();
+    for v in 0..rig.vertex_count() {
+        let m = rig.morph_vertex(v, w);
+        let row = rig.morph_offsets[v] as usize..rig.morph_offsets[v + 1] as usize;
+        let mut n = f(&rig.normals[v]);
+        let mut n_abs = n.length();
+        let mut t = if has_t {
+            f(&rig.tangents[v])
+        } else {
+            DVec3::ZERO
+        };
+        let mut t_abs = t.length();
+        let mut touched = false;
+        for e in row {
+            let we = f64::from(w[rig.morph_target[e] as usize]);
+            if we != 0.0 {
+                touched = true;
+                let dn = we * f(&rig.morph_normal[e]);
+                n += dn;
+                n_abs += dn.length();
+                if has_t {
+                    let dt = we * f(&rig.morph_tangent[e]);
+                    t += dt;
+                    t_abs += dt.length();
                 }
             }
-            let km = if touched {
-                let n = f(&m.normal);
-                let d = d3(n, t);
-                len(t) / len([t[0] - n[0] * d, t[1] - n[1] * d, t[2] - n[2] * d])
+        }
+        let kn = if touched { n_abs / n.length() } else { 1.0 };
+        let nm = f(&m.normal);
+        let ks_n = joints(v, &|j| frame.normal_palette[j].as_dmat3() * nm);
+        out.normals.push(bound(kn * ks_n));
+        if has_t {
+            let kt = if touched {
+                let un = n.normalize();
+                kn * t_abs / (t - un * un.dot(t)).length()
             } else {
                 1.0
             };
-            let tm = glam::DVec3::from(f(&m.tangent));
-            let (mut sum, mut abs) = (glam::DVec3::ZERO, 0.0);
-            for k in 0..4 {
-                let wk = f64::from(rig.weights[v][k]);
-                if wk != 0.0 {
-                    let lt = frame.palette[rig.joints[v][k] as usize]
-                        .as_dmat4()
-                        .transform_vector3(tm);
-                    sum += wk * lt;
-                    abs += wk.abs() * lt.length();
-                }
-            }
-            let ks = abs / sum.length();
-            let b = TOLERANCE * (km * ks).max(1.0);
-            if b.is_finite() { b } else { f64::INFINITY }
-        })
-        .collect())
+            let tm = f(&m.tangent);
+            let ks_t = joints(v, &|j| frame.palette[j].as_dmat4().transform_vector3(tm));
+            out.tangents.push(bound(kt * ks_t));
+        }
+    }
+    Ok(out)
 }
 
 /// Compare posed vertices with the reference: positions and normals each within
@@ -340,8 +381,8 @@ pub fn compare_posed(what: &str, g: &PosedVertices, w: &PosedVertices) -> Result
     compare_posed_with(what, g, w, None)
 }
 
-/// [`compare_posed`] with per-vertex tangent bounds (from [`tangent_bounds`]) instead of
-/// [`TANGENT_TOLERANCE`].
+/// [`compare_posed`] with per-vertex normal and tangent bounds (from [`posed_bounds`]) instead of
+/// the array-wide normal bound and [`TANGENT_TOLERANCE`].
 ///
 /// # Errors
 /// As [`compare_posed`]; also when the tangent counts differ.
@@ -349,7 +390,7 @@ pub fn compare_posed_with(
     what: &str,
     g: &PosedVertices,
     w: &PosedVertices,
-    tangent_bounds: Option<&[f64]>,
+    bounds: Option<&PosedBounds>,
 ) -> Result<(), String> {
     if g.tangents.len() != w.tangents.len() {
         return Err(format!(
@@ -359,7 +400,7 @@ pub fn compare_posed_with(
         ));
     }
     for (i, (a, b)) in g.tangents.iter().zip(&w.tangents).enumerate() {
-        let bt = tangent_bounds.map_or(TANGENT_TOLERANCE, |t| t[i]);
+        let bt = bounds.map_or(TANGENT_TOLERANCE, |b| b.tangents[i]);
         if bt.is_infinite() {
             continue;
         }
@@ -382,6 +423,10 @@ pub fn compare_posed_with(
     }
     let bn = bound(w.normals.iter().flatten().copied());
     for (i, (a, b)) in g.normals.iter().zip(&w.normals).enumerate() {
+        let bn = bounds.map_or(bn, |b| b.normals[i]);
+        if bn.is_infinite() {
+            continue;
+        }
         for k in 0..3 {
             close(&format!("{what} normal"), 3 * i + k, a[k], b[k], bn)?;
         }

@@ -160,7 +160,7 @@ proptest! {
     #![proptest_config(config())]
 
     /// `RigData::pose_tangent` equals the rule evaluated in f64, within the rounding the
-    /// re-orthogonalisation and the joint blend amplify (`conformance::tangent_bounds`' κ; here
+    /// re-orthogonalisation and the joint blend amplify (`conformance::posed_bounds`' κ; here
     /// vertices whose κ exceeds 100 are skipped).
     #[test]
     fn pose_tangent_equals_f64(v in 1u32..200, t in 0u32..24, density in 0.0f32..0.6, j in 1u32..6, seed in any::<u64>()) {
