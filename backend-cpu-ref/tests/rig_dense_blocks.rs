@@ -89,6 +89,9 @@ fn a_vertex_no_target_moves_at_negative_zero_poses_as_the_reference() {
     rig.morph_target.drain(..first_end);
     rig.morph_position.drain(..first_end);
     rig.morph_normal.drain(..first_end);
+    if !rig.morph_tangent.is_empty() {
+        rig.morph_tangent.drain(..first_end);
+    }
     for o in &mut rig.morph_offsets[1..] {
         *o -= first_end as u32;
     }
