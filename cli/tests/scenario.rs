@@ -181,10 +181,25 @@ fn a_golden_is_written_on_request_compared_and_fails_when_the_image_differs() {
     );
     assert!(!png.exists());
 
+    // A value that is neither a yes nor a no is refused, not guessed.
     let mut c = common::command(&["scenario", "run", file.to_str().unwrap()]);
-    c.env("MIEN_UPDATE_GOLDENS", "1");
+    c.env("MIEN_UPDATE_GOLDENS", "maybe");
+    let r = common::finish(c);
+    assert_eq!(r.code, Some(2), "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("MIEN_UPDATE_GOLDENS=\"maybe\""),
+        "{}",
+        r.stderr
+    );
+    let mut c = common::command(&["scenario", "run", file.to_str().unwrap()]);
+    c.env("MIEN_UPDATE_GOLDENS", "yes");
     let r = common::finish(c);
     assert!(r.ok(), "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains("written (MIEN_UPDATE_GOLDENS)"),
+        "{}",
+        r.stdout
+    );
     let img = image::open(&png).unwrap().to_rgb8();
     let first = *img.get_pixel(0, 0);
     assert!(
@@ -194,6 +209,11 @@ fn a_golden_is_written_on_request_compared_and_fails_when_the_image_differs() {
 
     let r = run(&file, None);
     assert!(r.ok(), "{}\n{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.contains("matched (largest difference 0)"),
+        "{}",
+        r.stdout
+    );
 
     // Change one pixel by 3 levels (within the tolerance), then another by 40 (over it).
     let mut changed = img.clone();

@@ -457,7 +457,7 @@ impl InstanceMut<'_> {
         let n = self.asset.space_len(space)?;
         if values.len() != n {
             return Err(Error::invalid(
-                format!("{}: a {} vector", self.asset.source(), space.name()),
+                format!("{}: {} vector", self.asset.source(), space.article_name()),
                 format!("{} values; the space has {n}", values.len()),
             ));
         }

@@ -10,8 +10,8 @@ use crate::error::{Error, Result};
 /// A control vector's space.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub enum ExpressionSpace {
-    /// The 52 ARKit blendshapes in canonical order (`eyeBlinkLeft` … `tongueOut`, as Live Link
-    /// Face and Audio2Face stream them), weights 0–1: bound to a rig's morph targets by name, or
+    /// The 52 ARKit blendshapes in canonical order ([`mien_core::anim::arkit::ARKIT_52`]:
+    /// `eyeBlinkLeft` … `tongueOut`, as Live Link Face and Audio2Face stream them), weights 0–1: bound to a rig's morph targets by name, or
     /// to a linear head through its pack's ARKit table.
     Arkit52,
     /// A linear head's full head_ext vector `(E+4,)`: E coefficients, then `[pitch_L, yaw_L,
@@ -23,6 +23,15 @@ pub enum ExpressionSpace {
 }
 
 impl ExpressionSpace {
+    /// The name with its article, for messages: `an arkit52`, `a gnm`, `a gnm68`.
+    pub fn article_name(self) -> &'static str {
+        match self {
+            ExpressionSpace::Arkit52 => "an arkit52",
+            ExpressionSpace::Gnm => "a gnm",
+            ExpressionSpace::Gnm68 => "a gnm68",
+        }
+    }
+
     /// `arkit52`, `gnm`, `gnm68`.
     pub fn name(self) -> &'static str {
         match self {
@@ -51,7 +60,7 @@ impl Asset {
         let takes = self.spaces_text();
         let refuse = |why: String| {
             Error::invalid(
-                format!("{}: a {} vector", self.source(), space.name()),
+                format!("{}: {} vector", self.source(), space.article_name()),
                 format!("{why}; this character takes {takes}"),
             )
         };

@@ -221,3 +221,27 @@ fn drive_timing_offsets_and_loops_the_stream() {
         &["drive offset"],
     );
 }
+
+/// The media clock takes any finite time in any order: a time before the start holds the
+/// stream's first frame (the same splats as t = 0), going back replays a frame exactly.
+#[test]
+fn the_media_clock_takes_times_before_the_start_and_going_back() {
+    let mut rt = Runtime::new(head(), &Device::Cpu, &options(1)).unwrap();
+    rt.instance_mut(0)
+        .unwrap()
+        .play_stream(mien_core::sample::sample_performance(60.0))
+        .unwrap();
+    rt.update(0.0).unwrap();
+    let at0 = rt.splats(0).unwrap();
+    rt.update(1.3).unwrap();
+    let at13 = rt.splats(0).unwrap();
+    assert_ne!(at0, at13, "the performance moves the head");
+    rt.update(-5.0).unwrap();
+    assert_eq!(
+        rt.splats(0).unwrap(),
+        at0,
+        "before the start: the first frame"
+    );
+    rt.update(1.3).unwrap();
+    assert_eq!(rt.splats(0).unwrap(), at13, "back to 1.3 s: the same frame");
+}

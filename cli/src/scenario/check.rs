@@ -110,9 +110,23 @@ pub struct Golden {
     pub expected: Option<image::RgbImage>,
 }
 
-/// Whether [`UPDATE_GOLDENS_ENV`] is set to `1` (golden steps rewrite their images).
-pub fn updating_goldens() -> bool {
-    std::env::var(UPDATE_GOLDENS_ENV).is_ok_and(|v| v == "1")
+/// Whether [`UPDATE_GOLDENS_ENV`] asks golden steps to rewrite their images: `1`, `true` or
+/// `yes` (any case); unset, empty, `0`, `false` or `no` compare. Another value is refused (a typo
+/// must not silently compare or rewrite).
+///
+/// # Errors
+/// A value of none of those forms, quoted.
+pub fn updating_goldens() -> std::result::Result<bool, String> {
+    let Ok(v) = std::env::var(UPDATE_GOLDENS_ENV) else {
+        return Ok(false);
+    };
+    match v.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" => Ok(true),
+        "" | "0" | "false" | "no" => Ok(false),
+        _ => Err(format!(
+            "{UPDATE_GOLDENS_ENV}={v:?}: give 1 to rewrite the goldens, or unset it to compare"
+        )),
+    }
 }
 
 /// Read the golden image at `path` (its size is compared with the render when the step runs).
@@ -236,7 +250,12 @@ pub fn prepare(file: &Path, render: bool) -> Result<Plan, Vec<Problem>> {
     let mut goldens: HashSet<&str> = HashSet::new();
     let mut cells = Vec::new();
     let mut golden_cells = Vec::new();
-    let updating = updating_goldens();
+    let updating = updating_goldens().unwrap_or_else(|e| {
+        if sc.steps.iter().any(|s| matches!(s, Step::Golden { .. })) {
+            p.push(Problem::new("", e));
+        }
+        false
+    });
     for (i, s) in sc.steps.iter().enumerate() {
         let at = format!("/steps/{i}/{}", s.key());
         let action = match s {

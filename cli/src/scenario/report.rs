@@ -245,6 +245,19 @@ pub fn print_summary(r: &Report, out: Option<&Path>, warnings: Option<&[String]>
         count(r.frames, "frame"),
     );
     println!("  assertions  {} of {} held", passed, r.assertions.len());
+    for g in r.assertions.iter().filter(|o| o.kind == "golden") {
+        let verdict = if g.actual == "rewritten" {
+            "written (MIEN_UPDATE_GOLDENS)".to_string()
+        } else if g.passed {
+            format!(
+                "matched (largest difference {})",
+                g.actual["largest_difference"]
+            )
+        } else {
+            format!("DIFFERS: {}", g.actual)
+        };
+        println!("    {:<20} {verdict}", g.what);
+    }
     let recorded = r.hashes.len() - 1;
     println!(
         "  repeat      {} ({} and the final frame)",

@@ -195,7 +195,7 @@ impl VisemeMap {
         Err(Error::Invalid {
             what: "visemes".into(),
             reason: format!(
-                "the character has {oculus} of the 15 viseme_* targets and {bound} of the {} ARKit mouth targets the built-in visemes use; give a face definition file (--face)",
+                "the character has {oculus} of the 15 viseme_* targets and {bound} of the {} ARKit mouth targets the built-in visemes use; give a face definition with a viseme map (`mien animate --face FILE`; in the library `FaceDef::from_json` and the speech options' viseme map)",
                 names.len()
             ),
         })

@@ -88,9 +88,10 @@ impl VulkanEngine {
     }
 }
 
-/// The lifts of `n` instances whose instance i goes to slots `i·v ..`: one batched lift where the
-/// batch's slots fit one binding, else one lift per instance (recorded between one pair of
-/// barriers by [`VulkanDebugLift::record_batch`]).
+/// The lifts of `n` instances whose instance i goes to slots `i·v ..`: batched lifts
+/// (`from_parts_batch`, every instance of a group in the same dispatches), as few as the binding
+/// limit allows ([`super::lift_groups`]); a group the device refuses anyway is lifted one
+/// instance at a time.
 fn make_lifts<'b>(
     ctx: &VulkanContext,
     v: u32,
@@ -99,20 +100,33 @@ fn make_lifts<'b>(
     sink: &VulkanSplatSink,
     parts: &dyn Fn(usize) -> mien_core::Result<Vec<PosedPart<'b>>>,
 ) -> Result<Vec<VulkanDebugLift>> {
-    let p0 = params_for(template, 0, v);
-    if n > 1
-        && let Ok(l) = VulkanDebugLift::from_parts_batch(ctx, v, &parts(0)?, n as u32, v, sink, p0)
-    {
-        return Ok(vec![l]);
+    let single = |i: usize| {
+        let p = params_for(template, i, v);
+        parts(i)
+            .and_then(|parts| VulkanDebugLift::from_parts(ctx, v, &parts, sink, p))
+            .with_context(|| format!("lifting instance {i}"))
+    };
+    let mut out = Vec::new();
+    for (first, count) in super::lift_groups(
+        n,
+        v,
+        ctx.binding_limit(),
+        ctx.properties().limits.max_compute_work_group_count[2],
+    ) {
+        if count > 1 {
+            let p = params_for(template, first, v);
+            let batch =
+                VulkanDebugLift::from_parts_batch(ctx, v, &parts(first)?, count as u32, v, sink, p);
+            if let Ok(l) = batch {
+                out.push(l);
+                continue;
+            }
+        }
+        for i in first..first + count {
+            out.push(single(i)?);
+        }
     }
-    (0..n)
-        .map(|i| {
-            let p = params_for(template, i, v);
-            parts(i)
-                .and_then(|parts| VulkanDebugLift::from_parts(ctx, v, &parts, sink, p))
-                .with_context(|| format!("lifting instance {i}"))
-        })
-        .collect()
+    Ok(out)
 }
 
 impl Engine for VulkanEngine {
