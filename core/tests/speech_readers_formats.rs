@@ -405,3 +405,36 @@ fn ipa_table_covers_the_english_mfa_set() {
     assert_eq!(arpabet("SIL"), None, "silence is not a phone label");
     assert_eq!(arpabet("AH3"), None);
 }
+
+/// A tier holding more intervals than its `intervals: size` says is refused naming the count's
+/// line and both counts — when it is the last tier (where the 4th interval used to be lost) and
+/// when another tier follows (where the refusal used to name the next tier's `class`).
+#[test]
+fn a_tier_with_more_intervals_than_its_size_is_refused_naming_the_count() {
+    // The words tier (first, a tier follows): size 3 → 2, so interval 3 is extra.
+    let first = fx::TEXTGRID_LONG.replacen("intervals: size = 3", "intervals: size = 2", 1);
+    let (_, field, _, reason) =
+        format_err(read_speech_bytes(first.as_bytes(), "w.TextGrid", None).unwrap_err());
+    assert_eq!(field, "item [1] intervals: size (line 14)");
+    assert!(
+        reason.contains("says 2 but 3 follow") && reason.contains("item 3 starts at line 24"),
+        "{reason}"
+    );
+    // The phones tier (last): size 7 → 6, so interval 7 is extra.
+    let last = fx::TEXTGRID_LONG.replacen("intervals: size = 7", "intervals: size = 6", 1);
+    let (_, field, _, reason) =
+        format_err(read_speech_bytes(last.as_bytes(), "p.TextGrid", None).unwrap_err());
+    assert_eq!(field, "item [2] intervals: size (line 32)");
+    assert!(
+        reason.contains("says 6 but 7 follow") && reason.contains("item 7 starts at line 58"),
+        "{reason}"
+    );
+    // A header counting fewer tiers than the file holds.
+    let tiers = fx::TEXTGRID_LONG.replacen("size = 2", "size = 1", 1);
+    let (_, field, _, reason) =
+        format_err(read_speech_bytes(tiers.as_bytes(), "t.TextGrid", None).unwrap_err());
+    assert_eq!(field, "size (line 28)");
+    assert!(reason.contains("counts 1 tier(s)"), "{reason}");
+    // The unchanged file still reads.
+    assert!(read_speech_bytes(fx::TEXTGRID_LONG.as_bytes(), "ok.TextGrid", None).is_ok());
+}

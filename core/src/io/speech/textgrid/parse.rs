@@ -194,6 +194,45 @@ impl<'a> Cursor<'a> {
         r.map_err(|reason| self.bad(what, line, reason))
     }
 
+    /// Items of `shape` (`true` = a number, `false` = a string) that follow here, one after the
+    /// other: what a tier holds beyond its header's count (a tier header starts with a string, so
+    /// it is never taken for an interval or a point).
+    fn extra_items(&self, shape: &[bool]) -> usize {
+        let mut n = 0;
+        let mut pos = self.pos;
+        while pos + shape.len() <= self.toks.len()
+            && shape.iter().enumerate().all(|(k, &num)| {
+                matches!(
+                    (&self.toks[pos + k].tok, num),
+                    (Tok::Num(_), true) | (Tok::Str(_), false)
+                )
+            })
+        {
+            n += 1;
+            pos += shape.len();
+        }
+        n
+    }
+
+    /// Refuse a tier whose header counts `k` items of `shape` when more follow: the count's line
+    /// and both counts named.
+    fn check_count(&self, what: &str, size_line: usize, k: usize, shape: &[bool]) -> Result<()> {
+        let extra = self.extra_items(shape);
+        if extra == 0 {
+            return Ok(());
+        }
+        Err(self.bad(
+            what,
+            size_line,
+            format!(
+                "says {k} but {} follow (item {} starts at line {}); correct the count",
+                k + extra,
+                k + 1,
+                self.line()
+            ),
+        ))
+    }
+
     fn count(&mut self, what: &str, per_item: usize) -> Result<usize> {
         let (tok, line) = self.next(what)?;
         let n = match tok {
@@ -239,7 +278,9 @@ impl<'a> Cursor<'a> {
 /// # Errors
 /// [`Error::Format`] with the 1-based line as the index: a binary TextGrid, a header that is not
 /// `ooTextFile` / `TextGrid`, a missing or misplaced value, an unclosed string, a non-finite
-/// number, a count larger than the rest of the file can hold, an unknown tier class.
+/// number, a count larger than the rest of the file can hold, a tier holding more intervals or
+/// points than its `size` says (the count's line, both counts and where the first extra item
+/// starts), data after the last tier the header counts, an unknown tier class.
 pub fn parse_textgrid(text: &str, file: &str) -> Result<TextGrid> {
     if text
         .trim_start()
@@ -299,6 +340,7 @@ pub fn parse_textgrid(text: &str, file: &str) -> Result<TextGrid> {
         let txmax = c.num(&at("xmax"))?;
         let items = match class.as_str() {
             "IntervalTier" => {
+                let size_line = c.line();
                 let k = c.count(&at("intervals: size"), 3)?;
                 let mut v = Vec::with_capacity(k);
                 for j in 0..k {
@@ -313,9 +355,11 @@ pub fn parse_textgrid(text: &str, file: &str) -> Result<TextGrid> {
                         line,
                     });
                 }
+                c.check_count(&at("intervals: size"), size_line, k, &[true, true, false])?;
                 TierItems::Intervals(v)
             }
             "TextTier" => {
+                let size_line = c.line();
                 let k = c.count(&at("points: size"), 2)?;
                 let mut v = Vec::with_capacity(k);
                 for j in 0..k {
@@ -324,6 +368,7 @@ pub fn parse_textgrid(text: &str, file: &str) -> Result<TextGrid> {
                     let (mark, _) = c.string(&w("mark"))?;
                     v.push(Point { time, mark });
                 }
+                c.check_count(&at("points: size"), size_line, k, &[true, false])?;
                 TierItems::Points(v)
             }
             other => {
@@ -340,6 +385,16 @@ pub fn parse_textgrid(text: &str, file: &str) -> Result<TextGrid> {
             xmax: txmax,
             items,
         });
+    }
+    if c.pos < toks.len() {
+        let line = c.line();
+        return Err(c.bad(
+            "size",
+            line,
+            format!(
+                "the header counts {n} tier(s), but more data follows the last of them; correct the count"
+            ),
+        ));
     }
     Ok(TextGrid { xmin, xmax, tiers })
 }
