@@ -237,6 +237,7 @@ fn splats(path: &Path) -> Result<serde_json::Value> {
         "file": path.display().to_string(),
         "kind": "3D Gaussian Splatting .ply",
         "splats": c.len(),
+        "sh_degree": c.sh_degree(),
         "properties": c.properties.iter().map(|p| p.name.clone()).collect::<Vec<_>>().join(" "),
         "bounds_m": if c.is_empty() { serde_json::Value::Null } else { json!(b) },
     }))

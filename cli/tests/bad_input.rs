@@ -186,6 +186,17 @@ fn inspect_describes_and_refuses() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["frames"], 328);
     assert_eq!(v["nominal_fps"], 60.0);
+    // A real trained 3DGS file (45 f_rest): its SH degree is stated.
+    let ply = data("splats/fruit_drops_minimal.ply");
+    let out = Command::new(env!("CARGO_BIN_EXE_mien"))
+        .args(["inspect", "--json", ply.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (v["splats"].as_u64(), v["sh_degree"].as_u64()),
+        (Some(4721), Some(3))
+    );
     let (ok, e) = mien(&[
         "inspect",
         data("corrupt/html_saved_as.glb").to_str().unwrap(),

@@ -292,3 +292,46 @@ proptest! {
         let _ = parse_splat_ply(&b, "fuzz.ply");
     }
 }
+
+/// An `f_rest` count no SH degree gives (10) is refused naming the count and the valid ones;
+/// the valid counts 0, 9, 24, 45 read and report their degree; out-of-order names are refused.
+#[test]
+fn an_f_rest_count_of_no_sh_degree_is_refused_and_valid_ones_give_their_degree() {
+    let with_rest = |k: usize, names: &dyn Fn(usize) -> String| {
+        let mut props: Vec<String> = PROPS[..9].iter().map(|s| s.to_string()).collect();
+        props.extend((0..k).map(names));
+        props.extend(PROPS[9..].iter().map(|s| s.to_string()));
+        let mut h = "ply\nformat binary_little_endian 1.0\nelement vertex 1\n".to_string();
+        for p in &props {
+            h += &format!("property float {p}\n");
+        }
+        h += "end_header\n";
+        let mut out = h.into_bytes();
+        let r = row();
+        let vals: Vec<f32> = r[..9]
+            .iter()
+            .copied()
+            .chain(std::iter::repeat_n(0.0, k))
+            .chain(r[9..].iter().copied())
+            .collect();
+        for v in vals {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        out
+    };
+    let plain = |k: usize| format!("f_rest_{k}");
+    let (field, _, reason) = format_err(&with_rest(10, &plain));
+    assert_eq!(field, "element vertex: f_rest_*");
+    assert!(
+        reason.contains("10 f_rest properties") && reason.contains("0, 9, 24 or 45"),
+        "{reason}"
+    );
+    for (k, degree) in [(0, 0), (9, 1), (24, 2), (45, 3)] {
+        let c = parse_splat_ply(&with_rest(k, &plain), "ok.ply").unwrap();
+        assert_eq!((c.sh_rest, c.sh_degree()), (k, degree));
+    }
+    let swapped = |k: usize| format!("f_rest_{}", [1, 0, 2, 3, 4, 5, 6, 7, 8][k]);
+    let (field, _, reason) = format_err(&with_rest(9, &swapped));
+    assert_eq!(field, "element vertex: f_rest_0");
+    assert!(reason.contains("`f_rest_1`"), "{reason}");
+}

@@ -34,7 +34,7 @@ mod reader;
 pub use gaussian::{SH_C0, SIGMA2_FLOOR, ScaleRotation, compose_covariance, decompose_covariance};
 pub use reader::{
     MAX_HEADER_BYTES, MAX_PLY_BYTES, PlyProperty, ScalarKind, SplatCloud, parse_splat_ply,
-    read_splat_ply,
+    read_splat_ply, sh_degree_of,
 };
 
 use std::path::Path;

@@ -112,11 +112,24 @@ pub struct SplatCloud {
     pub covariance: Vec<[[f32; 3]; 3]>,
     /// The vertex element's properties, in file order.
     pub properties: Vec<PlyProperty>,
-    /// Number of `f_rest_*` properties (45 at SH degree 3; read past, never used).
+    /// Number of `f_rest_*` properties: 0, 9, 24 or 45 (SH degree 0–3, [`SplatCloud::sh_degree`];
+    /// read past, never used).
     pub sh_rest: usize,
 }
 
+/// The SH degree whose rest coefficients number `rest` (`3·((d+1)² − 1)`: 0, 9, 24, 45 for
+/// degrees 0–3), or `None` when no degree gives it. Source: the INRIA 3DGS layout
+/// (`GaussianModel.construct_list_of_attributes`).
+pub fn sh_degree_of(rest: usize) -> Option<u8> {
+    (0u8..=3).find(|&d| 3 * ((usize::from(d) + 1).pow(2) - 1) == rest)
+}
+
 impl SplatCloud {
+    /// The SH degree of the file (0–3), from its `f_rest_*` count (checked when read).
+    pub fn sh_degree(&self) -> u8 {
+        sh_degree_of(self.sh_rest).unwrap_or(0)
+    }
+
     /// Number of splats.
     pub fn len(&self) -> usize {
         self.center.len()
@@ -225,6 +238,33 @@ pub fn parse_splat_ply(bytes: &[u8], file: &str) -> Result<SplatCloud> {
             file,
             format!("property {list}"),
             "list properties in `vertex` are not supported",
+        ));
+    }
+    // Spherical-harmonic rest coefficients: 3·((d+1)² − 1) for degree d, named f_rest_0 … in order.
+    let rest: Vec<&str> = v
+        .props
+        .iter()
+        .map(|p| p.name.as_str())
+        .filter(|n| n.starts_with("f_rest_"))
+        .collect();
+    if sh_degree_of(rest.len()).is_none() {
+        return Err(Error::format(
+            file,
+            "element vertex: f_rest_*",
+            format!(
+                "{} f_rest properties, which no SH degree gives (0, 9, 24 or 45 for degrees 0–3)",
+                rest.len()
+            ),
+        ));
+    }
+    if let Some(k) = (0..rest.len()).find(|&k| rest[k] != format!("f_rest_{k}")) {
+        return Err(Error::format(
+            file,
+            format!("element vertex: f_rest_{k}"),
+            format!(
+                "found `{}` in its place (f_rest_0 … must run in order)",
+                rest[k]
+            ),
         ));
     }
     let find = |name: &str| {
