@@ -144,6 +144,24 @@ pub fn print(o: &Outcome) {
                     ""
                 }
             );
+            for m in v["missing"].as_array().into_iter().flatten().take(5) {
+                let near: Vec<&str> = m["nearest"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|n| n.as_str())
+                    .collect();
+                println!(
+                    "               viseme {}: no target `{}` (nearest: {})",
+                    m["viseme"].as_str().unwrap_or("?"),
+                    m["target"].as_str().unwrap_or("?"),
+                    if near.is_empty() {
+                        "none".to_string()
+                    } else {
+                        near.join(", ")
+                    }
+                );
+            }
         }
     }
     if let Some(a) = &r.animation.animator {

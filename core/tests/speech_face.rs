@@ -198,3 +198,74 @@ fn the_speech_layer_moves_the_built_in_heads_mouth() {
     );
     assert_eq!(layer.span(), (2.0, 3.0));
 }
+
+/// Ready Player Me / TalkingHead / VRoid-export spelling of the Oculus set (`viseme_I`, `viseme_O`,
+/// `viseme_U`, `viseme_E` for ih, oh, ou, E): every one of the 15 binds and moves its own target,
+/// none is silent. A name that still does not bind is reported with the character's nearest
+/// target names.
+#[test]
+fn ready_player_me_viseme_names_bind_every_viseme() {
+    let rpm = [
+        "viseme_sil",
+        "viseme_PP",
+        "viseme_FF",
+        "viseme_TH",
+        "viseme_DD",
+        "viseme_kk",
+        "viseme_CH",
+        "viseme_SS",
+        "viseme_nn",
+        "viseme_RR",
+        "viseme_aa",
+        "viseme_E",
+        "viseme_I",
+        "viseme_O",
+        "viseme_U",
+    ];
+    let mut targets: Vec<String> = rpm.iter().map(|s| s.to_string()).collect();
+    targets.extend(["mouthSmile".to_string(), "eyesClosed".to_string()]);
+    let map = VisemeMap::for_character(&targets).unwrap();
+    assert_eq!(map.kind, VisemeMapKind::Oculus);
+    let b = BoundVisemes::bind(&map, &targets);
+    assert!(b.report().missing.is_empty(), "{:?}", b.report().missing);
+    assert!(
+        b.report().silent_visemes.is_empty(),
+        "{:?}",
+        b.report().silent_visemes
+    );
+    // Each viseme drives exactly the target of its own name.
+    for (v, want) in [
+        (Viseme::IH, "viseme_I"),
+        (Viseme::OH, "viseme_O"),
+        (Viseme::OU, "viseme_U"),
+        (Viseme::E, "viseme_E"),
+        (Viseme::AA, "viseme_aa"),
+    ] {
+        let mut w = vec![0.0; targets.len()];
+        b.apply(&one_hot(v), &mut w);
+        let on: Vec<&str> = targets
+            .iter()
+            .zip(&w)
+            .filter(|(_, x)| **x != 0.0)
+            .map(|(t, _)| t.as_str())
+            .collect();
+        assert_eq!(on, [want], "{v:?}");
+    }
+    // Without viseme_U: ou is reported missing, with its nearest names.
+    let partial: Vec<String> = targets
+        .iter()
+        .filter(|t| *t != "viseme_U")
+        .cloned()
+        .collect();
+    let b = BoundVisemes::bind(&map, &partial);
+    let m = &b.report().missing;
+    assert_eq!(m.len(), 1);
+    assert_eq!((m[0].viseme, m[0].target.as_str()), ("ou", "viseme_ou"));
+    assert_eq!(m[0].nearest.len(), 3);
+    assert!(
+        m[0].nearest.iter().all(|n| n.starts_with("viseme_")),
+        "{:?}",
+        m[0].nearest
+    );
+    assert_eq!(b.report().silent_visemes, ["ou"]);
+}

@@ -142,6 +142,64 @@ fn viseme_key(name: &str) -> String {
         .collect()
 }
 
+/// The keys ([`viseme_key`]) a `viseme_*` target name of a map may take on a character, in order
+/// of preference: its own, then the spelling of the Oculus set that Ready Player Me, TalkingHead
+/// and VRoid exports use for the vowels — `viseme_I` for `ih`, `viseme_O` for `oh`, `viseme_U` for
+/// `ou` (`viseme_E` is `E` in both spellings).
+///
+/// | viseme | Oculus (Meta Lipsync) | Ready Player Me / TalkingHead |
+/// |---|---|---|
+/// | ih | `viseme_ih` | `viseme_I` |
+/// | oh | `viseme_oh` | `viseme_O` |
+/// | ou | `viseme_ou` | `viseme_U` |
+fn viseme_keys(name: &str) -> Vec<String> {
+    let key = viseme_key(name);
+    let alias = match key.as_str() {
+        "visemeih" => Some("visemei"),
+        "visemeoh" => Some("visemeo"),
+        "visemeou" => Some("visemeu"),
+        _ => None,
+    };
+    std::iter::once(key.clone())
+        .chain(alias.map(str::to_owned))
+        .collect()
+}
+
+/// Levenshtein distance of two short strings (target names), for suggestions.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// Up to [`NEAREST_LISTED`] of `targets` nearest to `name` (edit distance of their
+/// [`viseme_key`]s, ties in the character's order), so a report shows why a name did not bind.
+pub fn nearest_targets<T: AsRef<str>>(name: &str, targets: &[T]) -> Vec<String> {
+    let key = viseme_key(name);
+    let mut d: Vec<(usize, usize)> = targets
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (edit_distance(&key, &viseme_key(t.as_ref())), i))
+        .collect();
+    d.sort();
+    d.into_iter()
+        .take(NEAREST_LISTED)
+        .map(|(_, i)| targets[i].as_ref().to_owned())
+        .collect()
+}
+
+/// Target names a report suggests for one that did not bind.
+pub const NEAREST_LISTED: usize = 3;
+
 impl VisemeMap {
     /// `viseme_<name>` at weight 1 for each viseme (`viseme_sil` for rest).
     pub fn oculus() -> Self {
@@ -175,7 +233,11 @@ impl VisemeMap {
         let keys: Vec<String> = targets.iter().map(|t| viseme_key(t.as_ref())).collect();
         let oculus = VISEME_NAMES
             .iter()
-            .filter(|n| keys.contains(&format!("viseme{}", n.to_lowercase())))
+            .filter(|n| {
+                viseme_keys(&format!("viseme_{n}"))
+                    .iter()
+                    .any(|k| keys.contains(k))
+            })
             .count();
         if oculus >= 10 {
             return Ok(Self::oculus());
@@ -235,6 +297,9 @@ pub struct MissingTarget {
     pub viseme: &'static str,
     /// The target name the map asks for.
     pub target: String,
+    /// The character's target names nearest to it (up to [`NEAREST_LISTED`]), so a user sees
+    /// why it did not bind.
+    pub nearest: Vec<String>,
 }
 
 /// What binding a map to a character found.
@@ -274,7 +339,11 @@ impl BoundVisemes {
             let r: Vec<(u32, f32)> = if let Some(i) = exact(n) {
                 vec![(i as u32, 1.0)]
             } else if let Some(i) = (viseme_key(n).starts_with("viseme"))
-                .then(|| keys.iter().position(|k| *k == viseme_key(n)))
+                .then(|| {
+                    viseme_keys(n)
+                        .iter()
+                        .find_map(|a| keys.iter().position(|k| k == a))
+                })
                 .flatten()
             {
                 vec![(i as u32, 1.0)]
@@ -299,6 +368,7 @@ impl BoundVisemes {
                     missing.push(MissingTarget {
                         viseme: VISEME_NAMES[vi],
                         target: t.clone(),
+                        nearest: nearest_targets(t, targets),
                     });
                 }
                 for &(ti, g) in r {
