@@ -407,3 +407,26 @@ fn a_stream_whose_only_channels_are_ambiguous_says_so() {
         .to_string();
     assert!(e.contains("none of the stream's 1 channel matches"), "{e}");
 }
+
+/// A channel that binds nothing is reported with the character's nearest target names (edit
+/// distance on lowercase names without separators), so a user sees the near miss.
+#[test]
+fn an_unbound_channel_lists_the_nearest_target_names() {
+    let channels = ["tongueOut", "jawOpen", "HeadYawX"];
+    let targets = ["jawOpen", "tongue_out_v2", "mouthClose", "browInnerUp"];
+    let b = Binding::new(&channels, &targets);
+    let r = b.report();
+    let tongue = r
+        .unmatched_channels
+        .iter()
+        .find(|u| u.name == "tongueOut")
+        .expect("tongueOut binds nothing");
+    assert_eq!(tongue.nearest[0], "tongue_out_v2", "{tongue:?}");
+    assert_eq!(tongue.nearest.len(), 3);
+    let other = r
+        .unmatched_channels
+        .iter()
+        .find(|u| u.name == "HeadYawX")
+        .unwrap();
+    assert_eq!(other.nearest.len(), 3);
+}

@@ -165,40 +165,7 @@ fn viseme_keys(name: &str) -> Vec<String> {
         .collect()
 }
 
-/// Levenshtein distance of two short strings (target names), for suggestions.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
-                .min(prev[j + 1] + 1)
-                .min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
-}
-
-/// Up to [`NEAREST_LISTED`] of `targets` nearest to `name` (edit distance of their
-/// [`viseme_key`]s, ties in the character's order), so a report shows why a name did not bind.
-pub fn nearest_targets<T: AsRef<str>>(name: &str, targets: &[T]) -> Vec<String> {
-    let key = viseme_key(name);
-    let mut d: Vec<(usize, usize)> = targets
-        .iter()
-        .enumerate()
-        .map(|(i, t)| (edit_distance(&key, &viseme_key(t.as_ref())), i))
-        .collect();
-    d.sort();
-    d.into_iter()
-        .take(NEAREST_LISTED)
-        .map(|(_, i)| targets[i].as_ref().to_owned())
-        .collect()
-}
-
-/// Target names a report suggests for one that did not bind.
-pub const NEAREST_LISTED: usize = 3;
+pub use crate::anim::canon::{NEAREST_LISTED, nearest_names as nearest_targets};
 
 impl VisemeMap {
     /// `viseme_<name>` at weight 1 for each viseme (`viseme_sil` for rest).

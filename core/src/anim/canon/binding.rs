@@ -283,6 +283,7 @@ impl Binding {
                     name: channels[i].as_ref().to_owned(),
                     index: i,
                     reason: "not an ARKit-52 channel name (after canonicalisation)".to_owned(),
+                    nearest: super::nearest_names(channels[i].as_ref(), targets),
                 }),
                 Some(_) => {
                     if let Some(reason) = unmatched_reason[i].take() {
@@ -290,6 +291,7 @@ impl Binding {
                             name: channels[i].as_ref().to_owned(),
                             index: i,
                             reason,
+                            nearest: super::nearest_names(channels[i].as_ref(), targets),
                         });
                     }
                 }

@@ -321,3 +321,49 @@ mod tests {
         assert_eq!(name_key("").base, "");
     }
 }
+
+/// Target names a report suggests for a name that did not bind.
+pub const NEAREST_LISTED: usize = 3;
+
+/// `name` reduced for suggestions: the part after the last `.`, `:` or `|`, lowercase, without
+/// `_`, `-` and spaces (`Armature|viseme_PP` → `visemepp`).
+fn suggestion_key(name: &str) -> String {
+    let last = name.rsplit(['.', ':', '|']).next().unwrap_or(name);
+    last.chars()
+        .filter(|c| !matches!(c, '_' | '-' | ' '))
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// Levenshtein distance (Levenshtein 1966) of two short strings.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// Up to [`NEAREST_LISTED`] of `candidates` nearest to `name` (edit distance of their keys:
+/// last path segment, lowercase, separators dropped; ties in `candidates` order), so a report
+/// shows a user why a name did not bind.
+pub fn nearest_names<T: AsRef<str>>(name: &str, candidates: &[T]) -> Vec<String> {
+    let key = suggestion_key(name);
+    let mut d: Vec<(usize, usize)> = candidates
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (edit_distance(&key, &suggestion_key(t.as_ref())), i))
+        .collect();
+    d.sort_unstable();
+    d.into_iter()
+        .take(NEAREST_LISTED)
+        .map(|(_, i)| candidates[i].as_ref().to_owned())
+        .collect()
+}

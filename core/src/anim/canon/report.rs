@@ -52,6 +52,9 @@ pub struct UnmatchedChannel {
     pub index: usize,
     /// Why it matched nothing.
     pub reason: String,
+    /// The character's target names nearest to it (up to [`super::NEAREST_LISTED`]; empty when
+    /// the character has none), so a user sees why.
+    pub nearest: Vec<String>,
 }
 
 /// A stream channel ignored on purpose ([`super::IGNORED_CHANNELS`]).
