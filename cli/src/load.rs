@@ -53,6 +53,7 @@ pub fn drive(
         }
         let stream = read_livelink_csv(path)
             .with_context(|| format!("cannot read ARKit stream {}", path.display()))?;
+        report.channel_ranges = Some(stream.channel_ranges());
         report.kind = "arkit".into();
         report.name = path.display().to_string();
         Drive::Stream(

@@ -71,6 +71,10 @@ pub struct AnimationReport {
     /// Channel binding (streams only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub binding: Option<serde_json::Value>,
+    /// Per stream channel, bound or not, the values' range and the counts outside `[0, 1]` and
+    /// `±2` (streams only; `mien_core::anim::ChannelRange`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub channel_ranges: Option<Vec<mien_core::anim::ChannelRange>>,
     /// Anything worth knowing (e.g. which joints the stream's head and eye angles turn).
     pub notes: Vec<String>,
     /// The speech layer (`--speech`): file, format, conversions, sampler, viseme bindings.

@@ -116,6 +116,34 @@ pub fn print(o: &Outcome) {
             println!("             {}", binding_line(m));
         }
     }
+    if let Some(ranges) = &r.animation.channel_ranges {
+        let outside: Vec<_> = ranges.iter().filter(|c| c.outside_unit() > 0).collect();
+        let clamped: u64 = ranges.iter().map(|c| c.beyond_clamp).sum();
+        let non_finite: u64 = ranges.iter().map(|c| c.non_finite).sum();
+        if outside.is_empty() && non_finite == 0 {
+            println!("             every stream value within [0, 1]");
+        } else {
+            let worst: Vec<String> = outside
+                .iter()
+                .take(4)
+                .map(|c| {
+                    format!(
+                        "{} {}–{}",
+                        c.name,
+                        c.min.map_or("?".into(), |x| x.to_string()),
+                        c.max.map_or("?".into(), |x| x.to_string())
+                    )
+                })
+                .collect();
+            println!(
+                "             values outside [0, 1] in {} ({}), {} beyond ±2 (clamped when bound), {} non-finite (listed in report.json)",
+                count(outside.len() as u64, "channel"),
+                worst.join(", "),
+                count(clamped, "value"),
+                non_finite
+            );
+        }
+    }
     if let Some(sp) = &r.animation.speech {
         println!(
             "  speech     {} ({}): {}, {} sampler, audio offset {} s",

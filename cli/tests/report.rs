@@ -258,3 +258,67 @@ fn animate_help_lists_the_exit_codes() {
         assert!(r.stdout.contains(needle), "lacks `{needle}`:\n{}", r.stdout);
     }
 }
+
+/// Every stream channel's range is reported, bound or not: the minimum and maximum seen and how
+/// many values fell outside ARKit's [0, 1] and beyond ±2 (clamped) — an emotion-like column
+/// reaching 100.59, a negative weight, a bound channel at 1.5 — and the summary says so.
+#[test]
+fn stream_values_out_of_range_are_counted_per_channel() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("ranges.csv");
+    std::fs::write(
+        &csv,
+        "Timecode,BlendShapeCount,JawOpen,MouthSmileLeft,Joy\n\
+         00:00:00:00.000,3,0.2,-0.25,100.59\n\
+         00:00:00:01.000,3,1.5,0.5,3\n\
+         00:00:00:02.000,3,0.4,0.5,0.5\n",
+    )
+    .unwrap();
+    let facecap = data("facecap/facecap.glb");
+    let out = dir.path().join("out");
+    let r = animate(
+        &out,
+        &[
+            "--character",
+            facecap.to_str().unwrap(),
+            "--arkit",
+            csv.to_str().unwrap(),
+            "--sheet",
+            "0",
+            "--ply",
+            "none",
+        ],
+    );
+    assert!(r.ok(), "{}", r.stderr);
+    let rep = report(&out);
+    let ranges = rep["animation"]["channel_ranges"].as_array().unwrap();
+    let get = |n: &str| ranges.iter().find(|c| c["name"] == n).unwrap().clone();
+    let jaw = get("JawOpen");
+    assert_eq!(
+        (jaw["min"].as_f64(), jaw["max"].as_f64()),
+        (Some(0.2), Some(1.5))
+    );
+    assert_eq!(
+        (jaw["above_one"].as_u64(), jaw["beyond_clamp"].as_u64()),
+        (Some(1), Some(0))
+    );
+    let smile = get("MouthSmileLeft");
+    assert_eq!(smile["below_zero"], 1);
+    let joy = get("Joy");
+    assert_eq!(joy["max"].as_f64(), Some(100.59));
+    assert_eq!(
+        (joy["above_one"].as_u64(), joy["beyond_clamp"].as_u64()),
+        (Some(2), Some(2))
+    );
+    let line = r
+        .stdout
+        .lines()
+        .find(|l| l.contains("outside [0, 1]"))
+        .unwrap_or_else(|| panic!("no range line:\n{}", r.stdout));
+    assert!(
+        line.contains("3 channels")
+            && line.contains("Joy 0.5–100.59")
+            && line.contains("2 values beyond ±2"),
+        "{line}"
+    );
+}

@@ -436,3 +436,40 @@ fn a_timecode_frame_beyond_every_rate_names_file_and_line() {
     );
     assert!(reason.contains("120 fps"), "{reason}");
 }
+
+/// `WeightStream::channel_ranges`, hand-worked: min/max over finite values, counts below 0,
+/// above 1, beyond ±2, non-finite.
+#[test]
+fn channel_ranges_count_every_value_out_of_range() {
+    let s = mien_core::anim::WeightStream {
+        source: "hand".into(),
+        channels: vec!["a".into(), "b".into()],
+        times: vec![0.0, 0.1, 0.2],
+        values: vec![0.5, -3.0, 1.2, f32::NAN, 0.0, 2.5],
+        aux_channels: Vec::new(),
+        aux_values: Vec::new(),
+        nominal_fps: None,
+    };
+    let r = s.channel_ranges();
+    assert_eq!((r[0].min, r[0].max), (Some(0.0), Some(1.2)));
+    assert_eq!(
+        (
+            r[0].below_zero,
+            r[0].above_one,
+            r[0].beyond_clamp,
+            r[0].non_finite
+        ),
+        (0, 1, 0, 0)
+    );
+    assert_eq!((r[1].min, r[1].max), (Some(-3.0), Some(2.5)));
+    assert_eq!(
+        (
+            r[1].below_zero,
+            r[1].above_one,
+            r[1].beyond_clamp,
+            r[1].non_finite
+        ),
+        (1, 1, 2, 1)
+    );
+    assert_eq!(r[1].outside_unit(), 2);
+}

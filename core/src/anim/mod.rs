@@ -9,4 +9,4 @@ pub mod stream;
 
 pub use clip::{Channel, Clip, Interpolation, Property, Sampler};
 pub use drive::{Drive, StreamDrive};
-pub use stream::WeightStream;
+pub use stream::{ChannelRange, WeightStream};

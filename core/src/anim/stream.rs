@@ -27,7 +27,77 @@ pub struct WeightStream {
     pub nominal_fps: Option<f64>,
 }
 
+/// The values one stream channel took over the whole stream, and how many fell outside the
+/// ranges mien applies: ARKit's `[0, 1]` (a weight outside it is a tracker's overshoot or not a
+/// blendshape at all) and the rig's clamp `±2` ([`crate::rig::MORPH_WEIGHT_LIMIT`]: those are
+/// clamped and counted when posed).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct ChannelRange {
+    /// Channel name as the file spells it.
+    pub name: String,
+    /// Channel index.
+    pub index: usize,
+    /// Smallest value seen (`null` in JSON when every value was non-finite).
+    pub min: Option<f32>,
+    /// Largest value seen.
+    pub max: Option<f32>,
+    /// Values below 0.
+    pub below_zero: u64,
+    /// Values above 1.
+    pub above_one: u64,
+    /// Values beyond ±2 (clamped when posed).
+    pub beyond_clamp: u64,
+    /// Non-finite values (zeroed when posed).
+    pub non_finite: u64,
+}
+
+impl ChannelRange {
+    /// Values outside `[0, 1]` (below 0 or above 1).
+    pub fn outside_unit(&self) -> u64 {
+        self.below_zero + self.above_one
+    }
+}
+
 impl WeightStream {
+    /// Per channel `(C,)` the range of its values over every frame and the counts outside
+    /// `[0, 1]` and `±2` ([`ChannelRange`]): nothing out of range passes without a count.
+    pub fn channel_ranges(&self) -> Vec<ChannelRange> {
+        let c = self.channel_count();
+        let mut out: Vec<ChannelRange> = self
+            .channels
+            .iter()
+            .enumerate()
+            .map(|(index, name)| ChannelRange {
+                name: name.clone(),
+                index,
+                min: None,
+                max: None,
+                below_zero: 0,
+                above_one: 0,
+                beyond_clamp: 0,
+                non_finite: 0,
+            })
+            .collect();
+        if c == 0 {
+            return out;
+        }
+        let limit = crate::rig::MORPH_WEIGHT_LIMIT;
+        for row in self.values.chunks_exact(c) {
+            for (r, &v) in out.iter_mut().zip(row) {
+                if !v.is_finite() {
+                    r.non_finite += 1;
+                    continue;
+                }
+                r.min = Some(r.min.map_or(v, |m| m.min(v)));
+                r.max = Some(r.max.map_or(v, |m| m.max(v)));
+                r.below_zero += u64::from(v < 0.0);
+                r.above_one += u64::from(v > 1.0);
+                r.beyond_clamp += u64::from(v.abs() > limit);
+            }
+        }
+        out
+    }
+
     /// Check shapes and times.
     ///
     /// # Errors
