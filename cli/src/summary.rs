@@ -334,6 +334,7 @@ fn print_linear_head(h: &crate::subject::LinearHeadReport, m: &crate::report::Me
 fn viseme_kind(kind: &str) -> &str {
     match kind {
         "Arkit" => "ARKit",
+        "Vroid" => "VRoid",
         other => other,
     }
 }

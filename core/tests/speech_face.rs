@@ -269,3 +269,57 @@ fn ready_player_me_viseme_names_bind_every_viseme() {
     );
     assert_eq!(b.report().silent_visemes, ["ou"]);
 }
+
+/// A VRoid Studio export (`Fcl_MTH_A/I/U/E/O`, `Fcl_MTH_Close`, `Fcl_EYE_Close_L/R`, emotion
+/// shapes): speech gets the documented vowel map and every viseme moves the mouth; the eyes'
+/// `Fcl_EYE_Close_*` bind a stream's blinks by name.
+#[test]
+fn a_vroid_export_gets_the_vowel_map_and_every_viseme_moves() {
+    let targets: Vec<String> = [
+        "Fcl_ALL_Neutral",
+        "Fcl_ALL_Angry",
+        "Fcl_BRW_Fun",
+        "Fcl_EYE_Close_L",
+        "Fcl_EYE_Close_R",
+        "Fcl_MTH_Close",
+        "Fcl_MTH_A",
+        "Fcl_MTH_I",
+        "Fcl_MTH_U",
+        "Fcl_MTH_E",
+        "Fcl_MTH_O",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let map = VisemeMap::for_character(&targets).unwrap();
+    assert_eq!(map.kind, VisemeMapKind::Vroid);
+    // Mesh-path prefixes (`Face.Fcl_MTH_A`, as glTF channel paths spell them) are found too.
+    let prefixed: Vec<String> = targets.iter().map(|t| format!("Face.{t}")).collect();
+    assert_eq!(
+        VisemeMap::for_character(&prefixed).unwrap().kind,
+        VisemeMapKind::Vroid
+    );
+    let b = BoundVisemes::bind(&map, &targets);
+    assert!(b.report().missing.is_empty(), "{:?}", b.report().missing);
+    assert!(
+        b.report().silent_visemes.is_empty(),
+        "{:?}",
+        b.report().silent_visemes
+    );
+    let idx = |s: &str| targets.iter().position(|t| t.ends_with(s)).unwrap();
+    for (v, want, w) in [
+        (Viseme::AA, "Fcl_MTH_A", 1.0),
+        (Viseme::IH, "Fcl_MTH_I", 1.0),
+        (Viseme::OU, "Fcl_MTH_U", 1.0),
+        (Viseme::PP, "Fcl_MTH_Close", 1.0),
+        (Viseme::SS, "Fcl_MTH_I", 0.6),
+    ] {
+        let mut out = vec![0.0; targets.len()];
+        b.apply(&one_hot(v), &mut out);
+        assert_eq!(out[idx(want)], w, "{v:?}");
+    }
+    // A stream's blinks reach the VRoid eye shapes by name.
+    let bind = mien_core::anim::canon::Binding::new(&["eyeBlinkLeft", "eyeBlinkRight"], &targets);
+    let routed: Vec<usize> = bind.routes().iter().map(|r| r.target).collect();
+    assert_eq!(routed, [idx("Fcl_EYE_Close_L"), idx("Fcl_EYE_Close_R")]);
+}

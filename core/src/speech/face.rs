@@ -19,6 +19,9 @@ pub enum VisemeMapKind {
     Oculus,
     /// ARKit-52 targets only: each viseme a combination ([`VisemeMap::arkit`]).
     Arkit,
+    /// VRoid Studio's vowel shapes `Fcl_MTH_A/I/U/E/O` (+ `Fcl_MTH_Close`): each viseme a vowel
+    /// combination ([`VisemeMap::vroid`]).
+    Vroid,
     /// A face definition file.
     File,
 }
@@ -132,6 +135,47 @@ const ARKIT_VISEMES: [&[(&str, f32)]; VISEME_COUNT] = [
     ],
 ];
 
+/// VRoid Studio's mouth shapes for each viseme (the vowels A I U E O, and Close), mien's own
+/// starting point like [`ARKIT_VISEMES`]:
+///
+/// | viseme | VRoid targets |
+/// |---|---|
+/// | sil | (rest) |
+/// | PP | Fcl_MTH_Close 1 |
+/// | FF | Fcl_MTH_I .4, Fcl_MTH_U .2 |
+/// | TH | Fcl_MTH_E .4, Fcl_MTH_A .1 |
+/// | DD | Fcl_MTH_E .3, Fcl_MTH_A .2 |
+/// | kk | Fcl_MTH_A .3, Fcl_MTH_E .2 |
+/// | CH | Fcl_MTH_U .5, Fcl_MTH_I .3 |
+/// | SS | Fcl_MTH_I .6 |
+/// | nn | Fcl_MTH_A .2, Fcl_MTH_E .2 |
+/// | RR | Fcl_MTH_O .3, Fcl_MTH_U .3 |
+/// | aa | Fcl_MTH_A 1 |
+/// | E | Fcl_MTH_E 1 |
+/// | ih | Fcl_MTH_I 1 |
+/// | oh | Fcl_MTH_O 1 |
+/// | ou | Fcl_MTH_U 1 |
+const VROID_VISEMES: [&[(&str, f32)]; VISEME_COUNT] = [
+    &[],
+    &[("Fcl_MTH_Close", 1.0)],
+    &[("Fcl_MTH_I", 0.4), ("Fcl_MTH_U", 0.2)],
+    &[("Fcl_MTH_E", 0.4), ("Fcl_MTH_A", 0.1)],
+    &[("Fcl_MTH_E", 0.3), ("Fcl_MTH_A", 0.2)],
+    &[("Fcl_MTH_A", 0.3), ("Fcl_MTH_E", 0.2)],
+    &[("Fcl_MTH_U", 0.5), ("Fcl_MTH_I", 0.3)],
+    &[("Fcl_MTH_I", 0.6)],
+    &[("Fcl_MTH_A", 0.2), ("Fcl_MTH_E", 0.2)],
+    &[("Fcl_MTH_O", 0.3), ("Fcl_MTH_U", 0.3)],
+    &[("Fcl_MTH_A", 1.0)],
+    &[("Fcl_MTH_E", 1.0)],
+    &[("Fcl_MTH_I", 1.0)],
+    &[("Fcl_MTH_O", 1.0)],
+    &[("Fcl_MTH_U", 1.0)],
+];
+
+/// VRoid's five vowel shapes, by [`viseme_key`].
+const VROID_VOWELS: [&str; 5] = ["fclmtha", "fclmthi", "fclmthu", "fclmthe", "fclmtho"];
+
 /// `name` reduced for viseme matching: the part after the last `.`, `:` or `|`, lowercase,
 /// without `_`, `-` and spaces (`Armature|viseme_PP` → `visemepp`).
 fn viseme_key(name: &str) -> String {
@@ -179,6 +223,17 @@ impl VisemeMap {
         }
     }
 
+    /// The documented VRoid vowel combinations (see the table on this module's constant).
+    pub fn vroid() -> Self {
+        VisemeMap {
+            kind: VisemeMapKind::Vroid,
+            shapes: VROID_VISEMES
+                .iter()
+                .map(|s| s.iter().map(|(n, w)| ((*n).to_owned(), *w)).collect())
+                .collect(),
+        }
+    }
+
     /// The documented ARKit combinations (see the table on this module's constant).
     pub fn arkit() -> Self {
         VisemeMap {
@@ -191,7 +246,8 @@ impl VisemeMap {
     }
 
     /// The built-in map for a character with these target names: Oculus when it has at least 10 of
-    /// the 15 `viseme_*` targets (case and separators ignored), else ARKit when at least 10 of the
+    /// the 15 `viseme_*` targets (case and separators ignored, either vowel spelling), else VRoid
+    /// when it has at least 4 of the 5 `Fcl_MTH_*` vowels, else ARKit when at least 10 of the
     /// ARKit mouth/jaw targets the combinations use bind by name.
     ///
     /// # Errors
@@ -208,6 +264,14 @@ impl VisemeMap {
             .count();
         if oculus >= 10 {
             return Ok(Self::oculus());
+        }
+        if VROID_VOWELS
+            .iter()
+            .filter(|v| keys.iter().any(|k| k == *v))
+            .count()
+            >= 4
+        {
+            return Ok(Self::vroid());
         }
         let arkit = Self::arkit();
         let names = arkit.target_names();
@@ -305,13 +369,14 @@ impl BoundVisemes {
         for (ci, n) in names.iter().enumerate() {
             let r: Vec<(u32, f32)> = if let Some(i) = exact(n) {
                 vec![(i as u32, 1.0)]
-            } else if let Some(i) = (viseme_key(n).starts_with("viseme"))
-                .then(|| {
-                    viseme_keys(n)
-                        .iter()
-                        .find_map(|a| keys.iter().position(|k| k == a))
-                })
-                .flatten()
+            } else if let Some(i) = (viseme_key(n).starts_with("viseme")
+                || viseme_key(n).starts_with("fclmth"))
+            .then(|| {
+                viseme_keys(n)
+                    .iter()
+                    .find_map(|a| keys.iter().position(|k| k == a))
+            })
+            .flatten()
             {
                 vec![(i as u32, 1.0)]
             } else {

@@ -126,6 +126,57 @@ pub const IGNORED_CHANNELS: [(&str, &str); 10] = [
     ("RightEyeRoll", "an eye angle in radians, not a blendshape"),
 ];
 
+/// Other conventions' names for ARKit-52 channels, where their meaning is the same channel:
+/// `(spelling, ARKit name)`. Matched by [`NameKey`] like the ARKit names (case and separators
+/// ignored). Names the reduction already maps need no entry (SRanipal's `Jaw_Open`,
+/// `Mouth_Smile_Left`; Unified Expressions' `EyeWideLeft`, `MouthPressLeft`); split halves reach
+/// [`SPLIT_CHANNELS`] the same way (`Cheek_Puff_Left`, `CheekPuffLeft`, `BrowInnerUpLeft`).
+///
+/// | convention | spelling | ARKit |
+/// |---|---|---|
+/// | VRoid Studio | `Fcl_EYE_Close_L`, `Fcl_EYE_Close_R` | `eyeBlinkLeft`, `eyeBlinkRight` |
+/// | VRoid Studio | `Fcl_MTH_Close` | `mouthClose` |
+/// | Unified Expressions (VRCFaceTracking) | `EyeClosedLeft`, `EyeClosedRight` | `eyeBlinkLeft`, `eyeBlinkRight` |
+/// | Unified Expressions | `MouthClosed` | `mouthClose` |
+/// | Unified Expressions | `MouthCornerPullLeft`, `…Right` | `mouthSmileLeft`, `…Right` |
+/// | SRanipal (HTC) | `Eye_Left_Blink`, `Eye_Right_Blink` | `eyeBlinkLeft`, `eyeBlinkRight` |
+/// | SRanipal | `Eye_Left_Wide`, `Eye_Right_Wide` | `eyeWideLeft`, `eyeWideRight` |
+/// | SRanipal | `Eye_Left_Squeeze`, `Eye_Right_Squeeze` | `eyeSquintLeft`, `eyeSquintRight` |
+/// | SRanipal | `Eye_Left_Up`, `Eye_Right_Up` | `eyeLookUpLeft`, `eyeLookUpRight` |
+/// | SRanipal | `Eye_Left_Down`, `Eye_Right_Down` | `eyeLookDownLeft`, `eyeLookDownRight` |
+/// | SRanipal | `Mouth_Sad_Left`, `Mouth_Sad_Right` | `mouthFrownLeft`, `mouthFrownRight` |
+/// | SRanipal | `Mouth_Pout` | `mouthPucker` |
+/// | SRanipal | `Tongue_LongStep1` | `tongueOut` |
+///
+/// VRoid's vowels (`Fcl_MTH_A/I/U/E/O`) are visemes, not ARKit channels: speech reaches them
+/// through [`crate::speech::VisemeMap::vroid`]. Its emotion shapes (`Fcl_BRW_Angry`,
+/// `Fcl_ALL_Joy` …) and SRanipal's sideways gaze (whose side convention differs between
+/// exporters) have no entry: they stay unbound and are reported with their nearest names.
+pub const ALIASES: [(&str, &str); 22] = [
+    ("Fcl_EYE_Close_L", "eyeBlinkLeft"),
+    ("Fcl_EYE_Close_R", "eyeBlinkRight"),
+    ("Fcl_MTH_Close", "mouthClose"),
+    ("EyeClosedLeft", "eyeBlinkLeft"),
+    ("EyeClosedRight", "eyeBlinkRight"),
+    ("MouthClosed", "mouthClose"),
+    ("MouthCornerPullLeft", "mouthSmileLeft"),
+    ("MouthCornerPullRight", "mouthSmileRight"),
+    ("Eye_Left_Blink", "eyeBlinkLeft"),
+    ("Eye_Right_Blink", "eyeBlinkRight"),
+    ("Eye_Left_Wide", "eyeWideLeft"),
+    ("Eye_Right_Wide", "eyeWideRight"),
+    ("Eye_Left_Squeeze", "eyeSquintLeft"),
+    ("Eye_Right_Squeeze", "eyeSquintRight"),
+    ("Eye_Left_Up", "eyeLookUpLeft"),
+    ("Eye_Right_Up", "eyeLookUpRight"),
+    ("Eye_Left_Down", "eyeLookDownLeft"),
+    ("Eye_Right_Down", "eyeLookDownRight"),
+    ("Mouth_Sad_Left", "mouthFrownLeft"),
+    ("Mouth_Sad_Right", "mouthFrownRight"),
+    ("Mouth_Pout", "mouthPucker"),
+    ("Tongue_LongStep1", "tongueOut"),
+];
+
 fn is_separator(c: char) -> bool {
     !c.is_alphanumeric()
 }
@@ -233,6 +284,10 @@ fn table() -> &'static HashMap<Key, Canon> {
         for (name, reason) in IGNORED_CHANNELS {
             t.insert(canonical_key(name), Canon::Ignored { reason });
         }
+        for (alias, arkit) in ALIASES.iter() {
+            let i = arkit_index(arkit).expect("an alias names an ARKit-52 channel");
+            t.insert(canonical_key(alias), Canon::Arkit(i));
+        }
         t
     })
 }
@@ -290,7 +345,38 @@ mod tests {
 
     #[test]
     fn table_has_no_collisions() {
-        assert_eq!(table().len(), ARKIT_52.len() + IGNORED_CHANNELS.len());
+        assert_eq!(
+            table().len(),
+            ARKIT_52.len() + IGNORED_CHANNELS.len() + ALIASES.len()
+        );
+    }
+
+    #[test]
+    fn aliases_reach_their_arkit_channel() {
+        for (alias, arkit) in ALIASES.iter() {
+            assert_eq!(canonical_name(alias), Some(*arkit), "{alias}");
+        }
+        // Spellings the reduction maps without an entry.
+        for (name, arkit) in [
+            ("Jaw_Open", "jawOpen"),
+            ("Mouth_Smile_Left", "mouthSmileLeft"),
+            ("EyeWideLeft", "eyeWideLeft"),
+            ("Jaw_Left", "jawLeft"),
+        ] {
+            assert_eq!(canonical_name(name), Some(arkit), "{name}");
+        }
+        assert!(matches!(
+            canonicalize("Cheek_Puff_Left"),
+            Some(Canon::Half {
+                side: Side::Left,
+                ..
+            })
+        ));
+        assert_eq!(
+            canonical_name("Fcl_MTH_A"),
+            None,
+            "a vowel is a viseme, not ARKit"
+        );
     }
 
     #[test]
