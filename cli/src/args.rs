@@ -165,8 +165,10 @@ pub struct AnimateArgs {
     #[arg(short, long, value_name = "FILE", help_heading = "Character")]
     pub character: Option<PathBuf>,
 
-    /// Drive the face with an ARKit-52 weight stream (Live Link Face .csv). Channels are mapped onto
-    /// the character's morph targets by name; unmatched channels are listed in the report.
+    /// Drive the face with an ARKit-52 weight stream: a Live Link Face .csv, or an Audio2Face
+    /// blendshape export .json. Channels are mapped onto the character's morph targets by name;
+    /// unmatched channels are listed in the report with the nearest target names, and every
+    /// channel's value range is reported.
     #[arg(
         long,
         value_name = "FILE",

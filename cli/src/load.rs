@@ -4,7 +4,6 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use mien_core::anim::{Drive, StreamDrive};
-use mien_core::io::livelink_csv::read_livelink_csv;
 use mien_core::rig::{Character, ClipId};
 use mien_core::sample::sample_performance;
 use mien_runtime::Asset;
@@ -41,18 +40,9 @@ pub fn drive(
     let ch = loaded.character();
     let mut report = AnimationReport::default();
     let drive = if let Some(path) = arkit {
-        let ext = path
-            .extension()
-            .and_then(|e| e.to_str())
-            .map(str::to_ascii_lowercase);
-        if ext.as_deref() != Some("csv") {
-            bail!(
-                "{}: not an ARKit stream mien reads (expected a Live Link Face .csv)",
-                path.display()
-            );
-        }
-        let stream = read_livelink_csv(path)
+        let (stream, notes) = mien_core::io::read_stream(path)
             .with_context(|| format!("cannot read ARKit stream {}", path.display()))?;
+        report.notes.extend(notes);
         report.channel_ranges = Some(stream.channel_ranges());
         report.kind = "arkit".into();
         report.name = path.display().to_string();

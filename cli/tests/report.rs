@@ -322,3 +322,58 @@ fn stream_values_out_of_range_are_counted_per_channel() {
         "{line}"
     );
 }
+
+/// An Audio2Face blendshape export drives a character through `--arkit`: every one of its 52
+/// ARKit-named channels binds on facecap, its joint tracks are reported as not applied, and the
+/// ranges are reported.
+#[test]
+fn an_audio2face_export_drives_a_character() {
+    let dir = tempfile::tempdir().unwrap();
+    let a2f = data("audio2face/a2f_export_bsweight-default-audio-EN-joy.json");
+    let facecap = data("facecap/facecap.glb");
+    let out = dir.path().join("out");
+    let r = animate(
+        &out,
+        &[
+            "--character",
+            facecap.to_str().unwrap(),
+            "--arkit",
+            a2f.to_str().unwrap(),
+            "--sheet",
+            "0",
+            "--ply",
+            "none",
+        ],
+    );
+    assert!(r.ok(), "{}", r.stderr);
+    let rep = report(&out);
+    let a = &rep["animation"];
+    assert_eq!(a["kind"], "arkit");
+    assert_eq!(a["channel_ranges"].as_array().unwrap().len(), 52);
+    let span = a["span_s"][1].as_f64().unwrap();
+    assert!((span - 710.0 / 60.0).abs() < 1e-9, "{span}");
+    let notes = a["notes"].to_string();
+    assert!(
+        notes.contains("joint tracks jaw, eye_L, eye_R not applied"),
+        "{notes}"
+    );
+    assert!(r.stdout.contains("52 of 52 channels bound"), "{}", r.stdout);
+    // A JSON that is not an export is refused naming the formats.
+    let bad = dir.path().join("other.json");
+    std::fs::write(&bad, "{\"hello\": 1}").unwrap();
+    let r = animate(
+        &dir.path().join("out2"),
+        &[
+            "--character",
+            facecap.to_str().unwrap(),
+            "--arkit",
+            bad.to_str().unwrap(),
+        ],
+    );
+    assert!(!r.ok());
+    assert!(
+        r.stderr.contains("not an Audio2Face blendshape export"),
+        "{}",
+        r.stderr
+    );
+}

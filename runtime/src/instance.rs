@@ -649,6 +649,21 @@ impl InstanceMut<'_> {
         self.play_stream(stream)
     }
 
+    /// Play an ARKit-52 stream file, by extension ([`mien_core::io::read_stream`]): a Live Link
+    /// Face `.csv` or an Audio2Face blendshape export `.json`. Returns the notes on what the file
+    /// holds but is not applied (Audio2Face's joint tracks).
+    ///
+    /// # Errors
+    /// Unreadable, invalid or unknown files (`cannot read ARKit stream PATH`); as
+    /// [`InstanceMut::play_stream`].
+    pub fn play_stream_file(&mut self, path: impl AsRef<Path>) -> Result<Vec<String>> {
+        let path = path.as_ref();
+        let (stream, notes) = mien_core::io::read_stream(path)
+            .with_context(|| format!("cannot read ARKit stream {}", path.display()))?;
+        self.play_stream(stream)?;
+        Ok(notes)
+    }
+
     /// Play some of the character's clips together, in this order (a later clip overrides an
     /// earlier one where both animate the same property).
     ///

@@ -245,3 +245,30 @@ fn the_media_clock_takes_times_before_the_start_and_going_back() {
     rt.update(1.3).unwrap();
     assert_eq!(rt.splats(0).unwrap(), at13, "back to 1.3 s: the same frame");
 }
+
+/// `play_stream_file` reads an Audio2Face export by its extension and reports its joint tracks as
+/// not applied; the stream moves the face.
+#[test]
+fn an_audio2face_export_plays_from_its_file() {
+    let d = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data");
+    let asset = Arc::new(Asset::load(d.join("facecap/facecap.glb")).unwrap());
+    let mut rt = Runtime::new(asset, &Device::Cpu, &options(1)).unwrap();
+    rt.update(0.0).unwrap();
+    let rest = rt.posed(0).unwrap().positions;
+    let notes = rt
+        .instance_mut(0)
+        .unwrap()
+        .play_stream_file(d.join("audio2face/a2f_export_bsweight-default-audio-EN-joy.json"))
+        .unwrap();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(notes[0].contains("jaw, eye_L, eye_R"), "{notes:?}");
+    rt.update(2.0).unwrap();
+    assert_ne!(rt.posed(0).unwrap().positions, rest);
+    let e = rt
+        .instance_mut(0)
+        .unwrap()
+        .play_stream_file("take.fbx")
+        .unwrap_err()
+        .chain_text();
+    assert!(e.contains("take.fbx") && e.contains("Audio2Face"), "{e}");
+}

@@ -2,8 +2,57 @@
 //! writes atomic, all reads bounded ([`read`]: regular files only, under a documented size cap).
 
 pub mod atomic;
+pub mod audio2face;
 pub mod gltf;
 pub mod livelink_csv;
 pub mod ply;
 pub mod read;
 pub mod speech;
+
+/// Read an ARKit-52 weight stream, by extension: `.csv` a Live Link Face export
+/// ([`livelink_csv::read_livelink_csv`]), `.json` an Audio2Face blendshape export
+/// ([`audio2face::read_audio2face`]). Returns the stream and notes on what the file holds but mien
+/// does not apply (Audio2Face's joint tracks).
+///
+/// # Errors
+/// Another extension, or a `.json` that is not an Audio2Face export (naming the formats mien
+/// reads); the readers' errors.
+pub fn read_stream(
+    path: &std::path::Path,
+) -> crate::Result<(crate::anim::WeightStream, Vec<String>)> {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    let shown = path.display().to_string();
+    match ext.as_deref() {
+        Some("csv") => Ok((livelink_csv::read_livelink_csv(path)?, Vec::new())),
+        Some("json") => {
+            let bytes = read::read_file_capped(path, audio2face::MAX_AUDIO2FACE_BYTES)?;
+            let text = String::from_utf8_lossy(&bytes);
+            if !audio2face::looks_like_audio2face(&text) {
+                return Err(crate::Error::format(
+                    &shown,
+                    "format",
+                    "a JSON file that is not an Audio2Face blendshape export (exportFps, facsNames, weightMat)",
+                ));
+            }
+            let a = audio2face::read_audio2face_str(&text, &shown)?;
+            let notes = if a.joint_tracks.is_empty() {
+                Vec::new()
+            } else {
+                vec![format!(
+                    "{}: joint tracks {} not applied (the jaw and eyes move through their blendshapes)",
+                    shown,
+                    a.joint_tracks.join(", ")
+                )]
+            };
+            Ok((a.stream, notes))
+        }
+        _ => Err(crate::Error::format(
+            &shown,
+            "extension",
+            "not an ARKit stream mien reads (a Live Link Face .csv, or an Audio2Face blendshape export .json)",
+        )),
+    }
+}
