@@ -5,13 +5,15 @@ pub mod atomic;
 pub mod audio2face;
 pub mod gltf;
 pub mod livelink_csv;
+pub mod mediapipe;
 pub mod ply;
 pub mod read;
 pub mod speech;
 
 /// Read an ARKit-52 weight stream, by extension: `.csv` a Live Link Face export
 /// ([`livelink_csv::read_livelink_csv`]), `.json` an Audio2Face blendshape export
-/// ([`audio2face::read_audio2face`]). Returns the stream and notes on what the file holds but mien
+/// ([`audio2face::read_audio2face`]) or MediaPipe Face Landmarker scores
+/// ([`mediapipe::read_mediapipe`], by content), `.pbtxt` a MediaPipe `ClassificationList`. Returns the stream and notes on what the file holds but mien
 /// does not apply (Audio2Face's joint tracks).
 ///
 /// # Errors
@@ -30,11 +32,14 @@ pub fn read_stream(
         Some("json") => {
             let bytes = read::read_file_capped(path, audio2face::MAX_AUDIO2FACE_BYTES)?;
             let text = String::from_utf8_lossy(&bytes);
+            if mediapipe::looks_like_mediapipe(&text) && !audio2face::looks_like_audio2face(&text) {
+                return Ok((mediapipe::read_mediapipe_str(&text, &shown)?, Vec::new()));
+            }
             if !audio2face::looks_like_audio2face(&text) {
                 return Err(crate::Error::format(
                     &shown,
                     "format",
-                    "a JSON file that is not an Audio2Face blendshape export (exportFps, facsNames, weightMat)",
+                    "a JSON file that is not an Audio2Face blendshape export (exportFps, facsNames, weightMat) nor MediaPipe blendshape scores (faceBlendshapes, or {\"people\": …})",
                 ));
             }
             let a = audio2face::read_audio2face_str(&text, &shown)?;
@@ -49,10 +54,11 @@ pub fn read_stream(
             };
             Ok((a.stream, notes))
         }
+        Some("pbtxt") => Ok((mediapipe::read_mediapipe(path)?, Vec::new())),
         _ => Err(crate::Error::format(
             &shown,
             "extension",
-            "not an ARKit stream mien reads (a Live Link Face .csv, or an Audio2Face blendshape export .json)",
+            "not an ARKit stream mien reads (a Live Link Face .csv; an Audio2Face blendshape export or MediaPipe scores .json; a MediaPipe ClassificationList .pbtxt)",
         )),
     }
 }
