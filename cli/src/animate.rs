@@ -78,6 +78,7 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
     let (drive, anim_report) = load::drive(
         &asset,
         args.arkit.as_deref(),
+        args.calibration.as_deref(),
         args.clip.as_deref(),
         args.speech.is_some(),
         animator_on,

@@ -42,6 +42,10 @@ pub enum Command {
     /// and an ARKit-52 table is generated from the names. The pack stores metres. See
     /// docs/formats/aosrig.md.
     Pack(PackArgs),
+    /// Fit a per-channel stream calibration from a neutral take (the face at rest): each channel's
+    /// median becomes its offset (gain 1, clamp 0–1), written as mien-calibration JSON for
+    /// `mien animate --calibration`. Edit the gains for channels a tracker barely moves.
+    Calibrate(CalibrateArgs),
     /// Run a strict, headless scenario (docs/scenarios.md): steps on the media clock, assertions,
     /// hashes checked by a second run from scratch, captures.
     Scenario(crate::scenario::ScenarioArgs),
@@ -246,6 +250,17 @@ pub struct AnimateArgs {
     #[arg(long, value_name = "NAME|INDEX", help_heading = "Animation")]
     pub clip: Option<String>,
 
+    /// Calibrate the --arkit stream per channel before it is bound: a mien-calibration JSON file
+    /// (neutral offset, gain, clamp per channel; `mien calibrate` fits the offsets from a neutral
+    /// take). Every value the clamp changes is counted in the report.
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "arkit",
+        help_heading = "Animation"
+    )]
+    pub calibration: Option<PathBuf>,
+
     /// The joint an --arkit stream's HeadYaw/HeadPitch/HeadRoll turn, by exact name. Default: found
     /// by standard name (`head`, `Head`, `mixamorig:Head`, `J_Bip_C_Head`, `CC_Base_Head`…; for a
     /// rigid export whose eyes are not below the head, the node that carries head and eyes).
@@ -372,6 +387,19 @@ pub struct AnimateArgs {
     /// Hide the progress bar.
     #[arg(short, long)]
     pub quiet: bool,
+}
+
+/// `mien inspect` arguments.
+#[derive(Debug, Args)]
+pub struct CalibrateArgs {
+    /// The neutral take: an ARKit-52 stream (.csv Live Link Face; .json Audio2Face or MediaPipe;
+    /// .pbtxt MediaPipe) of the face at rest.
+    #[arg(value_name = "NEUTRAL")]
+    pub neutral: PathBuf,
+
+    /// The calibration file to write (replaced atomically).
+    #[arg(short, long, value_name = "FILE")]
+    pub out: PathBuf,
 }
 
 /// `mien inspect` arguments.

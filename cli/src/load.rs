@@ -33,6 +33,7 @@ pub fn character(path: Option<&Path>) -> Result<Asset> {
 pub fn drive(
     loaded: &Asset,
     arkit: Option<&Path>,
+    calibration: Option<&Path>,
     clip: Option<&str>,
     speech: bool,
     animator: bool,
@@ -40,10 +41,31 @@ pub fn drive(
     let ch = loaded.character();
     let mut report = AnimationReport::default();
     let drive = if let Some(path) = arkit {
-        let (stream, notes) = mien_core::io::read_stream(path)
+        let (mut stream, notes) = mien_core::io::read_stream(path)
             .with_context(|| format!("cannot read ARKit stream {}", path.display()))?;
         report.notes.extend(notes);
+        // Ranges as recorded, before any calibration.
         report.channel_ranges = Some(stream.channel_ranges());
+        if let Some(c) = calibration {
+            let text = mien_core::io::read::read_file_capped(c, 1 << 20)
+                .with_context(|| format!("cannot read calibration {}", c.display()))?;
+            let cal = mien_core::anim::Calibration::from_json(
+                &String::from_utf8_lossy(&text),
+                &c.display().to_string(),
+            )?;
+            let r = cal.apply(&mut stream);
+            report.notes.push(format!(
+                "calibration {}: {} channel(s) calibrated, {} value(s) clamped{}",
+                c.display(),
+                r.applied.len(),
+                r.clamped,
+                if r.absent.is_empty() {
+                    String::new()
+                } else {
+                    format!("; not in the stream: {}", r.absent.join(", "))
+                }
+            ));
+        }
         report.kind = "arkit".into();
         report.name = path.display().to_string();
         Drive::Stream(

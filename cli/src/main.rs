@@ -44,6 +44,7 @@ fn main() -> ExitCode {
         }
         Command::Inspect(i) => inspect::run(&i.file, i.json).map(|text| print!("{text}")),
         Command::Pack(p) => pack::run(p).map(|text| print!("{text}")),
+        Command::Calibrate(c) => calibrate(c).map(|text| print!("{text}")),
         Command::Scenario(s) => return scenario::main(s, command),
         Command::Bench(b) => {
             // As for animate: a signal raises a flag the run checks between rows.
@@ -68,4 +69,27 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `mien calibrate`: fit offsets from a neutral take and write them.
+fn calibrate(c: &args::CalibrateArgs) -> anyhow::Result<String> {
+    use anyhow::Context;
+    let (neutral, _) = mien_core::io::read_stream(&c.neutral)
+        .with_context(|| format!("cannot read neutral take {}", c.neutral.display()))?;
+    let cal = mien_core::anim::Calibration::fit_neutral(&neutral);
+    mien_core::io::atomic::write_atomic_bytes(&c.out, cal.to_json().as_bytes())
+        .with_context(|| format!("cannot write {}", c.out.display()))?;
+    let biased = cal
+        .channels
+        .values()
+        .filter(|ch| ch.offset.abs() > 0.05)
+        .count();
+    Ok(format!(
+        "{}: {} channels from {} frames of {}; {} rest above 0.05\n",
+        c.out.display(),
+        cal.channels.len(),
+        neutral.frame_count(),
+        c.neutral.display(),
+        biased
+    ))
 }

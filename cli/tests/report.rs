@@ -377,3 +377,74 @@ fn an_audio2face_export_drives_a_character() {
         r.stderr
     );
 }
+
+/// `mien calibrate` fits offsets from a neutral take (medians, by hand here) and `--calibration`
+/// applies them to a stream, with the clamped values counted in the report; a bad calibration
+/// file is refused naming its field.
+#[test]
+fn calibrate_fits_a_neutral_take_and_animate_applies_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let neutral = dir.path().join("neutral.csv");
+    std::fs::write(
+        &neutral,
+        "Timecode,BlendShapeCount,EyeWideLeft,JawOpen\n\
+         00:00:00:00.000,2,0.2,0.0\n\
+         00:00:00:01.000,2,0.3,0.1\n\
+         00:00:00:02.000,2,0.25,0.0\n",
+    )
+    .unwrap();
+    let cal = dir.path().join("cal.json");
+    let r = mien(&[
+        "calibrate",
+        neutral.to_str().unwrap(),
+        "--out",
+        cal.to_str().unwrap(),
+    ]);
+    assert!(r.ok(), "{}", r.stderr);
+    let c: serde_json::Value = serde_json::from_slice(&std::fs::read(&cal).unwrap()).unwrap();
+    assert_eq!(c["channels"]["EyeWideLeft"]["offset"].as_f64(), Some(0.25));
+    assert_eq!(c["channels"]["JawOpen"]["offset"].as_f64(), Some(0.0));
+    // The neutral take calibrated by itself: EyeWideLeft 0.2 → −0.05 → clamped to 0 (one value);
+    // JawOpen's median is 0, so nothing of it moves.
+    let facecap = data("facecap/facecap.glb");
+    let out = dir.path().join("out");
+    let run = animate(
+        &out,
+        &[
+            "--character",
+            facecap.to_str().unwrap(),
+            "--arkit",
+            neutral.to_str().unwrap(),
+            "--calibration",
+            cal.to_str().unwrap(),
+            "--sheet",
+            "0",
+            "--ply",
+            "none",
+        ],
+    );
+    assert!(run.ok(), "{}", run.stderr);
+    let notes = report(&out)["animation"]["notes"].to_string();
+    assert!(
+        notes.contains("2 channel(s) calibrated, 1 value(s) clamped"),
+        "{notes}"
+    );
+    std::fs::write(&cal, r#"{"format": "mien-calibration", "version": 1, "channels": {"JawOpen": {"offset": 0, "gain": 0}}}"#).unwrap();
+    let run = animate(
+        &dir.path().join("out2"),
+        &[
+            "--character",
+            facecap.to_str().unwrap(),
+            "--arkit",
+            neutral.to_str().unwrap(),
+            "--calibration",
+            cal.to_str().unwrap(),
+        ],
+    );
+    assert!(!run.ok());
+    assert!(
+        run.stderr.contains("channels.JawOpen.gain"),
+        "{}",
+        run.stderr
+    );
+}
