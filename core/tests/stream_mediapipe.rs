@@ -106,3 +106,34 @@ fn per_frame_results_read_as_a_timed_stream_and_bad_ones_are_refused() {
         ("classification (line 1)", "not closed")
     );
 }
+
+/// The CSV layout people save from MediaPipe's results (a millisecond time column, a frame index,
+/// one column per blendshape) reads as a timed stream; without a time column it is refused naming
+/// the accepted ones; `read_stream` tells it from a Live Link export by its header.
+#[test]
+fn score_csv_with_a_time_column_reads_as_a_timed_stream() {
+    use mien_core::io::mediapipe::read_score_csv;
+    let csv = "frame,timestamp_ms,_neutral,jawOpen,eyeBlinkLeft\n0,1000,0.9,0.1,0.0\n1,1033,0.8,0.25,0.5\n";
+    let s = read_score_csv(csv, "mp.csv").unwrap();
+    assert_eq!(s.channels, ["_neutral", "jawOpen", "eyeBlinkLeft"]);
+    assert_eq!(s.times, vec![0.0, 0.033]);
+    assert_eq!(s.frame(1), &[0.8, 0.25, 0.5]);
+    let e = read_score_csv("jawOpen,eyeBlinkLeft\n0.1,0.2\n", "x.csv")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("no time column") && e.contains("timestamp_ms"),
+        "{e}"
+    );
+    let e = read_score_csv("time,jawOpen\n0,0.1\n0.1,nan\n", "x.csv")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("jawOpen (line 3)"), "{e}");
+    let dir = std::env::temp_dir().join(format!("mien-mp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("mp.csv");
+    std::fs::write(&p, csv).unwrap();
+    let (s, _) = mien_core::io::read_stream(&p).unwrap();
+    assert_eq!(s.frame_count(), 2);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

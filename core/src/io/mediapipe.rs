@@ -294,3 +294,127 @@ fn pbtxt_frame(text: &str, label: &str) -> Result<Vec<(String, f32)>> {
     }
     Ok(out)
 }
+
+/// Time columns [`read_score_csv`] accepts (compared case-insensitively) and their units per
+/// second: milliseconds (1000) as MediaPipe's `timestampMs` saves, or seconds (1).
+pub const SCORE_CSV_TIME_COLUMNS: [(&str, f64); 6] = [
+    ("timestamp_ms", 1000.0),
+    ("timestampms", 1000.0),
+    ("time_ms", 1000.0),
+    ("time_s", 1.0),
+    ("time", 1.0),
+    ("seconds", 1.0),
+];
+
+/// Read blendshape scores saved as CSV, the layout people write from MediaPipe's per-frame
+/// results: a header of a time column ([`SCORE_CSV_TIME_COLUMNS`]) then one column per blendshape
+/// (`_neutral`, `browDownLeft`, …, any names), then one row per frame. Other columns named like a
+/// frame index (`frame`, `frame_index`) are skipped. Times are made relative to the first row.
+///
+/// # Errors
+/// [`Error::Format`] naming `label`, the column and the 1-based line: no time column (naming the
+/// accepted ones); a row of another length; a value that is not a finite number; times that do not
+/// increase; no rows.
+pub fn read_score_csv(text: &str, label: &str) -> Result<WeightStream> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| (i + 1, l.trim_end_matches('\r')))
+        .filter(|(_, l)| !l.trim().is_empty());
+    let (_, header) = lines
+        .next()
+        .ok_or_else(|| Error::format(label, "header", "the file is empty"))?;
+    let cols: Vec<&str> = header.split(',').map(str::trim).collect();
+    let (time_col, unit) = cols
+        .iter()
+        .enumerate()
+        .find_map(|(i, c)| {
+            SCORE_CSV_TIME_COLUMNS
+                .iter()
+                .find(|(n, _)| c.eq_ignore_ascii_case(n))
+                .map(|(_, u)| (i, *u))
+        })
+        .ok_or_else(|| {
+            Error::format(
+                label,
+                "header (line 1)",
+                format!(
+                    "no time column: name one of {} (or save a Live Link Face CSV with Timecode)",
+                    SCORE_CSV_TIME_COLUMNS
+                        .iter()
+                        .map(|(n, _)| *n)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            )
+        })?;
+    let skip = |c: &str| {
+        let l = c.to_ascii_lowercase();
+        l == "frame" || l == "frame_index" || l == "frameindex"
+    };
+    let value_cols: Vec<usize> = (0..cols.len())
+        .filter(|&i| i != time_col && !skip(cols[i]))
+        .collect();
+    let mut times = Vec::new();
+    let mut values = Vec::new();
+    for (n, line) in lines {
+        let f: Vec<&str> = line.split(',').map(str::trim).collect();
+        if f.len() != cols.len() {
+            return Err(Error::format(
+                label,
+                format!("line {n}"),
+                format!("{} fields, the header {}", f.len(), cols.len()),
+            ));
+        }
+        let num = |i: usize| {
+            f[i].parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite())
+                .ok_or_else(|| {
+                    Error::format(
+                        label,
+                        format!("{} (line {n})", cols[i]),
+                        format!("`{}` is not a finite number", f[i]),
+                    )
+                })
+        };
+        let t = num(time_col)?;
+        if let Some(&prev) = times.last()
+            && t <= prev
+        {
+            return Err(Error::format(
+                label,
+                format!("{} (line {n})", cols[time_col]),
+                "does not follow the previous row's time",
+            ));
+        }
+        times.push(t);
+        for &i in &value_cols {
+            let v = num(i)?;
+            if v.abs() > f64::from(f32::MAX) {
+                return Err(Error::format(
+                    label,
+                    format!("{} (line {n})", cols[i]),
+                    "out of f32 range",
+                ));
+            }
+            values.push(v as f32);
+        }
+    }
+    if times.is_empty() {
+        return Err(Error::format(label, "rows", "no frames"));
+    }
+    let t0 = times[0];
+    let stream = WeightStream {
+        source: label.to_owned(),
+        channels: value_cols.iter().map(|&i| cols[i].to_owned()).collect(),
+        times: times.iter().map(|t| (t - t0) / unit).collect(),
+        values,
+        aux_channels: Vec::new(),
+        aux_values: Vec::new(),
+        nominal_fps: None,
+    };
+    stream.validate()?;
+    Ok(stream)
+}

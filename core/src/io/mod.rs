@@ -11,7 +11,8 @@ pub mod read;
 pub mod speech;
 
 /// Read an ARKit-52 weight stream, by extension: `.csv` a Live Link Face export
-/// ([`livelink_csv::read_livelink_csv`]), `.json` an Audio2Face blendshape export
+/// ([`livelink_csv::read_livelink_csv`]; a CSV without a `Timecode` column is read as per-frame
+/// scores with a time column, [`mediapipe::read_score_csv`]), `.json` an Audio2Face blendshape export
 /// ([`audio2face::read_audio2face`]) or MediaPipe Face Landmarker scores
 /// ([`mediapipe::read_mediapipe`], by content), `.pbtxt` a MediaPipe `ClassificationList`. Returns the stream and notes on what the file holds but mien
 /// does not apply (Audio2Face's joint tracks).
@@ -28,7 +29,26 @@ pub fn read_stream(
         .map(str::to_ascii_lowercase);
     let shown = path.display().to_string();
     match ext.as_deref() {
-        Some("csv") => Ok((livelink_csv::read_livelink_csv(path)?, Vec::new())),
+        Some("csv") => {
+            // A Live Link Face export names its first column Timecode; any other CSV is read as
+            // per-frame blendshape scores with a time column (MediaPipe as people save it).
+            let bytes = read::read_file_capped(path, livelink_csv::MAX_LIVELINK_CSV_BYTES)?;
+            let text = String::from_utf8_lossy(&bytes);
+            let header = text
+                .trim_start_matches('\u{feff}')
+                .lines()
+                .next()
+                .unwrap_or("");
+            if header
+                .split(',')
+                .any(|c| c.trim().eq_ignore_ascii_case("timecode"))
+                || header.is_empty()
+            {
+                Ok((livelink_csv::read_livelink_csv(path)?, Vec::new()))
+            } else {
+                Ok((mediapipe::read_score_csv(&text, &shown)?, Vec::new()))
+            }
+        }
         Some("json") => {
             let bytes = read::read_file_capped(path, audio2face::MAX_AUDIO2FACE_BYTES)?;
             let text = String::from_utf8_lossy(&bytes);
