@@ -33,6 +33,7 @@ pub mod error;
 pub mod face;
 pub mod face_rules;
 pub mod instance;
+mod memory;
 pub mod posed;
 pub mod runtime;
 pub mod space;
@@ -45,6 +46,7 @@ pub use engine::{SinkRef, Times};
 pub use error::{Error, Result};
 pub use face::{Event, FaceDriver, FaceSources, Script};
 pub use instance::{HeadMotionReport, Instance, InstanceMut, InstanceTotals};
+pub use memory::HOST_BYTES_PER_VERTEX;
 pub use mien_core::anim::head::HeadJointNames;
 pub use runtime::{
     FrameReport, InstanceFrame, LiftInfo, LiftOptions, MAX_INSTANCES, MemoryReport, Runtime,

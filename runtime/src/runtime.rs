@@ -36,13 +36,6 @@ pub const MAX_INSTANCES: u32 = 65_535;
 /// (rayon); below it waking the pool costs more than the work.
 pub const PARALLEL_MIN: usize = 8;
 
-/// Bytes of memory per instance and vertex a runtime holds where the device keeps its buffers in
-/// host memory (the CPU, or a software adapter such as lavapipe): posed position and normal (24),
-/// the splat sink's slot (centre 16, colour 4, covariance 32), and on a GPU device the morphed copy
-/// (24); a rig that carries tangents adds 16. [`Runtime::new`] refuses a runtime whose total
-/// exceeds the memory the system has available (Linux `MemAvailable`) before allocating.
-pub const HOST_BYTES_PER_VERTEX: (u64, u64) = (24 + 52, 24 + 24 + 52);
-
 /// Where a splat's colour comes from.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Shading {
@@ -207,22 +200,7 @@ impl Runtime {
             ));
         }
         engine::sink_slots(n, asset.vertex_count())?;
-        if device.is_software() || matches!(device, Device::Cpu) {
-            let tangents = matches!(asset.model(), Model::Rig(r) if !r.tangents.is_empty());
-            let need = host_bytes(
-                n,
-                asset.vertex_count(),
-                !matches!(device, Device::Cpu),
-                tangents,
-            );
-            check_memory(
-                n,
-                asset.vertex_count(),
-                need,
-                available_memory(),
-                device.name(),
-            )?;
-        }
+        crate::memory::check_runtime(&asset, device, n)?;
         let engine = engine::build(device, asset.model(), n)?;
         let instances = (0..n)
             .map(|_| Instance::new(&asset))
@@ -729,71 +707,4 @@ pub fn median_edge(triangles: &[[u32; 3]], pos: &[[f32; 3]]) -> Option<f32> {
     }
     let mid = e.len() / 2;
     Some(*e.select_nth_unstable_by(mid, f32::total_cmp).1)
-}
-
-/// Host bytes `n` instances of `v` vertices hold ([`HOST_BYTES_PER_VERTEX`]; `gpu`: a software
-/// adapter's buffers, with the morphed copy).
-pub(crate) fn host_bytes(n: u32, v: u32, gpu: bool, tangents: bool) -> u64 {
-    let per = if gpu {
-        HOST_BYTES_PER_VERTEX.1
-    } else {
-        HOST_BYTES_PER_VERTEX.0
-    } + if tangents { 16 } else { 0 };
-    u64::from(n) * u64::from(v) * per
-}
-
-/// The memory the system can still give (Linux: `MemAvailable` of `/proc/meminfo`), or `None`
-/// where it cannot be read.
-pub(crate) fn available_memory() -> Option<u64> {
-    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    kib.checked_mul(1024)
-}
-
-/// Refuse a runtime whose host memory `need` exceeds `available` (when known), before anything
-/// is allocated: an allocation that large would abort the process or wake the OOM killer.
-pub(crate) fn check_memory(
-    n: u32,
-    v: u32,
-    need: u64,
-    available: Option<u64>,
-    device: &str,
-) -> Result<()> {
-    let gib = |b: u64| b as f64 / f64::from(1u32 << 30);
-    match available {
-        Some(avail) if need > avail => Err(Error::invalid(
-            format!("instances {n}"),
-            format!(
-                "{n} instances of {v} vertices need about {:.1} GiB on the {device} device (host memory), and {:.1} GiB is available; use fewer instances per runtime",
-                gib(need),
-                gib(avail)
-            ),
-        )),
-        _ => Ok(()),
-    }
-}
-
-#[cfg(test)]
-mod memory_tests {
-    use super::*;
-
-    #[test]
-    fn a_runtime_larger_than_the_available_memory_is_refused_before_allocating() {
-        // facecap (4368 vertices) × 65535 on the CPU: 65535 · 4368 · 76 bytes ≈ 20.3 GiB.
-        let need = host_bytes(65_535, 4368, false, false);
-        assert_eq!(need, 65_535 * 4368 * 76);
-        let e = check_memory(65_535, 4368, need, Some(8 << 30), "cpu")
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.contains("instances 65535") && e.contains("20.3 GiB") && e.contains("8.0 GiB"),
-            "{e}"
-        );
-        assert!(check_memory(65_535, 4368, need, Some(need), "cpu").is_ok());
-        assert!(check_memory(65_535, 4368, need, None, "cpu").is_ok());
-        // A software adapter holds the morphed copy too; tangents add 16 bytes.
-        assert_eq!(host_bytes(2, 10, true, true), 2 * 10 * (100 + 16));
-        assert!(available_memory().is_none_or(|m| m > 0));
-    }
 }

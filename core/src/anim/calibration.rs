@@ -9,6 +9,28 @@
 //!  "channels": {"eyeWideLeft": {"offset": 0.12, "gain": 2.5, "min": 0, "max": 1}}}
 //! ```
 //!
+//! ```
+//! use mien_core::anim::{Calibration, WeightStream};
+//! let cal = Calibration::from_json(
+//!     r#"{"format": "mien-calibration", "version": 1,
+//!         "channels": {"eyeWideLeft": {"offset": 0.1, "gain": 4}}}"#,
+//!     "cal.json",
+//! )?;
+//! let mut take = WeightStream {
+//!     source: "take".into(),
+//!     channels: vec!["eyeWideLeft".into()],
+//!     times: vec![0.0, 0.1],
+//!     values: vec![0.3, 0.05],
+//!     aux_channels: vec![],
+//!     aux_values: vec![],
+//!     nominal_fps: None,
+//! };
+//! let report = cal.apply(&mut take);
+//! assert!((take.values[0] - 0.8).abs() < 1e-6); // (0.3 − 0.1) · 4
+//! assert_eq!((take.values[1], report.clamped), (0.0, 1)); // −0.2 clamped to 0, counted
+//! # Ok::<(), mien_core::Error>(())
+//! ```
+//!
 //! `gain` defaults to 1, `min` to 0 and `max` to 1; names are matched to the stream's channels
 //! exactly as the stream spells them. [`Calibration::fit_neutral`] fits the offsets from a neutral
 //! take (the face at rest): each channel's median, so a tracker's resting bias reads as 0.

@@ -33,21 +33,25 @@ pub fn read_stream(
             // A Live Link Face export names its first column Timecode; any other CSV is read as
             // per-frame blendshape scores with a time column (MediaPipe as people save it).
             let bytes = read::read_file_capped(path, livelink_csv::MAX_LIVELINK_CSV_BYTES)?;
-            let text = String::from_utf8_lossy(&bytes);
+            let Ok(text) = std::str::from_utf8(&bytes) else {
+                // Not UTF-8: the Live Link reader names the byte and line (and a UTF-16 save).
+                return Ok((livelink_csv::read_livelink_csv(path)?, Vec::new()));
+            };
             let header = text
                 .trim_start_matches('\u{feff}')
                 .lines()
                 .next()
                 .unwrap_or("");
-            if header
-                .split(',')
-                .any(|c| c.trim().eq_ignore_ascii_case("timecode"))
-                || header.is_empty()
+            let stream = if header.is_empty()
+                || header
+                    .split(',')
+                    .any(|c| c.trim().eq_ignore_ascii_case("timecode"))
             {
-                Ok((livelink_csv::read_livelink_csv(path)?, Vec::new()))
+                livelink_csv::read_livelink_csv_from_str(text, &shown)?
             } else {
-                Ok((mediapipe::read_score_csv(&text, &shown)?, Vec::new()))
-            }
+                mediapipe::read_score_csv(text, &shown)?
+            };
+            Ok((stream, Vec::new()))
         }
         Some("json") => {
             let bytes = read::read_file_capped(path, audio2face::MAX_AUDIO2FACE_BYTES)?;

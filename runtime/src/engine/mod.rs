@@ -172,12 +172,14 @@ pub(crate) fn build(device: &Device, model: &Model, instances: u32) -> Result<Bo
 
 /// Bytes per sink slot of the largest sink buffer (a centre or covariance row, 4 f32): what a
 /// batched lift binds per slot.
+#[cfg(any(feature = "wgpu", feature = "vulkan", test))]
 pub(crate) const SINK_SLOT_BYTES: u64 = 16;
 
 /// Split `n` instances of `v` vertices into groups `(first, count)` that one batched lift each can
 /// take: the group's slot span within `binding_limit` bytes of [`SINK_SLOT_BYTES`] per slot and
 /// its count within `max_z` (a dispatch dimension). One group when everything fits; groups of
 /// one when even two instances do not.
+#[cfg(any(feature = "wgpu", feature = "vulkan", test))]
 pub(crate) fn lift_groups(n: usize, v: u32, binding_limit: u64, max_z: u32) -> Vec<(usize, usize)> {
     let per = (u64::from(v) * SINK_SLOT_BYTES).max(1);
     let k = (binding_limit / per).clamp(1, u64::from(max_z.max(1))) as usize;
