@@ -44,7 +44,7 @@ pub fn face_driver(
     }
     let def = match &args.face {
         Some(p) => read_face(p, ch)?,
-        None => FaceDef::arkit_default(),
+        None => FaceDef::for_character(ch),
     };
     let builtin_script = args.state_script.is_none() && builtin && args.look_at.is_none();
     let script = match &args.state_script {

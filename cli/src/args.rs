@@ -31,7 +31,7 @@ pub enum Command {
     /// speech, blinks, a smile and gaze, written to ./mien-out/.
     #[command(after_help = EXIT_CODES)]
     Animate(AnimateArgs),
-    /// Show what a character (.glb/.gltf/.aosrig), stream (.csv), speech timing or splat (.ply)
+    /// Show what a character (.glb/.gltf/.vrm/.aosrig), stream (.csv), speech timing or splat (.ply)
     /// file holds.
     Inspect(InspectArgs),
     /// Bake a real head into a linear-head pack (.aosrig): a folder of blendshape OBJs (a neutral
@@ -163,8 +163,10 @@ pub enum PlyLayout {
 /// `mien animate` arguments.
 #[derive(Debug, Args)]
 pub struct AnimateArgs {
-    /// Character: a glTF 2.0 file (.glb or .gltf) with morph targets and/or a skin, or a linear
-    /// head pack (.aosrig, from `mien pack`) driven through its baked ARKit-52 map.
+    /// Character: a glTF 2.0 file (.glb or .gltf) with morph targets and/or a skin, a VRM avatar
+    /// (.vrm, 0.x or 1.0: its expressions driven through ARKit → VRM presets, visemes → aa ih ou
+    /// ee oh, blink and lookAt), or a linear head pack (.aosrig, from `mien pack`) driven through
+    /// its baked ARKit-52 map.
     /// Default: the built-in sample head.
     #[arg(short, long, value_name = "FILE", help_heading = "Character")]
     pub character: Option<PathBuf>,
@@ -405,7 +407,7 @@ pub struct CalibrateArgs {
 /// `mien inspect` arguments.
 #[derive(Debug, Args)]
 pub struct InspectArgs {
-    /// A character (.glb, .gltf), a linear head pack (.aosrig), an animation stream (.csv Live
+    /// A character (.glb, .gltf, .vrm), a linear head pack (.aosrig), an animation stream (.csv Live
     /// Link Face export), a speech timing file (Gentle, MFA TextGrid, Rhubarb, Polly, Azure, mien
     /// utterance) or a splat file (.ply).
     #[arg(value_name = "FILE")]

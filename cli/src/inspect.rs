@@ -8,6 +8,7 @@ use mien_core::anim::Property;
 use mien_core::anim::canon::canonical_name;
 use mien_core::io::{gltf::import_gltf, livelink_csv::read_livelink_csv, ply::read_splat_ply};
 use serde_json::json;
+use mien_core::vrm::{LookAtKind, Override, RangeMap, Vrm, VrmVersion};
 
 /// Describe `path` as text (or JSON when `as_json`).
 ///
@@ -19,13 +20,13 @@ pub fn run(path: &Path, as_json: bool) -> Result<String> {
         .and_then(|e| e.to_str())
         .map(str::to_ascii_lowercase);
     let value = match ext.as_deref() {
-        Some("glb" | "gltf") => character(path)?,
+        Some("glb" | "gltf" | "vrm") => character(path)?,
         Some("csv") => stream(path)?,
         Some("ply") => splats(path)?,
         Some("aosrig") => pack(path)?,
         _ => speech(path).with_context(|| {
             format!(
-                "{}: mien reads .glb/.gltf characters, .aosrig linear heads, Live Link Face .csv streams, 3DGS .ply files and speech timings (TextGrid, Gentle, Rhubarb, Polly, Azure, mien JSON)",
+                "{}: mien reads .glb/.gltf/.vrm characters, .aosrig linear heads, Live Link Face .csv streams, 3DGS .ply files and speech timings (TextGrid, Gentle, Rhubarb, Polly, Azure, mien JSON)",
                 path.display()
             )
         })?,
@@ -190,7 +191,7 @@ fn character(path: &Path) -> Result<serde_json::Value> {
         .enumerate()
         .map(|(i, s)| json!({"skin": format!("{i}: {}", s.name.as_deref().unwrap_or("(unnamed)")), "joints": s.joints.len()}))
         .collect();
-    Ok(json!({
+    let mut out = json!({
         "file": path.display().to_string(),
         "kind": "character (glTF 2.0)",
         "nodes": ch.nodes.len(),
@@ -200,7 +201,99 @@ fn character(path: &Path) -> Result<serde_json::Value> {
         "skins": skins,
         "clips": clips,
         "import_notes": ch.notes.iter().map(|n| format!("{}: {}", n.field, n.message)).collect::<Vec<_>>(),
-    }))
+    });
+    if let Some(v) = &ch.vrm {
+        out["kind"] = json!(match v.version {
+            VrmVersion::V0 => "VRM 0.x avatar (glTF 2.0, extension VRM)",
+            VrmVersion::V1 => "VRM 1.0 avatar (glTF 2.0, extension VRMC_vrm)",
+        });
+        out["vrm"] = vrm_section(&ch, v);
+    }
+    Ok(out)
+}
+
+/// The `vrm` section of `inspect`: expressions (binds by target name), humanoid bones, lookAt.
+fn vrm_section(ch: &mien_core::rig::Character, v: &Vrm) -> serde_json::Value {
+    let node_name = |n: mien_core::rig::NodeId| {
+        ch.nodes
+            .get(n.index())
+            .and_then(|x| x.name.clone())
+            .unwrap_or_else(|| format!("node {}", n.index()))
+    };
+    let over = |o: Override| match o {
+        Override::None => "none",
+        Override::Block => "block",
+        Override::Blend => "blend",
+    };
+    let expressions: Vec<String> = v
+        .expressions
+        .iter()
+        .map(|e| {
+            let binds: Vec<String> = e
+                .morph_binds
+                .iter()
+                .map(|b| {
+                    let target = ch
+                        .node_mesh(b.node)
+                        .and_then(|(_, m)| m.target_names.get(b.target).cloned())
+                        .unwrap_or_else(|| format!("target {}", b.target));
+                    format!("{}.{target} ×{}", node_name(b.node), b.weight)
+                })
+                .collect();
+            let mut s = format!(
+                "{}{}: {}",
+                e.name,
+                if e.preset.is_some() { " (preset)" } else { " (custom)" },
+                if binds.is_empty() { "no morph bind".to_string() } else { binds.join(", ") }
+            );
+            if e.is_binary {
+                s.push_str("; binary");
+            }
+            for (what, o) in [
+                ("blink", e.override_blink),
+                ("lookAt", e.override_look_at),
+                ("mouth", e.override_mouth),
+            ] {
+                if o != Override::None {
+                    s.push_str(&format!("; {} {what}", over(o)));
+                }
+            }
+            let unapplied = e.material_color_binds + e.texture_transform_binds;
+            if unapplied > 0 {
+                s.push_str(&format!("; {unapplied} material/texture bind(s) not applied"));
+            }
+            s
+        })
+        .collect();
+    let humanoid: Vec<String> = v
+        .humanoid
+        .iter()
+        .map(|b| format!("{}: {}", b.bone, node_name(b.node)))
+        .collect();
+    let map = |m: &RangeMap| {
+        format!(
+            "{}° → {}{}{}",
+            m.input_max_deg,
+            m.output_scale,
+            if v.look_at.kind == LookAtKind::Bone { "°" } else { "" },
+            if m.curve.is_some() { " (curve)" } else { "" }
+        )
+    };
+    let l = &v.look_at;
+    json!({
+        "spec_version": v.spec_version,
+        "expressions": expressions,
+        "humanoid_bones": humanoid,
+        "look_at": {
+            "type": match l.kind { LookAtKind::Bone => "bone", LookAtKind::Expression => "expression" },
+            "offset_from_head_m": l.offset_from_head,
+            "horizontal_inner": map(&l.horizontal_inner),
+            "horizontal_outer": map(&l.horizontal_outer),
+            "vertical_down": map(&l.vertical_down),
+            "vertical_up": map(&l.vertical_up),
+            "eyes": [v.bone("leftEye").map(node_name), v.bone("rightEye").map(node_name)],
+        },
+    })
 }
 
 fn stream(path: &Path) -> Result<serde_json::Value> {

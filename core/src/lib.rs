@@ -18,5 +18,6 @@ pub mod sink;
 pub mod speech;
 #[cfg(feature = "testing")]
 pub mod testing;
+pub mod vrm;
 
 pub use error::{Error, Result};

@@ -42,7 +42,7 @@ pub struct Asset {
 }
 
 impl Asset {
-    /// Load a character file: `.glb` / `.gltf` ([`import_gltf`]: KHR_mesh_quantization,
+    /// Load a character file: `.glb` / `.gltf` / `.vrm` ([`import_gltf`]: KHR_mesh_quantization,
     /// EXT_meshopt_compression, sparse accessors) or `.aosrig` (a linear head pack,
     /// `docs/formats/aosrig.md`), chosen by extension.
     ///
@@ -57,7 +57,7 @@ impl Asset {
             .and_then(|e| e.to_str())
             .map(str::to_ascii_lowercase);
         match ext.as_deref() {
-            Some("glb" | "gltf") => {
+            Some("glb" | "gltf" | "vrm") => {
                 let character = import_gltf(path)
                     .with_context(|| format!("cannot load character {}", path.display()))?;
                 Self::from_character(character)
@@ -78,7 +78,7 @@ impl Asset {
                 } else {
                     path.display().to_string()
                 },
-                "not a character file mien reads (expected .glb, .gltf or .aosrig)",
+                "not a character file mien reads (expected .glb, .gltf, .vrm or .aosrig)",
             )),
         }
     }
@@ -242,7 +242,7 @@ mod tests {
     fn other_extensions_and_missing_files_are_named() {
         let e = Asset::load("face.fbx").unwrap_err().to_string();
         assert!(
-            e.contains("face.fbx") && e.contains(".glb, .gltf or .aosrig"),
+            e.contains("face.fbx") && e.contains(".glb, .gltf, .vrm or .aosrig"),
             "{e}"
         );
         let e = Asset::load("/nonexistent/head.glb").unwrap_err();

@@ -272,6 +272,11 @@ impl FaceDriver {
         })
     }
 
+    /// The point the face looks at (a script's or the caller's look-at), world metres.
+    pub fn look_target(&self) -> Option<glam::Vec3> {
+        self.animator.face().look_target()
+    }
+
     /// Apply the script's events up to media time `t`, then the face, onto `pose` (`world`: the
     /// node world matrices of the pose so far, for look-at), and update the state hash.
     ///

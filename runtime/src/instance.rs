@@ -42,6 +42,8 @@ pub struct InstanceTotals {
     pub peak_nonzero: u32,
     /// Linear heads: coefficients the ARKit map's clamp changed.
     pub head_clamped: u64,
+    /// VRM avatars: expression inputs outside [0, 1] clamped ([`mien_core::vrm`] step 2).
+    pub expression_clamped: u64,
 }
 
 /// What head motion found and turns, for a report.
@@ -123,7 +125,22 @@ impl HeadMotion {
                 }
             };
         let refs: Vec<Option<&str>> = names.iter().map(Option::as_deref).collect();
-        let joints = HeadJoints::find(&refs, given).map_err(|(role, n)| {
+        // A VRM: head and neck from the humanoid map; the eyes are lookAt's (mien_core::vrm).
+        let vrm = asset.character().vrm.as_ref();
+        let mut given = given.clone();
+        if let Some(v) = vrm {
+            let name = |bone: &str| {
+                v.bone(bone)
+                    .and_then(|n| names.get(n.index()).cloned().flatten())
+            };
+            if given.head.is_none() {
+                given.head = name("head");
+            }
+            if given.neck.is_none() {
+                given.neck = name("neck");
+            }
+        }
+        let mut joints = HeadJoints::find(&refs, &given).map_err(|(role, n)| {
             Error::invalid(
                 format!("{role} joint `{n}`"),
                 format!(
@@ -138,6 +155,10 @@ impl HeadMotion {
                 ),
             )
         })?;
+        if vrm.is_some() {
+            joints.left_eye = None;
+            joints.right_eye = None;
+        }
         let name_of = |j: Option<usize>| j.and_then(|j| names.get(j).cloned().flatten());
         let report = HeadMotionReport {
             channels: head::ANGLE_CHANNELS
@@ -214,6 +235,8 @@ pub struct Instance {
     head_names: HeadJointNames,
     head_motion_on: bool,
     pub(crate) pose: Pose,
+    /// VRM avatars: the expression and lookAt step.
+    pub(crate) vrm: Option<crate::vrm::VrmState>,
     locals: Vec<Mat4>,
     pub(crate) world: Vec<Mat4>,
     pub(crate) totals: InstanceTotals,
@@ -245,6 +268,7 @@ impl Instance {
             head_names: HeadJointNames::default(),
             head_motion_on: true,
             pose: asset.character().rest_pose(),
+            vrm: crate::vrm::VrmState::new(asset.character()),
             locals: Vec::new(),
             world: Vec::new(),
             totals: InstanceTotals::default(),
@@ -255,6 +279,12 @@ impl Instance {
     pub(crate) fn evaluate(&mut self, ch: &Character, rest: &Pose, t: f64) -> Result<()> {
         let td = self.drive_time(ch, t);
         self.drive.pose_at(ch, rest, td, &mut self.pose);
+        if let (Some(v), Some(d)) = (&ch.vrm, self.vrm.as_ref().and_then(|s| s.direct.as_ref()))
+            && let Some(w) = self.pose.weights.get_mut(v.control_node.index())
+            && w.len() == d.len()
+        {
+            w.copy_from_slice(d);
+        }
         self.named.clear();
         if let (Drive::Stream(s), Some(m)) = (&self.drive, &mut self.motion)
             && m.report.applied
@@ -291,6 +321,24 @@ impl Instance {
         ch.world_matrices(&self.pose, &mut self.locals, &mut self.world);
         if let Some(f) = &mut self.face {
             f.update(ch, t, &self.world, &mut self.pose)?;
+            ch.world_matrices(&self.pose, &mut self.locals, &mut self.world);
+        }
+        if let (Some(v), Some(state)) = (&ch.vrm, &mut self.vrm) {
+            let mut gaze = state.gaze.or_else(|| {
+                let p = self.face.as_ref()?.look_target()?;
+                state.gaze_toward(v, &self.world, p)
+            });
+            if gaze.is_none()
+                && let Drive::Stream(s) = &self.drive
+            {
+                let stream = s.stream();
+                let channels = AngleChannels::find(&stream.aux_channels);
+                let aux = state.aux(stream.aux_channels.len());
+                stream.sample_aux(td, aux);
+                gaze = crate::vrm::VrmState::stream_gaze(&channels, aux);
+            }
+            state.apply(v, &mut self.pose, gaze);
+            self.totals.expression_clamped += u64::from(state.last.clamped);
             ch.world_matrices(&self.pose, &mut self.locals, &mut self.world);
         }
         Ok(())
@@ -346,6 +394,12 @@ impl Instance {
     /// What the rules changed so far.
     pub fn totals(&self) -> &InstanceTotals {
         &self.totals
+    }
+
+    /// VRM avatars: the last frame's clamp count and blink / lookAt / mouth override factors
+    /// ([`mien_core::vrm::Vrm::evaluate`]); `None` for other characters.
+    pub fn vrm_counts(&self) -> Option<mien_core::vrm::ApplyCounts> {
+        self.vrm.as_ref().map(|v| v.last)
     }
 
     /// What head motion found (`None` when the drive is not a stream with angle channels).
@@ -446,6 +500,9 @@ impl InstanceMut<'_> {
     /// - [`ExpressionSpace::Arkit52`] `(52,)` weights in canonical order: they become a one-frame
     ///   stream bound by name (unmatched channels reported as for any stream), replacing the
     ///   drive; speech, the face driver and joint overrides still layer on top.
+    /// - [`ExpressionSpace::Vrm`] `(X,)` (VRM avatars): the expression inputs, replacing what the
+    ///   drive writes to them every following frame (speech, the face driver and lookAt still
+    ///   layer on top; a later stream's ARKit → VRM routes are overwritten);
     /// - [`ExpressionSpace::Gnm`] `(E+4,)` / [`ExpressionSpace::Gnm68`] `(R+4,)` (linear heads):
     ///   the head_ext posed as given (the reduced view expanded per region), instead of the ARKit
     ///   map's.
@@ -485,6 +542,11 @@ impl InstanceMut<'_> {
                     d.set_frame_values(0, values)?;
                 }
             }
+            ExpressionSpace::Vrm => {
+                if let Some(v) = self.inst.vrm.as_mut() {
+                    v.direct = Some(values.to_vec());
+                }
+            }
             ExpressionSpace::Gnm => self.inst.direct_head_ext = Some(values.to_vec()),
             ExpressionSpace::Gnm68 => {
                 let Model::Head { pack, .. } = self.asset.model() else {
@@ -494,6 +556,31 @@ impl InstanceMut<'_> {
                 self.inst.direct_head_ext = Some(full);
             }
         }
+        Ok(self)
+    }
+
+    /// Set (or clear, `None`) the gaze of a VRM avatar's lookAt, degrees in its lookAt space
+    /// (yaw > 0 toward the character's left, pitch > 0 down): it takes precedence over the face
+    /// driver's look-at point and the stream's eye angles ([`crate::vrm`] module doc).
+    ///
+    /// # Errors
+    /// A character that is not a VRM avatar; a non-finite angle.
+    pub fn set_vrm_gaze(&mut self, gaze: Option<mien_core::vrm::Gaze>) -> Result<&mut Self> {
+        let Some(state) = self.inst.vrm.as_mut() else {
+            return Err(Error::invalid(
+                format!("{}: VRM gaze", self.asset.source()),
+                "the character is not a VRM avatar (it has no VRM or VRMC_vrm extension)",
+            ));
+        };
+        if let Some(g) = gaze
+            && !(g.yaw_deg.is_finite() && g.pitch_deg.is_finite())
+        {
+            return Err(Error::invalid(
+                "VRM gaze",
+                format!("yaw {} / pitch {} is not finite", g.yaw_deg, g.pitch_deg),
+            ));
+        }
+        state.gaze = gaze;
         Ok(self)
     }
 

@@ -39,6 +39,7 @@ pub mod runtime;
 pub mod space;
 pub mod speech;
 pub mod text;
+mod vrm;
 
 pub use asset::{Asset, Model};
 pub use device::{Backend, Device, DeviceOptions};

@@ -20,6 +20,10 @@ pub enum ExpressionSpace {
     /// A linear head's reduced view `(R+4,)`: each region's first coefficients (64 in the seed's
     /// layout), then the 4 gaze angles, expanded per region with zeros (seed 000 `gnm68`).
     Gnm68,
+    /// A VRM avatar's expressions `(X,)` in the file's order ([`mien_core::vrm::Vrm::expressions`]:
+    /// presets under their VRM 1.0 names, custom ones under theirs), weights 0–1 before
+    /// `isBinary` and the overrides ([`mien_core::vrm`]).
+    Vrm,
 }
 
 impl ExpressionSpace {
@@ -29,6 +33,7 @@ impl ExpressionSpace {
             ExpressionSpace::Arkit52 => "an arkit52",
             ExpressionSpace::Gnm => "a gnm",
             ExpressionSpace::Gnm68 => "a gnm68",
+            ExpressionSpace::Vrm => "a vrm",
         }
     }
 
@@ -38,15 +43,18 @@ impl ExpressionSpace {
             ExpressionSpace::Arkit52 => "arkit52",
             ExpressionSpace::Gnm => "gnm",
             ExpressionSpace::Gnm68 => "gnm68",
+            ExpressionSpace::Vrm => "vrm",
         }
     }
 }
 
 impl Asset {
-    /// The character's own space: `gnm` for a linear head, `arkit52` for a rig.
+    /// The character's own space: `gnm` for a linear head, `vrm` for a VRM avatar, `arkit52` for
+    /// another rig.
     pub fn space(&self) -> ExpressionSpace {
         match self.model() {
             Model::Head { .. } => ExpressionSpace::Gnm,
+            Model::Rig(_) if self.character().vrm.is_some() => ExpressionSpace::Vrm,
             Model::Rig(_) => ExpressionSpace::Arkit52,
         }
     }
@@ -79,6 +87,13 @@ impl Asset {
                 .head_ext
                 .reduced_dim()
                 .ok_or_else(|| refuse("its pack declares no reduced view".into())),
+            (Model::Rig(_), ExpressionSpace::Vrm) => match &self.character().vrm {
+                Some(v) => Ok(v.expressions.len()),
+                None => Err(refuse("the character is not a VRM avatar".into())),
+            },
+            (Model::Head { .. }, ExpressionSpace::Vrm) => {
+                Err(refuse("a linear head has no VRM expressions".into()))
+            }
             (Model::Rig(_), _) => Err(refuse(
                 "a head_ext vector drives a linear head (.aosrig), not morph targets".into(),
             )),
@@ -87,7 +102,10 @@ impl Asset {
 
     fn spaces_text(&self) -> String {
         match self.model() {
-            Model::Rig(_) => "arkit52".into(),
+            Model::Rig(_) => match &self.character().vrm {
+                Some(v) => format!("vrm ({}), arkit52 (through the ARKit → VRM table)", v.expressions.len()),
+                None => "arkit52".into(),
+            },
             Model::Head { pack, .. } => {
                 let h = &pack.header;
                 let mut s = vec![format!("gnm ({})", h.head_ext.dim())];

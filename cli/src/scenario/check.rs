@@ -206,6 +206,7 @@ pub fn prepare(file: &Path, render: bool) -> Result<Plan, Vec<Problem>> {
     };
     let face_ok = face.is_some();
     let def = match face {
+        Some(_) if sc.face.is_none() => FaceDef::for_character(&character),
         Some((def, text)) => {
             if let Some((text, file)) = text
                 && let Err(e) =

@@ -26,14 +26,34 @@ impl StreamDrive {
     pub fn new(stream: WeightStream, character: &Character) -> Result<Self> {
         stream.validate()?;
         let mut bindings = Vec::new();
+        let control = character.vrm.as_ref().map(|v| v.control_node);
         for node in character.mesh_nodes() {
             let Some((_, mesh)) = character.node_mesh(node) else {
                 continue;
             };
-            if mesh.target_count() == 0 {
+            if mesh.target_count() == 0 || Some(node) == control {
                 continue;
             }
             bindings.push((node, Binding::new(&stream.channels, &mesh.target_names)));
+        }
+        // A VRM's expressions: by name (perfect-sync custom expressions), then the ARKit → VRM
+        // table, for the channels no morph target takes by name.
+        if let Some((node, mesh)) = control.and_then(|c| Some((c, character.node_mesh(c)?.1))) {
+            let mut taken = vec![false; stream.channels.len()];
+            for (_, b) in &bindings {
+                for r in b.routes() {
+                    taken[r.channel] = true;
+                }
+            }
+            bindings.push((
+                node,
+                Binding::with_table(
+                    &stream.channels,
+                    &mesh.target_names,
+                    crate::vrm::table::ARKIT_TO_VRM,
+                    &taken,
+                ),
+            ));
         }
         if bindings.iter().all(|(_, b)| b.routes().is_empty()) {
             let targets: usize = bindings.iter().map(|(_, b)| b.target_count()).sum();
@@ -198,7 +218,8 @@ impl SpeechLayer {
     /// Bind `sampler` to `character`: with `map`, every mesh with morph targets binds it (a face
     /// definition file must bind completely, see [`crate::speech::BoundVisemes::bind_strict`]);
     /// without, each mesh gets its built-in map ([`crate::speech::VisemeMap::for_character`]) and
-    /// meshes no built-in fits are skipped.
+    /// meshes no built-in fits are skipped — on a VRM avatar, only its expression control node
+    /// (the mouth expressions `aa ih ou ee oh`, [`crate::speech::VisemeMap::vrm`]).
     ///
     /// # Errors
     /// [`Error::Invalid`] when no mesh binds any viseme; a face file's missing targets.
@@ -209,11 +230,14 @@ impl SpeechLayer {
     ) -> Result<Self> {
         let mut bindings = Vec::new();
         let mut why = Vec::new();
+        // A VRM speaks through its mouth expressions (aa ih ou ee oh) unless a map file is given,
+        // so a mesh whose own vowel shapes those expressions bind is not driven twice.
+        let control = character.vrm.as_ref().map(|v| v.control_node);
         for node in character.mesh_nodes() {
             let Some((_, mesh)) = character.node_mesh(node) else {
                 continue;
             };
-            if mesh.target_count() == 0 {
+            if mesh.target_count() == 0 || (map.is_none() && control.is_some_and(|c| c != node)) {
                 continue;
             }
             let bound = match map {

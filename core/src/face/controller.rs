@@ -443,6 +443,11 @@ impl FaceController {
         Ok(())
     }
 
+    /// The point the face was told to look at ([`FaceController::look_at`]), world metres.
+    pub fn look_target(&self) -> Option<Vec3> {
+        self.look_at
+    }
+
     /// The current eye angles (left, right).
     pub fn eye_angles(&self) -> [EyeAngles; 2] {
         self.angles

@@ -230,6 +230,56 @@ impl FaceDef {
         }
     }
 
+    /// The built-in definition for a VRM avatar ([`crate::vrm`]): the built-in expression names
+    /// on its preset expressions, blink on `blink` (else `blinkLeft` + `blinkRight`), gaze left
+    /// to the VRM's lookAt (the runtime feeds it the look-at point; [`LookMode::Morphs`] here so
+    /// the controller turns no eye itself), the VRM viseme map ([`crate::speech::VisemeMap::vrm`]
+    /// through the speech layer), clamping of driven expressions:
+    ///
+    /// | expression | VRM expressions |
+    /// |---|---|
+    /// | smile | happy 1 |
+    /// | frown | sad .6, angry .2 |
+    /// | surprise | surprised 1 |
+    /// | angry | angry 1 |
+    /// | sad | sad 1 |
+    /// | thinking | angry .25 |
+    /// | listening | relaxed .3 |
+    pub fn vrm_default(vrm: &crate::vrm::Vrm) -> Self {
+        let table: [(&str, &[(&str, f32)]); 7] = [
+            ("smile", &[("happy", 1.0)]),
+            ("frown", &[("sad", 0.6), ("angry", 0.2)]),
+            ("surprise", &[("surprised", 1.0)]),
+            ("angry", &[("angry", 1.0)]),
+            ("sad", &[("sad", 1.0)]),
+            ("thinking", &[("angry", 0.25)]),
+            ("listening", &[("relaxed", 0.3)]),
+        ];
+        let mut def = Self::arkit_default();
+        def.expressions = table
+            .iter()
+            .map(|(n, t)| Expression {
+                name: (*n).into(),
+                targets: t.iter().map(|(a, w)| ((*a).into(), *w)).collect(),
+            })
+            .collect();
+        def.blink.targets = if vrm.expression("blink").is_some() {
+            vec![("blink".into(), 1.0)]
+        } else {
+            vec![("blinkLeft".into(), 1.0), ("blinkRight".into(), 1.0)]
+        };
+        def.look.mode = LookMode::Morphs;
+        def
+    }
+
+    /// [`FaceDef::vrm_default`] for a VRM avatar, else [`FaceDef::arkit_default`].
+    pub fn for_character(character: &crate::rig::Character) -> Self {
+        match &character.vrm {
+            Some(v) => Self::vrm_default(v),
+            None => Self::arkit_default(),
+        }
+    }
+
     /// Parse a `mien-face` file (docs/schemas/face.schema.json). Sections it omits take the
     /// [`FaceDef::arkit_default`] values. Strict: unknown keys anywhere, unknown viseme names,
     /// non-finite numbers, weights outside ±2, and out-of-range timing or limits are refused.

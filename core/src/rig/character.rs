@@ -39,6 +39,9 @@ pub struct Character {
     pub required_extensions: Vec<String>,
     /// What the importer changed or ignored.
     pub notes: Vec<ImportNote>,
+    /// A VRM avatar's expressions, humanoid map and lookAt (`None` for other characters); its
+    /// expression control node is the last node ([`crate::vrm`]).
+    pub vrm: Option<crate::vrm::Vrm>,
 }
 
 /// The animated state of a character at one instant: every node's local transform and every

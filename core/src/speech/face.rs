@@ -22,6 +22,9 @@ pub enum VisemeMapKind {
     /// VRoid Studio's vowel shapes `Fcl_MTH_A/I/U/E/O` (+ `Fcl_MTH_Close`): each viseme a vowel
     /// combination ([`VisemeMap::vroid`]).
     Vroid,
+    /// A VRM avatar's mouth expressions `aa ih ou ee oh` (its expression control node): each
+    /// viseme a vowel combination ([`VisemeMap::vrm`]).
+    Vrm,
     /// A face definition file.
     File,
 }
@@ -173,6 +176,48 @@ const VROID_VISEMES: [&[(&str, f32)]; VISEME_COUNT] = [
     &[("Fcl_MTH_U", 1.0)],
 ];
 
+/// A VRM avatar's mouth expressions for each viseme (VRMC_vrm-1.0 lip-sync presets `aa ih ou ee
+/// oh`), mien's own starting point like [`VROID_VISEMES`]. VRM has no closed-lip expression, so PP
+/// presses the lips with a slight `ou`:
+///
+/// | viseme | VRM expressions |
+/// |---|---|
+/// | sil | (rest) |
+/// | PP | ou .2 |
+/// | FF | ih .4, ou .2 |
+/// | TH | ee .4, aa .1 |
+/// | DD | ee .3, aa .2 |
+/// | kk | aa .3, ee .2 |
+/// | CH | ou .5, ih .3 |
+/// | SS | ih .6 |
+/// | nn | aa .2, ee .2 |
+/// | RR | oh .3, ou .3 |
+/// | aa | aa 1 |
+/// | E | ee 1 |
+/// | ih | ih 1 |
+/// | oh | oh 1 |
+/// | ou | ou 1 |
+const VRM_VISEMES: [&[(&str, f32)]; VISEME_COUNT] = [
+    &[],
+    &[("ou", 0.2)],
+    &[("ih", 0.4), ("ou", 0.2)],
+    &[("ee", 0.4), ("aa", 0.1)],
+    &[("ee", 0.3), ("aa", 0.2)],
+    &[("aa", 0.3), ("ee", 0.2)],
+    &[("ou", 0.5), ("ih", 0.3)],
+    &[("ih", 0.6)],
+    &[("aa", 0.2), ("ee", 0.2)],
+    &[("oh", 0.3), ("ou", 0.3)],
+    &[("aa", 1.0)],
+    &[("ee", 1.0)],
+    &[("ih", 1.0)],
+    &[("oh", 1.0)],
+    &[("ou", 1.0)],
+];
+
+/// VRM's five mouth expressions, by [`viseme_key`].
+const VRM_VOWELS: [&str; 5] = ["aa", "ih", "ou", "ee", "oh"];
+
 /// VRoid's five vowel shapes, by [`viseme_key`].
 const VROID_VOWELS: [&str; 5] = ["fclmtha", "fclmthi", "fclmthu", "fclmthe", "fclmtho"];
 
@@ -234,6 +279,18 @@ impl VisemeMap {
         }
     }
 
+    /// The documented VRM mouth-expression combinations (see the table on this module's
+    /// constant).
+    pub fn vrm() -> Self {
+        VisemeMap {
+            kind: VisemeMapKind::Vrm,
+            shapes: VRM_VISEMES
+                .iter()
+                .map(|s| s.iter().map(|(n, w)| ((*n).to_owned(), *w)).collect())
+                .collect(),
+        }
+    }
+
     /// The documented ARKit combinations (see the table on this module's constant).
     pub fn arkit() -> Self {
         VisemeMap {
@@ -247,7 +304,8 @@ impl VisemeMap {
 
     /// The built-in map for a character with these target names: Oculus when it has at least 10 of
     /// the 15 `viseme_*` targets (case and separators ignored, either vowel spelling), else VRoid
-    /// when it has at least 4 of the 5 `Fcl_MTH_*` vowels, else ARKit when at least 10 of the
+    /// when it has at least 4 of the 5 `Fcl_MTH_*` vowels, else VRM when it has at least 4 of the
+    /// mouth expressions `aa ih ou ee oh` (a VRM's control node), else ARKit when at least 10 of the
     /// ARKit mouth/jaw targets the combinations use bind by name.
     ///
     /// # Errors
@@ -272,6 +330,14 @@ impl VisemeMap {
             >= 4
         {
             return Ok(Self::vroid());
+        }
+        if VRM_VOWELS
+            .iter()
+            .filter(|v| keys.iter().any(|k| k == *v))
+            .count()
+            >= 4
+        {
+            return Ok(Self::vrm());
         }
         let arkit = Self::arkit();
         let names = arkit.target_names();

@@ -359,6 +359,77 @@ impl Binding {
         }
     }
 
+    /// [`Binding::new`], then the `table`'s routes `(ARKit channel, target name, gain)` for the
+    /// channels it left unbound: a table route is added when the stream has the whole ARKit
+    /// channel (by canonical name), the target exists by exact name, no by-name route already
+    /// drives that target, and `taken[channel]` is false (a channel another mesh's targets take
+    /// by name, so it is not applied twice). `taken` `(C,)` also removes this binding's own
+    /// by-name routes of those channels; a taken channel appears in no list of this binding's
+    /// report (it is reported where it binds). Table routes are reported with
+    /// [`RouteRule::Table`].
+    pub fn with_table<S: AsRef<str>, T: AsRef<str>>(
+        channels: &[S],
+        targets: &[T],
+        table: &[(&str, &str, f32)],
+        taken: &[bool],
+    ) -> Binding {
+        let mut b = Binding::new(channels, targets);
+        let is_taken = |c: usize| taken.get(c).copied().unwrap_or(false);
+        b.routes.retain(|r| !is_taken(r.channel));
+        b.report.matched.retain(|m| !is_taken(m.channel_index));
+        let by_name: Vec<usize> = b.routes.iter().map(|r| r.target).collect();
+        let mut added: Vec<Route> = Vec::new();
+        for (c, name) in channels.iter().enumerate() {
+            if is_taken(c) || b.routes.iter().any(|r| r.channel == c) {
+                continue;
+            }
+            let Some(Canon::Arkit(k)) = canonicalize(name.as_ref()) else {
+                continue;
+            };
+            for (arkit, target, gain) in table {
+                if *arkit != ARKIT_52[k] {
+                    continue;
+                }
+                let Some(t) = targets.iter().position(|x| x.as_ref() == *target) else {
+                    continue;
+                };
+                if by_name.contains(&t) {
+                    continue;
+                }
+                added.push(Route {
+                    channel: c,
+                    target: t,
+                    gain: *gain,
+                });
+                b.report.matched.push(MatchedPair {
+                    channel: name.as_ref().to_owned(),
+                    channel_index: c,
+                    target: (*target).to_owned(),
+                    target_index: t,
+                    arkit: ARKIT_52[k],
+                    gain: *gain,
+                    rule: RouteRule::Table,
+                });
+            }
+        }
+        b.routes.extend(added);
+        b.routes.sort_by_key(|r| (r.target, r.channel));
+        b.report
+            .matched
+            .sort_by_key(|m| (m.target_index, m.channel_index));
+        let routed = |c: usize| b.routes.iter().any(|r| r.channel == c);
+        b.report.unmatched_channels.retain(|u| !routed(u.index));
+        for u in &mut b.report.unmatched_channels {
+            if matches!(canonicalize(&u.name), Some(Canon::Arkit(_))) {
+                u.reason = format!("{} (nor an entry of the name table)", u.reason);
+            }
+        }
+        b.report.unmatched_channels.sort_by_key(|u| u.index);
+        let driven: Vec<usize> = b.routes.iter().map(|r| r.target).collect();
+        b.report.undriven_targets.retain(|t| !driven.contains(&t.index));
+        b
+    }
+
     /// Refuse a binding that drives nothing (a character whose targets are not ARKit names).
     ///
     /// # Errors

@@ -13,6 +13,9 @@ pub enum RouteRule {
     FanOut,
     /// The stream's halves drive one whole target: their mean ([`super::SPLIT_CHANNELS`]).
     FanIn,
+    /// A documented name table (a VRM avatar's ARKit → expression table,
+    /// [`crate::vrm::table::ARKIT_TO_VRM`]).
+    Table,
 }
 
 /// A name and its index in the list it came from.

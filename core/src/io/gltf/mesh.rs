@@ -384,14 +384,30 @@ fn morph_targets(
     MorphSet::from_dense(nv, &dense).map_err(|e| ctx.err(format!("{pf}.targets"), e.to_string()))
 }
 
-/// `extras.targetNames` when it is a list of `t` strings, else `target_<i>` (with a note when a
+/// `extras.targetNames` (the mesh's, else its first primitive's) when it is a list of `t` strings,
+/// else `target_<i>` (with a note when a
 /// list was there but unusable).
 fn target_names(ctx: &mut Ctx, mi: usize, m: &json::Mesh, t: usize) -> Vec<String> {
     let defaults = || (0..t).map(|i| format!("target_{i}")).collect::<Vec<_>>();
-    let Some(raw) = m.extras.as_ref() else {
+    // The mesh's extras, else the first primitive's (UniVRM and VRM 0.x exports write them there).
+    let has_names = |e: &Option<Box<serde_json::value::RawValue>>| {
+        e.as_ref().is_some_and(|r| {
+            serde_json::from_str::<Value>(r.get()).is_ok_and(|v| v.get("targetNames").is_some())
+        })
+    };
+    let (raw, field) = if has_names(&m.extras) {
+        (m.extras.as_ref(), format!("meshes[{mi}].extras.targetNames"))
+    } else if let Some(p) = m.primitives.first().filter(|p| has_names(&p.extras)) {
+        (
+            p.extras.as_ref(),
+            format!("meshes[{mi}].primitives[0].extras.targetNames"),
+        )
+    } else {
+        (m.extras.as_ref(), format!("meshes[{mi}].extras.targetNames"))
+    };
+    let Some(raw) = raw else {
         return defaults();
     };
-    let field = format!("meshes[{mi}].extras.targetNames");
     let names = match serde_json::from_str::<Value>(raw.get()) {
         Ok(v) => match v.get("targetNames") {
             None => return defaults(),

@@ -123,12 +123,13 @@ pub fn import_gltf_bytes(bytes: &[u8], base_dir: Option<&Path>, label: &str) -> 
     };
     ignored_notes(&mut ctx);
 
-    let nodes = scene::nodes(&mut ctx)?;
-    let hierarchy = crate::rig::Hierarchy::new(label, &nodes)?;
-    let scene_roots = scene::scene_roots(&mut ctx, &nodes)?;
-    let meshes = mesh::meshes(&mut ctx)?;
+    let mut nodes = scene::nodes(&mut ctx)?;
+    let mut scene_roots = scene::scene_roots(&mut ctx, &nodes)?;
+    let mut meshes = mesh::meshes(&mut ctx)?;
     let skins = skin::skins(&mut ctx)?;
     let clips = animation::clips(&mut ctx, &meshes)?;
+    let vrm = vrm_control(&mut ctx, &mut nodes, &mut meshes, &mut scene_roots)?;
+    let hierarchy = crate::rig::Hierarchy::new(label, &nodes)?;
 
     let character = Character {
         source: label.to_string(),
@@ -140,9 +141,48 @@ pub fn import_gltf_bytes(bytes: &[u8], base_dir: Option<&Path>, label: &str) -> 
         clips,
         required_extensions: root.extensions_required.clone(),
         notes: ctx.notes,
+        vrm,
     };
     character.validate()?;
     Ok(character)
+}
+
+/// Read a VRM extension (0.x `VRM` or 1.0 `VRMC_vrm`, [`crate::vrm::parse::read`]) and append its
+/// expression control node: a scene root with a geometry-less mesh whose morph targets are the
+/// expressions ([`crate::vrm::CONTROL_NODE_NAME`]).
+fn vrm_control(
+    ctx: &mut Ctx,
+    nodes: &mut Vec<crate::rig::Node>,
+    meshes: &mut Vec<crate::rig::Mesh>,
+    scene_roots: &mut Vec<crate::rig::NodeId>,
+) -> Result<Option<crate::vrm::Vrm>> {
+    let Some(ext) = ctx.root.extensions.as_ref() else {
+        return Ok(None);
+    };
+    let control = crate::rig::NodeId(nodes.len() as u32);
+    let scene = crate::vrm::parse::Scene {
+        file: ctx.file,
+        nodes,
+        meshes,
+    };
+    let Some(vrm) = crate::vrm::parse::read(&ext.others, &scene, control, &mut ctx.notes)? else {
+        return Ok(None);
+    };
+    let names: Vec<String> = vrm.expressions.iter().map(|e| e.name.clone()).collect();
+    let mesh = crate::rig::MeshId(meshes.len() as u32);
+    meshes.push(crate::rig::Mesh {
+        name: Some(crate::vrm::CONTROL_NODE_NAME.to_string()),
+        primitives: Vec::new(),
+        default_weights: vec![0.0; names.len()],
+        target_names: names,
+    });
+    nodes.push(crate::rig::Node {
+        name: Some(crate::vrm::CONTROL_NODE_NAME.to_string()),
+        mesh: Some(mesh),
+        ..Default::default()
+    });
+    scene_roots.push(control);
+    Ok(Some(vrm))
 }
 
 /// Shared state of one import: the file label, the parsed JSON, buffer data and the notes so far.
@@ -189,7 +229,11 @@ fn ignored_notes(ctx: &mut Ctx) {
         .filter(|e| {
             !matches!(
                 *e,
-                "KHR_mesh_quantization" | "EXT_meshopt_compression" | "KHR_texture_transform"
+                "KHR_mesh_quantization"
+                    | "EXT_meshopt_compression"
+                    | "KHR_texture_transform"
+                    | "VRM"
+                    | "VRMC_vrm"
             )
         })
         .collect();
