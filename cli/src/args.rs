@@ -46,6 +46,12 @@ pub enum Command {
     /// median becomes its offset (gain 1, clamp 0–1), written as mien-calibration JSON for
     /// `mien animate --calibration`. Edit the gains for channels a tracker barely moves.
     Calibrate(CalibrateArgs),
+    /// Drive a character live from Live Link Face over UDP: packets decoded (v6), filtered by
+    /// subject, ordered by a jitter buffer and posed as they fall due; malformed, late and
+    /// duplicate packets are counted, never fatal. Stops at --duration, at the end of a
+    /// --replay, or on Ctrl-C — each writes the --record take and prints the report.
+    #[command(after_help = LIVE_HELP)]
+    Live(LiveArgs),
     /// Run a strict, headless scenario (docs/scenarios.md): steps on the media clock, assertions,
     /// hashes checked by a second run from scratch, captures.
     Scenario(crate::scenario::ScenarioArgs),
@@ -389,6 +395,58 @@ pub struct AnimateArgs {
     /// Hide the progress bar.
     #[arg(short, long)]
     pub quiet: bool,
+}
+
+/// `mien live`'s extra help.
+pub const LIVE_HELP: &str = "Examples:
+  mien live -c avatar.vrm --record take.csv        listen on UDP 11111 until Ctrl-C
+  mien live --replay take.gesichter --port 0       replay a recording over loopback (a test)
+
+Exit codes: 0 the session ran (however it ended); 1 a refused input or flag (a port in use,
+an unreadable recording); 2 the command line could not be parsed.";
+
+/// `mien live` arguments.
+#[derive(Debug, Args)]
+pub struct LiveArgs {
+    /// Character (.glb, .gltf, .vrm, .aosrig). Default: the built-in sample head.
+    #[arg(short, long, value_name = "FILE")]
+    pub character: Option<PathBuf>,
+    /// UDP port to listen on (the app's default is 11111; 0 picks a free port, for --replay).
+    #[arg(long, default_value_t = 11111)]
+    pub port: u16,
+    /// Address to listen on.
+    #[arg(long, default_value = "0.0.0.0", value_name = "IP")]
+    pub bind: std::net::IpAddr,
+    /// Only play packets of this subject name (the app's "Subject Name").
+    #[arg(long, value_name = "NAME")]
+    pub subject: Option<String>,
+    /// Jitter-buffer delay, milliseconds: a packet is posed this long after its frame time.
+    #[arg(long, default_value_t = 50.0, value_name = "MS")]
+    pub delay_ms: f64,
+    /// At most this many pose updates per second (each packet is posed as it falls due; a
+    /// faster sender's packets in between are skipped and counted).
+    #[arg(long, default_value_t = 120.0, value_name = "N")]
+    pub fps: f64,
+    /// Stop after this many seconds (default: at the end of a --replay, else on Ctrl-C).
+    #[arg(long, value_name = "SECONDS")]
+    pub duration: Option<f64>,
+    /// Save every accepted packet, in frame order, as a Live Link CSV take (read back by
+    /// `mien animate --arkit`), written when the session ends.
+    #[arg(long, value_name = "FILE.csv")]
+    pub record: Option<PathBuf>,
+    /// Send this recording (.gesichter: gzip of length-prefixed v6 packets) to the listening
+    /// port over loopback at its own frame rate, and stop when it has played.
+    #[arg(long, value_name = "FILE")]
+    pub replay: Option<PathBuf>,
+    /// Replay speed (2 sends twice as fast).
+    #[arg(long, default_value_t = 1.0, value_name = "X")]
+    pub replay_speed: f64,
+    /// Where the rig runs.
+    #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]
+    pub backend: BackendChoice,
+    /// Write the session report (counts, latency percentiles) here as JSON.
+    #[arg(long, value_name = "FILE.json")]
+    pub report: Option<PathBuf>,
 }
 
 /// `mien inspect` arguments.

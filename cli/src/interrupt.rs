@@ -149,3 +149,12 @@ impl Critical {
         *self.0 = Phase::Committed;
     }
 }
+
+/// Install a handler that only raises the flag: a live session stops at its next tick and writes
+/// its take and report (stopping is its normal end, not a failure).
+///
+/// # Errors
+/// When the platform refuses the handler.
+pub fn install_stop_only() -> Result<(), ctrlc::Error> {
+    ctrlc::set_handler(|| REQUESTED.store(true, Ordering::SeqCst))
+}

@@ -8,6 +8,7 @@ mod bench;
 mod bench_check;
 mod inspect;
 mod interrupt;
+mod live;
 mod load;
 mod outdir;
 mod pack;
@@ -45,6 +46,10 @@ fn main() -> ExitCode {
         Command::Inspect(i) => inspect::run(&i.file, i.json).map(|text| print!("{text}")),
         Command::Pack(p) => pack::run(p).map(|text| print!("{text}")),
         Command::Calibrate(c) => calibrate(c).map(|text| print!("{text}")),
+        Command::Live(l) => {
+            let _ = interrupt::install_stop_only();
+            live::run(l).map(|text| print!("{text}"))
+        }
         Command::Scenario(s) => return scenario::main(s, command),
         Command::Bench(b) => {
             // As for animate: a signal raises a flag the run checks between rows.

@@ -33,6 +33,7 @@ pub mod error;
 pub mod face;
 pub mod face_rules;
 pub mod instance;
+pub mod live;
 mod memory;
 pub mod posed;
 pub mod runtime;

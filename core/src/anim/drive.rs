@@ -135,6 +135,39 @@ impl StreamDrive {
         Ok(())
     }
 
+    /// Overwrite frame `frame`'s auxiliary values `(A,)` in place (a live source's head and eye
+    /// angles). Allocation-free.
+    ///
+    /// # Errors
+    /// As [`StreamDrive::set_frame_values`], for the auxiliary channels.
+    pub fn set_frame_aux(&mut self, frame: usize, values: &[f32]) -> Result<()> {
+        let a = self.stream.aux_channels.len();
+        if values.len() != a {
+            return Err(Error::Mismatch {
+                what: format!("{}: frame aux values", self.stream.source),
+                expected: a as u64,
+                found: values.len() as u64,
+            });
+        }
+        if frame >= self.stream.frame_count() {
+            return Err(Error::Invalid {
+                what: format!("{}: frame {frame}", self.stream.source),
+                reason: format!("the stream has {} frame(s)", self.stream.frame_count()),
+            });
+        }
+        if let Some(i) = values.iter().position(|v| !v.is_finite()) {
+            return Err(Error::Invalid {
+                what: format!(
+                    "{}: aux channel {i} (`{}`)",
+                    self.stream.source, self.stream.aux_channels[i]
+                ),
+                reason: format!("{} is not finite", values[i]),
+            });
+        }
+        self.stream.aux_values[frame * a..(frame + 1) * a].copy_from_slice(values);
+        Ok(())
+    }
+
     /// The stream.
     pub fn stream(&self) -> &WeightStream {
         &self.stream

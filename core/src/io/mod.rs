@@ -5,6 +5,7 @@ pub mod atomic;
 pub mod audio2face;
 pub mod gltf;
 pub mod livelink_csv;
+pub mod livelink_udp;
 pub mod mediapipe;
 pub mod ply;
 pub mod read;
