@@ -1,5 +1,5 @@
 //! The `mien` command-line tool: `mien animate` (the main job), `mien inspect`, `mien pack`,
-//! `mien scenario` and `mien bench`.
+//! `mien calibrate`, `mien live`, `mien scenario` and `mien bench`.
 
 mod animate;
 mod animator;

@@ -8,6 +8,8 @@
 pub mod anim;
 pub mod error;
 pub mod face;
+#[cfg(feature = "fuzz")]
+pub mod fuzz;
 pub mod gnm;
 pub mod io;
 pub mod lift;

