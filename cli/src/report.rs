@@ -57,6 +57,10 @@ pub struct CharacterReport {
     /// The linear head model, when the character is an `.aosrig` pack.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub linear_head: Option<crate::subject::LinearHeadReport>,
+    /// A VRM avatar's version, expressions, humanoid bones and lookAt (its expression control
+    /// node is one of the mesh nodes and its expressions among the morph targets).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vrm: Option<String>,
 }
 
 /// The animation source.

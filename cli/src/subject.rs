@@ -71,6 +71,22 @@ pub fn fill_report(report: &mut Report, asset: &Asset, head: Option<&GnmDriver>)
                 .iter()
                 .map(|n| format!("{}: {}", n.field, n.message))
                 .collect();
+            c.vrm = ch.vrm.as_ref().map(|v| {
+                format!(
+                    "VRM {} (specVersion {}): {} expressions, {} humanoid bones, lookAt of type {}",
+                    match v.version {
+                        mien_core::vrm::VrmVersion::V0 => "0.x",
+                        mien_core::vrm::VrmVersion::V1 => "1.0",
+                    },
+                    v.spec_version,
+                    v.expressions.len(),
+                    v.humanoid.len(),
+                    match v.look_at.kind {
+                        mien_core::vrm::LookAtKind::Bone => "bone",
+                        mien_core::vrm::LookAtKind::Expression => "expression",
+                    }
+                )
+            });
         }
         Model::Head {
             pack: p,

@@ -98,6 +98,9 @@ pub fn print(o: &Outcome) {
             )
         }
     );
+    if let Some(v) = &c.vrm {
+        println!("             {v}");
+    }
     if !c.notes.is_empty() {
         println!(
             "             {} in report.json",
