@@ -283,3 +283,40 @@ fn a_skinned_avatar_with_tangents_agrees_on_every_backend() {
     let asset = Arc::try_unwrap(asset).ok().unwrap();
     check(asset, 2, &setup, &[0.0, 1.25]);
 }
+
+/// VRM avatars: Godette (0.x, a 68-joint skin, expressions driven by a Live Link take through the
+/// ARKit → VRM table, lookAt expressions from a gaze) and the 1.0 file (expressions set in the
+/// `vrm` space). Their expression control node is a mesh node without vertices: every backend
+/// must pose the rest exactly as the CPU does.
+#[test]
+fn vrm_avatars_agree_on_every_backend() {
+    let take = data("livelinkface/MySlate_3_Jason_Millers_iPhone.csv");
+    let setup = move |rt: &mut Runtime| {
+        rt.instance_mut(0)?.play_livelink_csv(&take)?;
+        rt.instance_mut(1)?
+            .set_vrm_gaze(Some(mien_core::vrm::Gaze {
+                yaw_deg: 25.0,
+                pitch_deg: -10.0,
+            }))?;
+        Ok(())
+    };
+    check(
+        Asset::load(data("vrm/Godette_vrm_v4.vrm")).unwrap(),
+        2,
+        &setup,
+        &[0.0, 0.75, 2.0],
+    );
+    let setup = |rt: &mut Runtime| {
+        let n = rt.asset().space_len(mien_runtime::ExpressionSpace::Vrm)?;
+        let x: Vec<f32> = (0..n).map(|i| (i % 3) as f32 * 0.4).collect();
+        rt.instance_mut(0)?
+            .set_controls(mien_runtime::ExpressionSpace::Vrm, &x)?;
+        Ok(())
+    };
+    check(
+        Asset::load(data("vrm/expression_migration.vrm")).unwrap(),
+        1,
+        &setup,
+        &[0.0],
+    );
+}
