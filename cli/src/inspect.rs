@@ -7,8 +7,8 @@ use anyhow::{Context, Result};
 use mien_core::anim::Property;
 use mien_core::anim::canon::canonical_name;
 use mien_core::io::{gltf::import_gltf, livelink_csv::read_livelink_csv, ply::read_splat_ply};
-use serde_json::json;
 use mien_core::vrm::{LookAtKind, Override, RangeMap, Vrm, VrmVersion};
+use serde_json::json;
 
 /// Describe `path` as text (or JSON when `as_json`).
 ///
@@ -243,8 +243,16 @@ fn vrm_section(ch: &mien_core::rig::Character, v: &Vrm) -> serde_json::Value {
             let mut s = format!(
                 "{}{}: {}",
                 e.name,
-                if e.preset.is_some() { " (preset)" } else { " (custom)" },
-                if binds.is_empty() { "no morph bind".to_string() } else { binds.join(", ") }
+                if e.preset.is_some() {
+                    " (preset)"
+                } else {
+                    " (custom)"
+                },
+                if binds.is_empty() {
+                    "no morph bind".to_string()
+                } else {
+                    binds.join(", ")
+                }
             );
             if e.is_binary {
                 s.push_str("; binary");
@@ -260,7 +268,9 @@ fn vrm_section(ch: &mien_core::rig::Character, v: &Vrm) -> serde_json::Value {
             }
             let unapplied = e.material_color_binds + e.texture_transform_binds;
             if unapplied > 0 {
-                s.push_str(&format!("; {unapplied} material/texture bind(s) not applied"));
+                s.push_str(&format!(
+                    "; {unapplied} material/texture bind(s) not applied"
+                ));
             }
             s
         })
@@ -275,7 +285,11 @@ fn vrm_section(ch: &mien_core::rig::Character, v: &Vrm) -> serde_json::Value {
             "{}° → {}{}{}",
             m.input_max_deg,
             m.output_scale,
-            if v.look_at.kind == LookAtKind::Bone { "°" } else { "" },
+            if v.look_at.kind == LookAtKind::Bone {
+                "°"
+            } else {
+                ""
+            },
             if m.curve.is_some() { " (curve)" } else { "" }
         )
     };

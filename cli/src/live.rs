@@ -61,14 +61,22 @@ pub fn run(args: &LiveArgs) -> Result<String> {
         bail!("--duration {d}: give a positive number of seconds");
     }
     if !(args.replay_speed.is_finite() && args.replay_speed > 0.0 && args.replay_speed <= 100.0) {
-        bail!("--replay-speed {}: give a speed in (0, 100]", args.replay_speed);
+        bail!(
+            "--replay-speed {}: give a speed in (0, 100]",
+            args.replay_speed
+        );
     }
-    if args.duration.is_none() && args.replay.is_none() && !std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+    if args.duration.is_none()
+        && args.replay.is_none()
+        && !std::io::IsTerminal::is_terminal(&std::io::stdin())
+    {
         // Without a terminal nobody can press Ctrl-C: insist on an end.
         bail!("give --duration (or --replay): without a terminal the session would never end");
     }
     let recording = match &args.replay {
-        Some(p) => Some(read_recording(p).with_context(|| format!("cannot read --replay {}", p.display()))?),
+        Some(p) => Some(
+            read_recording(p).with_context(|| format!("cannot read --replay {}", p.display()))?,
+        ),
         None => None,
     };
     let asset = Arc::new(crate::load::character(args.character.as_deref())?);
@@ -77,7 +85,6 @@ pub fn run(args: &LiveArgs) -> Result<String> {
     let options = RuntimeOptions {
         instances: 1,
         lift: Some(LiftOptions::default()),
-        ..RuntimeOptions::default()
     };
     let mut rt = Runtime::new(asset.clone(), &device, &options)?;
     let mut rx = LiveReceiver::bind(&LiveOptions {
@@ -91,7 +98,11 @@ pub fn run(args: &LiveArgs) -> Result<String> {
     let local = rx.local_addr()?;
     let sender = recording.map(|d| {
         let to = SocketAddr::new(
-            if local.ip().is_unspecified() { Ipv4Addr::LOCALHOST.into() } else { local.ip() },
+            if local.ip().is_unspecified() {
+                Ipv4Addr::LOCALHOST.into()
+            } else {
+                local.ip()
+            },
             local.port(),
         );
         let speed = args.replay_speed;
@@ -99,8 +110,15 @@ pub fn run(args: &LiveArgs) -> Result<String> {
     });
     eprintln!(
         "mien live: listening on UDP {local}{}; {}",
-        args.subject.as_ref().map(|s| format!(" for subject `{s}`")).unwrap_or_default(),
-        if sender.is_some() { "replaying" } else { "Ctrl-C ends the session" }
+        args.subject
+            .as_ref()
+            .map(|s| format!(" for subject `{s}`"))
+            .unwrap_or_default(),
+        if sender.is_some() {
+            "replaying"
+        } else {
+            "Ctrl-C ends the session"
+        }
     );
     // Pose each packet as it falls due; between packets, wait for the socket or the next due
     // time, at most 1 ms (a live tool trades a core's idle polling for latency).
@@ -110,6 +128,9 @@ pub fn run(args: &LiveArgs) -> Result<String> {
     let mut frames = 0u64;
     let mut last_pose = f64::NEG_INFINITY;
     let mut done_at: Option<f64> = None;
+    // A status line once a second on a terminal.
+    let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let mut last_status = 0.0;
     let start = Instant::now();
     loop {
         rx.poll()?;
@@ -131,6 +152,18 @@ pub fn run(args: &LiveArgs) -> Result<String> {
         if crate::interrupt::requested() || args.duration.is_some_and(|d| now >= d) {
             break;
         }
+        if tty && now - last_status >= 1.0 {
+            last_status = now;
+            let st = rx.stats();
+            eprint!(
+                "\r  {now:6.1} s  {} received, {} played, {} malformed, {} late, {} duplicate   ",
+                st.received,
+                st.played,
+                st.malformed.values().sum::<u64>(),
+                st.late,
+                st.duplicate
+            );
+        }
         if let Some(s) = &sender
             && s.is_finished()
             && rx.waiting() == 0
@@ -143,6 +176,9 @@ pub fn run(args: &LiveArgs) -> Result<String> {
         }
         let until_due = rx.next_due().map_or(1e-3, |d| (d - now).clamp(0.0, 1e-3));
         std::thread::sleep(Duration::from_secs_f64(until_due.max(50e-6)));
+    }
+    if tty {
+        eprintln!();
     }
     if let Some(s) = sender {
         s.join()
@@ -186,7 +222,11 @@ pub fn run(args: &LiveArgs) -> Result<String> {
     }
     let mut s = String::new();
     let malformed: u64 = st.malformed.values().sum();
-    let _ = writeln!(s, "mien live: {elapsed:.2} s on UDP {local}, {} backend", device.name());
+    let _ = writeln!(
+        s,
+        "mien live: {elapsed:.2} s on UDP {local}, {} backend",
+        device.name()
+    );
     let _ = writeln!(
         s,
         "  packets   {} received, {} played, {} malformed{}, {} other subject, {} duplicate, {} late, {} skipped, {} overflow",
@@ -196,7 +236,11 @@ pub fn run(args: &LiveArgs) -> Result<String> {
         if malformed > 0 {
             format!(
                 " ({})",
-                st.malformed.iter().map(|(k, v)| format!("{v} {k}")).collect::<Vec<_>>().join(", ")
+                st.malformed
+                    .iter()
+                    .map(|(k, v)| format!("{v} {k}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )
         } else {
             String::new()
@@ -207,7 +251,11 @@ pub fn run(args: &LiveArgs) -> Result<String> {
         st.skipped,
         st.overflow
     );
-    let _ = writeln!(s, "  values    {} blendshape values outside [0, 1] (the rig clamps at ±2 and counts)", rx.outside_unit);
+    let _ = writeln!(
+        s,
+        "  values    {} blendshape values outside [0, 1] (the rig clamps at ±2 and counts)",
+        rx.outside_unit
+    );
     let _ = writeln!(
         s,
         "  latency   arrival → posed p50 {:.2} ms, p99 {:.2} ms (includes the {} ms buffer delay); due → posed p50 {:.2} ms, p99 {:.2} ms",
@@ -218,7 +266,12 @@ pub fn run(args: &LiveArgs) -> Result<String> {
         percentile(&late, 99.0) * 1e3
     );
     if let Some(p) = &args.record {
-        let _ = writeln!(s, "  take      {} ({} packets, Live Link CSV)", p.display(), rx.take_len());
+        let _ = writeln!(
+            s,
+            "  take      {} ({} packets, Live Link CSV)",
+            p.display(),
+            rx.take_len()
+        );
     }
     if let Some(p) = &args.report {
         let _ = writeln!(s, "  report    {}", p.display());

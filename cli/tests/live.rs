@@ -20,7 +20,16 @@ fn a_replay_drives_a_vrm_and_saves_a_take_mien_reads_back() {
         .arg(data("vrm/Godette_vrm_v4.vrm"))
         .arg("--replay")
         .arg(data("livelink-udp/debug-jawopen.gesichter"))
-        .args(["--port", "0", "--bind", "127.0.0.1", "--backend", "cpu", "--replay-speed", "4"])
+        .args([
+            "--port",
+            "0",
+            "--bind",
+            "127.0.0.1",
+            "--backend",
+            "cpu",
+            "--replay-speed",
+            "4",
+        ])
         .arg("--record")
         .arg(&take)
         .arg("--report")
@@ -28,10 +37,13 @@ fn a_replay_drives_a_vrm_and_saves_a_take_mien_reads_back() {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(stdout.contains("66 received"), "{stdout}");
-    let r: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
     assert_eq!(r["packets"]["received"], 66);
     assert_eq!(r["packets"]["accepted"], 66);
     let played = r["packets"]["played"].as_u64().unwrap();
@@ -46,7 +58,10 @@ fn a_replay_drives_a_vrm_and_saves_a_take_mien_reads_back() {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&inspect.stdout);
-    assert!(inspect.status.success() && text.contains("frames: 66"), "{text}");
+    assert!(
+        inspect.status.success() && text.contains("frames: 66"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -141,7 +141,9 @@ impl Target {
             Target::Textgrid => &[
                 "File type = \"ooTextFile\"\nObject class = \"TextGrid\"\n\nxmin = 0\nxmax = 1\ntiers? <exists>\nsize = 1\nitem []:\n    item [1]:\n        class = \"IntervalTier\"\n        name = \"phones\"\n        xmin = 0\n        xmax = 1\n        intervals: size = 2\n        intervals [1]:\n            xmin = 0\n            xmax = 0.5\n            text = \"AA1\"\n        intervals [2]:\n            xmin = 0.5\n            xmax = 1\n            text = \"\"\n",
             ],
-            Target::Rhubarb => &["{\"metadata\": {\"duration\": 1.0}, \"mouthCues\": [{\"start\": 0.0, \"end\": 0.5, \"value\": \"B\"}, {\"start\": 0.5, \"end\": 1.0, \"value\": \"X\"}]}"],
+            Target::Rhubarb => &[
+                "{\"metadata\": {\"duration\": 1.0}, \"mouthCues\": [{\"start\": 0.0, \"end\": 0.5, \"value\": \"B\"}, {\"start\": 0.5, \"end\": 1.0, \"value\": \"X\"}]}",
+            ],
             Target::Mediapipe => &["time_ms,jawOpen,eyeBlinkLeft\n0,0.1,0.0\n33,0.2,0.9\n"],
             _ => &[],
         };
@@ -155,7 +157,10 @@ impl Target {
 ///
 /// # Errors
 /// A real seed file that cannot be read, naming it.
-pub fn seeds(target: Target, shared_data: &std::path::Path) -> crate::Result<Vec<(String, Vec<u8>)>> {
+pub fn seeds(
+    target: Target,
+    shared_data: &std::path::Path,
+) -> crate::Result<Vec<(String, Vec<u8>)>> {
     let mut out = Vec::new();
     for rel in target.seed_files() {
         let path = shared_data.join(rel);
@@ -169,7 +174,10 @@ pub fn seeds(target: Target, shared_data: &std::path::Path) -> crate::Result<Vec
         && let Some(text) = out.first().and_then(|(_, b)| std::str::from_utf8(b).ok())
     {
         let head: Vec<&str> = text.lines().take(6).collect();
-        out.push(("MySlate first rows".into(), (head.join("\n") + "\n").into_bytes()));
+        out.push((
+            "MySlate first rows".into(),
+            (head.join("\n") + "\n").into_bytes(),
+        ));
     }
     if target == Target::Ply
         && let Some(small) = out.first().and_then(|(_, b)| first_splats(b, 2))
@@ -200,7 +208,10 @@ fn first_splats(bytes: &[u8], n: usize) -> Option<Vec<u8>> {
         .parse()
         .ok()?;
     let stride = (bytes.len() - end).checked_div(count)?;
-    let small = header.replace(&format!("element vertex {count}"), &format!("element vertex {n}"));
+    let small = header.replace(
+        &format!("element vertex {count}"),
+        &format!("element vertex {n}"),
+    );
     let mut v = small.into_bytes();
     v.extend_from_slice(bytes.get(end..end + n * stride)?);
     Some(v)

@@ -27,11 +27,24 @@ impl Rng {
         z ^ (z >> 31)
     }
     fn below(&mut self, n: usize) -> usize {
-        if n == 0 { 0 } else { (self.next() % n as u64) as usize }
+        if n == 0 {
+            0
+        } else {
+            (self.next() % n as u64) as usize
+        }
     }
 }
 
-const HOSTILE: [&str; 8] = ["-1", "0", "1e309", "NaN", "4294967296", "-0.0", "99999999999999999999", "1e-320"];
+const HOSTILE: [&str; 8] = [
+    "-1",
+    "0",
+    "1e309",
+    "NaN",
+    "4294967296",
+    "-0.0",
+    "99999999999999999999",
+    "1e-320",
+];
 
 /// One mutation of `seed` (with `other` to splice from).
 fn mutate(seed: &[u8], other: &[u8], rng: &mut Rng) -> Vec<u8> {
@@ -111,16 +124,32 @@ fn every_parser_survives_its_seeds_and_their_mutations() {
         let mut runs = 0usize;
         for (k, (name, seed)) in seeds.iter().enumerate() {
             let other = &seeds[(k + 1) % seeds.len()].1;
-            let n = if seed.len() > 256 << 10 { PER_BIG_SEED } else { per_small };
+            let n = if seed.len() > 256 << 10 {
+                PER_BIG_SEED
+            } else {
+                per_small
+            };
             for m in 0..=n {
-                let data = if m == 0 { seed.clone() } else { mutate(seed, other, &mut rng) };
+                let data = if m == 0 {
+                    seed.clone()
+                } else {
+                    mutate(seed, other, &mut rng)
+                };
                 runs += 1;
                 if catch_unwind(AssertUnwindSafe(|| run(t, &data))).is_err() {
-                    failures.push(format!("{}: {name}, mutation {m} ({} bytes)", t.name(), data.len()));
+                    failures.push(format!(
+                        "{}: {name}, mutation {m} ({} bytes)",
+                        t.name(),
+                        data.len()
+                    ));
                 }
             }
         }
-        eprintln!("fuzz short pass: {} — {runs} inputs in {:.1} s", t.name(), start.elapsed().as_secs_f64());
+        eprintln!(
+            "fuzz short pass: {} — {runs} inputs in {:.1} s",
+            t.name(),
+            start.elapsed().as_secs_f64()
+        );
     }
     assert!(failures.is_empty(), "panics:\n{}", failures.join("\n"));
 }

@@ -83,11 +83,23 @@ fn every_truncation_and_every_malformed_field_is_refused_with_its_reason() {
     // A device id length of 2³²−1: refused by its length, nothing allocated for it.
     let mut v = good.clone();
     v[1..5].copy_from_slice(&u32::MAX.to_be_bytes());
-    assert!(matches!(decode(&v), Err(PacketError::Name { field: "device id", .. })));
+    assert!(matches!(
+        decode(&v),
+        Err(PacketError::Name {
+            field: "device id",
+            ..
+        })
+    ));
     // Invalid UTF-8 in the subject (offset 1 + 4 + 32 + 4).
     let mut v = good.clone();
     v[41] = 0xFF;
-    assert!(matches!(decode(&v), Err(PacketError::Name { field: "subject name", .. })));
+    assert!(matches!(
+        decode(&v),
+        Err(PacketError::Name {
+            field: "subject name",
+            ..
+        })
+    ));
     let at = 1 + 4 + 32 + 4 + 18; // frame time
     let mut v = good.clone();
     v[at + 8..at + 12].copy_from_slice(&0i32.to_be_bytes());
@@ -173,7 +185,10 @@ fn the_jitter_buffer_orders_and_counts_duplicates_late_overflow_and_skips() {
     assert_eq!(b.stats.accepted, 8);
     assert_eq!(b.stats.played, 2);
     let first = b.next_due().unwrap();
-    assert!((first - (604.0 / 60.0 - 9.0 + 0.1)).abs() < 1e-9, "603 was dropped");
+    assert!(
+        (first - (604.0 / 60.0 - 9.0 + 0.1)).abs() < 1e-9,
+        "603 was dropped"
+    );
 }
 
 #[test]
@@ -188,7 +203,10 @@ fn a_take_written_as_csv_reads_back_as_the_same_stream() {
     let t0 = ps[0].time.seconds();
     for (k, p) in ps.iter().enumerate() {
         // Times to the 1/1000 frame the timecode keeps.
-        assert!((s.times[k] - (p.time.seconds() - t0)).abs() < 1.0 / 60_000.0 + 1e-9, "frame {k}");
+        assert!(
+            (s.times[k] - (p.time.seconds() - t0)).abs() < 1.0 / 60_000.0 + 1e-9,
+            "frame {k}"
+        );
         for c in 0..52 {
             assert_eq!(s.values[k * 52 + c], p.values[c], "frame {k} channel {c}");
         }
@@ -200,7 +218,9 @@ fn a_take_written_as_csv_reads_back_as_the_same_stream() {
 
 #[test]
 fn bad_recordings_are_refused_naming_the_problem() {
-    let e = recording_from_bytes(b"not gzip", "x.gesichter").unwrap_err().to_string();
+    let e = recording_from_bytes(b"not gzip", "x.gesichter")
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("x.gesichter") && e.contains("gzip"), "{e}");
     let raw = read_recording(&data("livelink-udp/debug-jawopen.gesichter")).unwrap();
     // A header announcing more packets than the data holds.
@@ -214,7 +234,9 @@ fn bad_recordings_are_refused_naming_the_problem() {
     // A length over the packet cap.
     plain[1..5].copy_from_slice(&66u32.to_be_bytes());
     plain[5..9].copy_from_slice(&100_000u32.to_be_bytes());
-    let e = recording_from_bytes(&gzip(&plain), "x").unwrap_err().to_string();
+    let e = recording_from_bytes(&gzip(&plain), "x")
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("length 100000"), "{e}");
 }
 

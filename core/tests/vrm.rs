@@ -31,7 +31,7 @@ fn patched(path: &Path, edit: impl FnOnce(&mut Value)) -> Vec<u8> {
     let mut j: Value = serde_json::from_slice(&b[20..20 + n]).unwrap();
     edit(&mut j);
     let mut text = serde_json::to_vec(&j).unwrap();
-    while text.len() % 4 != 0 {
+    while !text.len().is_multiple_of(4) {
         text.push(b' ');
     }
     let rest = &b[20 + n..];
@@ -67,8 +67,23 @@ fn godette_reads_as_vrm0_with_presets_renamed_and_binds_divided_by_100() {
     assert_eq!(
         names,
         [
-            "neutral", "aa", "ih", "ou", "ee", "oh", "blink", "happy", "angry", "sad", "relaxed",
-            "lookUp", "lookDown", "lookLeft", "lookRight", "blinkLeft", "blinkRight"
+            "neutral",
+            "aa",
+            "ih",
+            "ou",
+            "ee",
+            "oh",
+            "blink",
+            "happy",
+            "angry",
+            "sad",
+            "relaxed",
+            "lookUp",
+            "lookDown",
+            "lookLeft",
+            "lookRight",
+            "blinkLeft",
+            "blinkRight"
         ]
     );
     // The control node is the last node, a scene root whose mesh has those 17 targets.
@@ -82,7 +97,10 @@ fn godette_reads_as_vrm0_with_presets_renamed_and_binds_divided_by_100() {
     let happy = &v.expressions[v.expression("happy").unwrap()];
     assert_eq!(happy.file_name, "Joy");
     assert_eq!(happy.morph_binds.len(), 2);
-    assert_eq!((happy.morph_binds[0].node, happy.morph_binds[0].target), (face, 9));
+    assert_eq!(
+        (happy.morph_binds[0].node, happy.morph_binds[0].target),
+        (face, 9)
+    );
     assert_eq!(happy.morph_binds[0].weight, 0.5);
     assert_eq!(happy.morph_binds[1].weight, 0.25);
     // The face mesh's names come from the primitive's extras (UniVRM writes them there).
@@ -120,13 +138,29 @@ fn expression_migration_reads_as_vrm1_with_unapplied_binds_counted() {
     assert_eq!(e("custom_e").morph_binds.len(), 2);
     assert_eq!(v.look_at.kind, LookAtKind::Bone);
     assert_eq!(v.humanoid.len(), 15);
-    let notes: Vec<String> = ch.notes.iter().map(|n| format!("{}: {}", n.field, n.message)).collect();
-    assert!(notes.iter().any(|n| n.contains("2 material colour and 2 texture transform binds not applied")), "{notes:?}");
-    assert!(notes.iter().any(|n| n.contains("no leftEye / rightEye")), "{notes:?}");
+    let notes: Vec<String> = ch
+        .notes
+        .iter()
+        .map(|n| format!("{}: {}", n.field, n.message))
+        .collect();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("2 material colour and 2 texture transform binds not applied")),
+        "{notes:?}"
+    );
+    assert!(
+        notes.iter().any(|n| n.contains("no leftEye / rightEye")),
+        "{notes:?}"
+    );
 }
 
 /// Evaluate with the named inputs, return the named outputs.
-fn eval(v: &Vrm, inputs: &[(&str, f32)], gaze: Option<Gaze>) -> (Vec<f32>, mien_core::vrm::ApplyCounts) {
+fn eval(
+    v: &Vrm,
+    inputs: &[(&str, f32)],
+    gaze: Option<Gaze>,
+) -> (Vec<f32>, mien_core::vrm::ApplyCounts) {
     let mut x = vec![0.0; v.expressions.len()];
     for (n, w) in inputs {
         x[v.expression(n).unwrap()] = *w;
@@ -172,7 +206,11 @@ fn blend_attenuates_by_the_sum_and_block_holds_at_zero() {
     let ch = migration();
     let v = vrm(&ch);
     // sad blends lookAt (0.3) and custom_c blends lookAt (0.2): factor 1 − 0.5.
-    let (o, c) = eval(v, &[("sad", 0.3), ("custom_c", 0.2), ("lookLeft", 0.8)], None);
+    let (o, c) = eval(
+        v,
+        &[("sad", 0.3), ("custom_c", 0.2), ("lookLeft", 0.8)],
+        None,
+    );
     assert!((c.factors[1] - 0.5).abs() < 1e-6);
     assert!((out(v, &o, "lookLeft") - 0.4).abs() < 1e-6);
     // sad blocks the mouth while above 0, however small.
@@ -180,7 +218,11 @@ fn blend_attenuates_by_the_sum_and_block_holds_at_zero() {
     assert_eq!(c.factors[2], 0.0);
     assert_eq!((out(v, &o, "aa"), out(v, &o, "oh")), (0.0, 0.0));
     // Sums saturate: two blends of 1 leave nothing (1 − min(2, 1)), never a negative factor.
-    let (o, _) = eval(v, &[("custom_b", 1.0), ("relaxed", 1.0), ("blink", 1.0)], None);
+    let (o, _) = eval(
+        v,
+        &[("custom_b", 1.0), ("relaxed", 1.0), ("blink", 1.0)],
+        None,
+    );
     assert_eq!(out(v, &o, "blink"), 0.0);
 }
 
@@ -199,7 +241,10 @@ fn an_overridden_binary_expression_is_suppressed_and_inputs_are_clamped_and_coun
     assert_eq!(out(v, &o, "blinkLeft"), 0.0);
     // Inputs outside [0, 1] are clamped and counted.
     let (o, c) = eval(v, &[("happy", 1.5), ("angry", -0.25)], None);
-    assert_eq!((out(v, &o, "happy"), out(v, &o, "angry"), c.clamped), (1.0, 0.0, 2));
+    assert_eq!(
+        (out(v, &o, "happy"), out(v, &o, "angry"), c.clamped),
+        (1.0, 0.0, 2)
+    );
 }
 
 #[test]
@@ -227,8 +272,10 @@ fn bone_look_at_turns_each_eye_through_its_range_map_on_its_rest_rotation() {
         let ext = &mut j["extensions"]["VRMC_vrm"];
         ext["humanoid"]["humanBones"]["leftEye"] = json!({"node": 3});
         ext["humanoid"]["humanBones"]["rightEye"] = json!({"node": 6});
-        ext["lookAt"]["rangeMapHorizontalOuter"] = json!({"inputMaxValue": 30.0, "outputScale": 5.0});
-        ext["lookAt"]["rangeMapHorizontalInner"] = json!({"inputMaxValue": 30.0, "outputScale": 2.0});
+        ext["lookAt"]["rangeMapHorizontalOuter"] =
+            json!({"inputMaxValue": 30.0, "outputScale": 5.0});
+        ext["lookAt"]["rangeMapHorizontalInner"] =
+            json!({"inputMaxValue": 30.0, "outputScale": 2.0});
         j["nodes"][3]["rotation"] = json!([0.0, 0.0, 0.38268343, 0.9238795]);
     });
     let ch = import_gltf_bytes(&bytes, None, "eyes.vrm").unwrap();
@@ -263,7 +310,11 @@ fn bone_look_at_turns_each_eye_through_its_range_map_on_its_rest_rotation() {
     let q0 = ch.nodes[le.index()].rest.rotation;
     assert!(q0.angle_between(pose.locals[le.index()].rotation) > 0.04);
     assert!(
-        (q0.angle_between(pose.locals[le.index()].rotation).to_degrees() - 2.5).abs() < 1e-3
+        (q0.angle_between(pose.locals[le.index()].rotation)
+            .to_degrees()
+            - 2.5)
+            .abs()
+            < 1e-3
     );
 }
 
@@ -293,7 +344,10 @@ fn an_expression_look_at_writes_the_look_expressions_through_the_curve() {
             pitch_deg: 0.0,
         }),
     );
-    assert!((f64::from(out(v, &o, "lookLeft")) - expect).abs() < 1e-6, "{expect}");
+    assert!(
+        (f64::from(out(v, &o, "lookLeft")) - expect).abs() < 1e-6,
+        "{expect}"
+    );
     assert_eq!(out(v, &o, "lookRight"), 0.0);
     // Pitch 90° down: the down curve's end, 1 × the clamped scale 1.
     let (o, _) = eval(
@@ -310,12 +364,15 @@ fn an_expression_look_at_writes_the_look_expressions_through_the_curve() {
 #[test]
 fn a_vrm1_bind_weight_above_one_is_reported_and_applied_as_one() {
     let bytes = patched(&data("vrm/expression_migration.vrm"), |j| {
-        j["extensions"]["VRMC_vrm"]["expressions"]["preset"]["happy"]["morphTargetBinds"][0]
-            ["weight"] = json!(100);
+        j["extensions"]["VRMC_vrm"]["expressions"]["preset"]["happy"]["morphTargetBinds"][0]["weight"] =
+            json!(100);
     });
     let ch = import_gltf_bytes(&bytes, None, "w100.vrm").unwrap();
     let v = vrm(&ch);
-    assert_eq!(v.expressions[v.expression("happy").unwrap()].morph_binds[0].weight, 1.0);
+    assert_eq!(
+        v.expressions[v.expression("happy").unwrap()].morph_binds[0].weight,
+        1.0
+    );
     assert!(ch.notes.iter().any(|n| n.field
         == "extensions.VRMC_vrm.expressions.preset.happy.morphTargetBinds[0].weight"
         && n.message.contains("above 1")
@@ -324,39 +381,47 @@ fn a_vrm1_bind_weight_above_one_is_reported_and_applied_as_one() {
 
 #[test]
 fn bad_vrm_extensions_are_refused_naming_the_field() {
-    let cases: Vec<(Box<dyn Fn(&mut Value)>, &str)> = vec![
+    type Edit = Box<dyn Fn(&mut Value)>;
+    let cases: Vec<(Edit, &str)> = vec![
         (
             Box::new(|j: &mut Value| {
-                j["extensions"]["VRMC_vrm"]["expressions"]["preset"]["happy"]["morphTargetBinds"][0]["index"] = json!(7)
+                j["extensions"]["VRMC_vrm"]["expressions"]["preset"]["happy"]["morphTargetBinds"]
+                    [0]["index"] = json!(7)
             }),
             "expressions.preset.happy.morphTargetBinds[0].index",
         ),
         (
             Box::new(|j: &mut Value| {
-                j["extensions"]["VRMC_vrm"]["expressions"]["preset"]["happy"]["morphTargetBinds"][0]["node"] = json!(99)
+                j["extensions"]["VRMC_vrm"]["expressions"]["preset"]["happy"]["morphTargetBinds"]
+                    [0]["node"] = json!(99)
             }),
             "morphTargetBinds[0].node",
         ),
         (
             Box::new(|j: &mut Value| {
-                j["extensions"]["VRMC_vrm"]["expressions"]["preset"]["angry"]["morphTargetBinds"][0]["node"] = json!(2)
+                j["extensions"]["VRMC_vrm"]["expressions"]["preset"]["angry"]["morphTargetBinds"]
+                    [0]["node"] = json!(2)
             }),
             "node 2 has no mesh",
         ),
         (
             Box::new(|j: &mut Value| {
-                j["extensions"]["VRMC_vrm"]["expressions"]["preset"]["happy"]["morphTargetBinds"][0]["weight"] = json!(-1)
+                j["extensions"]["VRMC_vrm"]["expressions"]["preset"]["happy"]["morphTargetBinds"]
+                    [0]["weight"] = json!(-1)
             }),
             "negative",
         ),
         (
             Box::new(|j: &mut Value| {
-                j["extensions"]["VRMC_vrm"]["expressions"]["preset"]["sad"]["overrideMouth"] = json!("mute")
+                j["extensions"]["VRMC_vrm"]["expressions"]["preset"]["sad"]["overrideMouth"] =
+                    json!("mute")
             }),
             "overrideMouth",
         ),
         (
-            Box::new(|j: &mut Value| j["extensions"]["VRMC_vrm"]["lookAt"]["type"] = json!("laser")),
+            Box::new(|j: &mut Value| {
+                j["extensions"]["VRMC_vrm"]["lookAt"]["type"] = json!("laser")
+            }),
             "lookAt.type",
         ),
         (
@@ -372,7 +437,9 @@ fn bad_vrm_extensions_are_refused_naming_the_field() {
     ];
     for (edit, field) in cases {
         let bytes = patched(&data("vrm/expression_migration.vrm"), edit);
-        let e = import_gltf_bytes(&bytes, None, "bad.vrm").unwrap_err().to_string();
+        let e = import_gltf_bytes(&bytes, None, "bad.vrm")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("bad.vrm") && e.contains(field), "{field}: {e}");
     }
     // 0.x: a bind of a mesh that does not exist, and a curve of 5 numbers.
@@ -380,13 +447,23 @@ fn bad_vrm_extensions_are_refused_naming_the_field() {
         j["extensions"]["VRM"]["blendShapeMaster"]["blendShapeGroups"][1]["binds"][0]["mesh"] =
             json!(9)
     });
-    let e = import_gltf_bytes(&bytes, None, "bad0.vrm").unwrap_err().to_string();
-    assert!(e.contains("blendShapeGroups[1].binds[0].mesh") && e.contains("mesh 9"), "{e}");
+    let e = import_gltf_bytes(&bytes, None, "bad0.vrm")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("blendShapeGroups[1].binds[0].mesh") && e.contains("mesh 9"),
+        "{e}"
+    );
     let bytes = patched(&data("vrm/Godette_vrm_v4.vrm"), |j| {
         j["extensions"]["VRM"]["firstPerson"]["lookAtVerticalUp"]["curve"] = json!([0, 0, 0, 1, 1])
     });
-    let e = import_gltf_bytes(&bytes, None, "bad0.vrm").unwrap_err().to_string();
-    assert!(e.contains("lookAtVerticalUp.curve") && e.contains("5 numbers"), "{e}");
+    let e = import_gltf_bytes(&bytes, None, "bad0.vrm")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("lookAtVerticalUp.curve") && e.contains("5 numbers"),
+        "{e}"
+    );
 }
 
 #[test]

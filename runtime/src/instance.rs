@@ -602,7 +602,10 @@ impl InstanceMut<'_> {
                 channels: crate::space::arkit_channels(),
                 times: vec![0.0],
                 values: blendshapes.to_vec(),
-                aux_channels: LIVELINK_AUX_COLUMNS.iter().map(|s| (*s).to_string()).collect(),
+                aux_channels: LIVELINK_AUX_COLUMNS
+                    .iter()
+                    .map(|s| (*s).to_string())
+                    .collect(),
                 aux_values: angles.to_vec(),
                 nominal_fps: None,
             };

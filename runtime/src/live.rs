@@ -107,14 +107,20 @@ impl LiveReceiver {
             ));
         }
         if options.capacity == 0 {
-            return Err(Error::invalid("live buffer capacity", "0; it must hold at least one packet"));
+            return Err(Error::invalid(
+                "live buffer capacity",
+                "0; it must hold at least one packet",
+            ));
         }
         let addr = SocketAddr::new(options.bind, options.port);
         let socket = UdpSocket::bind(addr)
             .map_err(|e| Error::invalid(format!("UDP {addr}"), format!("cannot listen: {e}")))?;
-        socket
-            .set_nonblocking(true)
-            .map_err(|e| Error::invalid(format!("UDP {addr}"), format!("cannot set non-blocking: {e}")))?;
+        socket.set_nonblocking(true).map_err(|e| {
+            Error::invalid(
+                format!("UDP {addr}"),
+                format!("cannot set non-blocking: {e}"),
+            )
+        })?;
         Ok(LiveReceiver {
             socket,
             subject: options.subject.clone(),

@@ -103,7 +103,10 @@ impl Asset {
     fn spaces_text(&self) -> String {
         match self.model() {
             Model::Rig(_) => match &self.character().vrm {
-                Some(v) => format!("vrm ({}), arkit52 (through the ARKit → VRM table)", v.expressions.len()),
+                Some(v) => format!(
+                    "vrm ({}), arkit52 (through the ARKit → VRM table)",
+                    v.expressions.len()
+                ),
                 None => "arkit52".into(),
             },
             Model::Head { pack, .. } => {

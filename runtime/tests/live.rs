@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 
 use mien_core::anim::arkit::arkit_index;
 use mien_core::io::livelink_csv::read_livelink_csv_from_str;
-use mien_runtime::live::{LiveOptions, LiveReceiver, MAX_PACKET_BYTES, decode, encode, read_recording};
+use mien_runtime::live::{
+    LiveOptions, LiveReceiver, MAX_PACKET_BYTES, decode, encode, read_recording,
+};
 use mien_runtime::{Asset, Device, Runtime, RuntimeOptions};
 
 fn data(rel: &str) -> PathBuf {
@@ -35,7 +37,11 @@ fn poll_until(rx: &mut LiveReceiver, n: u64) {
     let t = Instant::now();
     while rx.stats().received < n {
         rx.poll().unwrap();
-        assert!(t.elapsed() < Duration::from_secs(10), "only {} of {n} arrived", rx.stats().received);
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "only {} of {n} arrived",
+            rx.stats().received
+        );
         std::thread::sleep(Duration::from_millis(1));
     }
 }
@@ -56,11 +62,11 @@ fn a_replay_with_bad_datagrams_mixed_in_counts_each_and_plays_the_rest() {
     for (i, d) in raw.iter().enumerate() {
         send(d);
         match i {
-            5 => send(&d[..d.len() / 2]),              // truncated
+            5 => send(&d[..d.len() / 2]),                   // truncated
             10 => send(&vec![0x06; MAX_PACKET_BYTES + 10]), // oversized
-            15 => send(b"hello, world"),               // garbage (version 104)
-            20 => send(d),                             // duplicate
-            25 => send(&encode(&other)),               // another subject
+            15 => send(b"hello, world"),                    // garbage (version 104)
+            20 => send(d),                                  // duplicate
+            25 => send(&encode(&other)),                    // another subject
             _ => {}
         }
     }
@@ -116,7 +122,10 @@ fn each_played_packet_poses_the_character_as_its_values_say() {
         rt.update(rx.now()).unwrap();
         let w = &rt.instance(0).unwrap().pose().weights[head];
         assert_eq!(w[jaw_t], f.packet.values[arkit_index("jawOpen").unwrap()]);
-        assert_eq!(w[blink_t], f.packet.values[arkit_index("eyeBlinkLeft").unwrap()]);
+        assert_eq!(
+            w[blink_t],
+            f.packet.values[arkit_index("eyeBlinkLeft").unwrap()]
+        );
     }
     assert_eq!(rx.stats().played, 40);
     // Non-finite or mis-sized live frames are refused, the instance unchanged.

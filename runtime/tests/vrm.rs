@@ -48,10 +48,16 @@ fn weight(rt: &Runtime, node_name: &str, target: &str) -> f32 {
 #[test]
 fn a_live_link_recording_drives_godette_through_the_arkit_to_vrm_table() {
     let mut rt = runtime("vrm/Godette_vrm_v4.vrm");
-    let stream = read_livelink_csv(&data("livelinkface/MySlate_3_Jason_Millers_iPhone.csv")).unwrap();
+    let stream =
+        read_livelink_csv(&data("livelinkface/MySlate_3_Jason_Millers_iPhone.csv")).unwrap();
     let s: WeightStream = stream.clone();
     rt.instance_mut(0).unwrap().play_stream(stream).unwrap();
-    let ch = |n: &str| s.channels.iter().position(|c| c.eq_ignore_ascii_case(n)).unwrap();
+    let ch = |n: &str| {
+        s.channels
+            .iter()
+            .position(|c| c.eq_ignore_ascii_case(n))
+            .unwrap()
+    };
     let mut row = vec![0.0; s.channel_count()];
     let mut moved = 0;
     for k in 0..40 {
@@ -65,7 +71,11 @@ fn a_live_link_recording_drives_godette_through_the_arkit_to_vrm_table() {
         let aa = c(row[ch("JawOpen")]);
         let angry = c(0.5 * row[ch("BrowDownLeft")] + 0.5 * row[ch("BrowDownRight")]);
         let sad = c(0.5 * row[ch("MouthFrownLeft")] + 0.5 * row[ch("MouthFrownRight")]);
-        let blink_l = if c(row[ch("EyeBlinkLeft")]) > 0.5 { 1.0 } else { 0.0 };
+        let blink_l = if c(row[ch("EyeBlinkLeft")]) > 0.5 {
+            1.0
+        } else {
+            0.0
+        };
         let ah = weight(&rt, "Face", "ah");
         assert!((ah - (aa + 0.25 * angry)).abs() < 1e-5, "t {t}: ah {ah}");
         let bl = weight(&rt, "Face", "blink_left");
@@ -109,7 +119,10 @@ fn every_viseme_moves_godettes_mouth() {
         "{}",
         speech.report()
     );
-    rt.instance_mut(0).unwrap().set_speech(Some(speech)).unwrap();
+    rt.instance_mut(0)
+        .unwrap()
+        .set_speech(Some(speech))
+        .unwrap();
     let mouth = ["ah", "ih", "uu", "ee", "oh"];
     for (i, name) in VISEME_NAMES.iter().enumerate() {
         rt.update(i as f64 + 0.5).unwrap();
@@ -120,11 +133,20 @@ fn every_viseme_moves_godettes_mouth() {
         if i == 0 {
             assert_eq!(most, 0.0, "sil is rest");
         } else {
-            assert!(most >= 0.2 - 1e-6, "viseme {name}: the mouth's largest weight is {most}");
+            assert!(
+                most >= 0.2 - 1e-6,
+                "viseme {name}: the mouth's largest weight is {most}"
+            );
         }
     }
     // aa, ih, ou, ee, oh at full strength move ah, ih, uu, ee, oh to exactly 1.
-    for (v, t) in [("aa", "ah"), ("ih", "ih"), ("ou", "uu"), ("E", "ee"), ("oh", "oh")] {
+    for (v, t) in [
+        ("aa", "ah"),
+        ("ih", "ih"),
+        ("ou", "uu"),
+        ("E", "ee"),
+        ("oh", "oh"),
+    ] {
         let i = VISEME_NAMES.iter().position(|n| *n == v).unwrap();
         rt.update(i as f64 + 0.5).unwrap();
         assert!((weight(&rt, "Face", t) - 1.0).abs() < 1e-6, "{v} → {t}");
@@ -152,7 +174,11 @@ fn gaze_comes_from_the_face_look_at_point_and_the_caller() {
     .unwrap();
     rt.instance_mut(0).unwrap().set_face(Some(face)).unwrap();
     rt.update(0.0).unwrap();
-    assert!(weight(&rt, "Face", "look_left") > 0.1, "{}", weight(&rt, "Face", "look_left"));
+    assert!(
+        weight(&rt, "Face", "look_left") > 0.1,
+        "{}",
+        weight(&rt, "Face", "look_left")
+    );
     assert_eq!(weight(&rt, "Face", "look_right"), 0.0);
     // The caller's gaze wins: 45° to the right.
     rt.instance_mut(0)
@@ -177,7 +203,12 @@ fn gaze_comes_from_the_face_look_at_point_and_the_caller() {
         .unwrap();
     assert!(e.to_string().contains("not finite"), "{e}");
     let mut other = runtime("facecap/facecap.glb");
-    let e = other.instance_mut(0).unwrap().set_vrm_gaze(None).err().unwrap();
+    let e = other
+        .instance_mut(0)
+        .unwrap()
+        .set_vrm_gaze(None)
+        .err()
+        .unwrap();
     assert!(e.to_string().contains("not a VRM avatar"), "{e}");
 }
 
@@ -212,4 +243,35 @@ fn the_vrm_space_sets_expressions_directly() {
         .err()
         .unwrap();
     assert!(e.to_string().contains("not a VRM avatar"), "{e}");
+}
+
+#[test]
+fn the_face_driver_blinks_a_vrm_through_its_blink_expression() {
+    let mut rt = runtime("vrm/Godette_vrm_v4.vrm");
+    let ch = rt.asset().character().clone();
+    let def = FaceDef::for_character(&ch);
+    assert_eq!(def.blink.targets, vec![("blink".to_string(), 1.0)]);
+    let face = FaceDriver::new(
+        &ch,
+        def,
+        Script::default(),
+        None,
+        0.0,
+        &FaceSources::default(),
+    )
+    .unwrap();
+    rt.instance_mut(0).unwrap().set_face(Some(face)).unwrap();
+    let v = ch.vrm.as_ref().unwrap();
+    let (c, blink) = (v.control_node.index(), v.expression("blink").unwrap());
+    let mut closed = 0;
+    for k in 0..300 {
+        rt.update(f64::from(k) / 30.0).unwrap();
+        let b = rt.instance(0).unwrap().pose().weights[c][blink];
+        // Godette's blink binds blink_left and blink_right at 1 (100 in the file).
+        assert!((weight(&rt, "Face", "blink_left") - b).abs() < 1e-6);
+        if b > 0.9 {
+            closed += 1;
+        }
+    }
+    assert!(closed > 0, "no blink closed the eyes in 10 s");
 }

@@ -169,7 +169,10 @@ pub fn value_name(i: usize) -> &'static str {
     if i < ARKIT_COUNT {
         ARKIT_52[i]
     } else {
-        LIVELINK_AUX_COLUMNS.get(i - ARKIT_COUNT).copied().unwrap_or("?")
+        LIVELINK_AUX_COLUMNS
+            .get(i - ARKIT_COUNT)
+            .copied()
+            .unwrap_or("?")
     }
 }
 
@@ -179,26 +182,38 @@ struct Cursor<'a> {
 }
 
 impl<'a> Cursor<'a> {
-    fn take(&mut self, n: usize, field: &'static str) -> std::result::Result<&'a [u8], PacketError> {
-        let end = self.at.checked_add(n).filter(|&e| e <= self.b.len()).ok_or(
-            PacketError::Truncated {
+    fn take(
+        &mut self,
+        n: usize,
+        field: &'static str,
+    ) -> std::result::Result<&'a [u8], PacketError> {
+        let end = self
+            .at
+            .checked_add(n)
+            .filter(|&e| e <= self.b.len())
+            .ok_or(PacketError::Truncated {
                 len: self.b.len(),
                 field,
                 offset: self.at,
-            },
-        )?;
+            })?;
         let s = &self.b[self.at..end];
         self.at = end;
         Ok(s)
     }
     fn u32(&mut self, field: &'static str) -> std::result::Result<u32, PacketError> {
-        Ok(u32::from_be_bytes(self.take(4, field)?.try_into().unwrap_or([0; 4])))
+        Ok(u32::from_be_bytes(
+            self.take(4, field)?.try_into().unwrap_or([0; 4]),
+        ))
     }
     fn i32(&mut self, field: &'static str) -> std::result::Result<i32, PacketError> {
-        Ok(i32::from_be_bytes(self.take(4, field)?.try_into().unwrap_or([0; 4])))
+        Ok(i32::from_be_bytes(
+            self.take(4, field)?.try_into().unwrap_or([0; 4]),
+        ))
     }
     fn f32(&mut self, field: &'static str) -> std::result::Result<f32, PacketError> {
-        Ok(f32::from_be_bytes(self.take(4, field)?.try_into().unwrap_or([0; 4])))
+        Ok(f32::from_be_bytes(
+            self.take(4, field)?.try_into().unwrap_or([0; 4]),
+        ))
     }
     fn name(&mut self, field: &'static str) -> std::result::Result<String, PacketError> {
         let n = self.u32(field)? as usize;
@@ -323,30 +338,63 @@ pub fn recording_from_bytes(gz: &[u8], label: &str) -> Result<Vec<Vec<u8>>> {
         });
     }
     if data.len() < 5 {
-        return Err(Error::format(label, "header", format!("{} bytes, the header has 5", data.len())));
+        return Err(Error::format(
+            label,
+            "header",
+            format!("{} bytes, the header has 5", data.len()),
+        ));
     }
     if data[0] != PACKET_VERSION {
-        return Err(Error::format(label, "header.version", format!("version {}, mien reads 6", data[0])));
+        return Err(Error::format(
+            label,
+            "header.version",
+            format!("version {}, mien reads 6", data[0]),
+        ));
     }
     let count = u32::from_be_bytes([data[1], data[2], data[3], data[4]]) as usize;
     let mut at = 5;
     let mut out = Vec::with_capacity(count.min(data.len() / 4));
     for i in 0..count {
         let Some(len) = data.get(at..at + 4) else {
-            return Err(Error::format_at(label, "packets", i, format!("the header says {count} packets; the data ends at byte {at}")));
+            return Err(Error::format_at(
+                label,
+                "packets",
+                i,
+                format!("the header says {count} packets; the data ends at byte {at}"),
+            ));
         };
         let len = u32::from_be_bytes([len[0], len[1], len[2], len[3]]) as usize;
         if len > MAX_PACKET_BYTES {
-            return Err(Error::format_at(label, "packets", i, format!("length {len} at byte {at} is over {MAX_PACKET_BYTES}")));
+            return Err(Error::format_at(
+                label,
+                "packets",
+                i,
+                format!("length {len} at byte {at} is over {MAX_PACKET_BYTES}"),
+            ));
         }
         let Some(p) = data.get(at + 4..at + 4 + len) else {
-            return Err(Error::format_at(label, "packets", i, format!("length {len} at byte {at} runs past the end ({} bytes)", data.len())));
+            return Err(Error::format_at(
+                label,
+                "packets",
+                i,
+                format!(
+                    "length {len} at byte {at} runs past the end ({} bytes)",
+                    data.len()
+                ),
+            ));
         };
         out.push(p.to_vec());
         at += 4 + len;
     }
     if at != data.len() {
-        return Err(Error::format(label, "packets", format!("{} bytes after the {count} packets the header announces", data.len() - at)));
+        return Err(Error::format(
+            label,
+            "packets",
+            format!(
+                "{} bytes after the {count} packets the header announces",
+                data.len() - at
+            ),
+        ));
     }
     Ok(out)
 }
@@ -417,7 +465,11 @@ impl JitterBuffer {
     /// `capacity` (≥ 1) packets.
     pub fn new(delay: f64, capacity: usize) -> Self {
         JitterBuffer {
-            delay: if delay.is_finite() { delay.max(0.0) } else { 0.0 },
+            delay: if delay.is_finite() {
+                delay.max(0.0)
+            } else {
+                0.0
+            },
             capacity: capacity.max(1),
             offset: None,
             queue: std::collections::VecDeque::new(),
@@ -434,7 +486,11 @@ impl JitterBuffer {
             return Admission::Late;
         }
         let pos = self.queue.partition_point(|(q, _)| q.time.seconds() < t);
-        if self.queue.get(pos).is_some_and(|(q, _)| q.time.seconds() == t) {
+        if self
+            .queue
+            .get(pos)
+            .is_some_and(|(q, _)| q.time.seconds() == t)
+        {
             self.stats.duplicate += 1;
             return Admission::Duplicate;
         }

@@ -199,7 +199,10 @@ impl Vrm {
 
     /// A humanoid bone's node.
     pub fn bone(&self, bone: &str) -> Option<NodeId> {
-        self.humanoid.iter().find(|b| b.bone == bone).map(|b| b.node)
+        self.humanoid
+            .iter()
+            .find(|b| b.bone == bone)
+            .map(|b| b.node)
     }
 
     /// Steps 1–3 of the module doc: `inputs` `(X,)` → `outputs` `(X,)` (both unitless), with
@@ -209,12 +212,18 @@ impl Vrm {
     /// When `inputs` or `outputs` is not `(X,)` (a caller bug).
     pub fn evaluate(&self, inputs: &[f32], gaze: Option<Gaze>, outputs: &mut [f32]) -> ApplyCounts {
         let n = self.expressions.len();
-        assert!(inputs.len() == n && outputs.len() == n, "vrm: expression count");
+        assert!(
+            inputs.len() == n && outputs.len() == n,
+            "vrm: expression count"
+        );
         let mut counts = ApplyCounts::default();
         outputs.copy_from_slice(inputs);
         if let (Some(g), LookAtKind::Expression) = (gaze, self.look_at.kind) {
             let w = self.look_at.expression_weights(g);
-            for (name, v) in ["lookUp", "lookDown", "lookLeft", "lookRight"].iter().zip(w) {
+            for (name, v) in ["lookUp", "lookDown", "lookLeft", "lookRight"]
+                .iter()
+                .zip(w)
+            {
                 if let Some(i) = self.expression(name) {
                     outputs[i] = v;
                 }
@@ -302,7 +311,9 @@ impl Vrm {
             };
             let rots = self.look_at.eye_rotations(g, self.version);
             for (bone, q) in ["leftEye", "rightEye"].into_iter().zip(rots) {
-                let Some(node) = self.bone(bone) else { continue };
+                let Some(node) = self.bone(bone) else {
+                    continue;
+                };
                 let (Some(l), Some(w)) = (
                     pose.locals.get_mut(node.index()),
                     rest_world.get(node.index()),

@@ -61,7 +61,7 @@ struct Reader<'a, 'b> {
     notes: &'b mut Vec<ImportNote>,
 }
 
-fn obj<'v>(v: &'v Value) -> Option<&'v Map<String, Value>> {
+fn obj(v: &Value) -> Option<&Map<String, Value>> {
     v.as_object()
 }
 
@@ -93,10 +93,12 @@ impl Reader<'_, '_> {
         let i = v
             .and_then(Value::as_u64)
             .ok_or_else(|| self.err(field, "missing or not a non-negative integer"))?;
-        usize::try_from(i)
-            .ok()
-            .filter(|&i| i < len)
-            .ok_or_else(|| self.err(field, format!("{what} {i} does not exist (the file has {len})")))
+        usize::try_from(i).ok().filter(|&i| i < len).ok_or_else(|| {
+            self.err(
+                field,
+                format!("{what} {i} does not exist (the file has {len})"),
+            )
+        })
     }
 
     fn number(&self, v: Option<&Value>, field: &str, default: f32) -> Result<f32> {
@@ -159,7 +161,12 @@ impl Reader<'_, '_> {
 
     fn target(&self, mesh: usize, v: Option<&Value>, field: &str) -> Result<usize> {
         let n = self.scene.meshes[mesh].target_count();
-        self.index(v, field, n, &format!("morph target of mesh {mesh} with {n} targets:"))
+        self.index(
+            v,
+            field,
+            n,
+            &format!("morph target of mesh {mesh} with {n} targets:"),
+        )
     }
 
     fn v0(&mut self, v: &Value, control_node: NodeId) -> Result<Vrm> {
@@ -186,7 +193,10 @@ impl Reader<'_, '_> {
                 .and_then(Value::as_str)
                 .unwrap_or("")
                 .to_string();
-            let preset_raw = g.get("presetName").and_then(Value::as_str).unwrap_or("unknown");
+            let preset_raw = g
+                .get("presetName")
+                .and_then(Value::as_str)
+                .unwrap_or("unknown");
             let preset = v1_preset_of_v0(preset_raw);
             let name = match (preset, file_name.is_empty()) {
                 (Some(p), _) => p.to_string(),
@@ -218,7 +228,10 @@ impl Reader<'_, '_> {
                     .map(|(i, _)| NodeId(i as u32))
                     .collect();
                 if nodes.is_empty() {
-                    self.note(&bf, format!("no node instances mesh {mesh}: the bind moves nothing"));
+                    self.note(
+                        &bf,
+                        format!("no node instances mesh {mesh}: the bind moves nothing"),
+                    );
                 }
                 binds.extend(nodes.into_iter().map(|node| MorphBind {
                     node,
@@ -247,7 +260,9 @@ impl Reader<'_, '_> {
         if material > 0 {
             self.note(
                 format!("{groups_field}[*].materialValues"),
-                format!("{material} material value binds not applied (mien's splats carry no material)"),
+                format!(
+                    "{material} material value binds not applied (mien's splats carry no material)"
+                ),
             );
         }
         let humanoid = self.humanoid_v0(root.get("humanoid"), &format!("{base}.humanoid"))?;
@@ -283,12 +298,20 @@ impl Reader<'_, '_> {
                 for (name, e) in set {
                     let field = format!("{set_field}.{name}");
                     if kind == "preset" && !V1_PRESETS.contains(&name.as_str()) {
-                        self.note(&field, format!("`{name}` is not a VRM 1.0 preset: read as a custom expression"));
+                        self.note(
+                            &field,
+                            format!(
+                                "`{name}` is not a VRM 1.0 preset: read as a custom expression"
+                            ),
+                        );
                     }
                     let e = self.object(e, &field)?;
                     let mut binds = Vec::new();
                     for (bi, b) in self
-                        .array(e.get("morphTargetBinds"), &format!("{field}.morphTargetBinds"))?
+                        .array(
+                            e.get("morphTargetBinds"),
+                            &format!("{field}.morphTargetBinds"),
+                        )?
                         .iter()
                         .enumerate()
                     {
@@ -301,7 +324,9 @@ impl Reader<'_, '_> {
                             "node",
                         )?;
                         let Some(mesh) = self.scene.nodes[node].mesh else {
-                            return Err(self.err(format!("{bf}.node"), format!("node {node} has no mesh")));
+                            return Err(
+                                self.err(format!("{bf}.node"), format!("node {node} has no mesh"))
+                            );
                         };
                         let target =
                             self.target(mesh.index(), b.get("index"), &format!("{bf}.index"))?;
@@ -314,7 +339,10 @@ impl Reader<'_, '_> {
                         });
                     }
                     let mc = self
-                        .array(e.get("materialColorBinds"), &format!("{field}.materialColorBinds"))?
+                        .array(
+                            e.get("materialColorBinds"),
+                            &format!("{field}.materialColorBinds"),
+                        )?
                         .len();
                     let tt = self
                         .array(
@@ -331,9 +359,12 @@ impl Reader<'_, '_> {
                         preset,
                         file_name: name.clone(),
                         is_binary: self.boolean(e.get("isBinary"), &format!("{field}.isBinary"))?,
-                        override_blink: self.over(e.get("overrideBlink"), &format!("{field}.overrideBlink"))?,
-                        override_look_at: self.over(e.get("overrideLookAt"), &format!("{field}.overrideLookAt"))?,
-                        override_mouth: self.over(e.get("overrideMouth"), &format!("{field}.overrideMouth"))?,
+                        override_blink: self
+                            .over(e.get("overrideBlink"), &format!("{field}.overrideBlink"))?,
+                        override_look_at: self
+                            .over(e.get("overrideLookAt"), &format!("{field}.overrideLookAt"))?,
+                        override_mouth: self
+                            .over(e.get("overrideMouth"), &format!("{field}.overrideMouth"))?,
                         morph_binds: binds,
                         material_color_binds: mc,
                         texture_transform_binds: tt,
@@ -367,7 +398,10 @@ impl Reader<'_, '_> {
         if list.iter().any(|x| x.name == e.name) {
             self.note(
                 field,
-                format!("a second expression named `{}`: ignored (the first is used)", e.name),
+                format!(
+                    "a second expression named `{}`: ignored (the first is used)",
+                    e.name
+                ),
             );
         } else {
             list.push(e);
@@ -405,7 +439,10 @@ impl Reader<'_, '_> {
             };
             let node = self.bone_node(b.get("node"), &format!("{bf}.node"))?;
             if out.iter().any(|x| x.bone == bone) {
-                self.note(&bf, format!("bone `{bone}` listed twice: the first is used"));
+                self.note(
+                    &bf,
+                    format!("bone `{bone}` listed twice: the first is used"),
+                );
                 continue;
             }
             out.push(HumanBone {
@@ -472,7 +509,8 @@ impl Reader<'_, '_> {
                     for (k, chunk) in c.chunks(4).enumerate() {
                         let mut key = [0.0f32; 4];
                         for (j, x) in chunk.iter().enumerate() {
-                            key[j] = me.number(Some(x), &format!("{field}.curve[{}]", 4 * k + j), 0.0)?;
+                            key[j] =
+                                me.number(Some(x), &format!("{field}.curve[{}]", 4 * k + j), 0.0)?;
                         }
                         if keys.last().is_some_and(|p: &[f32; 4]| p[0] > key[0]) {
                             return Err(me.err(
@@ -487,7 +525,11 @@ impl Reader<'_, '_> {
             };
             let r = RangeMap {
                 input_max_deg: me.number(m.get("xRange"), &format!("{field}.xRange"), 90.0)?,
-                output_scale: me.number(m.get("yRange"), &format!("{field}.yRange"), default_out)?,
+                output_scale: me.number(
+                    m.get("yRange"),
+                    &format!("{field}.yRange"),
+                    default_out,
+                )?,
                 curve,
             };
             me.checked_map(r, kind, &field, "xRange", "yRange")
@@ -530,8 +572,16 @@ impl Reader<'_, '_> {
             };
             let m = me.object(m, &field)?;
             let r = RangeMap::linear(
-                me.number(m.get("inputMaxValue"), &format!("{field}.inputMaxValue"), 90.0)?,
-                me.number(m.get("outputScale"), &format!("{field}.outputScale"), default_out)?,
+                me.number(
+                    m.get("inputMaxValue"),
+                    &format!("{field}.inputMaxValue"),
+                    90.0,
+                )?,
+                me.number(
+                    m.get("outputScale"),
+                    &format!("{field}.outputScale"),
+                    default_out,
+                )?,
             );
             me.checked_map(r, kind, &field, "inputMaxValue", "outputScale")
         };
@@ -562,16 +612,25 @@ impl Reader<'_, '_> {
         if r.input_max_deg <= 0.0 {
             self.note(
                 format!("{field}.{input}"),
-                format!("{} is not above 0: this direction does not move", r.input_max_deg),
+                format!(
+                    "{} is not above 0: this direction does not move",
+                    r.input_max_deg
+                ),
             );
         }
         if r.output_scale < 0.0 {
-            return Err(self.err(format!("{field}.{output}"), format!("{} is negative", r.output_scale)));
+            return Err(self.err(
+                format!("{field}.{output}"),
+                format!("{} is negative", r.output_scale),
+            ));
         }
         if kind == LookAtKind::Expression && r.output_scale > 1.0 {
             self.note(
                 format!("{field}.{output}"),
-                format!("{} is above 1, the largest expression weight: applied as 1", r.output_scale),
+                format!(
+                    "{} is above 1, the largest expression weight: applied as 1",
+                    r.output_scale
+                ),
             );
             r.output_scale = 1.0;
         }

@@ -426,7 +426,9 @@ impl Binding {
         }
         b.report.unmatched_channels.sort_by_key(|u| u.index);
         let driven: Vec<usize> = b.routes.iter().map(|r| r.target).collect();
-        b.report.undriven_targets.retain(|t| !driven.contains(&t.index));
+        b.report
+            .undriven_targets
+            .retain(|t| !driven.contains(&t.index));
         b
     }
 

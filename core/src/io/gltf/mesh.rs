@@ -396,14 +396,20 @@ fn target_names(ctx: &mut Ctx, mi: usize, m: &json::Mesh, t: usize) -> Vec<Strin
         })
     };
     let (raw, field) = if has_names(&m.extras) {
-        (m.extras.as_ref(), format!("meshes[{mi}].extras.targetNames"))
+        (
+            m.extras.as_ref(),
+            format!("meshes[{mi}].extras.targetNames"),
+        )
     } else if let Some(p) = m.primitives.first().filter(|p| has_names(&p.extras)) {
         (
             p.extras.as_ref(),
             format!("meshes[{mi}].primitives[0].extras.targetNames"),
         )
     } else {
-        (m.extras.as_ref(), format!("meshes[{mi}].extras.targetNames"))
+        (
+            m.extras.as_ref(),
+            format!("meshes[{mi}].extras.targetNames"),
+        )
     };
     let Some(raw) = raw else {
         return defaults();
