@@ -84,6 +84,34 @@ fn a_live_link_recording_drives_godette_through_the_arkit_to_vrm_table() {
         if ah > 0.05 {
             moved += 1;
         }
+        // The eye angles are the lookAt gaze (both eyes averaged; yaw > 0 is the character's
+        // left): they drive lookLeft or lookRight, never both (Godette binds look_left /
+        // look_right only there).
+        let mut aux = vec![0.0; s.aux_channels.len()];
+        s.sample_aux(t, &mut aux);
+        let a = |n: &str| {
+            aux[s
+                .aux_channels
+                .iter()
+                .position(|c| c.eq_ignore_ascii_case(n))
+                .unwrap()]
+        };
+        let yaw = 0.5 * (a("LeftEyeYaw") + a("RightEyeYaw"));
+        let (ll, lr) = (
+            weight(&rt, "Face", "look_left"),
+            weight(&rt, "Face", "look_right"),
+        );
+        if yaw > 1e-3 {
+            assert!(
+                ll > 0.0 && lr == 0.0,
+                "t {t}: yaw {yaw}: left {ll} right {lr}"
+            );
+        } else if yaw < -1e-3 {
+            assert!(
+                lr > 0.0 && ll == 0.0,
+                "t {t}: yaw {yaw}: left {ll} right {lr}"
+            );
+        }
     }
     assert!(moved > 5, "the jaw moved in {moved} frames");
     // Head motion turns the humanoid head and neck (names from the VRM, not standard names).
