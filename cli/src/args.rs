@@ -421,14 +421,24 @@ pub struct LiveArgs {
     #[arg(long, value_name = "NAME")]
     pub subject: Option<String>,
     /// Jitter-buffer delay, milliseconds: a packet is posed this long after its frame time.
-    #[arg(long, default_value_t = 50.0, value_name = "MS")]
+    #[arg(
+        long,
+        allow_negative_numbers = true,
+        default_value_t = 50.0,
+        value_name = "MS"
+    )]
     pub delay_ms: f64,
     /// At most this many pose updates per second (each packet is posed as it falls due; a
     /// faster sender's packets in between are skipped and counted).
-    #[arg(long, default_value_t = 120.0, value_name = "N")]
+    #[arg(
+        long,
+        allow_negative_numbers = true,
+        default_value_t = 120.0,
+        value_name = "N"
+    )]
     pub fps: f64,
     /// Stop after this many seconds (default: at the end of a --replay, else on Ctrl-C).
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, allow_negative_numbers = true, value_name = "SECONDS")]
     pub duration: Option<f64>,
     /// Save every accepted packet, in frame order, as a Live Link CSV take (read back by
     /// `mien animate --arkit`), written when the session ends.
@@ -439,7 +449,12 @@ pub struct LiveArgs {
     #[arg(long, value_name = "FILE")]
     pub replay: Option<PathBuf>,
     /// Replay speed (2 sends twice as fast).
-    #[arg(long, default_value_t = 1.0, value_name = "X")]
+    #[arg(
+        long,
+        allow_negative_numbers = true,
+        default_value_t = 1.0,
+        value_name = "X"
+    )]
     pub replay_speed: f64,
     /// Where the rig runs.
     #[arg(long, value_enum, default_value_t = BackendChoice::Auto)]

@@ -208,6 +208,10 @@ fn character(path: &Path) -> Result<serde_json::Value> {
             VrmVersion::V1 => "VRM 1.0 avatar (glTF 2.0, extension VRMC_vrm)",
         });
         out["vrm"] = vrm_section(&ch, v);
+        out["nodes"] = json!(format!(
+            "{} (+ the VRM expression control node mien appends)",
+            ch.nodes.len() - 1
+        ));
     }
     Ok(out)
 }
@@ -300,12 +304,15 @@ fn vrm_section(ch: &mien_core::rig::Character, v: &Vrm) -> serde_json::Value {
         "humanoid_bones": humanoid,
         "look_at": {
             "type": match l.kind { LookAtKind::Bone => "bone", LookAtKind::Expression => "expression" },
-            "offset_from_head_m": l.offset_from_head,
+            "offset_from_head_m": l.offset_from_head.map(|x| (f64::from(x) * 1e4).round() / 1e4),
             "horizontal_inner": map(&l.horizontal_inner),
             "horizontal_outer": map(&l.horizontal_outer),
             "vertical_down": map(&l.vertical_down),
             "vertical_up": map(&l.vertical_up),
-            "eyes": [v.bone("leftEye").map(node_name), v.bone("rightEye").map(node_name)],
+            "eyes": match (v.bone("leftEye"), v.bone("rightEye")) {
+                (Some(l), Some(r)) => format!("{}, {}", node_name(l), node_name(r)),
+                _ => "none (the humanoid has no leftEye / rightEye bone)".to_string(),
+            },
         },
     })
 }
@@ -369,7 +376,10 @@ fn to_text(v: &serde_json::Value, indent: usize) -> String {
                             let _ = writeln!(out);
                         }
                     }
-                    serde_json::Value::Array(a) if a.len() > 6 => {
+                    // Long lists, and lists of sentences, one item a line.
+                    serde_json::Value::Array(a)
+                        if a.len() > 6 || a.iter().map(|e| scalar(e).len()).sum::<usize>() > 80 =>
+                    {
                         let _ = writeln!(out, "{pad}{k} ({}):", a.len());
                         for e in a {
                             let _ = writeln!(out, "{pad}  {}", scalar(e));

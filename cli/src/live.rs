@@ -44,6 +44,24 @@ fn replay(datagrams: Vec<Vec<u8>>, to: SocketAddr, speed: f64) -> std::io::Resul
     Ok(())
 }
 
+/// Whether a file can be written at `path`: its folder exists and takes a file (a probe is
+/// created there and removed), and `path` is not a folder.
+fn writable(path: &std::path::Path) -> Result<()> {
+    if path.is_dir() {
+        bail!("is a folder");
+    }
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    if !dir.is_dir() {
+        bail!("the folder {} does not exist", dir.display());
+    }
+    tempfile::NamedTempFile::new_in(dir)
+        .map(drop)
+        .with_context(|| format!("cannot write in {}", dir.display()))
+}
+
 /// Run a session; returns the summary text.
 ///
 /// # Errors
@@ -72,6 +90,13 @@ pub fn run(args: &LiveArgs) -> Result<String> {
     {
         // Without a terminal nobody can press Ctrl-C: insist on an end.
         bail!("give --duration (or --replay): without a terminal the session would never end");
+    }
+    // The outputs are written when the session ends: refuse a place that cannot take them now,
+    // before anything is listened to (a take must never be lost at the end).
+    for (flag, path) in [("--record", &args.record), ("--report", &args.report)] {
+        if let Some(p) = path {
+            writable(p).with_context(|| format!("{flag} {}", p.display()))?;
+        }
     }
     let recording = match &args.replay {
         Some(p) => Some(
@@ -229,7 +254,7 @@ pub fn run(args: &LiveArgs) -> Result<String> {
     );
     let _ = writeln!(
         s,
-        "  packets   {} received, {} played, {} malformed{}, {} other subject, {} duplicate, {} late, {} skipped, {} overflow",
+        "  packets   {} received, {} played, {} malformed{}, {} other subject, {} duplicate, {} late, {} skipped, {} overflow, {} resyncs ({} dropped)",
         st.received,
         st.played,
         malformed,
@@ -249,7 +274,9 @@ pub fn run(args: &LiveArgs) -> Result<String> {
         st.duplicate,
         st.late,
         st.skipped,
-        st.overflow
+        st.overflow,
+        st.resyncs,
+        st.resync_dropped
     );
     let _ = writeln!(
         s,

@@ -160,6 +160,12 @@ pub fn print(o: &Outcome) {
             let v = &b["visemes"];
             let missing = v["missing"].as_array().map_or(0, Vec::len);
             let silent = v["silent_visemes"].as_array().map_or(0, Vec::len);
+            let inert: Vec<&str> = v["inert_targets"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|n| n.as_str())
+                .collect();
             println!(
                 "             {}: {} visemes, {} owned targets, {} missing target{}, {} viseme{} without targets{}",
                 b["mesh_node"].as_str().unwrap_or("?"),
@@ -191,6 +197,20 @@ pub fn print(o: &Outcome) {
                     } else {
                         near.join(", ")
                     }
+                );
+            }
+            if !inert.is_empty() {
+                let silent: Vec<&str> = v["silent_visemes"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|n| n.as_str())
+                    .collect();
+                println!(
+                    "               warning: {} move{} nothing (VRM expressions without a morph bind): visemes {} stay at rest",
+                    inert.join(", "),
+                    if inert.len() == 1 { "s" } else { "" },
+                    silent.join(" ")
                 );
             }
         }
@@ -338,6 +358,7 @@ fn viseme_kind(kind: &str) -> &str {
     match kind {
         "Arkit" => "ARKit",
         "Vroid" => "VRoid",
+        "Vrm" => "VRM mouth-expression",
         other => other,
     }
 }

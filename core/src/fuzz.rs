@@ -292,7 +292,7 @@ pub fn run(target: Target, data: &[u8]) {
         }
         Target::LivelinkUdp => {
             if let Ok(p) = io::livelink_udp::decode(data) {
-                let _ = io::livelink_udp::to_livelink_csv(std::slice::from_ref(&p));
+                let _ = io::livelink_udp::to_livelink_csv(&[(0.0, p)]);
             }
             if let Ok(raw) = io::livelink_udp::recording_from_bytes(data, label) {
                 let mut b = io::livelink_udp::JitterBuffer::new(0.05, 64);

@@ -194,13 +194,17 @@ fn the_jitter_buffer_orders_and_counts_duplicates_late_overflow_and_skips() {
 #[test]
 fn a_take_written_as_csv_reads_back_as_the_same_stream() {
     let ps = packets("livelink-udp/dao.gesichter");
-    let text = to_livelink_csv(&ps);
+    let t0 = ps[0].time.seconds();
+    let take: Vec<(f64, Packet)> = ps
+        .iter()
+        .map(|p| (p.time.seconds() - t0, p.clone()))
+        .collect();
+    let text = to_livelink_csv(&take);
     let s = read_livelink_csv_from_str(&text, "take.csv").unwrap();
     assert_eq!(s.frame_count(), ps.len());
     assert_eq!(s.channel_count(), 52);
     assert_eq!(s.aux_channels.len(), 9);
     assert_eq!(s.nominal_fps, Some(60.0));
-    let t0 = ps[0].time.seconds();
     for (k, p) in ps.iter().enumerate() {
         // Times to the 1/1000 frame the timecode keeps.
         assert!(
@@ -245,4 +249,61 @@ fn gzip(b: &[u8]) -> Vec<u8> {
     let mut g = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
     g.write_all(b).unwrap();
     g.finish().unwrap()
+}
+
+#[test]
+fn a_jump_of_the_senders_clock_starts_a_new_epoch_instead_of_stalling() {
+    // Normal packets at 60 fps arriving on time; then a stray one far in the future; then the
+    // stream goes on. Without the resync every later packet would be late (or wait for ever).
+    let mut b = JitterBuffer::new(0.05, 64);
+    let mut played = 0;
+    for k in 0..30 {
+        let arrival = f64::from(k) / 60.0;
+        if k == 10 {
+            let mut stray = at(i32::MAX);
+            stray.time.sub_frame = 0.0;
+            assert_eq!(b.push(stray, arrival), Admission::Accepted);
+            assert_eq!(b.epoch(), 1);
+        }
+        b.push(at(600 + k), arrival);
+        // Just after its due time (due = arrival + delay, up to rounding).
+        while b.pop(arrival + 0.051).is_some() {
+            played += 1;
+        }
+    }
+    assert_eq!(b.stats.late, 0, "{:?}", b.stats);
+    assert_eq!(b.stats.resyncs, 2, "to the stray and back");
+    assert_eq!(played, 30, "every normal packet played: {:?}", b.stats);
+    // A restart: the same frames again 10 s later are a new epoch, not 30 late packets.
+    for k in 0..30 {
+        let arrival = 10.0 + f64::from(k) / 60.0;
+        assert_eq!(b.push(at(600 + k), arrival), Admission::Accepted);
+        while b.pop(arrival + 0.051).is_some() {}
+    }
+    assert_eq!(b.stats.resyncs, 3);
+    assert_eq!(b.stats.late, 0);
+    // Midnight: the time of day wraps from 86,399.98 s to 0.
+    let mut b = JitterBuffer::new(0.05, 64);
+    let day = 86_400 * 60;
+    for (k, f) in [day - 2, day - 1, 0, 1, 2].into_iter().enumerate() {
+        let arrival = k as f64 / 60.0;
+        assert_eq!(b.push(at(f), arrival), Admission::Accepted, "frame {f}");
+        assert!(b.pop(arrival + 0.051).is_some(), "frame {f} plays");
+    }
+    assert_eq!(b.stats.resyncs, 1);
+}
+
+#[test]
+fn a_take_across_midnight_reads_back_in_order() {
+    let day = 86_400 * 60;
+    let take: Vec<(f64, Packet)> = [day - 2, day - 1, 0, 1]
+        .into_iter()
+        .enumerate()
+        .map(|(k, f)| (k as f64 / 60.0, at(f)))
+        .collect();
+    let s = read_livelink_csv_from_str(&to_livelink_csv(&take), "midnight.csv").unwrap();
+    assert_eq!(s.frame_count(), 4);
+    for k in 0..4 {
+        assert!((s.times[k] - k as f64 / 60.0).abs() < 1e-4, "{:?}", s.times);
+    }
 }

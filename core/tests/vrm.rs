@@ -113,11 +113,12 @@ fn godette_reads_as_vrm0_with_presets_renamed_and_binds_divided_by_100() {
     assert_eq!(v.bone("neck"), Some(node(&ch, "neck_Armature")));
     // lookAt BlendShape with curves; yRange above 1 noted and applied as 1.
     assert_eq!(v.look_at.kind, LookAtKind::Expression);
-    assert_eq!(v.look_at.horizontal_outer.output_scale, 1.0);
+    assert_eq!(v.look_at.horizontal_outer.output_scale, 7.1);
     assert_eq!(v.look_at.horizontal_outer.curve.as_ref().unwrap().len(), 3);
     assert!(ch.notes.iter().any(|n| n.field
         == "extensions.VRM.firstPerson.lookAtHorizontalOuter.yRange"
-        && n.message.contains("7.1 is above 1")));
+        && n.message.contains("7.1 is above 1")
+        && n.message.contains("clamped")));
 }
 
 #[test]
@@ -326,31 +327,36 @@ fn rot(m: &Mat4) -> Quat {
 fn an_expression_look_at_writes_the_look_expressions_through_the_curve() {
     let ch = godette();
     let v = vrm(&ch);
-    // Yaw 45° of the outer map's 90°: t = 0.5 on Godette's curve, keys (0, 0.05, out 0) and
-    // (0.656278551, 0.393769681, in 1.224509) — a cubic Hermite worked here in f64.
+    // Yaw 9° of the outer map's 90°: t = 0.1 on Godette's curve, keys (0, 0.05, out 0) and
+    // (0.656278551, 0.393769681, in 1.224509) — a cubic Hermite worked here in f64 — times the
+    // file's yRange 7.1.
     let (t0, v0, m0) = (0.0f64, 0.05000305f64, 0.0f64);
     let (t1, v1, m1) = (0.656278551f64, 0.393769681f64, 1.224509f64);
     let dt = t1 - t0;
-    let s = (0.5 - t0) / dt;
-    let expect = (2.0 * s.powi(3) - 3.0 * s * s + 1.0) * v0
+    let s = (0.1 - t0) / dt;
+    let curve = (2.0 * s.powi(3) - 3.0 * s * s + 1.0) * v0
         + (s.powi(3) - 2.0 * s * s + s) * dt * m0
         + (-2.0 * s.powi(3) + 3.0 * s * s) * v1
         + (s.powi(3) - s * s) * dt * m1;
-    let (o, _) = eval(
+    let expect = curve * 7.1;
+    assert!(expect < 1.0);
+    let (o, c) = eval(
         v,
         &[],
         Some(Gaze {
-            yaw_deg: 45.0,
+            yaw_deg: 9.0,
             pitch_deg: 0.0,
         }),
     );
     assert!(
-        (f64::from(out(v, &o, "lookLeft")) - expect).abs() < 1e-6,
+        (f64::from(out(v, &o, "lookLeft")) - expect).abs() < 1e-5,
         "{expect}"
     );
+    assert_eq!(c.clamped, 0);
     assert_eq!(out(v, &o, "lookRight"), 0.0);
-    // Pitch 90° down: the down curve's end, 1 × the clamped scale 1.
-    let (o, _) = eval(
+    // Pitch 90° down: the down curve's end, 1 × yRange 3.9, clamped to 1 and counted; a gaze
+    // straight ahead moves no look expression (the outer curve starts at 0.05).
+    let (o, c) = eval(
         v,
         &[],
         Some(Gaze {
@@ -359,6 +365,11 @@ fn an_expression_look_at_writes_the_look_expressions_through_the_curve() {
         }),
     );
     assert!((out(v, &o, "lookDown") - 1.0).abs() < 1e-6);
+    assert_eq!(c.clamped, 1);
+    let (o, _) = eval(v, &[], Some(Gaze::default()));
+    for n in ["lookUp", "lookDown", "lookLeft", "lookRight"] {
+        assert_eq!(out(v, &o, n), 0.0, "{n}");
+    }
 }
 
 #[test]

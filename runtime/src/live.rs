@@ -79,6 +79,42 @@ pub struct LiveFrame {
     pub due: f64,
 }
 
+/// The accepted packets of a session on one monotonic time line: within an epoch of the jitter
+/// buffer, each packet at its frame time on the receiver's clock (so out-of-order arrivals take
+/// their place); a new epoch (the sender's clock jumped) starts one frame after everything
+/// recorded before it, so the take never goes back in time.
+#[derive(Debug, Default)]
+struct Take {
+    frames: Vec<(f64, Packet)>,
+    epoch: u32,
+    /// Added to this epoch's times.
+    shift: f64,
+    /// The latest time recorded in earlier epochs.
+    before: f64,
+}
+
+impl Take {
+    fn add(&mut self, epoch: u32, time: f64, p: Packet) {
+        if epoch != self.epoch || self.frames.is_empty() {
+            let last = self.frames.last().map_or(f64::NEG_INFINITY, |(t, _)| *t);
+            self.before = last;
+            self.epoch = epoch;
+            let step = 1.0 / p.time.fps().max(1.0);
+            self.shift = if time <= last {
+                last + step - time
+            } else {
+                0.0
+            };
+        }
+        let t = time + self.shift;
+        // Within an epoch times are the frame times on one clock: sort them in; never before the
+        // earlier epochs.
+        let from = self.frames.partition_point(|(x, _)| *x <= self.before);
+        let at = from + self.frames[from..].partition_point(|(x, _)| *x < t);
+        self.frames.insert(at, (t, p));
+    }
+}
+
 /// A Live Link Face UDP receiver (module doc).
 #[derive(Debug)]
 pub struct LiveReceiver {
@@ -86,7 +122,7 @@ pub struct LiveReceiver {
     subject: Option<String>,
     buffer: JitterBuffer,
     start: Instant,
-    take: Option<Vec<Packet>>,
+    take: Option<Take>,
     /// Blendshape values outside [0, 1] among the accepted packets (ARKit's range; the rig
     /// clamps at ±2 and counts).
     pub outside_unit: u64,
@@ -126,7 +162,7 @@ impl LiveReceiver {
             subject: options.subject.clone(),
             buffer: JitterBuffer::new(options.delay_s, options.capacity),
             start: Instant::now(),
-            take: options.record.then(Vec::new),
+            take: options.record.then(Take::default),
             outside_unit: 0,
             scratch: vec![0; MAX_PACKET_BYTES + 1],
         })
@@ -201,9 +237,9 @@ impl LiveReceiver {
         let keep = self.take.is_some().then(|| p.clone());
         if self.buffer.push(p, arrival) == Admission::Accepted {
             self.outside_unit += outside;
-            if let (Some(t), Some(p)) = (&mut self.take, keep) {
-                let at = t.partition_point(|q| q.time.seconds() < p.time.seconds());
-                t.insert(at, p);
+            if let (Some(take), Some(p)) = (&mut self.take, keep) {
+                let time = self.buffer.receiver_time(&p).unwrap_or(arrival);
+                take.add(self.buffer.epoch(), time, p);
             }
         }
     }
@@ -257,11 +293,11 @@ impl LiveReceiver {
 
     /// The take so far as Live Link CSV text (`None` unless recording).
     pub fn take_csv(&self) -> Option<String> {
-        self.take.as_deref().map(to_livelink_csv)
+        self.take.as_ref().map(|t| to_livelink_csv(&t.frames))
     }
 
     /// Packets in the take so far.
     pub fn take_len(&self) -> usize {
-        self.take.as_ref().map_or(0, Vec::len)
+        self.take.as_ref().map_or(0, |t| t.frames.len())
     }
 }

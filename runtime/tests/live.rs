@@ -166,3 +166,42 @@ fn a_port_in_use_and_bad_options_are_refused() {
     .unwrap_err();
     assert!(e.to_string().contains("live delay"), "{e}");
 }
+
+#[test]
+fn a_stray_packet_or_a_restarted_sender_never_stalls_and_the_take_stays_readable() {
+    let raw = read_recording(&data("livelink-udp/debug-jawopen.gesichter")).unwrap();
+    let mut rx = loopback(0.05, None);
+    let mut stray = decode(&raw[0]).unwrap();
+    stray.time.frame = i32::MAX;
+    let mut played = 0;
+    // The take, a stray far-future packet in the middle, then the take again 5 s later (the
+    // sender restarted): a simulated clock, each packet arriving at its own frame time.
+    for round in 0..2 {
+        for (k, d) in raw.iter().enumerate() {
+            let now = 5.0 * f64::from(round) + k as f64 / 60.0;
+            if round == 0 && k == 20 {
+                rx.offer_datagram_at(&encode(&stray), now);
+            }
+            rx.offer_datagram_at(d, now);
+            while rx.next_frame_at(now + 0.051).is_some() {
+                played += 1;
+            }
+        }
+    }
+    let st = rx.stats().clone();
+    assert_eq!(st.late, 0, "{st:?}");
+    assert_eq!(
+        st.resyncs, 3,
+        "to the stray, back, and at the restart: {st:?}"
+    );
+    assert_eq!(played, 132, "{st:?}");
+    // Every accepted packet is in the take, on one time line that never goes back.
+    let take = read_livelink_csv_from_str(&rx.take_csv().unwrap(), "take.csv").unwrap();
+    assert_eq!(take.frame_count() as u64, st.accepted);
+    assert!(take.times.windows(2).all(|w| w[1] > w[0]));
+    assert!(
+        *take.times.last().unwrap() < 10.0,
+        "a compact take: {:?}",
+        take.times.last()
+    );
+}

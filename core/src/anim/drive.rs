@@ -55,6 +55,15 @@ impl StreamDrive {
                 ),
             ));
         }
+        // A VRM's meshes whose targets no channel names are driven through its expressions:
+        // their empty bindings would only list every channel as unmatched.
+        if let Some(c) = control
+            && bindings
+                .iter()
+                .any(|(n, b)| *n == c && !b.routes().is_empty())
+        {
+            bindings.retain(|(n, b)| *n == c || !b.routes().is_empty());
+        }
         if bindings.iter().all(|(_, b)| b.routes().is_empty()) {
             let targets: usize = bindings.iter().map(|(_, b)| b.target_count()).sum();
             // Channels that did match, but ambiguously (two spellings of one channel): say so
@@ -273,7 +282,7 @@ impl SpeechLayer {
             if mesh.target_count() == 0 || (map.is_none() && control.is_some_and(|c| c != node)) {
                 continue;
             }
-            let bound = match map {
+            let mut bound = match map {
                 Some((m, file)) => {
                     crate::speech::BoundVisemes::bind_strict(m, &mesh.target_names, file)?
                 }
@@ -285,6 +294,14 @@ impl SpeechLayer {
                     }
                 },
             };
+            // A VRM expression without a morph bind moves nothing: say so per viseme.
+            if let Some(v) = character.vrm.as_ref().filter(|v| v.control_node == node) {
+                bound.mark_inert(&mesh.target_names, |t| {
+                    v.expressions
+                        .get(t)
+                        .is_some_and(|e| e.morph_binds.is_empty())
+                });
+            }
             bindings.push((node, bound));
         }
         if bindings.is_empty() {

@@ -23,7 +23,11 @@
 //! packet is played `delay` seconds after its frame time on that clock. A packet whose frame time
 //! is not after the last one played is late; one whose frame time is already buffered is a
 //! duplicate; both are counted and dropped, never fatal. A full buffer drops its oldest packet
-//! (counted).
+//! (counted). A packet whose frame time disagrees with the receiver's clock by more than the
+//! resync window (`max(1 s, 4 × delay)`: the sender restarted, its time-of-day wrapped past
+//! midnight, or a stray packet) starts a new **epoch**: the clocks are tied again at that packet,
+//! what was buffered is dropped (counted), and playing goes on — one bad packet never stalls a
+//! session.
 
 use std::io::Read;
 use std::path::Path;
@@ -446,6 +450,10 @@ pub struct LiveStats {
     pub played: u64,
     /// Packets accepted but passed over because a later one was due at the same frame.
     pub skipped: u64,
+    /// Times the sender's clock jumped and the buffer tied the clocks again (a new epoch).
+    pub resyncs: u64,
+    /// Buffered packets dropped at a resync.
+    pub resync_dropped: u64,
 }
 
 /// A jitter buffer ordered by frame time (module doc).
@@ -456,9 +464,13 @@ pub struct JitterBuffer {
     offset: Option<f64>,
     queue: std::collections::VecDeque<(Packet, f64)>,
     last_played: Option<f64>,
+    epoch: u32,
     /// The counts so far.
     pub stats: LiveStats,
 }
+
+/// The smallest resync window, seconds (module doc).
+pub const RESYNC_S: f64 = 1.0;
 
 impl JitterBuffer {
     /// A buffer playing packets `delay` seconds (≥ 0) after their frame time, holding at most
@@ -474,6 +486,7 @@ impl JitterBuffer {
             offset: None,
             queue: std::collections::VecDeque::new(),
             last_played: None,
+            epoch: 0,
             stats: LiveStats::default(),
         }
     }
@@ -481,6 +494,17 @@ impl JitterBuffer {
     /// Offer `p`, received at `arrival` seconds on the receiver's clock.
     pub fn push(&mut self, p: Packet, arrival: f64) -> Admission {
         let t = p.time.seconds();
+        if let Some(o) = self.offset
+            && (t + o - arrival).abs() > self.resync_window()
+        {
+            // The sender's clock jumped: tie the clocks again at this packet.
+            self.stats.resyncs += 1;
+            self.stats.resync_dropped += self.queue.len() as u64;
+            self.queue.clear();
+            self.offset = None;
+            self.last_played = None;
+            self.epoch += 1;
+        }
         if self.last_played.is_some_and(|l| t <= l) {
             self.stats.late += 1;
             return Admission::Late;
@@ -502,6 +526,22 @@ impl JitterBuffer {
             self.stats.overflow += 1;
         }
         Admission::Accepted
+    }
+
+    /// The resync window, seconds: `max(RESYNC_S, 4 × delay)`.
+    pub fn resync_window(&self) -> f64 {
+        RESYNC_S.max(4.0 * self.delay)
+    }
+
+    /// The current epoch (0, then one more at each resync).
+    pub fn epoch(&self) -> u32 {
+        self.epoch
+    }
+
+    /// `p`'s frame time on the receiver's clock (its due time minus the delay), seconds (`None`
+    /// before the first packet).
+    pub fn receiver_time(&self, p: &Packet) -> Option<f64> {
+        self.offset.map(|o| p.time.seconds() + o)
     }
 
     /// When `p` is due on the receiver's clock, seconds (`None` before the first packet).
@@ -551,11 +591,14 @@ impl JitterBuffer {
     }
 }
 
-/// The Live Link CSV text of `packets` (in order, strictly increasing frame times): the header
-/// `Timecode,BlendShapeCount,EyeBlinkLeft,…,RightEyeRoll`, one row per packet with its timecode
-/// `HH:MM:SS:FF.fff` (the frame time within the day at its own rate) — what
+/// The Live Link CSV text of a take: `(time, packet)` pairs in time order, `time` in seconds (a
+/// receiver's clock; a recording's frame times; times closer than two thousandths of a frame are
+/// nudged apart). The header is
+/// `Timecode,BlendShapeCount,EyeBlinkLeft,…,RightEyeRoll`; each row's timecode is
+/// `HH:MM:SS:FF.fff` at the first packet's rate, starting at the first packet's time of day (at
+/// midnight when the take would cross it), so timecodes never go back — what
 /// [`crate::io::livelink_csv::read_livelink_csv`] reads back.
-pub fn to_livelink_csv(packets: &[Packet]) -> String {
+pub fn to_livelink_csv(take: &[(f64, Packet)]) -> String {
     use std::fmt::Write as _;
     let mut s = String::from("Timecode,BlendShapeCount");
     for i in 0..PACKET_VALUES {
@@ -569,18 +612,41 @@ pub fn to_livelink_csv(packets: &[Packet]) -> String {
         s.push_str(&pascal);
     }
     s.push('\n');
-    for p in packets {
-        let fps = p.time.fps().round().max(1.0) as i64;
-        let frames = i64::from(p.time.frame).rem_euclid(fps * 86_400);
-        let (secs, ff) = (frames / fps, frames % fps);
+    let (Some((t0, first)), Some((t1, _))) = (take.first(), take.last()) else {
+        return s;
+    };
+    let fps = first.time.fps().round().clamp(1.0, 1000.0);
+    let day = 86_400.0;
+    let mut start = first.time.seconds().rem_euclid(day);
+    if !start.is_finite() || start + (t1 - t0) >= day {
+        start = 0.0;
+    }
+    // Timecodes keep a thousandth of a frame: times closer than two thousandths are nudged apart
+    // so the rows still strictly increase.
+    let min_step = 2.0 / (fps * 1000.0);
+    let mut prev = f64::NEG_INFINITY;
+    for (t, p) in take {
+        let rel = if t - t0 < prev + min_step {
+            prev + min_step
+        } else {
+            t - t0
+        };
+        prev = rel;
+        let at = (start + rel).clamp(0.0, day - 1e-6);
+        let frames = at * fps;
+        let whole = frames.floor();
+        let secs = (whole / fps).floor();
+        let ff = whole - secs * fps;
+        let sub = ((frames - whole) * 1000.0).floor().clamp(0.0, 999.0);
+        let secs = secs as u64;
         let _ = write!(
             s,
             "{:02}:{:02}:{:02}:{:02}.{:03},{PACKET_VALUES}",
             secs / 3600,
             (secs / 60) % 60,
             secs % 60,
-            ff,
-            ((f64::from(p.time.sub_frame) * 1000.0).floor() as i64).clamp(0, 999)
+            ff as u64,
+            sub as u64
         );
         for v in p.values {
             let _ = write!(s, ",{v}");

@@ -112,9 +112,24 @@ pub struct ControlStats {
     pub dropped: Vec<(u32, u32)>,
 }
 
-/// The weight rules of [`RigData::limit_weights`] over `instances`' weight ranges.
+/// The weight slots `(W,)` whose target has no delta in its mesh (no CSR entry): they move
+/// nothing, so [`limit_instances`] sets them to 0 before the active limit and they never take one
+/// of its slots (a Ready Player Me eye mesh carries all 57 head targets, 51 of them empty).
+fn inert_slots(rig: &RigData) -> Vec<bool> {
+    let mut inert = vec![true; rig.weight_count as usize];
+    for &t in &rig.morph_target {
+        if let Some(x) = inert.get_mut(t as usize) {
+            *x = false;
+        }
+    }
+    inert
+}
+
+/// The weight rules of [`RigData::limit_weights`] over `instances`' weight ranges; `inert` `(W,)`
+/// marks the slots without deltas ([`inert_slots`]).
 fn limit_instances(
     instances: &[MeshInstance],
+    inert: &[bool],
     weights: &mut [f32],
     limiter: &mut MorphLimiter,
     scratch: &mut LimitStats,
@@ -123,6 +138,9 @@ fn limit_instances(
     stats.clamped = 0;
     stats.non_finite = 0;
     stats.dropped.clear();
+    for (w, _) in weights.iter_mut().zip(inert).filter(|(_, i)| **i) {
+        *w = 0.0;
+    }
     for (ii, inst) in instances.iter().enumerate() {
         let w = &mut weights
             [inst.weight_base as usize..(inst.weight_base + inst.target_count) as usize];
@@ -141,6 +159,7 @@ fn limit_instances(
 #[derive(Clone, Debug)]
 pub struct FrameControls {
     instances: Vec<MeshInstance>,
+    inert: Vec<bool>,
     limiter: MorphLimiter,
     scratch: LimitStats,
     /// Limited weights `(W,)`.
@@ -156,6 +175,7 @@ impl FrameControls {
     pub fn new(rig: &RigData) -> Self {
         FrameControls {
             instances: rig.instances.clone(),
+            inert: inert_slots(rig),
             limiter: MorphLimiter::new(),
             scratch: LimitStats::default(),
             weights: vec![0.0; rig.weight_count as usize],
@@ -206,6 +226,7 @@ impl FrameControls {
         let mut stats = ControlStats::default();
         limit_instances(
             &self.instances,
+            &self.inert,
             &mut self.weights,
             &mut self.limiter,
             &mut self.scratch,
@@ -552,8 +573,9 @@ impl RigData {
         out.extend(palette.iter().map(normal_matrix));
     }
 
-    /// Apply the weight rules (non-finite → 0, clamp ±2, [`super::morph::ACTIVE_MORPH_LIMIT`] per
-    /// instance) to `weights` `(weight_count,)` in place.
+    /// Apply the weight rules (a target without deltas in its mesh → 0, non-finite → 0, clamp ±2,
+    /// [`super::morph::ACTIVE_MORPH_LIMIT`] per instance) to `weights` `(weight_count,)` in
+    /// place. (Computes the targets without deltas on each call; [`FrameControls`] keeps them.)
     pub fn limit_weights(
         &self,
         weights: &mut [f32],
@@ -561,7 +583,14 @@ impl RigData {
         scratch: &mut LimitStats,
         stats: &mut ControlStats,
     ) {
-        limit_instances(&self.instances, weights, limiter, scratch, stats);
+        limit_instances(
+            &self.instances,
+            &inert_slots(self),
+            weights,
+            limiter,
+            scratch,
+            stats,
+        );
     }
 
     /// The reference for one vertex: CSR blend with limited `weights`, then LBS with `palette` and

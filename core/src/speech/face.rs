@@ -410,6 +410,10 @@ pub struct VisemeBindingReport {
     pub silent_visemes: Vec<&'static str>,
     /// Targets the speech layer owns (it drives them; a stream or clip does not).
     pub owned_targets: Vec<String>,
+    /// Targets the map drives that move nothing themselves (a VRM expression without a morph
+    /// bind); a viseme that drives only such targets is listed in `silent_visemes`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub inert_targets: Vec<String>,
 }
 
 /// A map bound to one mesh's targets: `apply` is allocation-free.
@@ -496,12 +500,43 @@ impl BoundVisemes {
                 .iter()
                 .map(|&i| targets[i as usize].as_ref().to_owned())
                 .collect(),
+            inert_targets: Vec::new(),
         };
         BoundVisemes {
             routes,
             owned,
             report,
         }
+    }
+
+    /// Mark the targets with `inert(index)` true as moving nothing (a VRM expression without a
+    /// morph bind): they are listed in the report's `inert_targets`, and every viseme (other than
+    /// `sil`) whose routes all reach inert targets joins `silent_visemes`.
+    pub fn mark_inert<T: AsRef<str>>(&mut self, targets: &[T], inert: impl Fn(usize) -> bool) {
+        let mut names: Vec<String> = Vec::new();
+        for &(_, t, _) in &self.routes {
+            let t = t as usize;
+            if inert(t) {
+                let n = targets[t].as_ref().to_owned();
+                if !names.contains(&n) {
+                    names.push(n);
+                }
+            }
+        }
+        for vi in 0..VISEME_COUNT {
+            if vi == Viseme::Sil.index() || self.report.silent_visemes.contains(&VISEME_NAMES[vi]) {
+                continue;
+            }
+            let mut r = self
+                .routes
+                .iter()
+                .filter(|x| usize::from(x.0) == vi)
+                .peekable();
+            if r.peek().is_some() && r.all(|x| inert(x.1 as usize)) {
+                self.report.silent_visemes.push(VISEME_NAMES[vi]);
+            }
+        }
+        self.report.inert_targets = names;
     }
 
     /// Like [`BoundVisemes::bind`] but refusing any missing target (for face definition files).

@@ -45,9 +45,15 @@ impl RangeMap {
     }
 
     /// Map `value` (degrees; its absolute value is used): `curve(min(|v|, max) / max) · scale`,
-    /// the curve being the identity in 1.0. A map whose `input_max_deg` is not above 0 gives 0.
+    /// the curve being the identity in 1.0. A zero angle maps to 0 whatever the curve's first key
+    /// (a gaze straight ahead moves no look expression); a map whose `input_max_deg` is not above
+    /// 0 gives 0.
     pub fn map(&self, value: f32) -> f32 {
-        if self.input_max_deg.is_nan() || self.input_max_deg <= 0.0 || !value.is_finite() {
+        if self.input_max_deg.is_nan()
+            || self.input_max_deg <= 0.0
+            || !value.is_finite()
+            || value == 0.0
+        {
             return 0.0;
         }
         let t = value.abs().min(self.input_max_deg) / self.input_max_deg;

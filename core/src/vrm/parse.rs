@@ -161,12 +161,15 @@ impl Reader<'_, '_> {
 
     fn target(&self, mesh: usize, v: Option<&Value>, field: &str) -> Result<usize> {
         let n = self.scene.meshes[mesh].target_count();
-        self.index(
-            v,
-            field,
-            n,
-            &format!("morph target of mesh {mesh} with {n} targets:"),
-        )
+        let i = v
+            .and_then(Value::as_u64)
+            .ok_or_else(|| self.err(field, "missing or not a non-negative integer"))?;
+        usize::try_from(i).ok().filter(|&i| i < n).ok_or_else(|| {
+            self.err(
+                field,
+                format!("morph target {i} does not exist: mesh {mesh} has {n} target(s)"),
+            )
+        })
     }
 
     fn v0(&mut self, v: &Value, control_node: NodeId) -> Result<Vrm> {
@@ -177,6 +180,12 @@ impl Reader<'_, '_> {
             .and_then(Value::as_str)
             .unwrap_or("0.0")
             .to_string();
+        if !spec_version.starts_with("0.") {
+            self.note(
+                format!("{base}.specVersion"),
+                format!("`{spec_version}` is not a 0.x version: read as VRM 0.x"),
+            );
+        }
         let mut expressions: Vec<Expression> = Vec::new();
         let groups_field = format!("{base}.blendShapeMaster.blendShapeGroups");
         let groups = self.array(
@@ -198,6 +207,14 @@ impl Reader<'_, '_> {
                 .and_then(Value::as_str)
                 .unwrap_or("unknown");
             let preset = v1_preset_of_v0(preset_raw);
+            if preset.is_none() && !preset_raw.eq_ignore_ascii_case("unknown") {
+                self.note(
+                    format!("{field}.presetName"),
+                    format!(
+                        "`{preset_raw}` is not a VRM 0.x preset: read as a custom expression named after the group"
+                    ),
+                );
+            }
             let name = match (preset, file_name.is_empty()) {
                 (Some(p), _) => p.to_string(),
                 (None, false) => file_name.clone(),
@@ -287,6 +304,12 @@ impl Reader<'_, '_> {
             .and_then(Value::as_str)
             .unwrap_or("1.0")
             .to_string();
+        if !spec_version.starts_with("1.") {
+            self.note(
+                format!("{base}.specVersion"),
+                format!("`{spec_version}` is not a 1.x version: read as VRM 1.0"),
+            );
+        }
         let mut expressions = Vec::new();
         let (mut colors, mut transforms) = (0usize, 0usize);
         if let Some(ex) = root.get("expressions") {
@@ -600,10 +623,11 @@ impl Reader<'_, '_> {
     }
 
     /// A map with an input max not above 0 (noted: it maps to 0) or, for an expression lookAt, an
-    /// output scale above 1 (noted: applied as 1).
+    /// output scale above 1 (noted: the weight it gives is clamped to 1 each frame, as UniVRM and
+    /// three-vrm clamp expression values).
     fn checked_map(
         &mut self,
-        mut r: RangeMap,
+        r: RangeMap,
         kind: LookAtKind,
         field: &str,
         input: &str,
@@ -628,11 +652,10 @@ impl Reader<'_, '_> {
             self.note(
                 format!("{field}.{output}"),
                 format!(
-                    "{} is above 1, the largest expression weight: applied as 1",
-                    r.output_scale
+                    "{} is above 1, the largest expression weight: a look expression reaches 1 at 1/{} of the input range and is clamped beyond (counted per frame)",
+                    r.output_scale, r.output_scale
                 ),
             );
-            r.output_scale = 1.0;
         }
         Ok(r)
     }
