@@ -71,6 +71,13 @@ fn refused_live_flags_name_the_flag() {
         (vec!["--delay-ms", "20000"], "--delay-ms"),
         (vec!["--duration", "0"], "--duration"),
         (vec!["--replay", "/nonexistent.gesichter"], "--replay"),
+        (vec!["--delay-ms", "-5"], "--delay-ms"),
+        (vec!["--duration", "-1"], "--duration"),
+        // Checked before listening: a take is never lost at the end of a session.
+        (
+            vec!["--duration", "30", "--record", "/nonexistent/dir/take.csv"],
+            "--record /nonexistent/dir/take.csv",
+        ),
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_mien"))
             .arg("live")

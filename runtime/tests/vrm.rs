@@ -114,6 +114,22 @@ fn a_live_link_recording_drives_godette_through_the_arkit_to_vrm_table() {
         }
     }
     assert!(moved > 5, "the jaw moved in {moved} frames");
+    // Only the expressions bind: the face mesh, whose targets no channel names, is not listed
+    // with 52 unmatched channels.
+    let mien_core::anim::Drive::Stream(d) = rt.instance(0).unwrap().drive() else {
+        panic!("a stream drive")
+    };
+    let nodes: Vec<usize> = d.reports().map(|(n, _)| n.index()).collect();
+    assert_eq!(
+        nodes,
+        [rt.asset()
+            .character()
+            .vrm
+            .as_ref()
+            .unwrap()
+            .control_node
+            .index()]
+    );
     // Head motion turns the humanoid head and neck (names from the VRM, not standard names).
     let hm = rt.instance(0).unwrap().head_motion().unwrap().clone();
     assert_eq!(hm.head.as_deref(), Some("head_Armature"));
@@ -302,4 +318,34 @@ fn the_face_driver_blinks_a_vrm_through_its_blink_expression() {
         }
     }
     assert!(closed > 0, "no blink closed the eyes in 10 s");
+}
+
+#[test]
+fn speech_on_a_vrm_whose_mouth_expressions_bind_nothing_reports_silent_visemes() {
+    let rt = runtime("vrm/expression_migration.vrm");
+    let ch = rt.asset().character().clone();
+    let speech = Speech::from_sampler(Box::new(OneHot), &ch, None).unwrap();
+    let v = &speech.report()["bindings"][0]["visemes"];
+    let silent: Vec<&str> = v["silent_visemes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|x| x.as_str())
+        .collect();
+    assert_eq!(silent.len(), 14, "{v}");
+    let mut inert: Vec<&str> = v["inert_targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|x| x.as_str())
+        .collect();
+    inert.sort_unstable();
+    assert_eq!(inert, ["aa", "ee", "ih", "oh", "ou"]);
+    // Godette's mouth expressions bind her vowels: nothing is silent.
+    let g = runtime("vrm/Godette_vrm_v4.vrm");
+    let ch = g.asset().character().clone();
+    let speech = Speech::from_sampler(Box::new(OneHot), &ch, None).unwrap();
+    let v = &speech.report()["bindings"][0]["visemes"];
+    assert_eq!(v["silent_visemes"].as_array().unwrap().len(), 0, "{v}");
+    assert!(v.get("inert_targets").is_none());
 }
