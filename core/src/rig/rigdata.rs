@@ -138,7 +138,14 @@ fn limit_instances(
     stats.clamped = 0;
     stats.non_finite = 0;
     stats.dropped.clear();
+    // A weight on a target without deltas is counted like any other (non-finite, beyond ±2),
+    // then set to 0 so it takes no active slot.
     for (w, _) in weights.iter_mut().zip(inert).filter(|(_, i)| **i) {
+        if !w.is_finite() {
+            stats.non_finite += 1;
+        } else if w.abs() > super::morph::MORPH_WEIGHT_LIMIT {
+            stats.clamped += 1;
+        }
         *w = 0.0;
     }
     for (ii, inst) in instances.iter().enumerate() {
