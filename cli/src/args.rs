@@ -412,7 +412,7 @@ pub struct LiveArgs {
     #[arg(short, long, value_name = "FILE")]
     pub character: Option<PathBuf>,
     /// UDP port to listen on (the app's default is 11111; 0 picks a free port, for --replay).
-    #[arg(long, default_value_t = 11111)]
+    #[arg(long, allow_negative_numbers = true, default_value_t = 11111)]
     pub port: u16,
     /// Address to listen on.
     #[arg(long, default_value = "0.0.0.0", value_name = "IP")]

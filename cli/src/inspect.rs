@@ -304,7 +304,7 @@ fn vrm_section(ch: &mien_core::rig::Character, v: &Vrm) -> serde_json::Value {
         "humanoid_bones": humanoid,
         "look_at": {
             "type": match l.kind { LookAtKind::Bone => "bone", LookAtKind::Expression => "expression" },
-            "offset_from_head_m": l.offset_from_head.map(|x| (f64::from(x) * 1e4).round() / 1e4),
+            "offset_from_head_m": l.offset_from_head.map(|x| (f64::from(x) * 1e4).round() / 1e4 + 0.0),
             "horizontal_inner": map(&l.horizontal_inner),
             "horizontal_outer": map(&l.horizontal_outer),
             "vertical_down": map(&l.vertical_down),

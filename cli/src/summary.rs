@@ -115,8 +115,28 @@ pub fn print(o: &Outcome) {
         secs(r.animation.span_s[1])
     );
     if let Some(Value::Array(b)) = &r.animation.binding {
+        // Meshes no channel binds (a body or clothing with a couple of targets) next to ones that
+        // do: one line for all of them rather than 52 unmatched channels each.
+        let binds = |m: &Value| {
+            m["report"]["matched"]
+                .as_array()
+                .is_some_and(|a| !a.is_empty())
+        };
+        let any = b.iter().any(binds);
+        let mut idle = Vec::new();
         for m in b {
-            println!("             {}", binding_line(m));
+            if any && !binds(m) {
+                idle.push(m["mesh_node"].as_str().unwrap_or("?").to_string());
+            } else {
+                println!("             {}", binding_line(m));
+            }
+        }
+        if !idle.is_empty() {
+            println!(
+                "             {} bound no channel: {} (their targets are not ARKit names; listed in report.json)",
+                count(idle.len() as u64, "other mesh node"),
+                names(&idle, 4)
+            );
         }
     }
     if let Some(ranges) = &r.animation.channel_ranges {

@@ -399,7 +399,7 @@ impl Reader<'_, '_> {
         if colors + transforms > 0 {
             self.note(
                 format!("{base}.expressions"),
-                format!("{colors} material colour and {transforms} texture transform binds not applied (mien's splats carry no material); their expressions' morph binds are"),
+                format!("{colors} material colour and {transforms} texture transform binds not applied (mien's splats carry no material); those expressions' morph binds are applied"),
             );
         }
         let humanoid = self.humanoid_v1(root.get("humanoid"), &format!("{base}.humanoid"))?;

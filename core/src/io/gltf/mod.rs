@@ -219,7 +219,12 @@ fn ignored_notes(ctx: &mut Ctx) {
         ("images", r.images.len()),
     ] {
         if n > 0 {
-            ctx.note(name, format!("{n} {name} ignored: mien imports geometry, skins and animation only (images are never opened)"));
+            let what = if n == 1 {
+                name.trim_end_matches('s')
+            } else {
+                name
+            };
+            ctx.note(name, format!("{n} {what} ignored: mien imports geometry, skins and animation only (images are never opened)"));
         }
     }
     let ignored: Vec<&str> = r
