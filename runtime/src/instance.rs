@@ -620,7 +620,8 @@ impl InstanceMut<'_> {
 
     /// Set (or clear, `None`) the gaze of a VRM avatar's lookAt, degrees in its lookAt space
     /// (yaw > 0 toward the character's left, pitch > 0 down): it takes precedence over the face
-    /// driver's look-at point and the stream's eye angles ([`crate::vrm`] module doc).
+    /// driver's look-at point and the stream's eye angles ([`mien_core::vrm`]: the gaze's
+    /// yaw and pitch go through the avatar's lookAt range maps).
     ///
     /// # Errors
     /// A character that is not a VRM avatar; a non-finite angle.

@@ -134,7 +134,7 @@ impl LiveReceiver {
     ///
     /// # Errors
     /// [`Error::Invalid`] for a delay that is not a finite number ≥ 0 or a capacity of 0;
-    /// [`Error::Io`]-style failures binding the socket (a port in use), naming the address.
+    /// [`Error::Invalid`] when the socket cannot be bound (a port in use), naming the address.
     pub fn bind(options: &LiveOptions) -> Result<Self> {
         if !(options.delay_s.is_finite() && options.delay_s >= 0.0) {
             return Err(Error::invalid(
