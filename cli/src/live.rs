@@ -254,7 +254,7 @@ pub fn run(args: &LiveArgs) -> Result<String> {
     );
     let _ = writeln!(
         s,
-        "  packets   {} received, {} played, {} malformed{}, {} other subject, {} duplicate, {} late, {} skipped, {} overflow, {} resyncs ({} dropped)",
+        "  packets   {} received, {} played, {} malformed{}, {} other subject, {} duplicate, {} late, {} skipped, {} overflow, {} stray, {} resyncs ({} dropped)",
         st.received,
         st.played,
         malformed,
@@ -275,6 +275,7 @@ pub fn run(args: &LiveArgs) -> Result<String> {
         st.late,
         st.skipped,
         st.overflow,
+        st.stray,
         st.resyncs,
         st.resync_dropped
     );

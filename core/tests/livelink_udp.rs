@@ -252,45 +252,61 @@ fn gzip(b: &[u8]) -> Vec<u8> {
 }
 
 #[test]
-fn a_jump_of_the_senders_clock_starts_a_new_epoch_instead_of_stalling() {
-    // Normal packets at 60 fps arriving on time; then a stray one far in the future; then the
-    // stream goes on. Without the resync every later packet would be late (or wait for ever).
+fn a_stray_packet_is_dropped_and_a_jump_of_the_senders_clock_starts_a_new_epoch() {
+    // Normal packets at 60 fps arriving on time; a stray one far in the future among them. It
+    // is held, the next packet is on the clock, so it is dropped as a stray: nothing else lost.
     let mut b = JitterBuffer::new(0.05, 64);
     let mut played = 0;
     for k in 0..30 {
         let arrival = f64::from(k) / 60.0;
         if k == 10 {
-            let mut stray = at(i32::MAX);
-            stray.time.sub_frame = 0.0;
-            assert_eq!(b.push(stray, arrival), Admission::Accepted);
-            assert_eq!(b.epoch(), 1);
+            assert_eq!(b.push(at(i32::MAX), arrival), Admission::Held);
+            assert_eq!(b.epoch(), 0);
         }
-        b.push(at(600 + k), arrival);
+        assert_eq!(b.push(at(600 + k), arrival), Admission::Accepted);
         // Just after its due time (due = arrival + delay, up to rounding).
         while b.pop(arrival + 0.051).is_some() {
             played += 1;
         }
     }
-    assert_eq!(b.stats.late, 0, "{:?}", b.stats);
-    assert_eq!(b.stats.resyncs, 2, "to the stray and back");
+    assert_eq!(
+        (b.stats.stray, b.stats.resyncs, b.stats.late),
+        (1, 0, 0),
+        "{:?}",
+        b.stats
+    );
     assert_eq!(played, 30, "every normal packet played: {:?}", b.stats);
-    // A restart: the same frames again 10 s later are a new epoch, not 30 late packets.
+    // A restart: the same frames again 10 s later. The first is held, the second agrees with
+    // it: a new epoch holding both, not 30 late packets.
+    let mut played = 0;
     for k in 0..30 {
         let arrival = 10.0 + f64::from(k) / 60.0;
-        assert_eq!(b.push(at(600 + k), arrival), Admission::Accepted);
-        while b.pop(arrival + 0.051).is_some() {}
+        let want = if k == 0 {
+            Admission::Held
+        } else {
+            Admission::Accepted
+        };
+        assert_eq!(b.push(at(600 + k), arrival), want, "packet {k}");
+        while b.pop(arrival + 0.051).is_some() {
+            played += 1;
+        }
     }
-    assert_eq!(b.stats.resyncs, 3);
-    assert_eq!(b.stats.late, 0);
-    // Midnight: the time of day wraps from 86,399.98 s to 0.
+    assert_eq!((b.stats.resyncs, b.stats.late, b.stats.stray), (1, 0, 1));
+    assert_eq!(b.epoch(), 1);
+    assert_eq!(played + b.stats.skipped as usize, 30, "{:?}", b.stats);
+    // Midnight: the time of day wraps from 86,399.98 s to 0; frame 0 is held, frame 1 confirms.
     let mut b = JitterBuffer::new(0.05, 64);
     let day = 86_400 * 60;
+    let mut got = Vec::new();
     for (k, f) in [day - 2, day - 1, 0, 1, 2].into_iter().enumerate() {
         let arrival = k as f64 / 60.0;
-        assert_eq!(b.push(at(f), arrival), Admission::Accepted, "frame {f}");
-        assert!(b.pop(arrival + 0.051).is_some(), "frame {f} plays");
+        b.push(at(f), arrival);
+        if let Some((p, _, _)) = b.pop(arrival + 0.051) {
+            got.push(p.time.frame);
+        }
     }
-    assert_eq!(b.stats.resyncs, 1);
+    assert_eq!(got, [day - 2, day - 1, 1, 2]);
+    assert_eq!((b.stats.resyncs, b.stats.skipped, b.stats.stray), (1, 1, 0));
 }
 
 #[test]

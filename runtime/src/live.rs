@@ -235,11 +235,16 @@ impl LiveReceiver {
             .filter(|v| !(0.0..=1.0).contains(*v))
             .count() as u64;
         let keep = self.take.is_some().then(|| p.clone());
-        if self.buffer.push(p, arrival) == Admission::Accepted {
+        let admitted = self.buffer.push(p, arrival);
+        let confirmed = self.buffer.take_confirmed();
+        if admitted == Admission::Accepted {
             self.outside_unit += outside;
-            if let (Some(take), Some(p)) = (&mut self.take, keep) {
-                let time = self.buffer.receiver_time(&p).unwrap_or(arrival);
-                take.add(self.buffer.epoch(), time, p);
+            if let Some(take) = &mut self.take {
+                // A resync buffered the held packet first.
+                for q in confirmed.into_iter().chain(keep) {
+                    let time = self.buffer.receiver_time(&q).unwrap_or(arrival);
+                    take.add(self.buffer.epoch(), time, q);
+                }
             }
         }
     }

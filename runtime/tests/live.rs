@@ -190,11 +190,11 @@ fn a_stray_packet_or_a_restarted_sender_never_stalls_and_the_take_stays_readable
     }
     let st = rx.stats().clone();
     assert_eq!(st.late, 0, "{st:?}");
-    assert_eq!(
-        st.resyncs, 3,
-        "to the stray, back, and at the restart: {st:?}"
-    );
-    assert_eq!(played, 132, "{st:?}");
+    // The stray is held and dropped; the restart is one resync (its first packet held, then
+    // confirmed by the second and buffered before it).
+    assert_eq!((st.stray, st.resyncs), (1, 1), "{st:?}");
+    assert_eq!(st.accepted, 132, "{st:?}");
+    assert_eq!(played as u64 + st.skipped, 132, "{st:?}");
     // Every accepted packet is in the take, on one time line that never goes back.
     let take = read_livelink_csv_from_str(&rx.take_csv().unwrap(), "take.csv").unwrap();
     assert_eq!(take.frame_count() as u64, st.accepted);

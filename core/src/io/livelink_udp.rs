@@ -24,10 +24,11 @@
 //! is not after the last one played is late; one whose frame time is already buffered is a
 //! duplicate; both are counted and dropped, never fatal. A full buffer drops its oldest packet
 //! (counted). A packet whose frame time disagrees with the receiver's clock by more than the
-//! resync window (`max(1 s, 4 × delay)`: the sender restarted, its time-of-day wrapped past
-//! midnight, or a stray packet) starts a new **epoch**: the clocks are tied again at that packet,
-//! what was buffered is dropped (counted), and playing goes on — one bad packet never stalls a
-//! session.
+//! resync window (`max(1 s, 4 × delay)`) is held: when the next packet agrees with it (the sender
+//! restarted, or its time of day wrapped past midnight) a new **epoch** starts — the clocks are
+//! tied again at the held packet, what was buffered is dropped (counted) and playing goes on;
+//! when the next packet is on the old clock, the held one was a stray and is dropped (counted).
+//! One bad packet never stalls a session, nor costs it the packets around it.
 
 use std::io::Read;
 use std::path::Path;
@@ -427,6 +428,10 @@ pub enum Admission {
     Duplicate,
     /// Its frame time is not after the last packet played.
     Late,
+    /// Its frame time disagrees with the receiver's clock by more than the resync window: held
+    /// until the next packet says whether the sender's clock jumped (then both are buffered in a
+    /// new epoch) or it was a stray (then it is dropped and counted).
+    Held,
 }
 
 /// Counts of a live session.
@@ -454,6 +459,9 @@ pub struct LiveStats {
     pub resyncs: u64,
     /// Buffered packets dropped at a resync.
     pub resync_dropped: u64,
+    /// Packets that disagreed with the receiver's clock and were not confirmed by the next one
+    /// (strays), dropped.
+    pub stray: u64,
 }
 
 /// A jitter buffer ordered by frame time (module doc).
@@ -465,6 +473,10 @@ pub struct JitterBuffer {
     queue: std::collections::VecDeque<(Packet, f64)>,
     last_played: Option<f64>,
     epoch: u32,
+    /// A packet that disagreed with the clock, with its arrival, awaiting confirmation.
+    held: Option<(Packet, f64)>,
+    /// The held packet a resync confirmed and buffered (for a caller that records takes).
+    confirmed: Option<Packet>,
     /// The counts so far.
     pub stats: LiveStats,
 }
@@ -487,6 +499,8 @@ impl JitterBuffer {
             queue: std::collections::VecDeque::new(),
             last_played: None,
             epoch: 0,
+            held: None,
+            confirmed: None,
             stats: LiveStats::default(),
         }
     }
@@ -494,17 +508,40 @@ impl JitterBuffer {
     /// Offer `p`, received at `arrival` seconds on the receiver's clock.
     pub fn push(&mut self, p: Packet, arrival: f64) -> Admission {
         let t = p.time.seconds();
+        let window = self.resync_window();
         if let Some(o) = self.offset
-            && (t + o - arrival).abs() > self.resync_window()
+            && (t + o - arrival).abs() > window
         {
-            // The sender's clock jumped: tie the clocks again at this packet.
-            self.stats.resyncs += 1;
-            self.stats.resync_dropped += self.queue.len() as u64;
-            self.queue.clear();
-            self.offset = None;
-            self.last_played = None;
-            self.epoch += 1;
+            // Off the clock: a jump of the sender's clock if the packet held before agrees with
+            // this one, else hold this one and wait for the next.
+            match self.held.take() {
+                Some((h, ha)) if ((t - h.time.seconds()) - (arrival - ha)).abs() <= window => {
+                    self.stats.resyncs += 1;
+                    self.stats.resync_dropped += self.queue.len() as u64;
+                    self.queue.clear();
+                    self.offset = None;
+                    self.last_played = None;
+                    self.epoch += 1;
+                    self.confirmed = Some(h.clone());
+                    self.insert(h, ha);
+                }
+                stale => {
+                    if stale.is_some() {
+                        self.stats.stray += 1;
+                    }
+                    self.held = Some((p, arrival));
+                    return Admission::Held;
+                }
+            }
+        } else if self.held.take().is_some() {
+            // The held packet was a stray: this one is on the clock.
+            self.stats.stray += 1;
         }
+        self.insert(p, arrival)
+    }
+
+    fn insert(&mut self, p: Packet, arrival: f64) -> Admission {
+        let t = p.time.seconds();
         if self.last_played.is_some_and(|l| t <= l) {
             self.stats.late += 1;
             return Admission::Late;
@@ -526,6 +563,12 @@ impl JitterBuffer {
             self.stats.overflow += 1;
         }
         Admission::Accepted
+    }
+
+    /// The held packet the last resync confirmed and buffered, once (a caller recording a take
+    /// adds it before the packet that confirmed it).
+    pub fn take_confirmed(&mut self) -> Option<Packet> {
+        self.confirmed.take()
     }
 
     /// The resync window, seconds: `max(RESYNC_S, 4 × delay)`.
