@@ -523,8 +523,8 @@ impl BoundVisemes {
                 }
             }
         }
-        for vi in 0..VISEME_COUNT {
-            if vi == Viseme::Sil.index() || self.report.silent_visemes.contains(&VISEME_NAMES[vi]) {
+        for (vi, name) in VISEME_NAMES.iter().enumerate() {
+            if vi == Viseme::Sil.index() || self.report.silent_visemes.contains(name) {
                 continue;
             }
             let mut r = self
@@ -533,9 +533,10 @@ impl BoundVisemes {
                 .filter(|x| usize::from(x.0) == vi)
                 .peekable();
             if r.peek().is_some() && r.all(|x| inert(x.1 as usize)) {
-                self.report.silent_visemes.push(VISEME_NAMES[vi]);
+                self.report.silent_visemes.push(name);
             }
         }
+
         self.report.inert_targets = names;
     }
 
