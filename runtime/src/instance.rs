@@ -14,7 +14,6 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use glam::{Mat4, Quat};
-use mien_core::anim::arkit::ARKIT_COUNT;
 use mien_core::anim::head::{self, AngleChannels, HeadJointNames, HeadJoints};
 use mien_core::anim::{Drive, StreamDrive, WeightStream};
 use mien_core::gnm::controls::GnmDriver;
@@ -224,7 +223,7 @@ pub struct Instance {
     /// Linear heads: head_ext `(E+4,)` set directly in the `gnm` / `gnm68` space.
     pub(crate) direct_head_ext: Option<Vec<f32>>,
     /// The drive is the live ARKit-52 frame [`InstanceMut::set_controls`] writes.
-    live_arkit: bool,
+    pub(crate) live_arkit: bool,
     /// The drive's time: media time minus this offset, seconds.
     drive_offset: f64,
     /// The drive loops over its span.
@@ -557,90 +556,6 @@ impl InstanceMut<'_> {
                 self.inst.direct_head_ext = Some(full);
             }
         }
-        Ok(self)
-    }
-
-    /// Drive this instance from a live ARKit-52 frame with the head and eye angles a tracker
-    /// sends beside it (Live Link Face's 9 angles, radians, in
-    /// [`mien_core::io::livelink_csv::LIVELINK_AUX_COLUMNS`] order): as
-    /// [`InstanceMut::set_controls`] in the `arkit52` space, plus head motion from the angles
-    /// ([`mien_core::anim::head`]; VRM avatars: their gaze). The first call binds a one-frame
-    /// stream with those channels; later calls overwrite its values. Allocation-free after the
-    /// first call.
-    ///
-    /// # Errors
-    /// Not `(52,)` and `(9,)`; a non-finite value (naming its channel); a character no ARKit
-    /// channel binds to. A refused call changes nothing.
-    pub fn set_live_frame(&mut self, blendshapes: &[f32], angles: &[f32]) -> Result<&mut Self> {
-        use mien_core::io::livelink_csv::LIVELINK_AUX_COLUMNS;
-        if blendshapes.len() != ARKIT_COUNT || angles.len() != LIVELINK_AUX_COLUMNS.len() {
-            return Err(Error::invalid(
-                "live frame",
-                format!(
-                    "{} blendshapes and {} angles; a live frame has {ARKIT_COUNT} and {}",
-                    blendshapes.len(),
-                    angles.len(),
-                    LIVELINK_AUX_COLUMNS.len()
-                ),
-            ));
-        }
-        let bad = blendshapes
-            .iter()
-            .chain(angles)
-            .position(|v| !v.is_finite());
-        if let Some(i) = bad {
-            return Err(Error::invalid(
-                format!("live frame value {i}"),
-                "not a finite number",
-            ));
-        }
-        let live = self.inst.live_arkit
-            && matches!(&self.inst.drive, Drive::Stream(d) if d.stream().aux_channels.len() == angles.len());
-        if !live {
-            let stream = WeightStream {
-                source: "live ARKit-52 frame".into(),
-                channels: crate::space::arkit_channels(),
-                times: vec![0.0],
-                values: blendshapes.to_vec(),
-                aux_channels: LIVELINK_AUX_COLUMNS
-                    .iter()
-                    .map(|s| (*s).to_string())
-                    .collect(),
-                aux_values: angles.to_vec(),
-                nominal_fps: None,
-            };
-            self.play_stream(stream)?;
-            self.inst.live_arkit = true;
-        } else if let Drive::Stream(d) = &mut self.inst.drive {
-            d.set_frame_values(0, blendshapes)?;
-            d.set_frame_aux(0, angles)?;
-        }
-        Ok(self)
-    }
-
-    /// Set (or clear, `None`) the gaze of a VRM avatar's lookAt, degrees in its lookAt space
-    /// (yaw > 0 toward the character's left, pitch > 0 down): it takes precedence over the face
-    /// driver's look-at point and the stream's eye angles ([`mien_core::vrm`]: the gaze's
-    /// yaw and pitch go through the avatar's lookAt range maps).
-    ///
-    /// # Errors
-    /// A character that is not a VRM avatar; a non-finite angle.
-    pub fn set_vrm_gaze(&mut self, gaze: Option<mien_core::vrm::Gaze>) -> Result<&mut Self> {
-        let Some(state) = self.inst.vrm.as_mut() else {
-            return Err(Error::invalid(
-                format!("{}: VRM gaze", self.asset.source()),
-                "the character is not a VRM avatar (it has no VRM or VRMC_vrm extension)",
-            ));
-        };
-        if let Some(g) = gaze
-            && !(g.yaw_deg.is_finite() && g.pitch_deg.is_finite())
-        {
-            return Err(Error::invalid(
-                "VRM gaze",
-                format!("yaw {} / pitch {} is not finite", g.yaw_deg, g.pitch_deg),
-            ));
-        }
-        state.gaze = gaze;
         Ok(self)
     }
 

@@ -37,6 +37,8 @@ pub use mien_core::io::livelink_udp::{
 };
 
 use crate::error::{Error, Result};
+use mien_core::anim::arkit::ARKIT_COUNT;
+use mien_core::anim::{Drive, WeightStream};
 
 /// How a [`LiveReceiver`] listens.
 #[derive(Clone, Debug, PartialEq)]
@@ -304,5 +306,65 @@ impl LiveReceiver {
     /// Packets in the take so far.
     pub fn take_len(&self) -> usize {
         self.take.as_ref().map_or(0, |t| t.frames.len())
+    }
+}
+
+impl crate::InstanceMut<'_> {
+    /// Drive this instance from a live ARKit-52 frame with the head and eye angles a tracker
+    /// sends beside it (Live Link Face's 9 angles, radians, in
+    /// [`mien_core::io::livelink_csv::LIVELINK_AUX_COLUMNS`] order): as
+    /// [`crate::InstanceMut::set_controls`] in the `arkit52` space, plus head motion from the angles
+    /// ([`mien_core::anim::head`]; VRM avatars: their gaze). The first call binds a one-frame
+    /// stream with those channels; later calls overwrite its values. Allocation-free after the
+    /// first call.
+    ///
+    /// # Errors
+    /// Not `(52,)` and `(9,)`; a non-finite value (naming its channel); a character no ARKit
+    /// channel binds to. A refused call changes nothing.
+    pub fn set_live_frame(&mut self, blendshapes: &[f32], angles: &[f32]) -> Result<&mut Self> {
+        use mien_core::io::livelink_csv::LIVELINK_AUX_COLUMNS;
+        if blendshapes.len() != ARKIT_COUNT || angles.len() != LIVELINK_AUX_COLUMNS.len() {
+            return Err(Error::invalid(
+                "live frame",
+                format!(
+                    "{} blendshapes and {} angles; a live frame has {ARKIT_COUNT} and {}",
+                    blendshapes.len(),
+                    angles.len(),
+                    LIVELINK_AUX_COLUMNS.len()
+                ),
+            ));
+        }
+        let bad = blendshapes
+            .iter()
+            .chain(angles)
+            .position(|v| !v.is_finite());
+        if let Some(i) = bad {
+            return Err(Error::invalid(
+                format!("live frame value {i}"),
+                "not a finite number",
+            ));
+        }
+        let live = self.inst.live_arkit
+            && matches!(&self.inst.drive, Drive::Stream(d) if d.stream().aux_channels.len() == angles.len());
+        if !live {
+            let stream = WeightStream {
+                source: "live ARKit-52 frame".into(),
+                channels: crate::space::arkit_channels(),
+                times: vec![0.0],
+                values: blendshapes.to_vec(),
+                aux_channels: LIVELINK_AUX_COLUMNS
+                    .iter()
+                    .map(|s| (*s).to_string())
+                    .collect(),
+                aux_values: angles.to_vec(),
+                nominal_fps: None,
+            };
+            self.play_stream(stream)?;
+            self.inst.live_arkit = true;
+        } else if let Drive::Stream(d) = &mut self.inst.drive {
+            d.set_frame_values(0, blendshapes)?;
+            d.set_frame_aux(0, angles)?;
+        }
+        Ok(self)
     }
 }

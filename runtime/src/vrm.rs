@@ -17,6 +17,8 @@ use mien_core::anim::head::AngleChannels;
 use mien_core::rig::{Character, Pose};
 use mien_core::vrm::{ApplyCounts, Gaze, Vrm, VrmVersion};
 
+use crate::error::{Error, Result};
+
 /// Per-instance VRM state.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct VrmState {
@@ -99,5 +101,33 @@ impl VrmState {
         let c = vrm.apply(pose, &self.rest_world, gaze, &mut self.scratch);
         self.clamped += u64::from(c.clamped);
         self.last = c;
+    }
+}
+
+impl crate::InstanceMut<'_> {
+    /// Set (or clear, `None`) the gaze of a VRM avatar's lookAt, degrees in its lookAt space
+    /// (yaw > 0 toward the character's left, pitch > 0 down): it takes precedence over the face
+    /// driver's look-at point and the stream's eye angles ([`mien_core::vrm`]: the gaze's
+    /// yaw and pitch go through the avatar's lookAt range maps).
+    ///
+    /// # Errors
+    /// A character that is not a VRM avatar; a non-finite angle.
+    pub fn set_vrm_gaze(&mut self, gaze: Option<mien_core::vrm::Gaze>) -> Result<&mut Self> {
+        let Some(state) = self.inst.vrm.as_mut() else {
+            return Err(Error::invalid(
+                format!("{}: VRM gaze", self.asset.source()),
+                "the character is not a VRM avatar (it has no VRM or VRMC_vrm extension)",
+            ));
+        };
+        if let Some(g) = gaze
+            && !(g.yaw_deg.is_finite() && g.pitch_deg.is_finite())
+        {
+            return Err(Error::invalid(
+                "VRM gaze",
+                format!("yaw {} / pitch {} is not finite", g.yaw_deg, g.pitch_deg),
+            ));
+        }
+        state.gaze = gaze;
+        Ok(self)
     }
 }
