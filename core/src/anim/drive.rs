@@ -117,31 +117,17 @@ impl StreamDrive {
     /// [`Error::Mismatch`] for another length; [`Error::Invalid`] for a frame the stream lacks or
     /// a non-finite value (naming its channel); the stream is unchanged then.
     pub fn set_frame_values(&mut self, frame: usize, values: &[f32]) -> Result<()> {
-        let c = self.stream.channels.len();
-        if values.len() != c {
-            return Err(Error::Mismatch {
-                what: format!("{}: frame values", self.stream.source),
-                expected: c as u64,
-                found: values.len() as u64,
-            });
-        }
-        if frame >= self.stream.frame_count() {
-            return Err(Error::Invalid {
-                what: format!("{}: frame {frame}", self.stream.source),
-                reason: format!("the stream has {} frame(s)", self.stream.frame_count()),
-            });
-        }
-        if let Some(i) = values.iter().position(|v| !v.is_finite()) {
-            return Err(Error::Invalid {
-                what: format!(
-                    "{}: channel {i} (`{}`)",
-                    self.stream.source, self.stream.channels[i]
-                ),
-                reason: format!("{} is not a finite weight", values[i]),
-            });
-        }
-        self.stream.values[frame * c..(frame + 1) * c].copy_from_slice(values);
-        Ok(())
+        let s = &mut self.stream;
+        let frames = s.frame_count();
+        overwrite_row(
+            &s.source,
+            "channel",
+            &s.channels,
+            &mut s.values,
+            frames,
+            frame,
+            values,
+        )
     }
 
     /// Overwrite frame `frame`'s auxiliary values `(A,)` in place (a live source's head and eye
@@ -150,31 +136,17 @@ impl StreamDrive {
     /// # Errors
     /// As [`StreamDrive::set_frame_values`], for the auxiliary channels.
     pub fn set_frame_aux(&mut self, frame: usize, values: &[f32]) -> Result<()> {
-        let a = self.stream.aux_channels.len();
-        if values.len() != a {
-            return Err(Error::Mismatch {
-                what: format!("{}: frame aux values", self.stream.source),
-                expected: a as u64,
-                found: values.len() as u64,
-            });
-        }
-        if frame >= self.stream.frame_count() {
-            return Err(Error::Invalid {
-                what: format!("{}: frame {frame}", self.stream.source),
-                reason: format!("the stream has {} frame(s)", self.stream.frame_count()),
-            });
-        }
-        if let Some(i) = values.iter().position(|v| !v.is_finite()) {
-            return Err(Error::Invalid {
-                what: format!(
-                    "{}: aux channel {i} (`{}`)",
-                    self.stream.source, self.stream.aux_channels[i]
-                ),
-                reason: format!("{} is not finite", values[i]),
-            });
-        }
-        self.stream.aux_values[frame * a..(frame + 1) * a].copy_from_slice(values);
-        Ok(())
+        let s = &mut self.stream;
+        let frames = s.frame_count();
+        overwrite_row(
+            &s.source,
+            "aux channel",
+            &s.aux_channels,
+            &mut s.aux_values,
+            frames,
+            frame,
+            values,
+        )
     }
 
     /// The stream.
@@ -186,6 +158,41 @@ impl StreamDrive {
     pub fn reports(&self) -> impl Iterator<Item = (NodeId, &BindingReport)> {
         self.bindings.iter().map(|(n, b)| (*n, b.report()))
     }
+}
+
+/// Overwrite row `frame` of `table` `(F, names.len())` with `values`, checked first (length,
+/// frame, finite values naming their `kind` and name); unchanged on refusal.
+fn overwrite_row(
+    source: &str,
+    kind: &str,
+    names: &[String],
+    table: &mut [f32],
+    frames: usize,
+    frame: usize,
+    values: &[f32],
+) -> Result<()> {
+    let c = names.len();
+    if values.len() != c {
+        return Err(Error::Mismatch {
+            what: format!("{source}: frame {kind} values"),
+            expected: c as u64,
+            found: values.len() as u64,
+        });
+    }
+    if frame >= frames {
+        return Err(Error::Invalid {
+            what: format!("{source}: frame {frame}"),
+            reason: format!("the stream has {frames} frame(s)"),
+        });
+    }
+    if let Some(i) = values.iter().position(|v| !v.is_finite()) {
+        return Err(Error::Invalid {
+            what: format!("{source}: {kind} {i} (`{}`)", names[i]),
+            reason: format!("{} is not finite", values[i]),
+        });
+    }
+    table[frame * c..(frame + 1) * c].copy_from_slice(values);
+    Ok(())
 }
 
 /// The animation source of a run.
