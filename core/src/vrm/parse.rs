@@ -56,6 +56,54 @@ pub fn read(
     }
 }
 
+/// Where each version keeps its lookAt fields.
+struct LookAtKeys {
+    kind: &'static str,
+    bone: &'static str,
+    expression: &'static str,
+    offset: &'static str,
+    /// Horizontal inner, horizontal outer, vertical down, vertical up.
+    maps: [&'static str; 4],
+    input: &'static str,
+    output: &'static str,
+    curves: bool,
+}
+
+impl LookAtKeys {
+    /// VRM 0.x `firstPerson`.
+    const V0: LookAtKeys = LookAtKeys {
+        kind: "lookAtTypeName",
+        bone: "Bone",
+        expression: "BlendShape",
+        offset: "firstPersonBoneOffset",
+        maps: [
+            "lookAtHorizontalInner",
+            "lookAtHorizontalOuter",
+            "lookAtVerticalDown",
+            "lookAtVerticalUp",
+        ],
+        input: "xRange",
+        output: "yRange",
+        curves: true,
+    };
+    /// VRMC_vrm 1.0 `lookAt`.
+    const V1: LookAtKeys = LookAtKeys {
+        kind: "type",
+        bone: "bone",
+        expression: "expression",
+        offset: "offsetFromHeadBone",
+        maps: [
+            "rangeMapHorizontalInner",
+            "rangeMapHorizontalOuter",
+            "rangeMapVerticalDown",
+            "rangeMapVerticalUp",
+        ],
+        input: "inputMaxValue",
+        output: "outputScale",
+        curves: false,
+    };
+}
+
 struct Reader<'a, 'b> {
     scene: &'a Scene<'a>,
     notes: &'b mut Vec<ImportNote>,
@@ -283,7 +331,11 @@ impl Reader<'_, '_> {
             );
         }
         let humanoid = self.humanoid_v0(root.get("humanoid"), &format!("{base}.humanoid"))?;
-        let look_at = self.look_at_v0(root.get("firstPerson"), &format!("{base}.firstPerson"))?;
+        let look_at = self.look_at(
+            root.get("firstPerson"),
+            &format!("{base}.firstPerson"),
+            &LookAtKeys::V0,
+        )?;
         let vrm = Vrm {
             version: VrmVersion::V0,
             spec_version,
@@ -403,7 +455,11 @@ impl Reader<'_, '_> {
             );
         }
         let humanoid = self.humanoid_v1(root.get("humanoid"), &format!("{base}.humanoid"))?;
-        let look_at = self.look_at_v1(root.get("lookAt"), &format!("{base}.lookAt"))?;
+        let look_at = self.look_at(
+            root.get("lookAt"),
+            &format!("{base}.lookAt"),
+            &LookAtKeys::V1,
+        )?;
         let vrm = Vrm {
             version: VrmVersion::V1,
             spec_version,
@@ -496,18 +552,21 @@ impl Reader<'_, '_> {
         Ok(out)
     }
 
-    fn look_at_v0(&mut self, v: Option<&Value>, base: &str) -> Result<LookAt> {
+    /// lookAt of either version, by its [`LookAtKeys`]: the type, the offset and the four maps
+    /// (0.x maps may carry a curve).
+    fn look_at(&mut self, v: Option<&Value>, base: &str, k: &LookAtKeys) -> Result<LookAt> {
         let Some(v) = v else {
             return Ok(LookAt::default());
         };
         let f = self.object(v, base)?;
-        let kind = match f.get("lookAtTypeName").and_then(Value::as_str) {
-            None | Some("Bone") => LookAtKind::Bone,
-            Some("BlendShape") => LookAtKind::Expression,
+        let kind = match f.get(k.kind).and_then(Value::as_str) {
+            None => LookAtKind::Bone,
+            Some(t) if t == k.bone => LookAtKind::Bone,
+            Some(t) if t == k.expression => LookAtKind::Expression,
             Some(other) => {
                 return Err(self.err(
-                    format!("{base}.lookAtTypeName"),
-                    format!("`{other}` is not Bone or BlendShape"),
+                    format!("{base}.{}", k.kind),
+                    format!("`{other}` is not {} or {}", k.bone, k.expression),
                 ));
             }
         };
@@ -519,107 +578,61 @@ impl Reader<'_, '_> {
             };
             let m = me.object(m, &field)?;
             let curve = match m.get("curve") {
-                None | Some(Value::Null) => None,
-                Some(c) => {
-                    let c = me.array(Some(c), &format!("{field}.curve"))?;
-                    if c.len() % 4 != 0 || c.is_empty() {
-                        return Err(me.err(
-                            format!("{field}.curve"),
-                            format!("{} numbers; a curve is keys of 4 (time, value, inTangent, outTangent)", c.len()),
-                        ));
-                    }
-                    let mut keys = Vec::with_capacity(c.len() / 4);
-                    for (k, chunk) in c.chunks(4).enumerate() {
-                        let mut key = [0.0f32; 4];
-                        for (j, x) in chunk.iter().enumerate() {
-                            key[j] =
-                                me.number(Some(x), &format!("{field}.curve[{}]", 4 * k + j), 0.0)?;
-                        }
-                        if keys.last().is_some_and(|p: &[f32; 4]| p[0] > key[0]) {
-                            return Err(me.err(
-                                format!("{field}.curve[{}]", 4 * k),
-                                "key times are not in ascending order",
-                            ));
-                        }
-                        keys.push(key);
-                    }
-                    Some(keys)
-                }
+                Some(c) if k.curves && !c.is_null() => Some(me.curve(c, &field)?),
+                _ => None,
             };
             let r = RangeMap {
-                input_max_deg: me.number(m.get("xRange"), &format!("{field}.xRange"), 90.0)?,
+                input_max_deg: me.number(m.get(k.input), &format!("{field}.{}", k.input), 90.0)?,
                 output_scale: me.number(
-                    m.get("yRange"),
-                    &format!("{field}.yRange"),
+                    m.get(k.output),
+                    &format!("{field}.{}", k.output),
                     default_out,
                 )?,
                 curve,
             };
-            me.checked_map(r, kind, &field, "xRange", "yRange")
-        };
-        let look = LookAt {
-            kind,
-            offset_from_head: self.vec3(
-                f.get("firstPersonBoneOffset"),
-                &format!("{base}.firstPersonBoneOffset"),
-                [0.0, 0.06, 0.0],
-            )?,
-            horizontal_inner: map(self, "lookAtHorizontalInner")?,
-            horizontal_outer: map(self, "lookAtHorizontalOuter")?,
-            vertical_down: map(self, "lookAtVerticalDown")?,
-            vertical_up: map(self, "lookAtVerticalUp")?,
-        };
-        Ok(look)
-    }
-
-    fn look_at_v1(&mut self, v: Option<&Value>, base: &str) -> Result<LookAt> {
-        let Some(v) = v else {
-            return Ok(LookAt::default());
-        };
-        let f = self.object(v, base)?;
-        let kind = match f.get("type").and_then(Value::as_str) {
-            None | Some("bone") => LookAtKind::Bone,
-            Some("expression") => LookAtKind::Expression,
-            Some(other) => {
-                return Err(self.err(
-                    format!("{base}.type"),
-                    format!("`{other}` is not bone or expression"),
-                ));
-            }
-        };
-        let default_out = if kind == LookAtKind::Bone { 10.0 } else { 1.0 };
-        let map = |me: &mut Self, key: &str| -> Result<RangeMap> {
-            let field = format!("{base}.{key}");
-            let Some(m) = f.get(key) else {
-                return Ok(RangeMap::linear(90.0, default_out));
-            };
-            let m = me.object(m, &field)?;
-            let r = RangeMap::linear(
-                me.number(
-                    m.get("inputMaxValue"),
-                    &format!("{field}.inputMaxValue"),
-                    90.0,
-                )?,
-                me.number(
-                    m.get("outputScale"),
-                    &format!("{field}.outputScale"),
-                    default_out,
-                )?,
-            );
-            me.checked_map(r, kind, &field, "inputMaxValue", "outputScale")
+            me.checked_map(r, kind, &field, k.input, k.output)
         };
         Ok(LookAt {
             kind,
             offset_from_head: self.vec3(
-                f.get("offsetFromHeadBone"),
-                &format!("{base}.offsetFromHeadBone"),
+                f.get(k.offset),
+                &format!("{base}.{}", k.offset),
                 [0.0, 0.06, 0.0],
             )?,
-            horizontal_inner: map(self, "rangeMapHorizontalInner")?,
-            horizontal_outer: map(self, "rangeMapHorizontalOuter")?,
-            vertical_down: map(self, "rangeMapVerticalDown")?,
-            vertical_up: map(self, "rangeMapVerticalUp")?,
+            horizontal_inner: map(self, k.maps[0])?,
+            horizontal_outer: map(self, k.maps[1])?,
+            vertical_down: map(self, k.maps[2])?,
+            vertical_up: map(self, k.maps[3])?,
         })
+    }
+
+    /// A 0.x curve: keys of 4 numbers (time, value, inTangent, outTangent) in time order.
+    fn curve(&self, c: &Value, field: &str) -> Result<Vec<[f32; 4]>> {
+        let c = self.array(Some(c), &format!("{field}.curve"))?;
+        if c.len() % 4 != 0 || c.is_empty() {
+            return Err(self.err(
+                format!("{field}.curve"),
+                format!(
+                    "{} numbers; a curve is keys of 4 (time, value, inTangent, outTangent)",
+                    c.len()
+                ),
+            ));
+        }
+        let mut keys: Vec<[f32; 4]> = Vec::with_capacity(c.len() / 4);
+        for (k, chunk) in c.chunks(4).enumerate() {
+            let mut key = [0.0f32; 4];
+            for (j, x) in chunk.iter().enumerate() {
+                key[j] = self.number(Some(x), &format!("{field}.curve[{}]", 4 * k + j), 0.0)?;
+            }
+            if keys.last().is_some_and(|p| p[0] > key[0]) {
+                return Err(self.err(
+                    format!("{field}.curve[{}]", 4 * k),
+                    "key times are not in ascending order",
+                ));
+            }
+            keys.push(key);
+        }
+        Ok(keys)
     }
 
     /// A map with an input max not above 0 (noted: it maps to 0) or, for an expression lookAt, an
