@@ -328,14 +328,15 @@ impl Instance {
                 let p = self.face.as_ref()?.look_target()?;
                 state.gaze_toward(v, &self.world, p)
             });
+            // The stream's eye angles, through the channels head motion found when the drive
+            // was set (it exists exactly when the stream has angle channels).
             if gaze.is_none()
-                && let Drive::Stream(s) = &self.drive
+                && let (Drive::Stream(s), Some(m)) = (&self.drive, &self.motion)
             {
                 let stream = s.stream();
-                let channels = AngleChannels::find(&stream.aux_channels);
                 let aux = state.aux(stream.aux_channels.len());
                 stream.sample_aux(td, aux);
-                gaze = crate::vrm::VrmState::stream_gaze(&channels, aux);
+                gaze = crate::vrm::VrmState::stream_gaze(&m.channels, aux);
             }
             state.apply(v, &mut self.pose, gaze);
             self.totals.expression_clamped += u64::from(state.last.clamped);
