@@ -110,15 +110,8 @@ impl Buffer {
         self.0.clone()
     }
 
-    /// Copy bytes `(offset, length)` of `all` into the same range of the mapped memory. The caller
-    /// ensures no submission in flight reads or writes that range (mien waits before rewriting
-    /// per-frame buffers). Does nothing for unmapped memory (use a staged upload).
-    pub(crate) fn write_range(&self, all: &[u8], (offset, len): (u64, u64)) {
-        self.write(offset, &all[offset as usize..(offset + len) as usize]);
-    }
-
-    /// Copy `bytes` into the mapped memory at `offset` (see [`Buffer::write_range`] for the
-    /// caller's duty).
+    /// Copy `bytes` into the mapped memory at `offset` (the caller ensures no submission in
+    /// flight reads or writes that range: mien waits before rewriting per-frame buffers).
     pub(crate) fn write(&self, offset: u64, bytes: &[u8]) {
         let Some(p) = self.0.alloc.mapped else { return };
         let n = bytes.len().min(self.0.size.saturating_sub(offset) as usize);

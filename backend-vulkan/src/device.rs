@@ -98,6 +98,7 @@ pub(crate) struct ContextInner {
     pub timestamps: Option<Timestamps>,
     lost: AtomicBool,
     pub software: bool,
+    pub caps: mien_gpu::Caps,
 }
 
 impl Drop for ContextInner {
@@ -362,6 +363,27 @@ impl VulkanContext {
             .transpose()?;
         let name = device_name(&props);
         let software = props.device_type == vk::PhysicalDeviceType::CPU;
+        // SAFETY: physical belongs to the instance (created for API 1.1).
+        let (subgroup_size, cooperative_matrix) =
+            unsafe { raw::optional_caps(&shared.instance, physical) };
+        let l = &props.limits;
+        let counts = l.max_compute_work_group_count;
+        let caps = mien_gpu::Caps {
+            binding_limit: u64::from(l.max_storage_buffer_range),
+            binding_limit_name: "maxStorageBufferRange",
+            // Vulkan 1.1 states no buffer size limit (maxBufferSize is 1.3); allocation refuses.
+            max_buffer: u64::MAX,
+            max_buffer_name: "maxBufferSize",
+            max_groups_xy: counts[0].min(counts[1]),
+            max_groups_xy_name: "maxComputeWorkGroupCount",
+            max_groups_z: counts[2],
+            max_groups_z_name: "maxComputeWorkGroupCount[2]",
+            offset_alignment: l.min_storage_buffer_offset_alignment.max(4),
+            timestamps: timestamps.is_some(),
+            f16: mien_shaders::REQUIRED_FEATURES.shader_f16,
+            subgroup_size,
+            cooperative_matrix,
+        };
         Ok(VulkanContext {
             inner: Arc::new(ContextInner {
                 shared,
@@ -378,6 +400,7 @@ impl VulkanContext {
                 timestamps,
                 lost: AtomicBool::new(false),
                 software,
+                caps,
             }),
         })
     }
@@ -424,7 +447,7 @@ impl VulkanContext {
 
     /// The per-stage GPU times of the last completed frame (after [`VulkanContext::wait`]), when
     /// the device has timestamps.
-    pub fn stage_times(&self) -> Option<crate::timing::StageTimes> {
+    pub fn stage_times(&self) -> Option<mien_gpu::StageTimes> {
         // SAFETY: the device is live; results of an unfinished frame read as unavailable (0).
         self.inner
             .timestamps

@@ -1,6 +1,7 @@
-//! `mien-vulkan`: mien's rig backend, debug lift and splat sink on raw Vulkan (ash 0.38), running the
-//! SPIR-V that `mien-shaders` compiles from the same WGSL the wgpu backend uses, equal to the CPU
-//! reference within the conformance bound of `mien_cpu::conformance`.
+//! `mien-vulkan`: mien's GPU pipeline on raw Vulkan (ash 0.38) — the device layer of `mien-gpu`
+//! ([`mien_gpu::GpuDevice`] for [`VulkanContext`], in `gpu.rs`) under the stages `mien-gpu` writes
+//! once — running the SPIR-V that `mien-shaders` compiles from the same WGSL the wgpu backend
+//! uses, equal to the CPU reference within the conformance bound of `mien_cpu::conformance`.
 //!
 //! Two layers (STYLE 5): [`raw`] is the thin unsafe layer — direct ash calls with their
 //! preconditions stated; the rest is the safe layer, whose handles free themselves in `Drop`
@@ -22,13 +23,10 @@ pub mod device;
 mod device_buffers;
 mod encoder;
 mod error;
-mod gnm;
-mod lift;
+mod gpu;
 mod memory;
 mod pipelines;
 pub mod raw;
-mod rig;
-mod sink;
 mod timing;
 
 pub use ash;
@@ -36,15 +34,23 @@ pub use buffer::Buffer;
 pub use device::{ContextOptions, VulkanContext};
 pub use encoder::VulkanEncoder;
 pub use error::{Error, Result};
-pub use gnm::VulkanGnmBackend;
-pub use lift::{PosedPart, VulkanDebugLift};
+pub use gpu::VulkanBindGroup;
 pub use memory::{Allocation, DedicatedAllocator, MemoryAllocator, MemoryLocation};
-pub use rig::VulkanRigBackend;
-pub use sink::VulkanSplatSink;
-pub use timing::{Stage, StageTimes};
+pub use mien_gpu::{Stage, StageTimes};
+
+/// [`mien_core::rig::RigBackend`] on Vulkan: [`mien_gpu::GpuRigBackend`] over [`VulkanContext`].
+pub type VulkanRigBackend = mien_gpu::GpuRigBackend<VulkanContext>;
+/// [`mien_core::gnm::GnmBackend`] on Vulkan: [`mien_gpu::GpuGnmBackend`] over [`VulkanContext`].
+pub type VulkanGnmBackend = mien_gpu::GpuGnmBackend<VulkanContext>;
+/// The debug lift on Vulkan: [`mien_gpu::GpuDebugLift`] over [`VulkanContext`].
+pub type VulkanDebugLift = mien_gpu::GpuDebugLift<VulkanContext>;
+/// The splat sink on Vulkan: [`mien_gpu::GpuSplatSink`] over [`VulkanContext`].
+pub type VulkanSplatSink = mien_gpu::GpuSplatSink<VulkanContext>;
+/// A lift's posed input on Vulkan ([`mien_gpu::PosedPart`]).
+pub type PosedPart<'a> = mien_gpu::PosedPart<'a, VulkanContext>;
 
 /// Whether GPU tests must find a device: `MIEN_REQUIRE_GPU=1` (set by `.ci/run`) turns "no device"
 /// from a skip into a failure.
 pub fn gpu_required() -> bool {
-    std::env::var("MIEN_REQUIRE_GPU").is_ok_and(|v| v == "1")
+    mien_gpu::gpu_required()
 }

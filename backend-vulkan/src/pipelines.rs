@@ -5,6 +5,8 @@ use std::ffi::CString;
 
 use ash::vk;
 
+use mien_gpu::Entry;
+
 use crate::error::{Error, Result, VkResultExt};
 use crate::raw;
 
@@ -13,22 +15,6 @@ use crate::raw;
 pub(crate) struct Layout {
     pub set: vk::DescriptorSetLayout,
     pub pipeline: vk::PipelineLayout,
-}
-
-/// Layouts and pipelines of every kernel. Destroyed explicitly by the context (it owns the device
-/// handle and runs after the GPU is idle).
-pub(crate) struct Pipelines {
-    pub morph_layout: Layout,
-    pub morph: vk::Pipeline,
-    pub skin_layout: Layout,
-    pub skin: vk::Pipeline,
-    pub tangent_layout: Layout,
-    pub tangent: vk::Pipeline,
-    pub lift_layout: Layout,
-    pub lift: vk::Pipeline,
-    pub clear: vk::Pipeline,
-    pub gnm_layout: Layout,
-    pub gnm: vk::Pipeline,
 }
 
 /// # Safety
@@ -68,31 +54,51 @@ unsafe fn pipeline(
     p
 }
 
+/// Per kernel entry ([`mien_gpu::Entry::ALL`] order) its layout and pipeline, made from the one
+/// table of entry points and binding slots both device layers use. Destroyed explicitly by the
+/// context (it owns the device handle and runs after the GPU is idle).
+pub(crate) struct Pipelines {
+    pub entries: Vec<(Layout, vk::Pipeline)>,
+}
+
 impl Pipelines {
     /// # Safety
     /// `d` and `cache` live.
     pub(crate) unsafe fn new(d: &ash::Device, cache: vk::PipelineCache) -> Result<Self> {
-        // SAFETY: forwarded.
-        unsafe {
-            let morph_layout = layout(d, 6)?;
-            let skin_layout = layout(d, 5)?;
-            let tangent_layout = layout(d, 8)?;
-            let lift_layout = layout(d, 6)?;
-            let gnm_layout = layout(d, 5)?;
-            Ok(Pipelines {
-                gnm: pipeline(d, cache, &gnm_layout, &mien_shaders::GNM, "forward")?,
-                gnm_layout,
-                morph: pipeline(d, cache, &morph_layout, &mien_shaders::MORPH, "main")?,
-                skin: pipeline(d, cache, &skin_layout, &mien_shaders::SKIN, "main")?,
-                tangent: pipeline(d, cache, &tangent_layout, &mien_shaders::TANGENT, "main")?,
-                tangent_layout,
-                lift: pipeline(d, cache, &lift_layout, &mien_shaders::LIFT_DEBUG, "lift")?,
-                clear: pipeline(d, cache, &lift_layout, &mien_shaders::LIFT_DEBUG, "clear")?,
-                morph_layout,
-                skin_layout,
-                lift_layout,
-            })
+        let mut made = Pipelines {
+            entries: Vec::with_capacity(Entry::ALL.len()),
+        };
+        for entry in Entry::ALL {
+            // SAFETY: forwarded; a failure destroys what was made so far.
+            let step = unsafe { layout(d, entry.slots().len() as u32 - 1) }.and_then(|l| {
+                // SAFETY: forwarded; l belongs to d.
+                match unsafe { pipeline(d, cache, &l, entry.kernel(), entry.name()) } {
+                    Ok(p) => Ok((l, p)),
+                    Err(e) => {
+                        // SAFETY: unused.
+                        unsafe {
+                            d.destroy_pipeline_layout(l.pipeline, None);
+                            d.destroy_descriptor_set_layout(l.set, None);
+                        }
+                        Err(e)
+                    }
+                }
+            });
+            match step {
+                Ok(x) => made.entries.push(x),
+                Err(e) => {
+                    // SAFETY: nothing uses them yet.
+                    unsafe { made.destroy(d) };
+                    return Err(e);
+                }
+            }
         }
+        Ok(made)
+    }
+
+    /// The layout and pipeline of `entry`.
+    pub(crate) fn get(&self, entry: Entry) -> (Layout, vk::Pipeline) {
+        self.entries[entry.index()]
     }
 
     /// # Safety
@@ -100,23 +106,8 @@ impl Pipelines {
     pub(crate) unsafe fn destroy(&self, d: &ash::Device) {
         // SAFETY: caller's contract.
         unsafe {
-            for p in [
-                self.morph,
-                self.skin,
-                self.tangent,
-                self.lift,
-                self.clear,
-                self.gnm,
-            ] {
-                d.destroy_pipeline(p, None);
-            }
-            for l in [
-                self.morph_layout,
-                self.skin_layout,
-                self.tangent_layout,
-                self.lift_layout,
-                self.gnm_layout,
-            ] {
+            for (l, p) in &self.entries {
+                d.destroy_pipeline(*p, None);
                 d.destroy_pipeline_layout(l.pipeline, None);
                 d.destroy_descriptor_set_layout(l.set, None);
             }

@@ -336,3 +336,27 @@ pub unsafe fn compute_barrier(device: &ash::Device, cmd: vk::CommandBuffer) {
         )
     };
 }
+
+/// The device's compute subgroup size (when subgroups reach compute shaders) and whether it lists a
+/// cooperative-matrix extension (`VK_KHR_cooperative_matrix` or `VK_NV_cooperative_matrix2`; the
+/// shapes are queried where a kernel uses them).
+///
+/// # Safety
+/// `pd` belongs to `instance`, which was created for API 1.1.
+pub unsafe fn optional_caps(instance: &ash::Instance, pd: vk::PhysicalDevice) -> (Option<u32>, bool) {
+    let mut sub = vk::PhysicalDeviceSubgroupProperties::default();
+    let mut props = vk::PhysicalDeviceProperties2::default().push_next(&mut sub);
+    // SAFETY: caller's contract; the chain borrows a live struct.
+    unsafe { instance.get_physical_device_properties2(pd, &mut props) };
+    let subgroup = sub
+        .supported_stages
+        .contains(vk::ShaderStageFlags::COMPUTE)
+        .then_some(sub.subgroup_size);
+    // SAFETY: caller's contract.
+    let exts = unsafe { instance.enumerate_device_extension_properties(pd) }.unwrap_or_default();
+    let coop = exts.iter().any(|e| {
+        let name = e.extension_name_as_c_str().unwrap_or_default();
+        name == c"VK_KHR_cooperative_matrix" || name == c"VK_NV_cooperative_matrix2"
+    });
+    (subgroup, coop)
+}

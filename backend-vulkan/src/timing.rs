@@ -1,33 +1,13 @@
-//! Per-stage GPU time from timestamp queries: morph, skin and lift each write a begin and an end
-//! timestamp (`vkCmdWriteTimestamp`); results are read with availability after the frame's fence.
+//! Per-stage GPU time from timestamp queries: each pass writes its stage's ([`mien_gpu::Stage`])
+//! begin and end timestamp (`vkCmdWriteTimestamp`); results are read with availability after the
+//! frame's fence.
 
 use ash::vk;
 
+use mien_gpu::{QUERIES, Stage, StageTimes};
+
 use crate::error::{Result, VkResultExt};
 
-/// The stages timed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Stage {
-    /// The morph CSR blend dispatches.
-    Morph = 0,
-    /// The skinning dispatches.
-    Skin = 1,
-    /// The lift (and clear) dispatches.
-    Lift = 2,
-}
-
-/// GPU milliseconds per stage of one frame (0 for a stage that did not run).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct StageTimes {
-    /// Morph, ms.
-    pub morph_ms: f64,
-    /// Skin, ms.
-    pub skin_ms: f64,
-    /// Lift, ms.
-    pub lift_ms: f64,
-}
-
-const QUERIES: u32 = 6;
 
 pub(crate) struct Timestamps {
     pub pool: vk::QueryPool,
@@ -106,18 +86,12 @@ impl Timestamps {
         if ok.is_err() && ok != Err(vk::Result::NOT_READY) {
             return StageTimes::default();
         }
-        let ms = |s: usize| {
-            let (b, e) = (data[2 * s], data[2 * s + 1]);
-            if b[1] != 0 && e[1] != 0 {
-                e[0].saturating_sub(b[0]) as f64 * f64::from(self.period_ns) * 1e-6
-            } else {
-                0.0
-            }
-        };
-        StageTimes {
-            morph_ms: ms(0),
-            skin_ms: ms(1),
-            lift_ms: ms(2),
-        }
+        let pairs: Vec<Option<(u64, u64)>> = (0..QUERIES as usize / 2)
+            .map(|s| {
+                let (b, e) = (data[2 * s], data[2 * s + 1]);
+                (b[1] != 0 && e[1] != 0).then_some((b[0], e[0]))
+            })
+            .collect();
+        StageTimes::from_ticks(&pairs, self.period_ns)
     }
 }

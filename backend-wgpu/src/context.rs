@@ -2,9 +2,13 @@
 
 use std::sync::{Arc, Mutex, OnceLock};
 
+use mien_gpu::{Caps, Entry};
+
 use crate::error::{Error, Result};
-use crate::pipelines::{GnmPipeline, Pipelines};
 use crate::timing::Timestamps;
+
+/// One entry point's bind-group layout and pipeline, or why the device refused it.
+pub(crate) type Kernel = std::result::Result<(wgpu::BindGroupLayout, wgpu::ComputePipeline), String>;
 
 /// How [`WgpuContext::new`] picks an adapter.
 #[derive(Clone, Copy, Debug)]
@@ -35,8 +39,9 @@ struct Inner {
     limits: wgpu::Limits,
     lost: Arc<Mutex<Option<String>>>,
     uncaptured: Arc<Mutex<Option<String>>>,
-    pipelines: OnceLock<Pipelines>,
-    gnm: OnceLock<std::result::Result<GnmPipeline, String>>,
+    /// Per [`Entry`] (by [`Entry::index`]) its pipeline, created on first use.
+    kernels: [OnceLock<Kernel>; Entry::ALL.len()],
+    caps: Caps,
     /// The adapter's downlevel flags, when mien created the device.
     downlevel: Option<wgpu::DownlevelFlags>,
     timestamps: Option<Timestamps>,
@@ -135,10 +140,30 @@ impl WgpuContext {
             }));
         }
         let limits = device.limits();
-        let timestamps = device
-            .features()
+        let features = device.features();
+        let timestamps = features
             .contains(wgpu::Features::TIMESTAMP_QUERY)
             .then(|| Timestamps::new(&device, &queue));
+        let groups = "max_compute_workgroups_per_dimension";
+        let caps = Caps {
+            binding_limit: limits
+                .max_storage_buffer_binding_size
+                .min(limits.max_buffer_size),
+            binding_limit_name: "max_storage_buffer_binding_size",
+            max_buffer: limits.max_buffer_size,
+            max_buffer_name: "max_buffer_size",
+            max_groups_xy: limits.max_compute_workgroups_per_dimension,
+            max_groups_xy_name: groups,
+            max_groups_z: limits.max_compute_workgroups_per_dimension,
+            max_groups_z_name: groups,
+            offset_alignment: u64::from(limits.min_storage_buffer_offset_alignment).max(4),
+            timestamps: timestamps.is_some(),
+            f16: features.contains(wgpu::Features::SHADER_F16),
+            subgroup_size: features
+                .contains(wgpu::Features::SUBGROUP)
+                .then_some(info.subgroup_min_size),
+            cooperative_matrix: features.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX),
+        };
         WgpuContext {
             inner: Arc::new(Inner {
                 device,
@@ -147,12 +172,16 @@ impl WgpuContext {
                 limits,
                 lost,
                 uncaptured,
-                pipelines: OnceLock::new(),
-                gnm: OnceLock::new(),
+                kernels: Default::default(),
+                caps,
                 downlevel,
                 timestamps,
             }),
         }
+    }
+
+    pub(crate) fn shared(&self) -> &Arc<impl Sized> {
+        &self.inner
     }
 
     /// The device.
@@ -183,10 +212,12 @@ impl WgpuContext {
     /// The largest storage binding (and buffer) mien may create: the smaller of
     /// `max_storage_buffer_binding_size` and `max_buffer_size`, bytes.
     pub fn binding_limit(&self) -> u64 {
-        self.inner
-            .limits
-            .max_storage_buffer_binding_size
-            .min(self.inner.limits.max_buffer_size)
+        self.inner.caps.binding_limit
+    }
+
+    /// Limits and optional features as the device layer states them.
+    pub fn caps(&self) -> &Caps {
+        &self.inner.caps
     }
 
     /// Per-pass timestamps, when the device has them.
@@ -194,23 +225,21 @@ impl WgpuContext {
         self.inner.timestamps.as_ref()
     }
 
-    pub(crate) fn pipelines(&self) -> &Pipelines {
-        self.inner
-            .pipelines
-            .get_or_init(|| Pipelines::new(&self.inner.device))
-    }
-
-    /// The GNM forward kernel, created on first use under an error scope.
+    /// The pipeline of `entry`, created on first use under an error scope.
     ///
     /// # Errors
-    /// [`Error::Unsupported`] when the adapter lacks `SHADER_F16_IN_F32` (`unpack2x16float`) or
-    /// the device refuses the kernel.
-    pub(crate) fn gnm_pipeline(&self) -> Result<&GnmPipeline> {
+    /// [`Error::Unsupported`] when the device lacks what the kernel needs (the GNM kernel's
+    /// `unpack2x16float`: wgpu's downlevel `SHADER_F16_IN_F32`) or refuses the kernel.
+    pub(crate) fn kernel(
+        &self,
+        entry: Entry,
+    ) -> Result<&(wgpu::BindGroupLayout, wgpu::ComputePipeline)> {
         let unsupported = |reason: String| Error::Unsupported {
-            what: "the GNM kernel (unpack2x16float)".into(),
+            what: format!("the kernel `{}` ({})", entry.name(), entry.kernel().file),
             reason,
         };
-        if let Some(flags) = self.inner.downlevel
+        if entry == Entry::GnmForward
+            && let Some(flags) = self.inner.downlevel
             && !flags.contains(wgpu::DownlevelFlags::SHADER_F16_IN_F32)
         {
             return Err(unsupported(
@@ -218,11 +247,9 @@ impl WgpuContext {
                     .into(),
             ));
         }
-        let made = self.inner.gnm.get_or_init(|| {
-            match self.scoped("the GNM kernel", || GnmPipeline::new(&self.inner.device)) {
-                Ok(p) => Ok(p),
-                Err(e) => Err(e.to_string()),
-            }
+        let made = self.inner.kernels[entry.index()].get_or_init(|| {
+            self.scoped(entry.label(), || crate::device::make_kernel(&self.inner.device, entry))
+                .map_err(|e| e.to_string())
         });
         made.as_ref().map_err(|r| unsupported(r.clone()))
     }

@@ -1,29 +1,7 @@
-//! Per-stage GPU time from timestamp queries: the morph, skin and lift passes each write a begin and
-//! an end timestamp; the frame resolves them and the host reads them after the submission.
+//! Per-stage GPU time from timestamp queries: each pass writes its stage's begin and end timestamps
+//! ([`mien_gpu::Stage`]); the frame resolves them and the host reads them after the submission.
 
-/// The stages timed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Stage {
-    /// The morph CSR blend pass.
-    Morph = 0,
-    /// The skinning pass.
-    Skin = 1,
-    /// The lift (and clear) pass.
-    Lift = 2,
-}
-
-/// GPU milliseconds per stage for one frame.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct StageTimes {
-    /// Morph pass, ms.
-    pub morph_ms: f64,
-    /// Skin pass, ms.
-    pub skin_ms: f64,
-    /// Lift pass, ms.
-    pub lift_ms: f64,
-}
-
-const QUERIES: u32 = 6;
+use mien_gpu::{QUERIES, Stage, StageTimes};
 
 /// A query set of two timestamps per stage and the buffers to read it back.
 pub struct Timestamps {
@@ -87,15 +65,9 @@ impl Timestamps {
             .chunks_exact(8)
             .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
             .collect();
-        let ms = |i: usize| {
-            t.get(2 * i + 1).zip(t.get(2 * i)).map_or(0.0, |(e, b)| {
-                e.saturating_sub(*b) as f64 * f64::from(period_ns) * 1e-6
-            })
-        };
-        StageTimes {
-            morph_ms: ms(0),
-            skin_ms: ms(1),
-            lift_ms: ms(2),
-        }
+        let pairs: Vec<Option<(u64, u64)>> = (0..QUERIES as usize / 2)
+            .map(|i| t.get(2 * i).copied().zip(t.get(2 * i + 1).copied()))
+            .collect();
+        StageTimes::from_ticks(&pairs, period_ns)
     }
 }

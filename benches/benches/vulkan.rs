@@ -6,7 +6,7 @@ mod common;
 use std::sync::OnceLock;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use mien_benches::vulkan::VulkanBench;
+use mien_benches::gpu::VulkanBench;
 
 /// The device, opened once for every bench of this file.
 fn device() -> Option<&'static VulkanBench> {

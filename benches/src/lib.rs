@@ -1,6 +1,6 @@
 //! `mien-benches`: the benchmark workloads of issue 8 (W1–W6, [`workloads`]), the bytes each must
-//! move ([`bytes`]), one harness every backend runs them through ([`harness`]; [`cpu`], `wgpu`,
-//! `vulkan`), and the export the peer scripts in `benches/peers/` read ([`export`], [`npy`]).
+//! move ([`bytes`]), one harness every backend runs them through ([`harness`]; [`cpu`], and `gpu`
+//! over the device layer for wgpu and Vulkan), and the export the peer scripts in `benches/peers/` read ([`export`], [`npy`]).
 //! `mien bench` and the criterion benches in `benches/benches/` both use it.
 
 pub mod bytes;
@@ -10,10 +10,8 @@ pub mod harness;
 pub mod machine;
 pub mod npy;
 pub mod plot;
-#[cfg(feature = "vulkan")]
-pub mod vulkan;
-#[cfg(feature = "wgpu")]
-pub mod wgpu;
+#[cfg(any(feature = "wgpu", feature = "vulkan"))]
+pub mod gpu;
 pub mod workloads;
 
 use harness::Bench;
@@ -31,17 +29,9 @@ pub fn open(name: &str, allow_software: bool) -> anyhow::Result<Box<dyn Bench>> 
     match name {
         "cpu" => Ok(Box::new(cpu::CpuBench)),
         #[cfg(feature = "wgpu")]
-        "wgpu" => {
-            let b = wgpu::WgpuBench::new(allow_software)?;
-            anyhow::ensure!(
-                allow_software || !b.context().is_software(),
-                "only a software adapter ({}) is present (--allow-software accepts it, for trying the harness)",
-                b.context().info().name
-            );
-            Ok(Box::new(b))
-        }
+        "wgpu" => Ok(Box::new(gpu::WgpuBench::new(allow_software)?)),
         #[cfg(feature = "vulkan")]
-        "vulkan" => Ok(Box::new(vulkan::VulkanBench::new(allow_software)?)),
+        "vulkan" => Ok(Box::new(gpu::VulkanBench::new(allow_software)?)),
         other if BACKENDS.contains(&other) => {
             anyhow::bail!("this build has no `{other}` backend (feature off)")
         }

@@ -1,13 +1,11 @@
 //! The backend a runtime poses with, behind one small interface: N instances of one rig or one
 //! linear head, uploaded once (`upload_batch` / `upload_gnm_batch`), set in one batch call, posed
-//! and lifted into one splat sink in one submission per frame. One file per backend:
-//! `cpu`, `wgpu`, `vulkan`.
+//! and lifted into one splat sink in one submission per frame: `cpu`, and `gpu` written once over
+//! the device layer (`mien_gpu::GpuDevice`) for wgpu and Vulkan.
 
 pub(crate) mod cpu;
-#[cfg(feature = "vulkan")]
-pub(crate) mod vulkan;
-#[cfg(feature = "wgpu")]
-pub(crate) mod wgpu;
+#[cfg(any(feature = "wgpu", feature = "vulkan"))]
+pub(crate) mod gpu;
 
 use std::time::Duration;
 
@@ -164,9 +162,9 @@ pub(crate) fn build(device: &Device, model: &Model, instances: u32) -> Result<Bo
     match device {
         Device::Cpu => Ok(Box::new(cpu::CpuEngine::new(model, instances)?)),
         #[cfg(feature = "wgpu")]
-        Device::Wgpu(ctx) => Ok(Box::new(wgpu::WgpuEngine::new(ctx, model, instances)?)),
+        Device::Wgpu(ctx) => Ok(Box::new(gpu::GpuEngine::new(ctx, model, instances)?)),
         #[cfg(feature = "vulkan")]
-        Device::Vulkan(ctx) => Ok(Box::new(vulkan::VulkanEngine::new(ctx, model, instances)?)),
+        Device::Vulkan(ctx) => Ok(Box::new(gpu::GpuEngine::new(ctx, model, instances)?)),
     }
 }
 

@@ -1,59 +1,73 @@
-//! The Vulkan splat sink: the four buffers in device memory, indexed by absolute slot.
+//! The splat sink, written once: the four buffers on the device, indexed by absolute slot.
 
-use ash::vk;
 use mien_core::sink::{BYTES_PER_SLOT, SlotAllocator, SlotRange, SplatBuffers, SplatSink};
 
-use crate::buffer::Buffer;
-use crate::device::VulkanContext;
-use crate::error::{Error, Result};
-use crate::memory::MemoryLocation;
+use crate::device::GpuDevice;
 
-/// [`SplatSink`] on Vulkan: `center`, `cov_a`, `cov_b` as `vec4<f32>` per slot and `color` as
-/// `u32` per slot (DESIGN.md "Splat sink"). New and freed slots are zero (opacity 0).
-pub struct VulkanSplatSink {
-    ctx: VulkanContext,
+/// [`SplatSink`] whose buffers live on the GPU: `center` and `cov_a`/`cov_b` as `vec4<f32>` per
+/// slot, `color` as `u32` per slot (DESIGN.md "Splat sink"). New and freed slots are zero (opacity
+/// 0).
+pub struct GpuSplatSink<G: GpuDevice> {
+    g: G,
     slots: SlotAllocator,
-    pub(crate) center: Buffer,
-    pub(crate) color: Buffer,
-    pub(crate) cov_a: Buffer,
-    pub(crate) cov_b: Buffer,
+    /// `(capacity,4)` f32: xyz centre metres, w unused.
+    pub center: G::Buffer,
+    /// `(capacity,)` u32: pack4x8unorm(r, g, b, opacity).
+    pub color: G::Buffer,
+    /// `(capacity,4)` f32: (c00, c01, c02, c11), m².
+    pub cov_a: G::Buffer,
+    /// `(capacity,4)` f32: (c12, c22, 0, 0), m².
+    pub cov_b: G::Buffer,
     sphere: ([f32; 3], f32),
     changed: bool,
 }
 
-impl std::fmt::Debug for VulkanSplatSink {
+impl<G: GpuDevice> std::fmt::Debug for GpuSplatSink<G> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("VulkanSplatSink")
+        f.debug_struct("GpuSplatSink")
+            .field("device", &G::NAME)
             .field("capacity", &self.slots.capacity())
             .finish()
     }
 }
 
-impl Drop for VulkanSplatSink {
+impl<G: GpuDevice> Drop for GpuSplatSink<G> {
     fn drop(&mut self) {
-        let _ = self.ctx.wait();
+        self.g.release();
     }
 }
 
-impl VulkanSplatSink {
-    /// A sink of `capacity` slots, cleared.
+impl<G: GpuDevice> GpuSplatSink<G> {
+    /// A sink of `capacity` slots, zeroed.
     ///
     /// # Errors
-    /// Out of memory; device loss.
-    pub fn new(ctx: &VulkanContext, capacity: u32) -> mien_core::Result<Self> {
-        let usage = vk::BufferUsageFlags::STORAGE_BUFFER
-            | vk::BufferUsageFlags::TRANSFER_SRC
-            | vk::BufferUsageFlags::TRANSFER_DST;
+    /// The device's over-limits error when a buffer would exceed its largest buffer; out of memory.
+    pub fn new(g: &G, capacity: u32) -> mien_core::Result<Self> {
         let n = u64::from(capacity.max(1));
-        let make =
-            |what: &str, stride: u64| ctx.buffer(what, n * stride, usage, MemoryLocation::GpuOnly);
-        let sink = VulkanSplatSink {
-            ctx: ctx.clone(),
+        let caps = g.caps();
+        if n * 16 > caps.max_buffer {
+            let what = format!("a sink of {capacity} slots");
+            return Err(G::over_limits(what, caps.max_buffer_name, caps.max_buffer, n * 16).into());
+        }
+        let make = || -> Result<_, G::Error> {
+            Ok((
+                g.output("the sink centres", n * 16)?,
+                g.output("the sink colours", n * 4)?,
+                g.output("the sink covariances (a)", n * 16)?,
+                g.output("the sink covariances (b)", n * 16)?,
+            ))
+        };
+        let (center, color, cov_a, cov_b) = g
+            .scoped("the splat sink", make)
+            .map_err(Into::into)?
+            .map_err(Into::into)?;
+        let sink = GpuSplatSink {
+            g: g.clone(),
             slots: SlotAllocator::new(capacity),
-            center: make("the sink centres", 16)?,
-            color: make("the sink colours", 4)?,
-            cov_a: make("the sink covariances", 16)?,
-            cov_b: make("the sink covariances", 16)?,
+            center,
+            color,
+            cov_a,
+            cov_b,
             sphere: ([0.0; 3], 0.0),
             changed: false,
         };
@@ -61,31 +75,9 @@ impl VulkanSplatSink {
         Ok(sink)
     }
 
-    fn fill_range(&self, offset: u32, count: u32, word: u32) -> Result<()> {
-        let mut enc = self.ctx.begin()?;
-        let (o, n) = (u64::from(offset), u64::from(count));
-        for (b, stride) in [
-            (&self.center, 16),
-            (&self.color, 4),
-            (&self.cov_a, 16),
-            (&self.cov_b, 16),
-        ] {
-            // SAFETY: enc recording; the range lies in the buffer and is a multiple of 4 bytes.
-            unsafe {
-                self.ctx.device().cmd_fill_buffer(
-                    enc.raw(),
-                    b.handle(),
-                    o * stride,
-                    n * stride,
-                    word,
-                )
-            };
-            enc.keep(b);
-        }
-        // SAFETY: enc recording.
-        unsafe { crate::raw::compute_barrier(self.ctx.device(), enc.raw()) };
-        self.ctx.submit(enc)?;
-        self.ctx.wait()
+    /// The device.
+    pub fn context(&self) -> &G {
+        &self.g
     }
 
     /// The allocator.
@@ -93,18 +85,29 @@ impl VulkanSplatSink {
         &self.slots
     }
 
+    fn fill_range(&self, offset: u32, count: u32, word: u32) -> mien_core::Result<()> {
+        let (o, n) = (u64::from(offset), u64::from(count));
+        let parts = [
+            (&self.center, o * 16, n * 16),
+            (&self.color, o * 4, n * 4),
+            (&self.cov_a, o * 16, n * 16),
+            (&self.cov_b, o * 16, n * 16),
+        ];
+        self.g.fill(&parts, word).map_err(Into::into)
+    }
+
     /// Fill every slot of every buffer with `word` (a test aid: poison before a run).
     ///
     /// # Errors
     /// Device errors.
     pub fn fill(&self, word: u32) -> mien_core::Result<()> {
-        Ok(self.fill_range(0, self.slots.capacity().max(1), word)?)
+        self.fill_range(0, self.slots.capacity().max(1), word)
     }
 
     /// Read slots `range` back to the host (tests, export; one submission and a wait).
     ///
     /// # Errors
-    /// A range outside the sink; device errors.
+    /// A range outside the sink; read-back failures.
     pub fn read(&self, range: SlotRange) -> mien_core::Result<SplatBuffers> {
         if range.end() > u64::from(self.slots.capacity()) {
             return Err(mien_core::Error::Slots {
@@ -115,12 +118,16 @@ impl VulkanSplatSink {
             });
         }
         let (o, n) = (u64::from(range.offset), u64::from(range.count));
-        let data = self.ctx.read(&[
+        let parts = [
             (&self.center, o * 16, n * 16),
             (&self.color, o * 4, n * 4),
             (&self.cov_a, o * 16, n * 16),
             (&self.cov_b, o * 16, n * 16),
-        ])?;
+        ];
+        let data = self
+            .g
+            .read("the splat sink", &parts)
+            .map_err(Into::into)?;
         let v4 = |b: &[u8]| -> Vec<[f32; 4]> {
             b.chunks_exact(16)
                 .map(bytemuck::pod_read_unaligned::<[f32; 4]>)
@@ -138,7 +145,7 @@ impl VulkanSplatSink {
     }
 }
 
-impl SplatSink for VulkanSplatSink {
+impl<G: GpuDevice> SplatSink for GpuSplatSink<G> {
     fn capacity(&self) -> u32 {
         self.slots.capacity()
     }
@@ -149,8 +156,8 @@ impl SplatSink for VulkanSplatSink {
 
     fn free(&mut self, range: SlotRange) -> mien_core::Result<()> {
         self.slots.free(range)?;
+        // Freed slots are cleared so a stale gaussian can never be drawn.
         self.fill_range(range.offset, range.count, 0)
-            .map_err(|e: Error| e.into())
     }
 
     fn set_bounding_sphere(&mut self, center: [f32; 3], radius: f32) {

@@ -1,6 +1,7 @@
-//! The Vulkan engine: one command buffer and one submission per frame (the rig or linear-head
-//! passes, then every instance's lift between one pair of barriers). With validation on, every
-//! message the layer reports fails the call that follows it ([`Error::Validation`]).
+//! The GPU engine, written once over the device layer (`mien_gpu::GpuDevice`, implemented by wgpu
+//! and Vulkan): one encoder per frame — the rig or linear-head passes, then every instance's lift
+//! as one pass (batched lifts where a batch's slots fit one binding) — and one submission. GPU
+//! stage times come from the device's timestamp queries when it has them.
 
 use std::time::Instant;
 
@@ -9,70 +10,104 @@ use mien_core::gnm::{GnmBackend, GnmHandle};
 use mien_core::lift::DebugLiftParams;
 use mien_core::rig::{ControlStats, PosedVertices, RigBackend, RigControls, RigHandle};
 use mien_core::sink::{SplatBuffers, SplatSink};
-use mien_vulkan::{
-    PosedPart, VulkanContext, VulkanDebugLift, VulkanEncoder, VulkanGnmBackend, VulkanRigBackend,
-    VulkanSplatSink,
-};
+use mien_gpu::{GpuDebugLift, GpuDevice, GpuGnmBackend, GpuRigBackend, GpuSplatSink, PosedPart};
 
 use super::cpu::handle;
 use super::{Engine, SinkRef, Times, params_for, sink_slots, slot_range, wrong_model};
 use crate::asset::Model;
 use crate::error::{Context as _, Error, Result};
 
-enum Poser {
-    Rig(VulkanRigBackend, Vec<RigHandle>),
-    Head(VulkanGnmBackend, Vec<GnmHandle>),
+/// What the runtime needs of a device beyond the device layer: its error in the runtime's enum,
+/// the read-out of its sink, and (Vulkan) the validation layer's messages.
+pub(crate) trait EngineDevice: GpuDevice {
+    /// The device's error as the runtime's.
+    fn error(e: Self::Error) -> Error;
+    /// The sink as a [`SinkRef`].
+    fn sink_ref(sink: &GpuSplatSink<Self>) -> SinkRef<'_>;
+    /// Fail when the validation layer reported anything since the last call.
+    fn validation(&self) -> Result<()> {
+        Ok(())
+    }
 }
 
-/// N instances on a Vulkan device.
-pub(crate) struct VulkanEngine {
-    ctx: VulkanContext,
-    poser: Poser,
-    v: u32,
-    sink: Option<(VulkanSplatSink, Vec<VulkanDebugLift>)>,
-    times: Times,
-}
-
-impl VulkanEngine {
-    pub(crate) fn new(ctx: &VulkanContext, model: &Model, n: u32) -> Result<Self> {
-        let (poser, v) = match model {
-            Model::Rig(rig) => {
-                let mut b = VulkanRigBackend::new(ctx);
-                let hs = b.upload_batch(rig, n)?;
-                let v = b.vertex_count(hs[0]);
-                (Poser::Rig(b, hs), v)
-            }
-            Model::Head { pack, .. } => {
-                let mut b = VulkanGnmBackend::new(ctx);
-                let hs = b.upload_gnm_batch(pack, n)?;
-                let v = b.vertex_count(hs[0]);
-                (Poser::Head(b, hs), v)
-            }
-        };
-        let e = VulkanEngine {
-            ctx: ctx.clone(),
-            poser,
-            v,
-            sink: None,
-            times: Times {
-                gpu_ms: ctx.has_timestamps().then_some([0.0; 3]),
-                ..Default::default()
-            },
-        };
-        e.check_validation()?;
-        Ok(e)
+#[cfg(feature = "wgpu")]
+impl EngineDevice for mien_wgpu::WgpuContext {
+    fn error(e: mien_wgpu::Error) -> Error {
+        Error::Wgpu(e)
     }
 
-    fn check_validation(&self) -> Result<()> {
-        let messages = self.ctx.take_validation_messages();
+    fn sink_ref(sink: &GpuSplatSink<Self>) -> SinkRef<'_> {
+        SinkRef::Wgpu(sink)
+    }
+}
+
+/// With validation on, every message the layer reports fails the call that follows it
+/// ([`Error::Validation`]).
+#[cfg(feature = "vulkan")]
+impl EngineDevice for mien_vulkan::VulkanContext {
+    fn error(e: mien_vulkan::Error) -> Error {
+        Error::Vulkan(e)
+    }
+
+    fn sink_ref(sink: &GpuSplatSink<Self>) -> SinkRef<'_> {
+        SinkRef::Vulkan(sink)
+    }
+
+    fn validation(&self) -> Result<()> {
+        let messages = self.take_validation_messages();
         if messages.is_empty() {
             Ok(())
         } else {
             Err(Error::Validation { messages })
         }
     }
+}
 
-    fn encode_rig(&mut self, enc: &mut VulkanEncoder) -> Result<()> {
+enum Poser<G: GpuDevice> {
+    Rig(GpuRigBackend<G>, Vec<RigHandle>),
+    Head(GpuGnmBackend<G>, Vec<GnmHandle>),
+}
+
+/// N instances on a GPU device.
+pub(crate) struct GpuEngine<G: EngineDevice> {
+    g: G,
+    poser: Poser<G>,
+    v: u32,
+    sink: Option<(GpuSplatSink<G>, Vec<GpuDebugLift<G>>)>,
+    times: Times,
+}
+
+impl<G: EngineDevice> GpuEngine<G> {
+    pub(crate) fn new(g: &G, model: &Model, n: u32) -> Result<Self> {
+        let (poser, v) = match model {
+            Model::Rig(rig) => {
+                let mut b = GpuRigBackend::new(g);
+                let hs = b.upload_batch(rig, n)?;
+                let v = b.vertex_count(hs[0]);
+                (Poser::Rig(b, hs), v)
+            }
+            Model::Head { pack, .. } => {
+                let mut b = GpuGnmBackend::new(g);
+                let hs = b.upload_gnm_batch(pack, n)?;
+                let v = b.vertex_count(hs[0]);
+                (Poser::Head(b, hs), v)
+            }
+        };
+        let e = GpuEngine {
+            g: g.clone(),
+            poser,
+            v,
+            sink: None,
+            times: Times {
+                gpu_ms: g.caps().timestamps.then_some([0.0; 3]),
+                ..Default::default()
+            },
+        };
+        e.g.validation()?;
+        Ok(e)
+    }
+
+    fn encode_rig(&mut self, enc: &mut G::Encoder) -> Result<()> {
         match &mut self.poser {
             Poser::Rig(b, _) => b.encode(enc)?,
             Poser::Head(b, _) => b.encode(enc)?,
@@ -92,31 +127,27 @@ impl VulkanEngine {
 /// (`from_parts_batch`, every instance of a group in the same dispatches), as few as the binding
 /// limit allows ([`super::lift_groups`]); a group the device refuses anyway is lifted one
 /// instance at a time.
-fn make_lifts<'b>(
-    ctx: &VulkanContext,
+fn make_lifts<'b, G: GpuDevice>(
+    g: &G,
     v: u32,
     n: usize,
     template: &DebugLiftParams,
-    sink: &VulkanSplatSink,
-    parts: &dyn Fn(usize) -> mien_core::Result<Vec<PosedPart<'b>>>,
-) -> Result<Vec<VulkanDebugLift>> {
+    sink: &GpuSplatSink<G>,
+    parts: &dyn Fn(usize) -> mien_core::Result<Vec<PosedPart<'b, G>>>,
+) -> Result<Vec<GpuDebugLift<G>>> {
     let single = |i: usize| {
         let p = params_for(template, i, v);
         parts(i)
-            .and_then(|parts| VulkanDebugLift::from_parts(ctx, v, &parts, sink, p))
+            .and_then(|parts| GpuDebugLift::from_parts(g, v, &parts, sink, p))
             .with_context(|| format!("lifting instance {i}"))
     };
+    let caps = g.caps();
     let mut out = Vec::new();
-    for (first, count) in super::lift_groups(
-        n,
-        v,
-        ctx.binding_limit(),
-        ctx.properties().limits.max_compute_work_group_count[2],
-    ) {
+    for (first, count) in super::lift_groups(n, v, caps.binding_limit, caps.max_groups_z) {
         if count > 1 {
             let p = params_for(template, first, v);
             let batch =
-                VulkanDebugLift::from_parts_batch(ctx, v, &parts(first)?, count as u32, v, sink, p);
+                GpuDebugLift::from_parts_batch(g, v, &parts(first)?, count as u32, v, sink, p);
             if let Ok(l) = batch {
                 out.push(l);
                 continue;
@@ -129,7 +160,7 @@ fn make_lifts<'b>(
     Ok(out)
 }
 
-impl Engine for VulkanEngine {
+impl<G: EngineDevice> Engine for GpuEngine<G> {
     fn set_rig(&mut self, controls: &[RigControls], stats: &mut [ControlStats]) -> Result<()> {
         let Poser::Rig(b, hs) = &mut self.poser else {
             return Err(wrong_model("morph controls"));
@@ -147,11 +178,11 @@ impl Engine for VulkanEngine {
     }
 
     fn pose_and_read(&mut self, i: usize) -> Result<PosedVertices> {
-        let mut enc = self.ctx.begin()?;
+        let mut enc = self.g.begin().map_err(G::error)?;
         self.encode_rig(&mut enc)?;
-        self.ctx.submit(enc)?;
+        self.g.submit(enc).map_err(G::error)?;
         let p = self.read_posed(i)?;
-        self.check_validation()?;
+        self.g.validation()?;
         Ok(p)
     }
 
@@ -164,43 +195,52 @@ impl Engine for VulkanEngine {
 
     fn attach_lift(&mut self, template: DebugLiftParams) -> Result<()> {
         let (v, n) = (self.v, self.n());
-        let mut sink = VulkanSplatSink::new(&self.ctx, sink_slots(n as u32, v)?)?;
+        let mut sink = GpuSplatSink::new(&self.g, sink_slots(n as u32, v)?)?;
         for i in 0..n {
             let r = sink.allocate(v)?;
             debug_assert_eq!(r, slot_range(i, v));
         }
         let lifts = match &self.poser {
             Poser::Rig(b, hs) => {
-                make_lifts(&self.ctx, v, n, &template, &sink, &|i| b.posed_parts(hs[i]))?
+                make_lifts(&self.g, v, n, &template, &sink, &|i| b.posed_parts(hs[i]))?
             }
             Poser::Head(b, hs) => {
-                make_lifts(&self.ctx, v, n, &template, &sink, &|i| b.posed_parts(hs[i]))?
+                make_lifts(&self.g, v, n, &template, &sink, &|i| b.posed_parts(hs[i]))?
             }
         };
         self.sink = Some((sink, lifts));
-        self.check_validation()
+        self.g.validation()
     }
 
     fn frame(&mut self) -> Result<()> {
         let t0 = Instant::now();
-        let mut enc = self.ctx.begin()?;
+        let mut enc = self.g.begin().map_err(G::error)?;
         self.encode_rig(&mut enc)?;
         let t1 = Instant::now();
         if let Some((sink, lifts)) = &mut self.sink {
-            VulkanDebugLift::record_batch(lifts, &mut enc, sink)?;
+            GpuDebugLift::record_batch(lifts, &mut enc, sink)?;
         }
-        self.ctx.submit(enc)?;
+        self.g.end_frame(&mut enc);
+        self.g.submit(enc).map_err(G::error)?;
         self.times.rig += t1 - t0;
         self.times.lift += t1.elapsed();
         if let Some(acc) = self.times.gpu_ms.as_mut() {
-            self.ctx.wait().context("waiting for the frame")?;
-            if let Some(t) = self.ctx.stage_times() {
+            self.g
+                .wait()
+                .map_err(G::error)
+                .context("waiting for the frame")?;
+            let times = self
+                .g
+                .stage_times()
+                .map_err(G::error)
+                .context("reading GPU timestamps")?;
+            if let Some(t) = times {
                 acc[0] += t.morph_ms;
                 acc[1] += t.skin_ms;
                 acc[2] += t.lift_ms;
             }
         }
-        self.check_validation()
+        self.g.validation()
     }
 
     fn splats(&mut self, i: usize) -> Result<SplatBuffers> {
@@ -209,13 +249,13 @@ impl Engine for VulkanEngine {
         };
         super::check_instance(i, self.n())?;
         let s = sink.read(slot_range(i, self.v))?;
-        self.check_validation()?;
+        self.g.validation()?;
         Ok(s)
     }
 
     fn finish(&mut self) -> Result<()> {
-        self.ctx.wait()?;
-        self.check_validation()
+        self.g.wait().map_err(G::error)?;
+        self.g.validation()
     }
 
     fn times(&self) -> Times {
@@ -233,6 +273,6 @@ impl Engine for VulkanEngine {
     fn sink(&self) -> SinkRef<'_> {
         self.sink
             .as_ref()
-            .map_or(SinkRef::None, |(s, _)| SinkRef::Vulkan(s))
+            .map_or(SinkRef::None, |(s, _)| G::sink_ref(s))
     }
 }

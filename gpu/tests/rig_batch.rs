@@ -1,13 +1,14 @@
-//! N characters sharing one rig on wgpu (`RigBackend::upload_batch`): every instance of a batch
-//! equals a separate CPU reference pose of its own controls within the conformance bound, also with
-//! the rig split by a small binding limit; re-posing one instance leaves the others' bits alone;
-//! the rig's arrays are held once (`bytes()` grows by the per-instance arrays only); lifting
-//! instance k of a batch (rig or linear head) writes the same sink bits as lifting a single upload
-//! posed the same way; oversized batches get typed errors naming the array.
-//!
-//! Without an adapter these tests print a notice and pass, unless `MIEN_REQUIRE_GPU=1`. wgpu panics
-//! on any uncaptured validation error, so a validation message fails the test.
+//! N characters sharing one rig (`RigBackend::upload_batch`), on every device layer (wgpu, and
+//! Vulkan with validation): every instance of a batch equals a separate CPU reference pose of its
+//! own controls within the conformance bound, also with the rig split by a small binding limit;
+//! re-posing one instance leaves the others' bits alone; the rig's arrays are held once
+//! (`bytes()` grows by the per-instance arrays only); lifting instance k of a batch (rig or linear
+//! head) writes the same sink bits as lifting a single upload posed the same way; oversized
+//! batches get typed errors naming the array.
 
+mod common;
+
+use common::{TestDevice, TestResult};
 use mien_core::gnm::GnmBackend;
 use mien_core::lift::{DebugLiftParams, DebugShading};
 use mien_core::rig::{PosedVertices, RigBackend, RigControls, RigData};
@@ -20,82 +21,46 @@ use mien_cpu::conformance::rig_batch::{
     RigBatchHarness, RigBatchInput, check_rig_batch, gpu_batch_extra_bytes, many_active_targets,
     rig_batch_cases,
 };
-use mien_wgpu::{
-    Error, PosedPart, WgpuContext, WgpuDebugLift, WgpuGnmBackend, WgpuRigBackend, WgpuSplatSink,
-};
+use mien_gpu::{GpuDebugLift, GpuGnmBackend, GpuRigBackend, GpuSplatSink, PosedPart};
 use proptest::prelude::*;
-use proptest::test_runner::{Config, RngSeed};
 
-fn config(cases: u32) -> Config {
-    let seed = std::env::var("PROPTEST_RNG_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0x6d69_656e);
-    Config {
-        cases: std::env::var("MIEN_PROPTEST_CASES")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(cases),
-        failure_persistence: None,
-        rng_seed: RngSeed::Fixed(seed),
-        ..Config::default()
-    }
-}
-
-/// The shared context, or `None` (with a notice) when there is no adapter and none is required.
-fn context() -> Option<WgpuContext> {
-    static CTX: std::sync::OnceLock<Option<WgpuContext>> = std::sync::OnceLock::new();
-    CTX.get_or_init(|| match WgpuContext::new(&Default::default()) {
-        Ok(c) => Some(c),
-        Err(e) if mien_wgpu::gpu_required() => panic!("MIEN_REQUIRE_GPU=1 but {e}"),
-        Err(e) => {
-            eprintln!("notice: skipping wgpu batch tests: {e}");
-            None
-        }
-    })
-    .clone()
-}
-
-fn backend(ctx: &WgpuContext, limit: Option<u64>) -> WgpuRigBackend {
+fn backend<G: TestDevice>(ctx: &G, limit: Option<u64>) -> GpuRigBackend<G> {
     match limit {
-        Some(l) => WgpuRigBackend::with_binding_limit(ctx, l),
-        None => WgpuRigBackend::new(ctx),
+        Some(l) => GpuRigBackend::with_binding_limit(ctx, l),
+        None => GpuRigBackend::new(ctx),
     }
 }
 
-fn submit(ctx: &WgpuContext, b: &mut WgpuRigBackend) {
-    let mut enc = ctx.device().create_command_encoder(&Default::default());
+fn submit<G: TestDevice>(ctx: &G, b: &mut GpuRigBackend<G>) {
+    let mut enc = ctx.begin().unwrap();
     b.encode(&mut enc).unwrap();
-    ctx.submit(enc);
+    ctx.submit(enc).unwrap();
 }
 
-struct Wgpu {
-    ctx: WgpuContext,
+struct Gpu<'a, G: TestDevice> {
+    ctx: &'a G,
     limit: Option<u64>,
 }
 
-impl RigBatchHarness for Wgpu {
+impl<G: TestDevice> RigBatchHarness for Gpu<'_, G> {
     fn run_batch(
         &mut self,
         uploads: &[RigBatchInput],
     ) -> mien_core::Result<Vec<Vec<PosedVertices>>> {
-        let mut b = backend(&self.ctx, self.limit);
+        let mut b = backend(self.ctx, self.limit);
         let mut handles = Vec::new();
         for u in uploads {
             handles.push(b.upload_batch(&u.rig, u.controls.len() as u32)?);
         }
-        b.poison_outputs(POISON);
+        b.poison_outputs(POISON)?;
         for (u, hs) in uploads.iter().zip(&handles) {
             for (c, h) in u.controls.iter().zip(hs) {
                 b.set_controls(*h, c)?;
             }
         }
-        let mut enc = self
-            .ctx
-            .device()
-            .create_command_encoder(&Default::default());
+        let mut enc = self.ctx.begin().map_err(Into::into)?;
         b.encode(&mut enc)?;
-        self.ctx.submit(enc);
+        self.ctx.submit(enc).map_err(Into::into)?;
         let read = |hs: &Vec<_>| hs.iter().map(|h| b.read_vertices(*h)).collect();
         handles.iter().map(read).collect()
     }
@@ -128,15 +93,15 @@ fn limit_for(uploads: &[RigBatchInput], limit: u64) -> u64 {
 
 /// Lift `parts` (of `nv` vertices, posed by an earlier submission) into `range` of a fresh
 /// poisoned sink of `capacity` slots, and read the whole sink.
-fn lift_parts(
-    ctx: &WgpuContext,
+fn lift_parts<G: TestDevice>(
+    ctx: &G,
     nv: u32,
-    parts: &[PosedPart<'_>],
+    parts: &[PosedPart<'_, G>],
     range: SlotRange,
     capacity: u32,
 ) -> SplatBuffers {
-    let mut sink = WgpuSplatSink::new(ctx, capacity).unwrap();
-    sink.fill(POISON);
+    let mut sink = GpuSplatSink::new(ctx, capacity).unwrap();
+    sink.fill(POISON).unwrap();
     sink.allocate(range.offset).unwrap();
     assert_eq!(sink.allocate(range.count).unwrap(), range);
     let mut p = DebugLiftParams::new(range, nv);
@@ -144,10 +109,10 @@ fn lift_parts(
     p.transform = [
         0.9, 0.1, 0.0, 0.2, -0.1, 1.1, 0.05, 0.0, 0.0, 0.2, 0.8, -0.3,
     ];
-    let mut lift = WgpuDebugLift::from_parts(ctx, nv, parts, &sink, p).unwrap();
-    let mut enc = ctx.device().create_command_encoder(&Default::default());
+    let mut lift = GpuDebugLift::from_parts(ctx, nv, parts, &sink, p).unwrap();
+    let mut enc = ctx.begin().unwrap();
     lift.record(&mut enc, &mut sink).unwrap();
-    ctx.submit(enc);
+    ctx.submit(enc).unwrap();
     sink.read(SlotRange {
         offset: 0,
         count: capacity,
@@ -163,8 +128,8 @@ fn sink_bits(s: &SplatBuffers) -> Vec<u32> {
 }
 
 /// Lift instance `k` of a batch of `controls.len()` and a single upload posed with `controls[k]`.
-fn lift_instance_and_single(
-    ctx: &WgpuContext,
+fn lift_instance_and_single<G: TestDevice>(
+    ctx: &G,
     rig: &RigData,
     controls: &[RigControls],
     k: usize,
@@ -180,41 +145,57 @@ fn lift_instance_and_single(
     for (h, c) in hs.iter().zip(controls) {
         batch.set_controls(*h, c).unwrap();
     }
-    batch.poison_outputs(POISON);
+    batch.poison_outputs(POISON).unwrap();
     let mut single = backend(ctx, limit);
     let h1 = single.upload(rig).unwrap();
     single.set_controls(h1, &controls[k]).unwrap();
-    single.poison_outputs(POISON);
+    single.poison_outputs(POISON).unwrap();
     // Encode outside the parts' borrow: the staged controls are written at encode time.
-    let mut enc = ctx.device().create_command_encoder(&Default::default());
+    let mut enc = ctx.begin().unwrap();
     batch.encode(&mut enc).unwrap();
     single.encode(&mut enc).unwrap();
-    ctx.submit(enc);
+    ctx.submit(enc).unwrap();
     let a = lift_parts(ctx, nv, &batch.posed_parts(hs[k]).unwrap(), range, nv + 20);
     let b = lift_parts(ctx, nv, &single.posed_parts(h1).unwrap(), range, nv + 20);
     (a, b)
 }
 
 proptest! {
-    #![proptest_config(config(12))]
+    #![proptest_config(common::config(10))]
 
     #[test]
     fn batches_of_instances_equal_separate_cpu_poses(uploads in rig_batch_cases(3, 1500, 20), split in proptest::option::of(3072u64..8192)) {
-        let Some(ctx) = context() else { return Ok(()) };
         let limit = split.map(|l| limit_for(&uploads, l));
-        check_rig_batch(&mut Wgpu { ctx, limit }, &uploads).map_err(TestCaseError::fail)?;
+        on_devices!(batch_equals_cpu, limit, &uploads);
     }
 
     #[test]
     fn lifting_instance_k_equals_lifting_a_single_upload(uploads in rig_batch_cases(1, 600, 20), k in 0usize..20, split: bool) {
-        let Some(ctx) = context() else { return Ok(()) };
         let u = &uploads[0];
         let k = k % u.controls.len();
         let limit = split.then(|| limit_for(&uploads, 3072));
-        let (a, b) = lift_instance_and_single(&ctx, &u.rig, &u.controls, k, limit);
-        prop_assert!(a.color[5] != POISON, "the lift wrote nothing");
-        prop_assert!(sink_bits(&a) == sink_bits(&b), "instance {} lifted differently", k);
+        on_devices!(instance_lifts_like_single, u, k, limit);
     }
+}
+
+fn batch_equals_cpu<G: TestDevice>(ctx: &G, limit: Option<u64>, uploads: &[RigBatchInput]) -> TestResult {
+    check_rig_batch(&mut Gpu { ctx, limit }, uploads)
+}
+
+fn instance_lifts_like_single<G: TestDevice>(
+    ctx: &G,
+    u: &RigBatchInput,
+    k: usize,
+    limit: Option<u64>,
+) -> TestResult {
+    let (a, b) = lift_instance_and_single(ctx, &u.rig, &u.controls, k, limit);
+    if a.color[5] == POISON {
+        return Err("the lift wrote nothing".into());
+    }
+    if sink_bits(&a) != sink_bits(&b) {
+        return Err(format!("instance {k} lifted differently"));
+    }
+    Ok(())
 }
 
 fn shape(vertices: u32, targets: u32, joints: u32) -> RigShape {
@@ -227,18 +208,22 @@ fn shape(vertices: u32, targets: u32, joints: u32) -> RigShape {
 }
 
 #[test]
-fn reposing_one_instance_leaves_the_others_bits() {
-    let Some(ctx) = context() else { return };
+fn reposing_one_instance_leaves_the_others_bits() -> Result<(), TestCaseError> {
+    on_devices!(reposing_one_instance_leaves_the_others_bits_on);
+    Ok(())
+}
+
+fn reposing_one_instance_leaves_the_others_bits_on<G: TestDevice>(ctx: &G) -> TestResult {
     let rig = random_rig(7, shape(700, 20, 6));
     let controls: Vec<_> = (0..3).map(|i| random_controls(100 + i, &rig)).collect();
-    let mut b = WgpuRigBackend::new(&ctx);
+    let mut b = GpuRigBackend::new(ctx);
     let hs = b.upload_batch(&rig, 3).unwrap();
     for (h, c) in hs.iter().zip(&controls) {
         b.set_controls(*h, c).unwrap();
     }
-    let pose = |b: &mut WgpuRigBackend| {
-        b.poison_outputs(POISON);
-        submit(&ctx, b);
+    let pose = |b: &mut GpuRigBackend<G>| {
+        b.poison_outputs(POISON).unwrap();
+        submit(ctx, b);
         hs.iter()
             .map(|h| bits(&b.read_vertices(*h).unwrap()))
             .collect::<Vec<_>>()
@@ -251,20 +236,25 @@ fn reposing_one_instance_leaves_the_others_bits() {
     assert_eq!(before[2], after[2]);
     // Instance 1 now poses instance 2's controls: the same kernel on the same inputs.
     assert_eq!(after[1], after[2]);
+    Ok(())
 }
 
 #[test]
-fn the_rig_is_held_once() {
-    let Some(ctx) = context() else { return };
+fn the_rig_is_held_once() -> Result<(), TestCaseError> {
+    on_devices!(the_rig_is_held_once_on);
+    Ok(())
+}
+
+fn the_rig_is_held_once_on<G: TestDevice>(ctx: &G) -> TestResult {
     for (seed, s) in [(1, shape(900, 30, 8)), (2, shape(50, 0, 1))] {
         let rig = random_rig(seed, s);
         let one = {
-            let mut b = WgpuRigBackend::new(&ctx);
+            let mut b = GpuRigBackend::new(ctx);
             b.upload_batch(&rig, 1).unwrap();
             b.bytes()
         };
         for n in [2u32, 4, 9, 17] {
-            let mut b = WgpuRigBackend::new(&ctx);
+            let mut b = GpuRigBackend::new(ctx);
             let hs = b.upload_batch(&rig, n).unwrap();
             assert_eq!(hs.len(), n as usize);
             assert!(hs.iter().all(|h| b.vertex_count(*h) == s.vertices));
@@ -275,11 +265,16 @@ fn the_rig_is_held_once() {
             );
         }
     }
+    Ok(())
 }
 
 #[test]
-fn a_head_batch_instance_lifts_like_a_single_head() {
-    let Some(ctx) = context() else { return };
+fn a_head_batch_instance_lifts_like_a_single_head() -> Result<(), TestCaseError> {
+    on_devices!(a_head_batch_instance_lifts_like_a_single_head_on);
+    Ok(())
+}
+
+fn a_head_batch_instance_lifts_like_a_single_head_on<G: TestDevice>(ctx: &G) -> TestResult {
     let case = GnmCase {
         shape: mien_core::testing::gnm::GnmShape {
             vertices: 300,
@@ -293,27 +288,27 @@ fn a_head_batch_instance_lifts_like_a_single_head() {
     };
     let batch = GnmBatchInput::new(&case);
     // A limit that splits the head into several chunks.
-    let mut b = WgpuGnmBackend::with_binding_limit(&ctx, 8 << 10);
+    let mut b = GpuGnmBackend::with_binding_limit(ctx, 8 << 10);
     let hs = b.upload_gnm_batch(&batch.pack, 3).unwrap();
     for (f, h) in batch.frames.iter().zip(&hs) {
         b.set_head_ext(*h, &f.head_ext, &f.joint_world).unwrap();
     }
-    let mut single = WgpuGnmBackend::with_binding_limit(&ctx, 8 << 10);
+    let mut single = GpuGnmBackend::with_binding_limit(ctx, 8 << 10);
     let h1 = single.upload_gnm(&batch.pack).unwrap();
     let f = &batch.frames[2];
     single
         .set_head_ext(h1, &f.head_ext, &f.joint_world)
         .unwrap();
-    let mut enc = ctx.device().create_command_encoder(&Default::default());
+    let mut enc = ctx.begin().unwrap();
     b.encode(&mut enc).unwrap();
     single.encode(&mut enc).unwrap();
-    ctx.submit(enc);
+    ctx.submit(enc).unwrap();
     assert!(b.chunk_sizes(hs[2]).unwrap().len() > 1);
     let range = SlotRange {
         offset: 3,
         count: 310,
     };
-    let lifted = |parts: &[PosedPart<'_>]| lift_parts(&ctx, 300, parts, range, 320);
+    let lifted = |parts: &[PosedPart<'_, G>]| lift_parts(ctx, 300, parts, range, 320);
     let a = lifted(&b.posed_parts(hs[2]).unwrap());
     let want = lifted(&single.posed_parts(h1).unwrap());
     assert_eq!(sink_bits(&a), sink_bits(&want));
@@ -323,53 +318,46 @@ fn a_head_batch_instance_lifts_like_a_single_head() {
         sink_bits(&want),
         "instance 0 has its own frame"
     );
-}
-
-fn wgpu_error(e: &mien_core::Error) -> &Error {
-    match e {
-        mien_core::Error::Backend { source, .. } => {
-            source.downcast_ref::<Error>().expect("a mien_wgpu::Error")
-        }
-        other => panic!("not a backend error: {other}"),
-    }
+    Ok(())
 }
 
 #[test]
-fn oversized_batches_get_typed_errors_naming_the_array() {
-    let Some(ctx) = context() else { return };
+fn oversized_batches_get_typed_errors_naming_the_array() -> Result<(), TestCaseError> {
+    on_devices!(oversized_batches_get_typed_errors_naming_the_array_on);
+    Ok(())
+}
+
+fn oversized_batches_get_typed_errors_naming_the_array_on<G: TestDevice>(ctx: &G) -> TestResult {
     // 4 joints × 128 bytes = 512 bytes of palette per instance; 9 instances need 4608 > 4096.
     let rig = random_rig(3, shape(20, 5, 4));
-    let mut b = WgpuRigBackend::with_binding_limit(&ctx, 4096);
+    let mut b = GpuRigBackend::with_binding_limit(ctx, 4096);
     assert_eq!(b.upload_batch(&rig, 8).unwrap().len(), 8);
-    let e = b.upload_batch(&rig, 9).unwrap_err();
-    match wgpu_error(&e) {
-        Error::OverLimits { what, needed, .. } => {
-            assert_eq!(*needed, 4608);
-            assert!(
-                what.contains("joint palette array of 9 instance(s)"),
-                "{what}"
-            );
-        }
-        other => panic!("{other}"),
-    }
-    // More instances than one dispatch dimension holds (checked before anything is allocated).
-    let max = ctx.limits().max_compute_workgroups_per_dimension;
-    let e = WgpuRigBackend::new(&ctx)
+    let e = b.upload_batch(&rig, 9).unwrap_err().to_string();
+    let caps = ctx.caps();
+    assert!(e.contains("joint palette array of 9 instance(s)"), "{e}");
+    assert!(e.contains("needs 4608 bytes"), "{e}");
+    assert!(e.contains(caps.binding_limit_name), "{e}");
+    // More instances than one dispatch holds along z (checked before anything is allocated).
+    let max = caps.max_groups_z;
+    let e = GpuRigBackend::new(ctx)
         .upload_batch(&rig, max + 1)
-        .unwrap_err();
-    assert!(
-        matches!(wgpu_error(&e), Error::OverLimits { limit_name: "max_compute_workgroups_per_dimension", needed, .. } if *needed == u64::from(max) + 1),
-        "{e}"
-    );
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains(caps.max_groups_z_name), "{e}");
     assert!(b.upload_batch(&rig, 0).is_err());
+    Ok(())
 }
 
 /// `set_controls_batch` over a whole batch (the parallel path) poses every instance as the same
 /// controls set one by one; over a subset (the one-by-one path) too; a refusal in the batch path
 /// changes nothing; bad arguments are refused.
 #[test]
-fn setting_a_batch_at_once_poses_as_setting_each() {
-    let Some(ctx) = context() else { return };
+fn setting_a_batch_at_once_poses_as_setting_each() -> Result<(), TestCaseError> {
+    on_devices!(setting_a_batch_at_once_poses_as_setting_each_on);
+    Ok(())
+}
+
+fn setting_a_batch_at_once_poses_as_setting_each_on<G: TestDevice>(ctx: &G) -> TestResult {
     for (seed, s) in [(3u64, shape(400, 25, 6)), (4, shape(90, 0, 3))] {
         let rig = random_rig(seed, s);
         // 40 instances: over mien_shaders::data::PARALLEL_MIN, so the parallel path.
@@ -378,21 +366,21 @@ fn setting_a_batch_at_once_poses_as_setting_each() {
             .map(|i| random_controls(seed * 10 + i, &rig))
             .collect();
         let which = |k: usize| (k * 3) % ring.len();
-        let pose = |b: &mut WgpuRigBackend, hs: &[mien_core::rig::RigHandle]| {
-            b.poison_outputs(POISON);
-            submit(&ctx, b);
+        let pose = |b: &mut GpuRigBackend<G>, hs: &[mien_core::rig::RigHandle]| {
+            b.poison_outputs(POISON).unwrap();
+            submit(ctx, b);
             hs.iter()
                 .map(|h| bits(&b.read_vertices(*h).unwrap()))
                 .collect::<Vec<_>>()
         };
-        let mut one = WgpuRigBackend::new(&ctx);
+        let mut one = GpuRigBackend::new(ctx);
         let h1 = one.upload_batch(&rig, n as u32).unwrap();
         let mut want_stats = Vec::new();
         for (k, h) in h1.iter().enumerate() {
             want_stats.push(one.set_controls(*h, &ring[which(k)]).unwrap());
         }
         let want = pose(&mut one, &h1);
-        let mut all = WgpuRigBackend::new(&ctx);
+        let mut all = GpuRigBackend::new(ctx);
         let h2 = all.upload_batch(&rig, n as u32).unwrap();
         let mut stats = vec![Default::default(); n];
         all.set_controls_batch(&h2, &ring, &which, &mut stats)
@@ -423,24 +411,29 @@ fn setting_a_batch_at_once_poses_as_setting_each() {
                 .is_err()
         );
     }
+    Ok(())
 }
 
 /// One batched lift of every instance (`from_parts_batch`: z = instance, the range moved by a
 /// stride per instance) writes the same sink bits as one lift per instance; batched lifts whose
 /// ranges would overlap or leave the sink are refused.
 #[test]
-fn a_batched_lift_equals_one_lift_per_instance() {
-    let Some(ctx) = context() else { return };
+fn a_batched_lift_equals_one_lift_per_instance() -> Result<(), TestCaseError> {
+    on_devices!(a_batched_lift_equals_one_lift_per_instance_on);
+    Ok(())
+}
+
+fn a_batched_lift_equals_one_lift_per_instance_on<G: TestDevice>(ctx: &G) -> TestResult {
     let rig = random_rig(12, shape(350, 10, 4));
     let nv = rig.vertex_count() as u32;
     let n = 6u32;
-    let mut b = WgpuRigBackend::new(&ctx);
+    let mut b = GpuRigBackend::new(ctx);
     let hs = b.upload_batch(&rig, n).unwrap();
     for (i, h) in hs.iter().enumerate() {
         b.set_controls(*h, &random_controls(60 + i as u64, &rig))
             .unwrap();
     }
-    submit(&ctx, &mut b);
+    submit(ctx, &mut b);
     let stride = nv + 5;
     let params = |range| {
         let mut p = DebugLiftParams::new(range, nv);
@@ -448,27 +441,27 @@ fn a_batched_lift_equals_one_lift_per_instance() {
         p
     };
     let run = |batched: bool| {
-        let mut sink = WgpuSplatSink::new(&ctx, stride * n + 2).unwrap();
-        sink.fill(POISON);
+        let mut sink = GpuSplatSink::new(ctx, stride * n + 2).unwrap();
+        sink.fill(POISON).unwrap();
         let ranges: Vec<SlotRange> = (0..n).map(|_| sink.allocate(stride).unwrap()).collect();
-        let mut lifts: Vec<WgpuDebugLift> = if batched {
+        let mut lifts: Vec<GpuDebugLift<G>> = if batched {
             let parts = b.posed_parts(hs[0]).unwrap();
             let p = params(ranges[0]);
-            vec![WgpuDebugLift::from_parts_batch(&ctx, nv, &parts, n, stride, &sink, p).unwrap()]
+            vec![GpuDebugLift::from_parts_batch(ctx, nv, &parts, n, stride, &sink, p).unwrap()]
         } else {
             hs.iter()
                 .zip(&ranges)
                 .map(|(h, r)| {
                     let parts = b.posed_parts(*h).unwrap();
-                    WgpuDebugLift::from_parts(&ctx, nv, &parts, &sink, params(*r)).unwrap()
+                    GpuDebugLift::from_parts(ctx, nv, &parts, &sink, params(*r)).unwrap()
                 })
                 .collect()
         };
-        let mut enc = ctx.device().create_command_encoder(&Default::default());
+        let mut enc = ctx.begin().unwrap();
         for l in &mut lifts {
             l.record(&mut enc, &mut sink).unwrap();
         }
-        ctx.submit(enc);
+        ctx.submit(enc).unwrap();
         let all = SlotRange {
             offset: 0,
             count: sink.capacity(),
@@ -478,34 +471,37 @@ fn a_batched_lift_equals_one_lift_per_instance() {
     let one_each = run(false);
     assert!(one_each.iter().any(|x| *x != POISON), "nothing was lifted");
     assert_eq!(run(true), one_each);
-    let mut sink = WgpuSplatSink::new(&ctx, stride).unwrap();
+    let mut sink = GpuSplatSink::new(ctx, stride).unwrap();
     let range = sink.allocate(stride).unwrap();
     let parts = b.posed_parts(hs[0]).unwrap();
     let batch = |n: u32, s: u32| {
-        WgpuDebugLift::from_parts_batch(&ctx, nv, &parts, n, s, &sink, params(range))
+        GpuDebugLift::from_parts_batch(ctx, nv, &parts, n, s, &sink, params(range))
     };
     let e = batch(2, stride - 1).unwrap_err();
     assert!(e.to_string().contains("overlap"), "{e}");
     let e = batch(2, stride).unwrap_err();
     assert!(e.to_string().contains("past the sink"), "{e}");
     assert!(batch(0, stride).is_err());
+    Ok(())
 }
 
 /// A block of 8 instances whose active slots (the union of their non-zero weights) number over 64:
 /// the morph kernel stages them 64 at a time, and every instance still equals its CPU pose — whole
 /// and split into chunks by a small binding limit (several tiles, partial last tiles).
 #[test]
-fn blocks_with_more_than_64_active_targets_pose_like_the_cpu() {
-    let Some(ctx) = context() else { return };
+fn blocks_with_more_than_64_active_targets_pose_like_the_cpu() -> Result<(), TestCaseError> {
+    on_devices!(blocks_with_more_than_64_active_targets_pose_like_the_cpu_on);
+    Ok(())
+}
+
+fn blocks_with_more_than_64_active_targets_pose_like_the_cpu_on<G: TestDevice>(ctx: &G) -> TestResult {
     let uploads = [many_active_targets()];
     for limit in [None, Some(limit_for(&uploads, 20_000))] {
         check_rig_batch(
-            &mut Wgpu {
-                ctx: ctx.clone(),
-                limit,
-            },
+            &mut Gpu { ctx, limit },
             &uploads,
         )
         .unwrap();
     }
+    Ok(())
 }

@@ -1,0 +1,246 @@
+//! The device layer on Vulkan: [`mien_gpu::GpuDevice`] for [`VulkanContext`], over the safe layer
+//! (buffers freed in `Drop`, submissions that keep what they use alive until their fence) and the
+//! raw layer's calls. Bind groups are descriptor sets of their own pool, kept alive by every
+//! encoder that dispatches them.
+
+use std::sync::Arc;
+
+use ash::vk;
+use mien_gpu::{Bind, Caps, Dispatch, Entry, GpuDevice, Stage, StageTimes, Usage};
+
+use crate::buffer::Buffer;
+use crate::device::VulkanContext;
+use crate::encoder::VulkanEncoder;
+use crate::error::{Error, Result};
+use crate::memory::MemoryLocation;
+use crate::pipelines::DescriptorPool;
+use crate::raw;
+
+/// A kernel's bindings: a descriptor set, and what must outlive every submission that uses it
+/// (its pool and its buffers).
+pub struct VulkanBindGroup {
+    set: vk::DescriptorSet,
+    keep: Arc<BindKeep>,
+}
+
+struct BindKeep {
+    _pool: DescriptorPool,
+    _buffers: Vec<Buffer>,
+}
+
+impl std::fmt::Debug for VulkanBindGroup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VulkanBindGroup")
+            .field("set", &self.set)
+            .finish()
+    }
+}
+
+const STORAGE: vk::BufferUsageFlags = vk::BufferUsageFlags::STORAGE_BUFFER;
+
+fn usage(u: Usage) -> vk::BufferUsageFlags {
+    match u {
+        Usage::Uniform => vk::BufferUsageFlags::UNIFORM_BUFFER,
+        Usage::Storage => STORAGE | vk::BufferUsageFlags::TRANSFER_SRC,
+    }
+}
+
+/// Zero-sized bindings are invalid: an empty array becomes one zero word.
+fn contents(data: &[u8]) -> &[u8] {
+    if data.is_empty() { &[0; 4] } else { data }
+}
+
+impl GpuDevice for VulkanContext {
+    type Buffer = Buffer;
+    type BindGroup = VulkanBindGroup;
+    type Encoder = VulkanEncoder;
+    type Error = Error;
+
+    const NAME: &'static str = "vulkan";
+
+    fn caps(&self) -> &Caps {
+        &self.inner.caps
+    }
+
+    fn over_limits(what: String, limit_name: &'static str, limit: u64, needed: u64) -> Error {
+        Error::OverLimits {
+            what,
+            limit_name,
+            limit,
+            needed,
+        }
+    }
+
+    /// Every pipeline was made with the context (the features they need were checked then).
+    fn supports(&self, _entry: Entry) -> Result<()> {
+        Ok(())
+    }
+
+    fn size(buffer: &Buffer) -> u64 {
+        buffer.size()
+    }
+
+    fn upload(&self, what: &str, u: Usage, data: &[u8]) -> Result<Buffer> {
+        VulkanContext::upload(self, what, contents(data), usage(u))
+    }
+
+    fn output(&self, what: &str, size: u64) -> Result<Buffer> {
+        let flags = STORAGE | vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST;
+        self.buffer(what, size.next_multiple_of(4), flags, MemoryLocation::GpuOnly)
+    }
+
+    /// Host-visible, coherent-or-flushed memory the host writes directly.
+    fn frame_buffer(&self, what: &str, u: Usage, data: &[u8]) -> Result<Buffer> {
+        let data = contents(data);
+        let b = self.buffer(what, data.len() as u64, usage(u), MemoryLocation::CpuToGpu)?;
+        b.write(0, data);
+        Ok(b)
+    }
+
+    /// Waits for the submissions in flight (free when they are done), then copies into the mapped
+    /// memory.
+    fn write(&self, buffer: &Buffer, offset: u64, data: &[u8]) -> Result<()> {
+        self.wait()?;
+        buffer.write(offset, data);
+        Ok(())
+    }
+
+    fn fill(&self, parts: &[(&Buffer, u64, u64)], word: u32) -> Result<()> {
+        let mut enc = self.begin()?;
+        for &(b, offset, size) in parts.iter().filter(|p| p.2 > 0) {
+            // SAFETY: enc recording; the range lies in the buffer and is a multiple of 4 bytes.
+            unsafe {
+                self.device()
+                    .cmd_fill_buffer(enc.raw(), b.handle(), offset, size, word)
+            };
+            enc.keep(b);
+        }
+        // SAFETY: enc recording.
+        unsafe { raw::compute_barrier(self.device(), enc.raw()) };
+        VulkanContext::submit(self, enc)?;
+        self.wait()
+    }
+
+    fn read(&self, _what: &str, parts: &[(&Buffer, u64, u64)]) -> Result<Vec<Vec<u8>>> {
+        VulkanContext::read(self, parts)
+    }
+
+    fn bind(&self, entry: Entry, binds: &[Bind<'_, Buffer>]) -> Result<VulkanBindGroup> {
+        let storage = binds.len().saturating_sub(1) as u32;
+        let pool = DescriptorPool::new(self, 1, 1, storage)?;
+        let (layout, _) = self.inner.pipelines.get(entry);
+        let set = pool.allocate(layout.set)?;
+        let ranges: Vec<(vk::Buffer, u64, u64)> = binds
+            .iter()
+            .map(|b| (b.buffer.handle(), b.offset, b.size.unwrap_or(vk::WHOLE_SIZE)))
+            .collect();
+        // SAFETY: the set is fresh (no pending use); the handles are live; binding 0 is the
+        // uniform and the rest storage, as every entry's slots (`Entry::slots`) and layout.
+        unsafe { raw::write_set(self.device(), set, &ranges) };
+        Ok(VulkanBindGroup {
+            set,
+            keep: Arc::new(BindKeep {
+                _pool: pool,
+                _buffers: binds.iter().map(|b| b.buffer.clone()).collect(),
+            }),
+        })
+    }
+
+    /// The stage's queries reset and its begin timestamp, the dispatches, the end timestamp, and
+    /// a compute → compute / transfer barrier. The morph stage (first in a frame) resets every
+    /// query, so a stage that did not run this frame reads 0.
+    fn record(
+        &self,
+        enc: &mut VulkanEncoder,
+        stage: Stage,
+        dispatches: &mut dyn Iterator<Item = Dispatch<'_, Self>>,
+    ) -> Result<()> {
+        self.check()?;
+        let d = self.device();
+        let ts = self.inner.timestamps.as_ref();
+        let cmd = enc.raw();
+        let bind = vk::PipelineBindPoint::COMPUTE;
+        // SAFETY: enc is recording on this device (VulkanEncoder's contract); every handle bound
+        // below is alive and kept in `enc` until the submission completes.
+        unsafe {
+            if let Some(t) = ts {
+                if stage == Stage::Morph {
+                    t.reset(d, cmd);
+                } else {
+                    t.reset_stage(d, cmd, stage);
+                }
+                t.write(d, cmd, stage, false);
+            }
+            let mut bound = None;
+            for x in dispatches {
+                let (layout, pipeline) = self.inner.pipelines.get(x.entry);
+                if bound != Some(x.entry) {
+                    d.cmd_bind_pipeline(cmd, bind, pipeline);
+                    bound = Some(x.entry);
+                }
+                d.cmd_bind_descriptor_sets(cmd, bind, layout.pipeline, 0, &[x.group.set], &[]);
+                let [gx, gy, gz] = x.groups;
+                d.cmd_dispatch(cmd, gx, gy, gz);
+                enc.keep_any(x.group.keep.clone());
+            }
+            if let Some(t) = ts {
+                t.write(d, cmd, stage, true);
+            }
+            raw::compute_barrier(d, cmd);
+        }
+        Ok(())
+    }
+
+    fn copy(&self, enc: &mut VulkanEncoder, src: &Buffer, dst: &Buffer, size: u64) {
+        let region = [vk::BufferCopy {
+            src_offset: 0,
+            dst_offset: 0,
+            size,
+        }];
+        // SAFETY: enc is recording outside a render pass; both buffers are live with TRANSFER_SRC
+        // | TRANSFER_DST usage and at least `size` bytes (`output`), and kept in `enc`.
+        unsafe {
+            self.device()
+                .cmd_copy_buffer(enc.raw(), src.handle(), dst.handle(), &region)
+        };
+        enc.keep(src);
+        enc.keep(dst);
+    }
+
+    fn begin(&self) -> Result<VulkanEncoder> {
+        VulkanContext::begin(self)
+    }
+
+    fn end_frame(&self, _encoder: &mut VulkanEncoder) {}
+
+    fn submit(&self, encoder: VulkanEncoder) -> Result<()> {
+        VulkanContext::submit(self, encoder)
+    }
+
+    fn wait(&self) -> Result<()> {
+        VulkanContext::wait(self)
+    }
+
+    fn stage_times(&self) -> Result<Option<StageTimes>> {
+        Ok(VulkanContext::stage_times(self))
+    }
+
+    fn check(&self) -> Result<()> {
+        VulkanContext::check(self)
+    }
+
+    /// Vulkan's calls fail at once: nothing is deferred.
+    fn scoped<T>(&self, _what: &str, f: impl FnOnce() -> T) -> Result<T> {
+        Ok(f())
+    }
+
+    /// Buffers are destroyed when their last reference goes; wait so an engine that submitted
+    /// mien's passes itself is not left with freed handles.
+    fn release(&self) {
+        let _ = VulkanContext::wait(self);
+    }
+
+    fn same(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+}

@@ -1,0 +1,284 @@
+//! The GPU backends under the harness, written once over the device layer
+//! ([`mien_gpu::GpuDevice`]): one encoder per frame (rig pass, then every lift as one pass), one
+//! submission, a blocking wait. GPU stage times come from the device's timestamp queries of one
+//! extra frame. The copy baseline is a buffer-to-buffer copy between two device buffers.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use mien_core::gnm::{GnmBackend, GnmHandle};
+use mien_core::lift::DebugLiftParams;
+use mien_core::rig::{ControlStats, RigBackend, RigHandle};
+use mien_core::sink::{SlotRange, SplatSink};
+use mien_gpu::{GpuDebugLift, GpuDevice, GpuGnmBackend, GpuRigBackend, GpuSplatSink, PosedPart};
+
+use crate::harness::{Bench, Case, CaseError, CopyResult, StageMs};
+use crate::workloads::{Frames, Model, Workload};
+
+/// What the harness needs of a device beyond the device layer: opening one and describing it.
+pub trait BenchDevice: GpuDevice {
+    /// Open the best device (software devices accepted only with `allow_software`).
+    ///
+    /// # Errors
+    /// No device; only a software device when not allowed.
+    fn open(allow_software: bool) -> anyhow::Result<Self>;
+    /// The device in words (name, driver, API).
+    fn describe(&self) -> String;
+}
+
+#[cfg(feature = "wgpu")]
+impl BenchDevice for mien_wgpu::WgpuContext {
+    fn open(allow_software: bool) -> anyhow::Result<Self> {
+        let ctx = mien_wgpu::WgpuContext::new(&mien_wgpu::ContextOptions {
+            allow_software,
+            ..Default::default()
+        })?;
+        anyhow::ensure!(
+            allow_software || !ctx.is_software(),
+            "only a software adapter ({}) is present (--allow-software accepts it, for trying the harness)",
+            ctx.info().name
+        );
+        Ok(ctx)
+    }
+
+    fn describe(&self) -> String {
+        let i = self.info();
+        format!(
+            "{} ({:?}, driver {} {})",
+            i.name, i.backend, i.driver, i.driver_info
+        )
+    }
+}
+
+#[cfg(feature = "vulkan")]
+impl BenchDevice for mien_vulkan::VulkanContext {
+    fn open(allow_software: bool) -> anyhow::Result<Self> {
+        let ctx = mien_vulkan::VulkanContext::new(&mien_vulkan::ContextOptions {
+            allow_software,
+            ..Default::default()
+        })?;
+        anyhow::ensure!(
+            allow_software || !ctx.is_software(),
+            "only a software Vulkan device ({}) is present (--allow-software accepts it, for trying the harness)",
+            ctx.name()
+        );
+        Ok(ctx)
+    }
+
+    fn describe(&self) -> String {
+        use mien_vulkan::ash::vk;
+        let p = self.properties();
+        format!(
+            "{} (Vulkan {}.{}, driver version {:#x})",
+            self.name(),
+            vk::api_version_major(p.api_version),
+            vk::api_version_minor(p.api_version),
+            p.driver_version
+        )
+    }
+}
+
+/// A GPU backend on one device.
+#[derive(Clone, Debug)]
+pub struct GpuBench<G: BenchDevice> {
+    g: G,
+}
+
+/// The wgpu backend under the harness.
+#[cfg(feature = "wgpu")]
+pub type WgpuBench = GpuBench<mien_wgpu::WgpuContext>;
+/// The raw Vulkan backend under the harness.
+#[cfg(feature = "vulkan")]
+pub type VulkanBench = GpuBench<mien_vulkan::VulkanContext>;
+
+impl<G: BenchDevice> GpuBench<G> {
+    /// Open the best device (software devices accepted only with `allow_software`).
+    ///
+    /// # Errors
+    /// No device; only a software device when not allowed.
+    pub fn new(allow_software: bool) -> anyhow::Result<Self> {
+        Ok(GpuBench {
+            g: G::open(allow_software)?,
+        })
+    }
+
+    /// The device.
+    pub fn context(&self) -> &G {
+        &self.g
+    }
+}
+
+enum Poser<G: GpuDevice> {
+    Rig(GpuRigBackend<G>, Vec<RigHandle>),
+    Gnm(GpuGnmBackend<G>, Vec<GnmHandle>),
+}
+
+struct GpuCase<G: GpuDevice> {
+    g: G,
+    w: Arc<Workload>,
+    poser: Poser<G>,
+    sink: GpuSplatSink<G>,
+    lifts: Vec<GpuDebugLift<G>>,
+    /// `set_controls_batch`'s counts, one per instance (allocated once).
+    stats: Vec<ControlStats>,
+}
+
+fn device_error<G: GpuDevice>(e: G::Error) -> anyhow::Error {
+    anyhow::Error::from(Into::<mien_core::Error>::into(e))
+}
+
+impl<G: GpuDevice> GpuCase<G> {
+    fn record(&mut self, frame: u64, timestamps: bool) -> anyhow::Result<()> {
+        let mut enc = self.g.begin().map_err(device_error::<G>)?;
+        match (&mut self.poser, &self.w.frames) {
+            (Poser::Rig(b, hs), Frames::Rig(f)) => {
+                // Every instance at once (the backend's parallel batch path).
+                let w = &self.w;
+                let which = |c: usize| w.ring_index(c as u32, frame);
+                b.set_controls_batch(hs, f, &which, &mut self.stats)?;
+                b.encode(&mut enc)?;
+            }
+            (Poser::Gnm(b, hs), Frames::Gnm(f)) => {
+                let w = &self.w;
+                let input = |c: usize| {
+                    let i = &f[w.ring_index(c as u32, frame)];
+                    (&i.head_ext[..], &i.joint_world[..])
+                };
+                b.set_head_ext_batch(hs, &input)?;
+                b.encode(&mut enc)?;
+            }
+            _ => anyhow::bail!("model and frames disagree"),
+        }
+        GpuDebugLift::record_batch(&mut self.lifts, &mut enc, &mut self.sink)?;
+        if timestamps {
+            self.g.end_frame(&mut enc);
+        }
+        self.g.submit(enc).map_err(device_error::<G>)?;
+        self.g.wait().map_err(device_error::<G>)
+    }
+}
+
+impl<G: GpuDevice> Case for GpuCase<G> {
+    fn frame(&mut self, frame: u64) -> anyhow::Result<()> {
+        self.record(frame, false)
+    }
+
+    fn gpu_times(&mut self, frame: u64) -> anyhow::Result<Option<StageMs>> {
+        if !self.g.caps().timestamps {
+            return Ok(None);
+        }
+        self.record(frame, true)?;
+        let t = self.g.stage_times().map_err(device_error::<G>)?;
+        Ok(t.map(|t| StageMs {
+            morph: Some(t.morph_ms),
+            skin: Some(t.skin_ms),
+            lift: (!self.lifts.is_empty()).then_some(t.lift_ms),
+        }))
+    }
+}
+
+/// The lifts of a batch whose instance i goes to `ranges[i]` (consecutive ranges of `v` slots): one
+/// batched lift (`from_parts_batch`, every instance in the same dispatches) where its slots fit one
+/// binding, else one lift per instance (a later instance the backend refuses makes the row n/a).
+fn make_lifts<'b, G: GpuDevice>(
+    g: &G,
+    v: u32,
+    ranges: &[SlotRange],
+    sink: &GpuSplatSink<G>,
+    parts: &dyn Fn(usize) -> mien_core::Result<Vec<PosedPart<'b, G>>>,
+) -> Result<Vec<GpuDebugLift<G>>, CaseError> {
+    let Some(first) = ranges.first() else {
+        return Ok(Vec::new());
+    };
+    let n = ranges.len() as u32;
+    let params = |r: SlotRange| DebugLiftParams::new(r, v);
+    if let Ok(l) = GpuDebugLift::from_parts_batch(g, v, &parts(0)?, n, v, sink, params(*first)) {
+        return Ok(vec![l]);
+    }
+    let mut lifts = Vec::with_capacity(ranges.len());
+    for (i, r) in ranges.iter().enumerate() {
+        let made = parts(i).and_then(|p| GpuDebugLift::from_parts(g, v, &p, sink, params(*r)));
+        match made {
+            Ok(l) => lifts.push(l),
+            Err(e) if i > 0 => {
+                return Err(CaseError::NotApplicable(format!(
+                    "lifting instance {i} of a batch: {e}"
+                )));
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(lifts)
+}
+
+impl<G: BenchDevice> Bench for GpuBench<G> {
+    fn name(&self) -> &'static str {
+        G::NAME
+    }
+
+    fn device(&self) -> String {
+        self.g.describe()
+    }
+
+    fn case(&self, w: &Arc<Workload>, batch: u32, lift: bool) -> Result<Box<dyn Case>, CaseError> {
+        let v = w.vertices();
+        let mut sink = GpuSplatSink::new(&self.g, if lift { batch * v } else { 1 })?;
+        let ranges: Vec<SlotRange> = if lift {
+            (0..batch)
+                .map(|_| sink.allocate(v))
+                .collect::<mien_core::Result<_>>()?
+        } else {
+            Vec::new()
+        };
+        let (poser, lifts) = match &w.model {
+            Model::Rig(rig) => {
+                let mut b = GpuRigBackend::new(&self.g);
+                let hs = b.upload_batch(rig, batch)?;
+                let lifts = make_lifts(&self.g, v, &ranges, &sink, &|i| b.posed_parts(hs[i]))?;
+                (Poser::Rig(b, hs), lifts)
+            }
+            Model::Gnm(pack) => {
+                let mut b = GpuGnmBackend::new(&self.g);
+                let hs = b.upload_gnm_batch(pack, batch)?;
+                let lifts = make_lifts(&self.g, v, &ranges, &sink, &|i| b.posed_parts(hs[i]))?;
+                (Poser::Gnm(b, hs), lifts)
+            }
+        };
+        Ok(Box::new(GpuCase {
+            g: self.g.clone(),
+            w: w.clone(),
+            poser,
+            sink,
+            lifts,
+            stats: vec![ControlStats::default(); batch as usize],
+        }))
+    }
+
+    fn copy_limit(&self) -> u64 {
+        self.g.caps().max_buffer.min(1 << 30)
+    }
+
+    fn copy(&self, bytes: u64, copies: u32) -> anyhow::Result<CopyResult> {
+        let g = &self.g;
+        let a = g.output("a copy source", bytes).map_err(device_error::<G>)?;
+        let b = g.output("a copy destination", bytes).map_err(device_error::<G>)?;
+        let once = || -> anyhow::Result<()> {
+            let mut enc = g.begin().map_err(device_error::<G>)?;
+            g.copy(&mut enc, &a, &b, bytes);
+            g.submit(enc).map_err(device_error::<G>)?;
+            g.wait().map_err(device_error::<G>)
+        };
+        once()?;
+        let start = Instant::now();
+        for _ in 0..copies {
+            once()?;
+        }
+        let t = start.elapsed().as_secs_f64() / f64::from(copies.max(1));
+        Ok(CopyResult {
+            bytes,
+            copies,
+            us_per_copy: t * 1e6,
+            gb_per_s: 2.0 * bytes as f64 / t / 1e9,
+        })
+    }
+}

@@ -1,0 +1,96 @@
+//! The kernel entry points every device layer builds pipelines for, with their binding layouts —
+//! one table, so the two APIs bind the same slots in the same order.
+
+/// How a kernel sees one binding of its group 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Slot {
+    /// `var<uniform>`.
+    Uniform,
+    /// `var<storage, read>`.
+    Read,
+    /// `var<storage, read_write>`.
+    ReadWrite,
+}
+
+/// A compute pipeline: one entry point of one `mien-shaders` kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Entry {
+    /// `morph.wgsl` `main`: the morph blend over a block's active slots.
+    Morph,
+    /// `skin.wgsl` `main`: LBS (the rig's and the linear head's).
+    Skin,
+    /// `tangent.wgsl` `main`: morphed, re-orthogonalised, skinned tangents.
+    Tangent,
+    /// `lift_debug.wgsl` `lift`: the debug vertex lift.
+    Lift,
+    /// `lift_debug.wgsl` `clear`: a range's slots past the vertex count.
+    Clear,
+    /// `gnm.wgsl` `forward`: the linear head's basis, eyes and seam (needs `unpack2x16float`).
+    GnmForward,
+}
+
+use Slot::{Read, ReadWrite, Uniform};
+
+impl Entry {
+    /// Every entry, in a fixed order (the index of [`Entry::index`]).
+    pub const ALL: [Entry; 6] = [
+        Entry::Morph,
+        Entry::Skin,
+        Entry::Tangent,
+        Entry::Lift,
+        Entry::Clear,
+        Entry::GnmForward,
+    ];
+
+    /// Position in [`Entry::ALL`].
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The kernel (WGSL source, SPIR-V).
+    pub fn kernel(self) -> &'static mien_shaders::Kernel {
+        match self {
+            Entry::Morph => &mien_shaders::MORPH,
+            Entry::Skin => &mien_shaders::SKIN,
+            Entry::Tangent => &mien_shaders::TANGENT,
+            Entry::Lift | Entry::Clear => &mien_shaders::LIFT_DEBUG,
+            Entry::GnmForward => &mien_shaders::GNM,
+        }
+    }
+
+    /// The entry point's name in the kernel.
+    pub fn name(self) -> &'static str {
+        match self {
+            Entry::Morph | Entry::Skin | Entry::Tangent => "main",
+            Entry::Lift => "lift",
+            Entry::Clear => "clear",
+            Entry::GnmForward => "forward",
+        }
+    }
+
+    /// Group 0's bindings in binding order (the WGSL's `@binding(i)`; `shaders/tests/layout.rs`
+    /// checks the kernels against this table).
+    pub fn slots(self) -> &'static [Slot] {
+        match self {
+            Entry::Morph => &[Uniform, Read, Read, Read, Read, Read, ReadWrite],
+            Entry::Skin | Entry::GnmForward => &[Uniform, Read, Read, Read, Read, ReadWrite],
+            // 8 storage buffers: wgpu's default per-stage limit, so a caller-made device runs it.
+            Entry::Tangent => &[Uniform, Read, Read, Read, Read, Read, Read, Read, ReadWrite],
+            Entry::Lift | Entry::Clear => {
+                &[Uniform, Read, Read, ReadWrite, ReadWrite, ReadWrite, ReadWrite]
+            }
+        }
+    }
+
+    /// A label for debuggers and error messages.
+    pub fn label(self) -> &'static str {
+        match self {
+            Entry::Morph => "mien morph",
+            Entry::Skin => "mien skin",
+            Entry::Tangent => "mien tangent",
+            Entry::Lift => "mien lift",
+            Entry::Clear => "mien clear",
+            Entry::GnmForward => "mien gnm forward",
+        }
+    }
+}
