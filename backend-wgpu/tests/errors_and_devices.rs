@@ -1,4 +1,5 @@
-//! Typed errors with their numbers, a device the caller owns, and device loss.
+//! What only wgpu has: a device the caller owns (with its own error handlers), and device loss as
+//! a typed error. The stages' conformance and limit errors are `mien-gpu`'s suite (`gpu/tests/`).
 //!
 //! Without an adapter these tests print a notice and pass, unless `MIEN_REQUIRE_GPU=1`.
 
@@ -25,57 +26,6 @@ fn wgpu_error(e: &mien_core::Error) -> &Error {
             source.downcast_ref::<Error>().expect("a mien_wgpu::Error")
         }
         other => panic!("not a backend error: {other}"),
-    }
-}
-
-#[test]
-fn a_rig_over_the_limits_is_refused_with_the_numbers() {
-    let Some(ctx) = context() else { return };
-    // 40 joints × 128 bytes = 5120 bytes of palette under a forced 4096-byte binding limit.
-    let rig = random_rig(
-        1,
-        RigShape {
-            vertices: 50,
-            targets: 3,
-            density: 0.5,
-            joints: 40,
-        },
-    );
-    let mut b = WgpuRigBackend::with_binding_limit(&ctx, 4096);
-    let e = b.upload(&rig).unwrap_err();
-    match wgpu_error(&e) {
-        Error::OverLimits {
-            what,
-            limit,
-            needed,
-            limit_name,
-        } => {
-            assert_eq!(
-                (*limit, *needed, *limit_name),
-                (4096, 5120, "max_storage_buffer_binding_size")
-            );
-            assert!(what.contains("palette"), "{what}");
-        }
-        other => panic!("{other}"),
-    }
-    assert!(
-        e.to_string().contains("5120") && e.to_string().contains("4096"),
-        "{e}"
-    );
-    // A sink past max_buffer_size.
-    let cap = u32::try_from(ctx.limits().max_buffer_size / 16 + 1).unwrap_or(u32::MAX);
-    if u64::from(cap) * 16 > ctx.limits().max_buffer_size {
-        let e = WgpuSplatSink::new(&ctx, cap).unwrap_err();
-        assert!(
-            matches!(
-                wgpu_error(&e),
-                Error::OverLimits {
-                    limit_name: "max_buffer_size",
-                    ..
-                }
-            ),
-            "{e}"
-        );
     }
 }
 

@@ -15,7 +15,8 @@ use mien_shaders::{
 use crate::device::{Dispatch, GpuDevice, Usage};
 use crate::kernel::Entry;
 use crate::lift::PosedPart;
-use crate::rig::{Vertex, push_vertices, unknown};
+use crate::handles::Handles;
+use crate::rig::{Vertex, push_vertices};
 use crate::timing::Stage;
 use crate::typed::Typed;
 
@@ -61,8 +62,7 @@ struct Upload<G: GpuDevice> {
 pub struct GpuGnmBackend<G: GpuDevice> {
     g: G,
     uploads: Vec<Upload<G>>,
-    /// Per handle: (upload, instance).
-    handles: Vec<(u32, u32)>,
+    handles: Handles,
     binding_limit: u64,
 }
 
@@ -95,7 +95,7 @@ impl<G: GpuDevice> GpuGnmBackend<G> {
         GpuGnmBackend {
             g: g.clone(),
             uploads: Vec::new(),
-            handles: Vec::new(),
+            handles: Handles::new("head"),
             binding_limit: bytes.clamp(256, g.caps().binding_limit.max(256)),
         }
     }
@@ -152,11 +152,7 @@ impl<G: GpuDevice> GpuGnmBackend<G> {
     }
 
     fn find(&self, h: GnmHandle) -> mien_core::Result<(usize, usize)> {
-        let &(u, i) = self
-            .handles
-            .get(h.0 as usize)
-            .ok_or_else(|| unknown("head handle", h.0))?;
-        Ok((u as usize, i as usize))
+        self.handles.find(h.0)
     }
 
     /// Fill every head-local and posed buffer with `word` (a test aid: an unwritten element becomes
@@ -298,35 +294,16 @@ impl<G: GpuDevice> GnmBackend for GpuGnmBackend<G> {
         pack: &GnmPack,
         instances: u32,
     ) -> mien_core::Result<Vec<GnmHandle>> {
-        if instances == 0 {
-            return Err(mien_core::Error::Invalid {
-                what: "head instances".into(),
-                reason: "a batch needs at least one instance".into(),
-            });
-        }
+        self.handles.check(self.uploads.len(), instances)?;
         self.g.check().map_err(Into::into)?;
-        let first = self.handles.len() as u64;
-        let upload_index = u32::try_from(self.uploads.len()).ok();
-        let (Some(u), true) = (
-            upload_index,
-            first + u64::from(instances) <= u64::from(u32::MAX),
-        ) else {
-            return Err(mien_core::Error::Limit {
-                what: "heads in one backend".into(),
-                limit: u64::from(u32::MAX),
-                found: first + u64::from(instances),
-            });
-        };
         let upload = self
             .g
             .scoped("a head upload", || self.upload(pack, instances))
             .map_err(Into::into)?
             .map_err(Into::into)?;
         self.uploads.push(upload);
-        self.handles.extend((0..instances).map(|i| (u, i)));
-        Ok((0..instances)
-            .map(|i| GnmHandle(first as u32 + i))
-            .collect())
+        let hs = self.handles.add(self.uploads.len() - 1, instances);
+        Ok(hs.into_iter().map(GnmHandle).collect())
     }
 
     fn vertex_count(&self, head: GnmHandle) -> u32 {

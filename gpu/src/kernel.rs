@@ -68,8 +68,8 @@ impl Entry {
         }
     }
 
-    /// Group 0's bindings in binding order (the WGSL's `@binding(i)`; `shaders/tests/layout.rs`
-    /// checks the kernels against this table).
+    /// Group 0's bindings in binding order (the WGSL's `@binding(i)`; `gpu/tests/kernels.rs` checks
+    /// the kernels against this table).
     pub fn slots(self) -> &'static [Slot] {
         match self {
             Entry::Morph => &[Uniform, Read, Read, Read, Read, Read, ReadWrite],

@@ -19,6 +19,7 @@
 
 mod device;
 mod gnm;
+mod handles;
 mod kernel;
 mod lift;
 mod rig;

@@ -332,18 +332,22 @@ fn oversized_batches_get_typed_errors_naming_the_array_on<G: TestDevice>(ctx: &G
     let rig = random_rig(3, shape(20, 5, 4));
     let mut b = GpuRigBackend::with_binding_limit(ctx, 4096);
     assert_eq!(b.upload_batch(&rig, 8).unwrap().len(), 8);
-    let e = b.upload_batch(&rig, 9).unwrap_err().to_string();
+    let e = b.upload_batch(&rig, 9).unwrap_err();
     let caps = ctx.caps();
-    assert!(e.contains("joint palette array of 9 instance(s)"), "{e}");
-    assert!(e.contains("needs 4608 bytes"), "{e}");
-    assert!(e.contains(caps.binding_limit_name), "{e}");
+    assert_eq!(
+        G::limit_error(&e),
+        Some((caps.binding_limit_name, 4096, 4608)),
+        "{e}"
+    );
+    assert!(e.to_string().contains("joint palette array of 9 instance(s)"), "{e}");
     // More instances than one dispatch holds along z (checked before anything is allocated).
     let max = caps.max_groups_z;
-    let e = GpuRigBackend::new(ctx)
-        .upload_batch(&rig, max + 1)
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains(caps.max_groups_z_name), "{e}");
+    let e = GpuRigBackend::new(ctx).upload_batch(&rig, max + 1).unwrap_err();
+    assert_eq!(
+        G::limit_error(&e),
+        Some((caps.max_groups_z_name, u64::from(max), u64::from(max) + 1)),
+        "{e}"
+    );
     assert!(b.upload_batch(&rig, 0).is_err());
     Ok(())
 }
@@ -502,6 +506,30 @@ fn blocks_with_more_than_64_active_targets_pose_like_the_cpu_on<G: TestDevice>(c
             &uploads,
         )
         .unwrap();
+    }
+    Ok(())
+}
+
+#[test]
+fn a_rig_over_the_limits_is_refused_with_the_numbers() -> Result<(), TestCaseError> {
+    on_devices!(a_rig_over_the_limits_is_refused_with_the_numbers_on);
+    Ok(())
+}
+
+fn a_rig_over_the_limits_is_refused_with_the_numbers_on<G: TestDevice>(ctx: &G) -> TestResult {
+    // 40 joints × 128 bytes = 5120 bytes of palette under a forced 4096-byte binding limit.
+    let rig = random_rig(1, shape(50, 3, 40));
+    let mut b = GpuRigBackend::with_binding_limit(ctx, 4096);
+    let e = b.upload(&rig).unwrap_err();
+    let caps = ctx.caps();
+    assert_eq!(G::limit_error(&e), Some((caps.binding_limit_name, 4096, 5120)), "{e}");
+    let m = e.to_string();
+    assert!(m.contains("palette") && m.contains("5120") && m.contains("4096"), "{m}");
+    // A sink past the largest buffer.
+    if caps.max_buffer < 16 * u64::from(u32::MAX) {
+        let cap = u32::try_from(caps.max_buffer / 16 + 1).unwrap_or(u32::MAX);
+        let e = GpuSplatSink::new(ctx, cap).unwrap_err();
+        assert_eq!(G::limit_error(&e).map(|o| o.0), Some(caps.max_buffer_name), "{e}");
     }
     Ok(())
 }

@@ -11,6 +11,7 @@ use mien_shaders::JointMatrices;
 use mien_shaders::data::rig::{RigBatchFrames, set_batch};
 
 use crate::device::{Dispatch, GpuDevice};
+use crate::handles::Handles;
 use crate::kernel::Entry;
 use crate::lift::PosedPart;
 use crate::timing::Stage;
@@ -78,8 +79,7 @@ pub(crate) struct Upload<G: GpuDevice> {
 pub struct GpuRigBackend<G: GpuDevice> {
     g: G,
     uploads: Vec<Upload<G>>,
-    /// Per handle: (upload, instance).
-    handles: Vec<(u32, u32)>,
+    handles: Handles,
     binding_limit: u64,
 }
 
@@ -100,13 +100,6 @@ impl<G: GpuDevice> Drop for GpuRigBackend<G> {
     }
 }
 
-pub(crate) fn unknown(what: &str, h: u32) -> mien_core::Error {
-    mien_core::Error::Invalid {
-        what: what.into(),
-        reason: format!("{h} was not uploaded to this backend"),
-    }
-}
-
 /// Decode `(…, 6)` f32 vertices into positions and normals.
 pub(crate) fn push_vertices(out: &mut PosedVertices, data: &[Vec<u8>]) {
     for bytes in data {
@@ -124,7 +117,7 @@ impl<G: GpuDevice> GpuRigBackend<G> {
         GpuRigBackend {
             g: g.clone(),
             uploads: Vec::new(),
-            handles: Vec::new(),
+            handles: Handles::new("rig"),
             binding_limit: g.caps().binding_limit,
         }
     }
@@ -153,11 +146,7 @@ impl<G: GpuDevice> GpuRigBackend<G> {
 
     /// `(upload, instance)` of a handle.
     fn find(&self, h: RigHandle) -> mien_core::Result<(usize, usize)> {
-        let &(u, i) = self
-            .handles
-            .get(h.0 as usize)
-            .ok_or_else(|| unknown("rig handle", h.0))?;
-        Ok((u as usize, i as usize))
+        self.handles.find(h.0)
     }
 
     /// Vertex-range chunks of `rig`'s upload as `(vertices,)` per chunk (tests: how a rig was
@@ -246,35 +235,17 @@ impl<G: GpuDevice> RigBackend for GpuRigBackend<G> {
     /// vertex's outputs for all instances do not, or when `instances` exceeds the workgroups a
     /// dispatch holds along z.
     fn upload_batch(&mut self, rig: &RigData, instances: u32) -> mien_core::Result<Vec<RigHandle>> {
-        if instances == 0 {
-            return Err(mien_core::Error::Invalid {
-                what: "rig batch".into(),
-                reason: "0 instances".into(),
-            });
-        }
+        self.handles.check(self.uploads.len(), instances)?;
         rig.validate()?;
         self.g.check().map_err(Into::into)?;
-        let first = self.handles.len() as u64;
-        let (Ok(u), true) = (
-            u32::try_from(self.uploads.len()),
-            first + u64::from(instances) <= u64::from(u32::MAX),
-        ) else {
-            return Err(mien_core::Error::Limit {
-                what: "rigs in one backend".into(),
-                limit: u64::from(u32::MAX),
-                found: first + u64::from(instances),
-            });
-        };
         let upload = self
             .g
             .scoped("a rig upload", || self.upload_rig(rig, instances))
             .map_err(Into::into)?
             .map_err(Into::into)?;
         self.uploads.push(upload);
-        self.handles.extend((0..instances).map(|i| (u, i)));
-        Ok((0..instances)
-            .map(|i| RigHandle(first as u32 + i))
-            .collect())
+        let hs = self.handles.add(self.uploads.len() - 1, instances);
+        Ok(hs.into_iter().map(RigHandle).collect())
     }
 
     fn vertex_count(&self, rig: RigHandle) -> u32 {

@@ -14,6 +14,9 @@ use proptest::test_runner::{Config, RngSeed};
 
 /// A device under test: the device layer, plus what a test checks after using it.
 pub trait TestDevice: GpuDevice {
+    /// `(limit_name, limit, needed)` when `e` is this device's typed over-limits error.
+    fn limit_error(e: &mien_core::Error) -> Option<(&'static str, u64, u64)>;
+
     /// Fail when the device reported a problem nobody saw (Vulkan: validation messages). wgpu
     /// panics on an uncaptured validation error itself.
     fn after(&self) -> Result<(), String> {
@@ -21,9 +24,40 @@ pub trait TestDevice: GpuDevice {
     }
 }
 
-impl TestDevice for WgpuContext {}
+fn backend_source(e: &mien_core::Error) -> Option<&(dyn std::error::Error + Send + Sync + 'static)> {
+    match e {
+        mien_core::Error::Backend { source, .. } => Some(source.as_ref()),
+        _ => None,
+    }
+}
+
+impl TestDevice for WgpuContext {
+    fn limit_error(e: &mien_core::Error) -> Option<(&'static str, u64, u64)> {
+        match backend_source(e)?.downcast_ref::<mien_wgpu::Error>()? {
+            mien_wgpu::Error::OverLimits {
+                limit_name,
+                limit,
+                needed,
+                ..
+            } => Some((limit_name, *limit, *needed)),
+            _ => None,
+        }
+    }
+}
 
 impl TestDevice for VulkanContext {
+    fn limit_error(e: &mien_core::Error) -> Option<(&'static str, u64, u64)> {
+        match backend_source(e)?.downcast_ref::<mien_vulkan::Error>()? {
+            mien_vulkan::Error::OverLimits {
+                limit_name,
+                limit,
+                needed,
+                ..
+            } => Some((limit_name, *limit, *needed)),
+            _ => None,
+        }
+    }
+
     fn after(&self) -> Result<(), String> {
         let messages = self.take_validation_messages();
         if messages.is_empty() {
