@@ -213,14 +213,17 @@ impl VulkanContext {
             }
         };
         let need = mien_shaders::REQUIRED_FEATURES;
+        // shaderFloat16 is enabled whenever the device has it, so kernels may use f16 where
+        // `Caps::f16` says so; the kernels of today need neither it nor 16-bit storage.
+        // SAFETY: pd belongs to instance.
+        let f16 = need.shader_f16 || unsafe { raw::has_shader_f16(&instance, pd) };
         // SAFETY: pd belongs to instance.
         let device = match unsafe {
             raw::check_features(&instance, pd, need.shader_f16, need.storage_16bit)
         }
         // SAFETY: pd belongs to instance; family is its compute family; features checked.
-        .and_then(|()| unsafe {
-            raw::create_device(&instance, pd, family, need.shader_f16, need.storage_16bit)
-        }) {
+        .and_then(|()| unsafe { raw::create_device(&instance, pd, family, f16, need.storage_16bit) })
+        {
             Ok(d) => d,
             Err(e) => {
                 // SAFETY: as above.
@@ -244,7 +247,7 @@ impl VulkanContext {
             messages,
             _entry: Some(entry),
         });
-        Self::finish(shared, pd, family)
+        Self::finish(shared, pd, family, f16)
     }
 
     /// Use an engine's device: `instance` and `device` are the engine's (ash) handles, `family` a
@@ -274,7 +277,8 @@ impl VulkanContext {
             messages: Box::default(),
             _entry: None,
         });
-        Self::finish(shared, physical, family)
+        // What the engine enabled is its own: only what the kernels require is assumed.
+        Self::finish(shared, physical, family, mien_shaders::REQUIRED_FEATURES.shader_f16)
     }
 
     fn pick(instance: &ash::Instance, allow_software: bool) -> Result<(vk::PhysicalDevice, u32)> {
@@ -325,10 +329,12 @@ impl VulkanContext {
             })
     }
 
+    /// `f16`: whether the device was created with `shaderFloat16`.
     fn finish(
         shared: Arc<DeviceShared>,
         physical: vk::PhysicalDevice,
         family: u32,
+        f16: bool,
     ) -> Result<Self> {
         let d = &shared.device;
         // SAFETY: physical belongs to the instance.
@@ -380,7 +386,7 @@ impl VulkanContext {
             max_groups_z_name: "maxComputeWorkGroupCount[2]",
             offset_alignment: l.min_storage_buffer_offset_alignment.max(4),
             timestamps: timestamps.is_some(),
-            f16: mien_shaders::REQUIRED_FEATURES.shader_f16,
+            f16,
             subgroup_size,
             cooperative_matrix,
         };

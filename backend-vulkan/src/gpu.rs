@@ -146,9 +146,10 @@ impl GpuDevice for VulkanContext {
         })
     }
 
-    /// The stage's queries reset and its begin timestamp, the dispatches, the end timestamp, and
-    /// a compute → compute / transfer barrier. The morph stage (first in a frame) resets every
-    /// query, so a stage that did not run this frame reads 0.
+    /// The stage's begin timestamp, the dispatches, the end timestamp, and a compute → compute /
+    /// transfer barrier. The morph stage (first in a frame) resets every query first, so a stage
+    /// that did not run this frame reads 0; the lift resets its own two (lifts may be recorded in
+    /// an encoder of their own); the skin pass follows the morph pass of its encoder.
     fn record(
         &self,
         enc: &mut VulkanEncoder,
@@ -164,10 +165,13 @@ impl GpuDevice for VulkanContext {
         // below is alive and kept in `enc` until the submission completes.
         unsafe {
             if let Some(t) = ts {
-                if stage == Stage::Morph {
-                    t.reset(d, cmd);
-                } else {
-                    t.reset_stage(d, cmd, stage);
+                match stage {
+                    // First in a frame: every query of the frame is reset once.
+                    Stage::Morph => t.reset(d, cmd),
+                    // Always recorded right after the morph pass of the same encoder.
+                    Stage::Skin => {}
+                    // Lifts may be recorded on their own: their two queries are reset here.
+                    Stage::Lift => t.reset_stage(d, cmd, stage),
                 }
                 t.write(d, cmd, stage, false);
             }

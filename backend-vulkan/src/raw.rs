@@ -360,3 +360,21 @@ pub unsafe fn optional_caps(instance: &ash::Instance, pd: vk::PhysicalDevice) ->
     });
     (subgroup, coop)
 }
+
+/// Whether the device has `shaderFloat16` (queried only on Vulkan 1.2 and later, where the feature
+/// struct is core; an older device reports `false`).
+///
+/// # Safety
+/// `pd` belongs to `instance`, which was created for API 1.1.
+pub unsafe fn has_shader_f16(instance: &ash::Instance, pd: vk::PhysicalDevice) -> bool {
+    // SAFETY: caller's contract.
+    let api = unsafe { instance.get_physical_device_properties(pd) }.api_version;
+    if api < vk::API_VERSION_1_2 {
+        return false;
+    }
+    let mut f16f = vk::PhysicalDeviceShaderFloat16Int8Features::default();
+    let mut features = vk::PhysicalDeviceFeatures2::default().push_next(&mut f16f);
+    // SAFETY: caller's contract; the chain borrows a live struct valid on 1.2.
+    unsafe { instance.get_physical_device_features2(pd, &mut features) };
+    f16f.shader_float16 == vk::TRUE
+}

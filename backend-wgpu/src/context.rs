@@ -91,6 +91,8 @@ impl WgpuContext {
         if options.timestamps && adapter.features().contains(wgpu::Features::TIMESTAMP_QUERY) {
             features |= wgpu::Features::TIMESTAMP_QUERY;
         }
+        // Optional kernel features, enabled whenever the adapter has them (`Caps` reports them).
+        features |= adapter.features() & (wgpu::Features::SHADER_F16 | wgpu::Features::SUBGROUP);
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("mien"),
             required_features: features,

@@ -74,11 +74,17 @@ pub struct Caps {
     pub offset_alignment: u64,
     /// Whether passes write per-stage timestamps.
     pub timestamps: bool,
-    /// Whether kernels may use 16-bit floats (`shaderFloat16` / `SHADER_F16`).
+    /// Whether kernels may use 16-bit floats: the device was created with `shaderFloat16` (Vulkan)
+    /// / `SHADER_F16` (wgpu). mien enables it whenever the device has it; on a device the caller
+    /// created, only if the kernels required it.
     pub f16: bool,
-    /// Whether the device has subgroup operations in compute, and their size when known.
+    /// The subgroup size when kernels may use subgroup operations in compute (Vulkan: the
+    /// device's `subgroupSize` when compute is among its supported stages; wgpu: the adapter's
+    /// smallest subgroup size when `SUBGROUP` is enabled).
     pub subgroup_size: Option<u32>,
-    /// Whether the device lists a cooperative-matrix extension (the shapes are queried where used).
+    /// Whether the device lists a cooperative-matrix extension (`VK_KHR_cooperative_matrix`,
+    /// `VK_NV_cooperative_matrix2`; wgpu's experimental feature); a kernel queries the shapes
+    /// before using it.
     pub cooperative_matrix: bool,
 }
 

@@ -85,3 +85,33 @@ proptest! {
         on_devices!(check, Some(limit), &case);
     }
 }
+
+/// Each device layer states its limits and optional features in the API's own terms, and the
+/// stages plan within them: a binding limit, dispatch sizes of at least the 65,535 both APIs
+/// guarantee, an offset alignment that is a power of two.
+fn caps_are_stated<G: TestDevice>(g: &G) -> Result<(), String> {
+    let c = g.caps();
+    eprintln!("{}: {c:?}", G::NAME);
+    let ok = c.binding_limit >= 128 << 20
+        && c.max_buffer >= c.binding_limit.min(c.max_buffer)
+        && c.max_groups_xy >= 65_535
+        && c.max_groups_z >= 65_535
+        && c.offset_alignment.is_power_of_two()
+        && !c.binding_limit_name.is_empty()
+        && !c.max_groups_z_name.is_empty();
+    if !ok {
+        return Err(format!("{c:?}"));
+    }
+    if let Some(s) = c.subgroup_size
+        && !s.is_power_of_two()
+    {
+        return Err(format!("subgroup size {s}"));
+    }
+    Ok(())
+}
+
+#[test]
+fn every_device_states_its_limits_and_features() -> Result<(), TestCaseError> {
+    on_devices!(caps_are_stated);
+    Ok(())
+}
