@@ -15,6 +15,8 @@ pub(crate) struct BufferInner {
     buffer: vk::Buffer,
     alloc: Allocation,
     size: u64,
+    /// Where it was asked to live (`CpuToGpu`: a buffer the host writes per frame).
+    location: MemoryLocation,
 }
 
 impl BufferInner {
@@ -61,6 +63,7 @@ impl BufferInner {
             buffer,
             alloc,
             size,
+            location,
         })
     }
 }
@@ -98,6 +101,17 @@ impl Buffer {
     /// Size, bytes.
     pub fn size(&self) -> u64 {
         self.0.size
+    }
+
+    /// Whether it was made on the device `shared` holds.
+    pub(crate) fn belongs_to(&self, shared: &Arc<DeviceShared>) -> bool {
+        Arc::ptr_eq(&self.0.shared, shared)
+    }
+
+    /// Whether it was made for the host to write per frame (host-visible memory asked for, not
+    /// merely found).
+    pub(crate) fn is_frame_buffer(&self) -> bool {
+        self.0.location == MemoryLocation::CpuToGpu && self.is_mapped()
     }
 
     /// Whether its memory is host-visible (mapped).

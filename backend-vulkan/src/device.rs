@@ -75,6 +75,7 @@ impl Drop for DeviceShared {
 struct InFlight {
     fence: vk::Fence,
     pool: vk::CommandPool,
+    cmd: vk::CommandBuffer,
     _keep: Vec<Arc<dyn Any + Send + Sync>>,
 }
 
@@ -88,7 +89,9 @@ pub(crate) struct ContextInner {
     /// Command pools not recording or in flight. An encoder takes one for itself (a pool is
     /// externally synchronised, so two threads never record from one) and its submission returns it
     /// reset once the fence signals; in steady state nothing is created per frame.
-    pools: Mutex<Vec<vk::CommandPool>>,
+    /// Each with the one command buffer allocated from it, reused after the pool's reset (a reset
+    /// returns it to the initial state; allocating one per frame leaked them).
+    pools: Mutex<Vec<(vk::CommandPool, vk::CommandBuffer)>>,
     /// Unsignalled fences of retired submissions, reused: creating a fence costs ~270 µs on the
     /// H200's driver (measured per frame), more than a small frame's GPU work.
     fences: Mutex<Vec<vk::Fence>>,
@@ -99,6 +102,22 @@ pub(crate) struct ContextInner {
     lost: AtomicBool,
     pub software: bool,
     pub caps: mien_gpu::Caps,
+}
+
+impl ContextInner {
+    /// Reset `pool` (nothing of it pending) and keep it with its command buffer for the next
+    /// encoder; a pool that cannot be reset or kept is destroyed.
+    pub(crate) fn give_back(&self, pool: vk::CommandPool, cmd: vk::CommandBuffer) {
+        let d = &self.shared.device;
+        // SAFETY: no command buffer of `pool` is pending (callers: a failed begin, an encoder
+        // dropped or refused before submission, or a retired submission whose fence signalled).
+        let reset = unsafe { d.reset_command_pool(pool, vk::CommandPoolResetFlags::empty()) };
+        match (reset, self.pools.lock()) {
+            (Ok(()), Ok(mut p)) => p.push((pool, cmd)),
+            // SAFETY: as above.
+            _ => unsafe { d.destroy_command_pool(pool, None) },
+        }
+    }
 }
 
 impl Drop for ContextInner {
@@ -120,7 +139,7 @@ impl Drop for ContextInner {
             }
             d.destroy_pipeline_cache(self.cache, None);
             if let Ok(mut p) = self.pools.lock() {
-                for pool in p.drain(..) {
+                for (pool, _) in p.drain(..) {
                     d.destroy_command_pool(pool, None);
                 }
             }
@@ -370,16 +389,16 @@ impl VulkanContext {
         let name = device_name(&props);
         let software = props.device_type == vk::PhysicalDeviceType::CPU;
         // SAFETY: physical belongs to the instance (created for API 1.1).
-        let (subgroup_size, cooperative_matrix) =
+        let (subgroup_size, max_allocation, cooperative_matrix) =
             unsafe { raw::optional_caps(&shared.instance, physical) };
         let l = &props.limits;
         let counts = l.max_compute_work_group_count;
         let caps = mien_gpu::Caps {
             binding_limit: u64::from(l.max_storage_buffer_range),
             binding_limit_name: "maxStorageBufferRange",
-            // Vulkan 1.1 states no buffer size limit (maxBufferSize is 1.3); allocation refuses.
-            max_buffer: u64::MAX,
-            max_buffer_name: "maxBufferSize",
+            // Each buffer has its own allocation (maxBufferSize itself is Vulkan 1.3).
+            max_buffer: max_allocation,
+            max_buffer_name: "maxMemoryAllocationSize",
             max_groups_xy: counts[0].min(counts[1]),
             max_groups_xy_name: "maxComputeWorkGroupCount",
             max_groups_z: counts[2],
@@ -446,6 +465,12 @@ impl VulkanContext {
         u64::from(self.inner.props.limits.max_storage_buffer_range)
     }
 
+    /// Command pools kept for the next encoder (a diagnostic: frames reuse their pool and its one
+    /// command buffer, so this stays at the number of frames ever in flight at once).
+    pub fn idle_command_pools(&self) -> usize {
+        self.inner.pools.lock().map_or(0, |p| p.len())
+    }
+
     /// Whether per-stage timestamps are recorded.
     pub fn has_timestamps(&self) -> bool {
         self.inner.timestamps.is_some()
@@ -505,57 +530,43 @@ impl VulkanContext {
         self.check()?;
         self.retire()?;
         let d = self.device();
-        let pool = match self.inner.pools.lock().ok().and_then(|mut p| p.pop()) {
-            Some(p) => p,
+        let (pool, cmd) = match self.inner.pools.lock().ok().and_then(|mut p| p.pop()) {
+            Some(x) => x,
             None => {
                 let info = vk::CommandPoolCreateInfo::default()
                     .queue_family_index(self.inner.family)
                     .flags(vk::CommandPoolCreateFlags::TRANSIENT);
                 // SAFETY: d is live.
-                unsafe { d.create_command_pool(&info, None) }
-                    .vk("vkCreateCommandPool", "a frame")?
-            }
-        };
-        let info = vk::CommandBufferAllocateInfo::default()
-            .command_pool(pool)
-            .level(vk::CommandBufferLevel::PRIMARY)
-            .command_buffer_count(1);
-        // SAFETY: this encoder owns `pool` exclusively until its submission retires.
-        let cmd = match unsafe { d.allocate_command_buffers(&info) } {
-            Ok(c) => c[0],
-            Err(r) => {
-                self.give_back(pool);
-                return Err(crate::error::vk_error(
-                    "vkAllocateCommandBuffers",
-                    "a frame",
-                    r,
-                ));
+                let pool = unsafe { d.create_command_pool(&info, None) }
+                    .vk("vkCreateCommandPool", "a frame")?;
+                let info = vk::CommandBufferAllocateInfo::default()
+                    .command_pool(pool)
+                    .level(vk::CommandBufferLevel::PRIMARY)
+                    .command_buffer_count(1);
+                // SAFETY: `pool` is new and this thread's alone.
+                match unsafe { d.allocate_command_buffers(&info) } {
+                    Ok(c) => (pool, c[0]),
+                    Err(r) => {
+                        // SAFETY: nothing of the pool is in use.
+                        unsafe { d.destroy_command_pool(pool, None) };
+                        return Err(crate::error::vk_error(
+                            "vkAllocateCommandBuffers",
+                            "a frame",
+                            r,
+                        ));
+                    }
+                }
             }
         };
         let begin = vk::CommandBufferBeginInfo::default()
             .flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
-        // SAFETY: cmd was just allocated.
+        // SAFETY: cmd is in the initial state (new, or its pool was reset) and not pending.
         if let Err(r) = unsafe { d.begin_command_buffer(cmd, &begin) } {
-            self.give_back(pool);
+            self.inner.give_back(pool, cmd);
             return Err(crate::error::vk_error("vkBeginCommandBuffer", "a frame", r));
         }
         // SAFETY: cmd is recording, on this device, from a compute family pool owned by the encoder.
-        Ok(unsafe { VulkanEncoder::new(cmd, Some(pool)) })
-    }
-
-    /// Reset `pool` (nothing of it in use) and keep it for the next encoder.
-    fn give_back(&self, pool: vk::CommandPool) {
-        // SAFETY: no command buffer of `pool` is recording or pending (callers: a failed begin, or a
-        // retired submission whose fence signalled).
-        let reset = unsafe {
-            self.device()
-                .reset_command_pool(pool, vk::CommandPoolResetFlags::empty())
-        };
-        match (reset, self.inner.pools.lock()) {
-            (Ok(()), Ok(mut p)) => p.push(pool),
-            // SAFETY: as above; a pool that cannot be reset or kept is destroyed.
-            _ => unsafe { self.device().destroy_command_pool(pool, None) },
-        }
+        Ok(unsafe { VulkanEncoder::new(cmd, Some((pool, self.inner.clone()))) })
     }
 
     /// End and submit `encoder` (from [`VulkanContext::begin`]); the resources it used stay alive
@@ -566,16 +577,24 @@ impl VulkanContext {
     pub fn submit(&self, mut encoder: VulkanEncoder) -> Result<()> {
         let d = self.device();
         let cmd = encoder.raw();
-        let Some(pool) = encoder.pool() else {
+        let Some((pool, owner)) = encoder.take_pool() else {
             return Err(Error::Vk {
-                call: "VulkanContext::submit",
+                call: "VulkanContext::submit (an engine's command buffer: the engine submits it)",
                 result: vk::Result::ERROR_INITIALIZATION_FAILED,
             });
         };
+        if !Arc::ptr_eq(&owner, &self.inner) {
+            // Not pending: its own context takes the pool back.
+            owner.give_back(pool, cmd);
+            return Err(Error::WrongContext {
+                what: "the encoder".into(),
+            });
+        }
         // SAFETY: cmd is recording (begun by `begin`).
-        unsafe { d.end_command_buffer(cmd) }
-            .vk("vkEndCommandBuffer", "a frame")
-            .map_err(|e| self.mark(e))?;
+        if let Err(r) = unsafe { d.end_command_buffer(cmd) } {
+            self.inner.give_back(pool, cmd);
+            return Err(self.mark(crate::error::vk_error("vkEndCommandBuffer", "a frame", r)));
+        }
         let reused = self.inner.fences.lock().ok().and_then(|mut f| f.pop());
         let fence = match reused {
             Some(f) => f,
@@ -592,7 +611,7 @@ impl VulkanContext {
         if let Err(r) = unsafe { d.queue_submit(*queue, &submit, fence) } {
             // SAFETY: the fence was never submitted.
             unsafe { d.destroy_fence(fence, None) };
-            self.give_back(pool);
+            self.inner.give_back(pool, cmd);
             return Err(self.mark(crate::error::vk_error("vkQueueSubmit", "a frame", r)));
         }
         drop(queue);
@@ -601,6 +620,7 @@ impl VulkanContext {
             f.push(InFlight {
                 fence,
                 pool,
+                cmd,
                 _keep: keep,
             });
         }
@@ -640,7 +660,7 @@ impl VulkanContext {
                 // SAFETY: as above, and the fence is in no list.
                 _ => unsafe { d.destroy_fence(s.fence, None) },
             }
-            self.give_back(s.pool);
+            self.inner.give_back(s.pool, s.cmd);
         }
         Ok(())
     }

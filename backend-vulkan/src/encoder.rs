@@ -7,15 +7,28 @@ use std::sync::Arc;
 use ash::vk;
 
 use crate::buffer::Buffer;
+use crate::device::ContextInner;
 
 /// A command buffer in the recording state and the resources recorded commands use. Submitting it
 /// through [`crate::VulkanContext::submit`] keeps those resources alive until its fence signals; an
 /// engine submitting it itself takes them with [`VulkanEncoder::take_resources`].
+///
+/// An encoder from `begin` that is dropped without being submitted gives its command pool back.
 pub struct VulkanEncoder {
     cmd: vk::CommandBuffer,
     keep: Vec<Arc<dyn Any + Send + Sync>>,
-    /// The command pool mien allocated `cmd` from (`None` for an engine's command buffer).
-    pool: Option<vk::CommandPool>,
+    /// The command pool mien allocated `cmd` from and the context it belongs to (`None` for an
+    /// engine's command buffer, or once submitted).
+    pool: Option<(vk::CommandPool, Arc<ContextInner>)>,
+}
+
+impl Drop for VulkanEncoder {
+    fn drop(&mut self) {
+        if let Some((pool, ctx)) = self.pool.take() {
+            // Never submitted: nothing of the pool is pending.
+            ctx.give_back(pool, self.cmd);
+        }
+    }
 }
 
 impl std::fmt::Debug for VulkanEncoder {
@@ -34,7 +47,10 @@ impl VulkanEncoder {
     /// `cmd` is in the recording state, belongs to the context's device and a pool of a queue
     /// family with compute (`pool`, owned by this encoder, when mien allocated it), and is submitted
     /// only after mien has finished recording into it.
-    pub(crate) unsafe fn new(cmd: vk::CommandBuffer, pool: Option<vk::CommandPool>) -> Self {
+    pub(crate) unsafe fn new(
+        cmd: vk::CommandBuffer,
+        pool: Option<(vk::CommandPool, Arc<ContextInner>)>,
+    ) -> Self {
         VulkanEncoder {
             cmd,
             keep: Vec::new(),
@@ -64,8 +80,14 @@ impl VulkanEncoder {
         self.pool.is_some()
     }
 
-    pub(crate) fn pool(&self) -> Option<vk::CommandPool> {
-        self.pool
+    /// The context whose pool `cmd` came from (`None` for an engine's command buffer).
+    pub(crate) fn owner(&self) -> Option<&Arc<ContextInner>> {
+        self.pool.as_ref().map(|(_, c)| c)
+    }
+
+    /// Take the pool for a submission (the encoder no longer gives it back when dropped).
+    pub(crate) fn take_pool(&mut self) -> Option<(vk::CommandPool, Arc<ContextInner>)> {
+        self.pool.take()
     }
 
     pub(crate) fn keep(&mut self, b: &Buffer) {

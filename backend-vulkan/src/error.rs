@@ -65,6 +65,30 @@ pub enum Error {
         /// The limit.
         seconds: u64,
     },
+    /// A buffer or encoder of another context was handed to this one.
+    #[error("{what} belongs to another Vulkan context (make it on the context that uses it)")]
+    WrongContext {
+        /// What was handed over.
+        what: String,
+    },
+    /// A byte range outside its buffer.
+    #[error("{what}: bytes {offset}..{offset}+{len} lie outside a buffer of {size} bytes")]
+    Range {
+        /// What was being done.
+        what: String,
+        /// First byte.
+        offset: u64,
+        /// Bytes.
+        len: u64,
+        /// The buffer's size, bytes.
+        size: u64,
+    },
+    /// Per-frame data written into a buffer not made for it (not made by `frame_buffer`).
+    #[error("{what}: the buffer is not a frame buffer (write per-frame data into one)")]
+    NotHostVisible {
+        /// What was being written.
+        what: String,
+    },
     /// A Vulkan call failed unexpectedly.
     #[error("{call} failed: {result}")]
     Vk {

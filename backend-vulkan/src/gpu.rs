@@ -21,6 +21,8 @@ use crate::raw;
 pub struct VulkanBindGroup {
     set: vk::DescriptorSet,
     keep: Arc<BindKeep>,
+    /// The context it was made on (its address, compared in `record`).
+    owner: usize,
 }
 
 struct BindKeep {
@@ -42,6 +44,26 @@ fn usage(u: Usage) -> vk::BufferUsageFlags {
     match u {
         Usage::Uniform => vk::BufferUsageFlags::UNIFORM_BUFFER,
         Usage::Storage => STORAGE | vk::BufferUsageFlags::TRANSFER_SRC,
+    }
+}
+
+impl VulkanContext {
+    /// `b` was made on this context and `offset .. offset + len` lies inside it.
+    fn check_range(&self, what: &str, b: &Buffer, offset: u64, len: u64) -> Result<()> {
+        if !b.belongs_to(&self.inner.shared) {
+            return Err(Error::WrongContext {
+                what: format!("a buffer ({what})"),
+            });
+        }
+        match offset.checked_add(len) {
+            Some(end) if end <= b.size() => Ok(()),
+            _ => Err(Error::Range {
+                what: what.into(),
+                offset,
+                len,
+                size: b.size(),
+            }),
+        }
     }
 }
 
@@ -100,12 +122,21 @@ impl GpuDevice for VulkanContext {
     /// Waits for the submissions in flight (free when they are done), then copies into the mapped
     /// memory.
     fn write(&self, buffer: &Buffer, offset: u64, data: &[u8]) -> Result<()> {
+        self.check_range("a per-frame write", buffer, offset, data.len() as u64)?;
+        if !buffer.is_frame_buffer() {
+            return Err(Error::NotHostVisible {
+                what: "a per-frame write".into(),
+            });
+        }
         self.wait()?;
         buffer.write(offset, data);
         Ok(())
     }
 
     fn fill(&self, parts: &[(&Buffer, u64, u64)], word: u32) -> Result<()> {
+        for &(b, offset, size) in parts {
+            self.check_range("a fill", b, offset, size)?;
+        }
         let mut enc = self.begin()?;
         for &(b, offset, size) in parts.iter().filter(|p| p.2 > 0) {
             // SAFETY: enc recording; the range lies in the buffer and is a multiple of 4 bytes.
@@ -121,11 +152,18 @@ impl GpuDevice for VulkanContext {
         self.wait()
     }
 
-    fn read(&self, _what: &str, parts: &[(&Buffer, u64, u64)]) -> Result<Vec<Vec<u8>>> {
+    fn read(&self, what: &str, parts: &[(&Buffer, u64, u64)]) -> Result<Vec<Vec<u8>>> {
+        for &(b, offset, size) in parts {
+            self.check_range(what, b, offset, size)?;
+        }
         VulkanContext::read(self, parts)
     }
 
     fn bind(&self, entry: Entry, binds: &[Bind<'_, Buffer>]) -> Result<VulkanBindGroup> {
+        for b in binds {
+            let len = b.size.unwrap_or(b.buffer.size().saturating_sub(b.offset));
+            self.check_range(entry.label(), b.buffer, b.offset, len)?;
+        }
         let storage = binds.len().saturating_sub(1) as u32;
         let pool = DescriptorPool::new(self, 1, 1, storage)?;
         let (layout, _) = self.inner.pipelines.get(entry);
@@ -143,6 +181,7 @@ impl GpuDevice for VulkanContext {
                 _pool: pool,
                 _buffers: binds.iter().map(|b| b.buffer.clone()).collect(),
             }),
+            owner: Arc::as_ptr(&self.inner) as usize,
         })
     }
 
@@ -157,6 +196,11 @@ impl GpuDevice for VulkanContext {
         dispatches: &mut dyn Iterator<Item = Dispatch<'_, Self>>,
     ) -> Result<()> {
         self.check()?;
+        if enc.owner().is_some_and(|o| !Arc::ptr_eq(o, &self.inner)) {
+            return Err(Error::WrongContext {
+                what: "the encoder".into(),
+            });
+        }
         let d = self.device();
         let ts = self.inner.timestamps.as_ref();
         let cmd = enc.raw();
@@ -177,6 +221,12 @@ impl GpuDevice for VulkanContext {
             }
             let mut bound = None;
             for x in dispatches {
+                if x.group.owner != Arc::as_ptr(&self.inner) as usize {
+                    // The pass so far is recorded; the encoder must not be submitted.
+                    return Err(Error::WrongContext {
+                        what: format!("a bind group of {}", x.entry.label()),
+                    });
+                }
                 let (layout, pipeline) = self.inner.pipelines.get(x.entry);
                 if bound != Some(x.entry) {
                     d.cmd_bind_pipeline(cmd, bind, pipeline);
@@ -195,7 +245,14 @@ impl GpuDevice for VulkanContext {
         Ok(())
     }
 
-    fn copy(&self, enc: &mut VulkanEncoder, src: &Buffer, dst: &Buffer, size: u64) {
+    fn copy(&self, enc: &mut VulkanEncoder, src: &Buffer, dst: &Buffer, size: u64) -> Result<()> {
+        self.check_range("a copy's source", src, 0, size)?;
+        self.check_range("a copy's destination", dst, 0, size)?;
+        if enc.owner().is_some_and(|o| !Arc::ptr_eq(o, &self.inner)) {
+            return Err(Error::WrongContext {
+                what: "the encoder".into(),
+            });
+        }
         let region = [vk::BufferCopy {
             src_offset: 0,
             dst_offset: 0,
@@ -209,6 +266,7 @@ impl GpuDevice for VulkanContext {
         };
         enc.keep(src);
         enc.keep(dst);
+        Ok(())
     }
 
     fn begin(&self) -> Result<VulkanEncoder> {

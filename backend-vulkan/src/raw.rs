@@ -337,16 +337,23 @@ pub unsafe fn compute_barrier(device: &ash::Device, cmd: vk::CommandBuffer) {
     };
 }
 
-/// The device's compute subgroup size (when subgroups reach compute shaders) and whether it lists a
-/// cooperative-matrix extension (`VK_KHR_cooperative_matrix` or `VK_NV_cooperative_matrix2`; the
-/// shapes are queried where a kernel uses them).
+/// The device's compute subgroup size (when subgroups reach compute shaders), its largest single
+/// allocation (`maxMemoryAllocationSize`, Vulkan 1.1) and whether it lists a cooperative-matrix
+/// extension (`VK_KHR_cooperative_matrix` or `VK_NV_cooperative_matrix2`; the shapes are queried
+/// where a kernel uses them).
 ///
 /// # Safety
 /// `pd` belongs to `instance`, which was created for API 1.1.
-pub unsafe fn optional_caps(instance: &ash::Instance, pd: vk::PhysicalDevice) -> (Option<u32>, bool) {
+pub unsafe fn optional_caps(
+    instance: &ash::Instance,
+    pd: vk::PhysicalDevice,
+) -> (Option<u32>, u64, bool) {
     let mut sub = vk::PhysicalDeviceSubgroupProperties::default();
-    let mut props = vk::PhysicalDeviceProperties2::default().push_next(&mut sub);
-    // SAFETY: caller's contract; the chain borrows a live struct.
+    let mut m3 = vk::PhysicalDeviceMaintenance3Properties::default();
+    let mut props = vk::PhysicalDeviceProperties2::default()
+        .push_next(&mut sub)
+        .push_next(&mut m3);
+    // SAFETY: caller's contract; the chain borrows live structs (both core in 1.1).
     unsafe { instance.get_physical_device_properties2(pd, &mut props) };
     let subgroup = sub
         .supported_stages
@@ -358,7 +365,7 @@ pub unsafe fn optional_caps(instance: &ash::Instance, pd: vk::PhysicalDevice) ->
         let name = e.extension_name_as_c_str().unwrap_or_default();
         name == c"VK_KHR_cooperative_matrix" || name == c"VK_NV_cooperative_matrix2"
     });
-    (subgroup, coop)
+    (subgroup, m3.max_memory_allocation_size, coop)
 }
 
 /// Whether the device has `shaderFloat16` (queried only on Vulkan 1.2 and later, where the feature

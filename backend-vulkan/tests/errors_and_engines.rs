@@ -168,3 +168,43 @@ fn an_engine_device_and_command_buffer_work() {
         instance.destroy_instance(None);
     }
 }
+
+/// Encoders reuse their command pool and its one command buffer: many frames (submitted, or
+/// dropped without a submission) keep the same few pools; an encoder, buffer or bind group of
+/// another context is a typed error, never a crash.
+#[test]
+fn frames_reuse_their_pools_and_other_contexts_are_refused() {
+    use mien_gpu::GpuDevice;
+    let Some(ctx) = context() else { return };
+    for _ in 0..200 {
+        let enc = ctx.begin().unwrap();
+        ctx.submit(enc).unwrap();
+        ctx.wait().unwrap();
+    }
+    for _ in 0..200 {
+        drop(ctx.begin().unwrap());
+    }
+    assert!(ctx.idle_command_pools() <= 2, "{}", ctx.idle_command_pools());
+    let other = VulkanContext::new(&ContextOptions::default()).unwrap();
+    let rig = random_rig(
+        2,
+        RigShape {
+            vertices: 40,
+            targets: 2,
+            density: 0.5,
+            joints: 2,
+        },
+    );
+    let mut backend = VulkanRigBackend::new(&ctx);
+    backend.upload(&rig).unwrap();
+    let mut foreign = other.begin().unwrap();
+    let e = backend.encode(&mut foreign).unwrap_err();
+    assert!(e.to_string().contains("another Vulkan context"), "{e}");
+    drop(foreign);
+    let theirs = GpuDevice::output(&other, "a buffer of the other context", 16).unwrap();
+    let e = GpuDevice::read(&ctx, "a read", &[(&theirs, 0, 16)]).unwrap_err();
+    assert!(matches!(e, Error::WrongContext { .. }), "{e}");
+    let e = ctx.submit(other.begin().unwrap()).unwrap_err();
+    assert!(matches!(e, Error::WrongContext { .. }), "{e}");
+    assert!(ctx.take_validation_messages().is_empty());
+}

@@ -45,6 +45,8 @@ struct Inner {
     /// The adapter's downlevel flags, when mien created the device.
     downlevel: Option<wgpu::DownlevelFlags>,
     timestamps: Option<Timestamps>,
+    /// A frame resolved its timestamps (`end_frame`) since `stage_times` last read them.
+    pub(crate) resolved: std::sync::atomic::AtomicBool,
 }
 
 /// A wgpu device and queue with what mien needs to know about them. Cheap to clone (shared).
@@ -176,6 +178,7 @@ impl WgpuContext {
                 uncaptured,
                 kernels: Default::default(),
                 caps,
+                resolved: std::sync::atomic::AtomicBool::new(false),
                 downlevel,
                 timestamps,
             }),
@@ -184,6 +187,19 @@ impl WgpuContext {
 
     pub(crate) fn shared(&self) -> &Arc<impl Sized> {
         &self.inner
+    }
+
+    /// Whether a frame resolved its timestamps since the last call (clears it).
+    pub(crate) fn take_resolved(&self) -> bool {
+        self.inner
+            .resolved
+            .swap(false, std::sync::atomic::Ordering::Relaxed)
+    }
+
+    pub(crate) fn mark_resolved(&self) {
+        self.inner
+            .resolved
+            .store(true, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// The device.
@@ -328,6 +344,9 @@ impl WgpuContext {
         what: &str,
         parts: &[(&wgpu::Buffer, u64, u64)],
     ) -> Result<Vec<Vec<u8>>> {
+        for &(b, offset, size) in parts {
+            check_range(what, b, offset, size)?;
+        }
         let d = &self.inner.device;
         let staging: Vec<wgpu::Buffer> = parts
             .iter()
@@ -423,5 +442,21 @@ impl WgpuContext {
             s.unmap();
         }
         Ok(out)
+    }
+}
+
+/// `offset .. offset + len` lies inside `b`.
+///
+/// # Errors
+/// [`Error::Range`].
+pub(crate) fn check_range(what: &str, b: &wgpu::Buffer, offset: u64, len: u64) -> Result<()> {
+    match offset.checked_add(len) {
+        Some(end) if end <= b.size() => Ok(()),
+        _ => Err(Error::Range {
+            what: what.into(),
+            offset,
+            len,
+            size: b.size(),
+        }),
     }
 }

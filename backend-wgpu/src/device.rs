@@ -8,7 +8,7 @@ use std::sync::Arc;
 use mien_gpu::{Bind, Caps, Dispatch, Entry, GpuDevice, Slot, Stage, StageTimes, Usage};
 use wgpu::util::DeviceExt;
 
-use crate::context::WgpuContext;
+use crate::context::{WgpuContext, check_range};
 use crate::error::{Error, Result};
 use crate::timing::Timestamps;
 
@@ -135,11 +135,20 @@ impl GpuDevice for WgpuContext {
 
     /// `queue.write_buffer`: lands before the next submission.
     fn write(&self, buffer: &wgpu::Buffer, offset: u64, data: &[u8]) -> Result<()> {
+        check_range("a per-frame write", buffer, offset, data.len() as u64)?;
+        if !buffer.usage().contains(wgpu::BufferUsages::COPY_DST) {
+            return Err(Error::NotWritable {
+                what: "a per-frame write".into(),
+            });
+        }
         self.queue().write_buffer(buffer, offset, data);
         Ok(())
     }
 
     fn fill(&self, parts: &[(&wgpu::Buffer, u64, u64)], word: u32) -> Result<()> {
+        for &(b, offset, size) in parts {
+            check_range("a fill", b, offset, size)?;
+        }
         let mut enc = self
             .device()
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
@@ -163,6 +172,10 @@ impl GpuDevice for WgpuContext {
     }
 
     fn bind(&self, entry: Entry, binds: &[Bind<'_, wgpu::Buffer>]) -> Result<wgpu::BindGroup> {
+        for b in binds {
+            let len = b.size.unwrap_or(b.buffer.size().saturating_sub(b.offset));
+            check_range(entry.label(), b.buffer, b.offset, len)?;
+        }
         let (layout, _) = self.kernel(entry)?;
         let entries: Vec<wgpu::BindGroupEntry<'_>> = binds
             .iter()
@@ -218,8 +231,11 @@ impl GpuDevice for WgpuContext {
         src: &wgpu::Buffer,
         dst: &wgpu::Buffer,
         size: u64,
-    ) {
+    ) -> Result<()> {
+        check_range("a copy's source", src, 0, size)?;
+        check_range("a copy's destination", dst, 0, size)?;
         encoder.copy_buffer_to_buffer(src, 0, dst, 0, size);
+        Ok(())
     }
 
     fn begin(&self) -> Result<wgpu::CommandEncoder> {
@@ -234,6 +250,7 @@ impl GpuDevice for WgpuContext {
     fn end_frame(&self, encoder: &mut wgpu::CommandEncoder) {
         if let Some(t) = self.timestamps() {
             t.resolve(encoder);
+            self.mark_resolved();
         }
     }
 
@@ -250,6 +267,9 @@ impl GpuDevice for WgpuContext {
         let Some((buf, period)) = self.timestamps().map(Timestamps::resolved) else {
             return Ok(None);
         };
+        if !self.take_resolved() {
+            return Ok(None);
+        }
         let bytes = self.read_buffers("timestamps", &[(buf, 0, buf.size())])?;
         Ok(Some(Timestamps::decode(&bytes[0], period)))
     }

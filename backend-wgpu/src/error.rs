@@ -61,6 +61,25 @@ pub enum Error {
         /// Why.
         reason: String,
     },
+    /// A byte range outside its buffer.
+    #[error("{what}: bytes {offset}..{offset}+{len} lie outside a buffer of {size} bytes")]
+    Range {
+        /// What was being done.
+        what: String,
+        /// First byte.
+        offset: u64,
+        /// Bytes.
+        len: u64,
+        /// The buffer's size, bytes.
+        size: u64,
+    },
+    /// Per-frame data written into a buffer that copies cannot write (not made by
+    /// `frame_buffer`).
+    #[error("{what}: the buffer cannot be written (write per-frame data into a frame buffer)")]
+    NotWritable {
+        /// What was being written.
+        what: String,
+    },
     /// The device cannot run a kernel (a missing capability); the other kernels still work.
     #[error("this device cannot run {what}: {reason}")]
     Unsupported {

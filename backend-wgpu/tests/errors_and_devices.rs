@@ -111,3 +111,37 @@ fn a_lost_device_is_a_typed_error_not_a_hang() {
     let e = err.expect_err("a destroyed device cannot pose");
     assert!(matches!(wgpu_error(&e), Error::DeviceLost { .. }), "{e}");
 }
+
+/// wgpu resolves its timestamp queries in `end_frame`: a frame without it reports no stage times
+/// (rather than zeros), a frame with it reports them once.
+#[test]
+fn stage_times_come_from_frames_that_ended() {
+    use mien_gpu::GpuDevice;
+    let Some(ctx) = context() else { return };
+    if ctx.timestamps().is_none() {
+        return;
+    }
+    let rig = random_rig(
+        3,
+        RigShape {
+            vertices: 64,
+            targets: 2,
+            density: 0.5,
+            joints: 2,
+        },
+    );
+    let mut backend = WgpuRigBackend::new(&ctx);
+    backend.upload(&rig).unwrap();
+    let mut enc = GpuDevice::begin(&ctx).unwrap();
+    backend.encode(&mut enc).unwrap();
+    GpuDevice::submit(&ctx, enc).unwrap();
+    GpuDevice::wait(&ctx).unwrap();
+    assert_eq!(ctx.stage_times().unwrap(), None);
+    let mut enc = GpuDevice::begin(&ctx).unwrap();
+    backend.encode(&mut enc).unwrap();
+    ctx.end_frame(&mut enc);
+    GpuDevice::submit(&ctx, enc).unwrap();
+    GpuDevice::wait(&ctx).unwrap();
+    assert!(ctx.stage_times().unwrap().is_some());
+    assert_eq!(ctx.stage_times().unwrap(), None, "read once");
+}

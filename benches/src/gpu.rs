@@ -264,7 +264,7 @@ impl<G: BenchDevice> Bench for GpuBench<G> {
         let b = g.output("a copy destination", bytes).map_err(device_error::<G>)?;
         let once = || -> anyhow::Result<()> {
             let mut enc = g.begin().map_err(device_error::<G>)?;
-            g.copy(&mut enc, &a, &b, bytes);
+            g.copy(&mut enc, &a, &b, bytes).map_err(device_error::<G>)?;
             g.submit(enc).map_err(device_error::<G>)?;
             g.wait().map_err(device_error::<G>)
         };

@@ -102,7 +102,8 @@ pub trait GpuDevice: Clone + Send + Sync + Sized + 'static {
     type BindGroup: Send + Sync + 'static;
     /// What a frame is recorded into (a command encoder / command buffer).
     type Encoder;
-    /// The API's error type.
+    /// The API's error type. In generic code `?` needs the conversion spelled out:
+    /// `.map_err(Into::into)?` (a trait cannot make `mien_core::Error: From<Self::Error>` implied).
     type Error: std::error::Error + Send + Sync + 'static + Into<mien_core::Error>;
 
     /// The API's name (`wgpu`, `vulkan`).
@@ -141,26 +142,28 @@ pub trait GpuDevice: Clone + Send + Sync + Sized + 'static {
     /// Write `data` at byte `offset` of a frame buffer (the rule above).
     ///
     /// # Errors
-    /// Device loss or a wait that timed out.
+    /// A range outside the buffer, a buffer not made by [`GpuDevice::frame_buffer`] or made on
+    /// another device; device loss or a wait that timed out.
     fn write(&self, buffer: &Self::Buffer, offset: u64, data: &[u8]) -> Result<(), Self::Error>;
     /// Fill `(buffer, offset, size)` byte ranges with `word`, before any later submission (tests
     /// poison outputs; sinks clear freed slots). Offsets and sizes are multiples of 4.
     ///
     /// # Errors
-    /// Device errors.
+    /// A range outside its buffer, a buffer of another device; device errors.
     fn fill(&self, parts: &[(&Self::Buffer, u64, u64)], word: u32) -> Result<(), Self::Error>;
     /// Copy `(buffer, offset, size)` ranges to the host after every submitted command: one
     /// submission, one (bounded) wait.
     ///
     /// # Errors
-    /// Read-back failures, device loss, a timeout.
+    /// A range outside its buffer, a buffer of another device; read-back failures, device loss,
+    /// a timeout.
     fn read(&self, what: &str, parts: &[(&Self::Buffer, u64, u64)])
     -> Result<Vec<Vec<u8>>, Self::Error>;
 
     /// Bind `binds` in binding order to `entry`'s layout ([`Entry::slots`]).
     ///
     /// # Errors
-    /// Out of memory.
+    /// A binding outside its buffer, a buffer of another device; out of memory.
     fn bind(&self, entry: Entry, binds: &[Bind<'_, Self::Buffer>])
     -> Result<Self::BindGroup, Self::Error>;
     /// Record one compute pass of `stage` into `encoder`: its dispatches in order (no barrier
@@ -168,7 +171,9 @@ pub trait GpuDevice: Clone + Send + Sync + Sized + 'static {
     /// after it so the next pass reads what it wrote.
     ///
     /// # Errors
-    /// Device loss.
+    /// Device loss; an encoder or bind group of another device (Vulkan checks both; wgpu panics
+    /// inside wgpu on objects of another device). After an error the encoder must not be
+    /// submitted.
     fn record(
         &self,
         encoder: &mut Self::Encoder,
@@ -178,26 +183,39 @@ pub trait GpuDevice: Clone + Send + Sync + Sized + 'static {
 
     /// Record a copy of `size` bytes from the start of `src` to the start of `dst` (both made by
     /// [`GpuDevice::output`]) into `encoder` (the benchmarks' copy baseline).
-    fn copy(&self, encoder: &mut Self::Encoder, src: &Self::Buffer, dst: &Self::Buffer, size: u64);
+    ///
+    /// # Errors
+    /// `size` past either buffer; a buffer or encoder of another device.
+    fn copy(
+        &self,
+        encoder: &mut Self::Encoder,
+        src: &Self::Buffer,
+        dst: &Self::Buffer,
+        size: u64,
+    ) -> Result<(), Self::Error>;
     /// A fresh encoder for one submission.
     ///
     /// # Errors
     /// Device loss, out of memory.
     fn begin(&self) -> Result<Self::Encoder, Self::Error>;
-    /// Record what ends a frame (resolving the timestamps), into `encoder`.
+    /// Record what ends a frame into `encoder`, before [`GpuDevice::submit`]: wgpu resolves the
+    /// timestamp queries here, so [`GpuDevice::stage_times`] sees a frame only when it was
+    /// recorded (Vulkan needs nothing).
     fn end_frame(&self, encoder: &mut Self::Encoder);
     /// Submit `encoder`; what it uses stays alive until the submission completes.
     ///
     /// # Errors
     /// Device loss.
     fn submit(&self, encoder: Self::Encoder) -> Result<(), Self::Error>;
-    /// Wait (bounded) until every submission completed.
+    /// Wait until every submission completed (Vulkan: at most `mien_vulkan::device::WAIT_LIMIT`,
+    /// then a timeout error; wgpu: wgpu's own wait, which reports a lost device).
     ///
     /// # Errors
     /// Device loss, a timeout.
     fn wait(&self) -> Result<(), Self::Error>;
     /// Per-stage GPU times of the last completed frame (after [`GpuDevice::wait`]), when the
-    /// device writes timestamps.
+    /// device writes timestamps; `None` on wgpu when no frame recorded [`GpuDevice::end_frame`]
+    /// since the last call.
     ///
     /// # Errors
     /// Read-back failures.

@@ -105,6 +105,16 @@ impl<G: GpuDevice> GpuGnmBackend<G> {
         &self.g
     }
 
+    /// The name of the binding limit uploads are planned under: the device's, or the override
+    /// of `with_binding_limit` when that is lower.
+    fn limit_name(&self) -> &'static str {
+        if self.binding_limit < self.g.caps().binding_limit {
+            "the binding size given to with_binding_limit"
+        } else {
+            self.g.caps().binding_limit_name
+        }
+    }
+
     /// Vertex-range chunks of `head`'s upload as `(vertices,)` per chunk (tests: how a pack was
     /// split).
     ///
@@ -185,7 +195,7 @@ impl<G: GpuDevice> GpuGnmBackend<G> {
             ));
         }
         let plan = plan_gnm_upload(pack, instances, limit)
-            .map_err(|o| G::over_limits(o.what, caps.binding_limit_name, limit, o.needed))?;
+            .map_err(|o| G::over_limits(o.what, self.limit_name(), limit, o.needed))?;
         let (nv, e) = (pack.vertex_count() as u32, pack.coeff_count() as u32);
         g.supports(Entry::GnmForward)?;
         let tiles = BasisTiles::new(pack, GNM_TILE_VERTICES as usize);

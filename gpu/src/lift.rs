@@ -68,6 +68,8 @@ pub struct GpuDebugLift<G: GpuDevice> {
     pieces: Vec<Piece<G>>,
     /// Instances lifted by each dispatch (z); 1 for a single lift.
     instances: u32,
+    /// The sink's free count when the lift's slots were last found allocated.
+    checked: u64,
 }
 
 impl<G: GpuDevice> std::fmt::Debug for GpuDebugLift<G> {
@@ -109,13 +111,22 @@ fn range_binding<G: GpuDevice>(
     )
 }
 
+fn unallocated(offset: u32, end: u64) -> mien_core::Error {
+    mien_core::Error::Invalid {
+        what: format!("debug lift of slots {offset}..{end}"),
+        reason: "the slots are not (or no longer) allocated in the sink: allocate the range before \
+                 making a lift, and make a new lift after freeing it"
+            .into(),
+    }
+}
+
 impl<G: GpuDevice> GpuDebugLift<G> {
     /// A lift of `rig` (any instance of a batch) into `params.range` of `sink` (allocate the range
     /// from the sink first).
     ///
     /// # Errors
     /// Out-of-domain parameters ([`DebugLiftParams::validate`]), a vertex count other than the rig's,
-    /// a range outside the sink, or device errors.
+    /// a range outside the sink or not allocated in it, or device errors.
     pub fn new(
         backend: &GpuRigBackend<G>,
         rig: RigHandle,
@@ -217,6 +228,10 @@ impl<G: GpuDevice> GpuDebugLift<G> {
             sink.capacity(),
             VERTEX_BYTES,
         )?;
+        let end = params.range.end() + u64::from(instances.max(1) - 1) * u64::from(slot_stride);
+        if !sink.is_allocated(u64::from(params.range.offset), end) {
+            return Err(unallocated(params.range.offset, end));
+        }
         let caps = g.caps();
         if instances > caps.max_groups_z {
             let what = format!("a batched lift of {instances} instances");
@@ -307,6 +322,7 @@ impl<G: GpuDevice> GpuDebugLift<G> {
             params,
             pieces,
             instances,
+            checked: sink.frees(),
         })
     }
 
@@ -374,8 +390,9 @@ impl<G: GpuDevice> GpuDebugLift<G> {
     /// Nothing is recorded for an empty slice.
     ///
     /// # Errors
-    /// A lost device; lifts made on another device than the sink's; two lifts whose slot ranges
-    /// overlap (their order would decide the slots: record them separately).
+    /// A lost device; lifts made on another device than the sink's; a lift whose slots were freed
+    /// from the sink since it was made; two lifts whose slot ranges overlap (their order would
+    /// decide the slots: record them separately).
     pub fn record_batch(
         lifts: &mut [GpuDebugLift<G>],
         encoder: &mut G::Encoder,
@@ -392,20 +409,31 @@ impl<G: GpuDevice> GpuDebugLift<G> {
                 reason: "every lift of one recording must live on the sink's device".into(),
             });
         }
-        let mut ranges: Vec<(u64, u64, usize)> = lifts
-            .iter()
-            .enumerate()
-            .map(|(i, l)| (u64::from(l.params.range.offset), l.end_slot(), i))
-            .collect();
-        ranges.sort_unstable();
-        if let Some(w) = ranges.windows(2).find(|w| w[1].0 < w[0].1) {
-            return Err(mien_core::Error::Invalid {
-                what: format!("lift batch: lifts {} and {}", w[0].2, w[1].2),
-                reason: format!(
-                    "slot ranges [{}, {}) and [{}, {}) overlap; record overlapping lifts separately",
-                    w[0].0, w[0].1, w[1].0, w[1].1
-                ),
-            });
+        // A lift whose slots were freed would draw into slots another owner may hold.
+        for l in lifts.iter_mut().filter(|l| l.checked != sink.frees()) {
+            let (start, end) = (u64::from(l.params.range.offset), l.end_slot());
+            if !sink.is_allocated(start, end) {
+                return Err(unallocated(l.params.range.offset, end));
+            }
+            l.checked = sink.frees();
+        }
+        // One lift cannot overlap itself: no vector per frame for the usual single batched lift.
+        if lifts.len() > 1 {
+            let mut ranges: Vec<(u64, u64, usize)> = lifts
+                .iter()
+                .enumerate()
+                .map(|(i, l)| (u64::from(l.params.range.offset), l.end_slot(), i))
+                .collect();
+            ranges.sort_unstable();
+            if let Some(w) = ranges.windows(2).find(|w| w[1].0 < w[0].1) {
+                return Err(mien_core::Error::Invalid {
+                    what: format!("lift batch: lifts {} and {}", w[0].2, w[1].2),
+                    reason: format!(
+                        "slot ranges [{}, {}) and [{}, {}) overlap; record overlapping lifts separately",
+                        w[0].0, w[0].1, w[1].0, w[1].1
+                    ),
+                });
+            }
         }
         let mut dispatches = lifts.iter().flat_map(|l| {
             l.pieces.iter().map(move |p| Dispatch {

@@ -20,6 +20,8 @@ pub struct GpuSplatSink<G: GpuDevice> {
     pub cov_b: G::Buffer,
     sphere: ([f32; 3], f32),
     changed: bool,
+    /// Ranges freed so far: a lift re-checks that its slots are still allocated when this moved.
+    frees: u64,
 }
 
 impl<G: GpuDevice> std::fmt::Debug for GpuSplatSink<G> {
@@ -70,6 +72,7 @@ impl<G: GpuDevice> GpuSplatSink<G> {
             cov_b,
             sphere: ([0.0; 3], 0.0),
             changed: false,
+            frees: 0,
         };
         sink.fill_range(0, capacity.max(1), 0)?;
         Ok(sink)
@@ -83,6 +86,20 @@ impl<G: GpuDevice> GpuSplatSink<G> {
     /// The allocator.
     pub fn slots(&self) -> &SlotAllocator {
         &self.slots
+    }
+
+    /// Ranges freed since the sink was made.
+    pub(crate) fn frees(&self) -> u64 {
+        self.frees
+    }
+
+    /// Whether every slot of `start .. end` belongs to an allocated range.
+    pub(crate) fn is_allocated(&self, start: u64, end: u64) -> bool {
+        end <= u64::from(self.slots.capacity())
+            && self.slots.blocks().iter().all(|b| {
+                let (o, e) = (u64::from(b.offset), b.end());
+                e <= start || o >= end
+            })
     }
 
     fn fill_range(&self, offset: u32, count: u32, word: u32) -> mien_core::Result<()> {
@@ -156,7 +173,9 @@ impl<G: GpuDevice> SplatSink for GpuSplatSink<G> {
 
     fn free(&mut self, range: SlotRange) -> mien_core::Result<()> {
         self.slots.free(range)?;
-        // Freed slots are cleared so a stale gaussian can never be drawn.
+        self.frees += 1;
+        // Freed slots are cleared so a stale gaussian can never be drawn (and a lift of them is
+        // refused from now on: `GpuDebugLift::record_batch`).
         self.fill_range(range.offset, range.count, 0)
     }
 

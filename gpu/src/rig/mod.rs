@@ -135,6 +135,16 @@ impl<G: GpuDevice> GpuRigBackend<G> {
         &self.g
     }
 
+    /// The name of the binding limit uploads are planned under: the device's, or the override
+    /// of `with_binding_limit` when that is lower.
+    fn limit_name(&self) -> &'static str {
+        if self.binding_limit < self.g.caps().binding_limit {
+            "the binding size given to with_binding_limit"
+        } else {
+            self.g.caps().binding_limit_name
+        }
+    }
+
     /// The upload whose instances are exactly `rigs`, in order.
     fn whole_upload(&self, rigs: &[RigHandle]) -> Option<usize> {
         whole_batch(

@@ -29,7 +29,7 @@ impl<G: GpuDevice> GpuRigBackend<G> {
             ));
         }
         let plan = plan_rig_upload(rig, instances, limit)
-            .map_err(|o| G::over_limits(o.what, caps.binding_limit_name, limit, o.needed))?;
+            .map_err(|o| G::over_limits(o.what, self.limit_name(), limit, o.needed))?;
         let max_groups = caps.max_groups_xy;
         let staged = RigBatchFrames::new(rig, instances as usize);
         let mut weights = staged.weights.clone();

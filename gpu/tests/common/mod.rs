@@ -166,6 +166,10 @@ pub fn config(cases: u32) -> Config {
     }
 }
 
+/// The limit an over-limits error names when a backend was made `with_binding_limit` below the
+/// device's.
+pub const OVERRIDE: &str = "the binding size given to with_binding_limit";
+
 /// The error type of a plain test: any message.
 pub type TestResult = Result<(), String>;
 
