@@ -141,21 +141,12 @@ fn an_engine_device_and_command_buffer_work() {
         device.destroy_command_pool(pool, None);
     }
     let got = backend.read_vertices(h).unwrap();
-    let mut cpu = mien_cpu::CpuRigBackend::new();
-    let hc = cpu.upload(&rig).unwrap();
-    cpu.set_controls(hc, &controls).unwrap();
-    cpu.encode(&mut mien_cpu::CpuEncoder::default()).unwrap();
-    let want = cpu.read_vertices(hc).unwrap();
-    let scale = want
-        .positions
-        .iter()
-        .flatten()
-        .fold(1.0f32, |m, v| m.max(v.abs()));
-    for (g, w) in got.positions.iter().zip(&want.positions) {
-        for k in 0..3 {
-            assert!((g[k] - w[k]).abs() <= 1e-5 * scale, "{g:?} vs {w:?}");
-        }
-    }
+    let input = mien_cpu::conformance::rig_batch::RigBatchInput {
+        rig: rig.clone(),
+        controls: vec![controls.clone()],
+    };
+    let want = mien_cpu::conformance::rig_batch::batch_reference(&[input]).unwrap();
+    mien_cpu::conformance::compare_posed("an engine's device", &got, &want[0][0]).unwrap();
     let splats = sink.read(range).unwrap();
     assert!(
         splats.color.iter().all(|c| c >> 24 == 255),

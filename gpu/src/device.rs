@@ -41,7 +41,7 @@ impl<'a, B> Bind<'a, B> {
 }
 
 /// One dispatch of a pass: a kernel entry, its bind group and the workgroup grid `(x, y, z)`.
-pub struct Dispatch<'a, G: GpuDevice + ?Sized> {
+pub struct Dispatch<'a, G: GpuDevice> {
     /// The kernel entry point (the pipeline).
     pub entry: Entry,
     /// Its bindings (made by [`GpuDevice::bind`] for the same entry's layout).

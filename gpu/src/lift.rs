@@ -274,7 +274,6 @@ impl<G: GpuDevice> GpuDebugLift<G> {
                     )
                 })?;
                 let n = u64::from(count) + extra;
-                let slot = u64::from(slot);
                 let (center, b16) = range_binding::<G>(&sink.center, slot, n, 16, align);
                 let (color, b4) = range_binding::<G>(&sink.color, slot, n, 4, align);
                 let (cov_a, _) = range_binding::<G>(&sink.cov_a, slot, n, 16, align);

@@ -39,9 +39,12 @@ pub(crate) struct Chunk<G: GpuDevice> {
     skin_group: G::BindGroup,
     /// For a rig that carries tangents: the posed tangents `(N,count,4)` and the tangent pass's
     /// bind group.
-    tangent: Option<(Typed<G, [f32; 4]>, G::BindGroup)>,
+    tangent: Option<TangentPass<G>>,
     groups: (u32, u32),
 }
+
+/// A chunk's posed tangents `(N,count,4)` and the tangent pass's bind group.
+pub(crate) type TangentPass<G> = (Typed<G, [f32; 4]>, <G as GpuDevice>::BindGroup);
 
 /// One uploaded rig and its N instances.
 pub(crate) struct Upload<G: GpuDevice> {
