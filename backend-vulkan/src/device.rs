@@ -241,8 +241,9 @@ impl VulkanContext {
             raw::check_features(&instance, pd, need.shader_f16, need.storage_16bit)
         }
         // SAFETY: pd belongs to instance; family is its compute family; features checked.
-        .and_then(|()| unsafe { raw::create_device(&instance, pd, family, f16, need.storage_16bit) })
-        {
+        .and_then(|()| unsafe {
+            raw::create_device(&instance, pd, family, f16, need.storage_16bit)
+        }) {
             Ok(d) => d,
             Err(e) => {
                 // SAFETY: as above.
@@ -297,7 +298,12 @@ impl VulkanContext {
             _entry: None,
         });
         // What the engine enabled is its own: only what the kernels require is assumed.
-        Self::finish(shared, physical, family, mien_shaders::REQUIRED_FEATURES.shader_f16)
+        Self::finish(
+            shared,
+            physical,
+            family,
+            mien_shaders::REQUIRED_FEATURES.shader_f16,
+        )
     }
 
     fn pick(instance: &ash::Instance, allow_software: bool) -> Result<(vk::PhysicalDevice, u32)> {

@@ -49,21 +49,13 @@ fn usage(u: Usage) -> vk::BufferUsageFlags {
 
 impl VulkanContext {
     /// `b` was made on this context and `offset .. offset + len` lies inside it.
-    fn check_range(&self, what: &str, b: &Buffer, offset: u64, len: u64) -> Result<()> {
+    fn check_owned(&self, what: &str, b: &Buffer, offset: u64, len: u64) -> Result<()> {
         if !b.belongs_to(&self.inner.shared) {
             return Err(Error::WrongContext {
                 what: format!("a buffer ({what})"),
             });
         }
-        match offset.checked_add(len) {
-            Some(end) if end <= b.size() => Ok(()),
-            _ => Err(Error::Range {
-                what: what.into(),
-                offset,
-                len,
-                size: b.size(),
-            }),
-        }
+        <Self as GpuDevice>::check_range(what, b, offset, len)
     }
 }
 
@@ -93,6 +85,15 @@ impl GpuDevice for VulkanContext {
         }
     }
 
+    fn range_error(what: &str, offset: u64, len: u64, size: u64) -> Error {
+        Error::Range {
+            what: what.into(),
+            offset,
+            len,
+            size,
+        }
+    }
+
     /// Every pipeline was made with the context (the features they need were checked then).
     fn supports(&self, _entry: Entry) -> Result<()> {
         Ok(())
@@ -107,8 +108,14 @@ impl GpuDevice for VulkanContext {
     }
 
     fn output(&self, what: &str, size: u64) -> Result<Buffer> {
-        let flags = STORAGE | vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST;
-        self.buffer(what, size.next_multiple_of(4), flags, MemoryLocation::GpuOnly)
+        let flags =
+            STORAGE | vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST;
+        self.buffer(
+            what,
+            size.next_multiple_of(4),
+            flags,
+            MemoryLocation::GpuOnly,
+        )
     }
 
     /// Host-visible, coherent-or-flushed memory the host writes directly.
@@ -122,7 +129,7 @@ impl GpuDevice for VulkanContext {
     /// Waits for the submissions in flight (free when they are done), then copies into the mapped
     /// memory.
     fn write(&self, buffer: &Buffer, offset: u64, data: &[u8]) -> Result<()> {
-        self.check_range("a per-frame write", buffer, offset, data.len() as u64)?;
+        self.check_owned("a per-frame write", buffer, offset, data.len() as u64)?;
         if !buffer.is_frame_buffer() {
             return Err(Error::NotHostVisible {
                 what: "a per-frame write".into(),
@@ -135,7 +142,7 @@ impl GpuDevice for VulkanContext {
 
     fn fill(&self, parts: &[(&Buffer, u64, u64)], word: u32) -> Result<()> {
         for &(b, offset, size) in parts {
-            self.check_range("a fill", b, offset, size)?;
+            self.check_owned("a fill", b, offset, size)?;
         }
         let mut enc = self.begin()?;
         for &(b, offset, size) in parts.iter().filter(|p| p.2 > 0) {
@@ -154,7 +161,7 @@ impl GpuDevice for VulkanContext {
 
     fn read(&self, what: &str, parts: &[(&Buffer, u64, u64)]) -> Result<Vec<Vec<u8>>> {
         for &(b, offset, size) in parts {
-            self.check_range(what, b, offset, size)?;
+            self.check_owned(what, b, offset, size)?;
         }
         VulkanContext::read(self, parts)
     }
@@ -162,7 +169,7 @@ impl GpuDevice for VulkanContext {
     fn bind(&self, entry: Entry, binds: &[Bind<'_, Buffer>]) -> Result<VulkanBindGroup> {
         for b in binds {
             let len = b.size.unwrap_or(b.buffer.size().saturating_sub(b.offset));
-            self.check_range(entry.label(), b.buffer, b.offset, len)?;
+            self.check_owned(entry.label(), b.buffer, b.offset, len)?;
         }
         let storage = binds.len().saturating_sub(1) as u32;
         let pool = DescriptorPool::new(self, 1, 1, storage)?;
@@ -170,7 +177,13 @@ impl GpuDevice for VulkanContext {
         let set = pool.allocate(layout.set)?;
         let ranges: Vec<(vk::Buffer, u64, u64)> = binds
             .iter()
-            .map(|b| (b.buffer.handle(), b.offset, b.size.unwrap_or(vk::WHOLE_SIZE)))
+            .map(|b| {
+                (
+                    b.buffer.handle(),
+                    b.offset,
+                    b.size.unwrap_or(vk::WHOLE_SIZE),
+                )
+            })
             .collect();
         // SAFETY: the set is fresh (no pending use); the handles are live; binding 0 is the
         // uniform and the rest storage, as every entry's slots (`Entry::slots`) and layout.
@@ -246,8 +259,8 @@ impl GpuDevice for VulkanContext {
     }
 
     fn copy(&self, enc: &mut VulkanEncoder, src: &Buffer, dst: &Buffer, size: u64) -> Result<()> {
-        self.check_range("a copy's source", src, 0, size)?;
-        self.check_range("a copy's destination", dst, 0, size)?;
+        self.check_owned("a copy's source", src, 0, size)?;
+        self.check_owned("a copy's destination", dst, 0, size)?;
         if enc.owner().is_some_and(|o| !Arc::ptr_eq(o, &self.inner)) {
             return Err(Error::WrongContext {
                 what: "the encoder".into(),

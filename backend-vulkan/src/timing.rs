@@ -8,7 +8,6 @@ use mien_gpu::{QUERIES, Stage, StageTimes};
 
 use crate::error::{Result, VkResultExt};
 
-
 pub(crate) struct Timestamps {
     pub pool: vk::QueryPool,
     period_ns: f32,

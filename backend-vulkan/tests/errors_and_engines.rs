@@ -175,7 +175,11 @@ fn frames_reuse_their_pools_and_other_contexts_are_refused() {
     for _ in 0..200 {
         drop(ctx.begin().unwrap());
     }
-    assert!(ctx.idle_command_pools() <= 2, "{}", ctx.idle_command_pools());
+    assert!(
+        ctx.idle_command_pools() <= 2,
+        "{}",
+        ctx.idle_command_pools()
+    );
     let other = VulkanContext::new(&ContextOptions::default()).unwrap();
     let rig = random_rig(
         2,

@@ -8,7 +8,8 @@ use crate::error::{Error, Result};
 use crate::timing::Timestamps;
 
 /// One entry point's bind-group layout and pipeline, or why the device refused it.
-pub(crate) type Kernel = std::result::Result<(wgpu::BindGroupLayout, wgpu::ComputePipeline), String>;
+pub(crate) type Kernel =
+    std::result::Result<(wgpu::BindGroupLayout, wgpu::ComputePipeline), String>;
 
 /// How [`WgpuContext::new`] picks an adapter.
 #[derive(Clone, Copy, Debug)]
@@ -266,8 +267,10 @@ impl WgpuContext {
             ));
         }
         let made = self.inner.kernels[entry.index()].get_or_init(|| {
-            self.scoped(entry.label(), || crate::device::make_kernel(&self.inner.device, entry))
-                .map_err(|e| e.to_string())
+            self.scoped(entry.label(), || {
+                crate::device::make_kernel(&self.inner.device, entry)
+            })
+            .map_err(|e| e.to_string())
         });
         made.as_ref().map_err(|r| unsupported(r.clone()))
     }
@@ -345,7 +348,7 @@ impl WgpuContext {
         parts: &[(&wgpu::Buffer, u64, u64)],
     ) -> Result<Vec<Vec<u8>>> {
         for &(b, offset, size) in parts {
-            check_range(what, b, offset, size)?;
+            <Self as mien_gpu::GpuDevice>::check_range(what, b, offset, size)?;
         }
         let d = &self.inner.device;
         let staging: Vec<wgpu::Buffer> = parts
@@ -442,21 +445,5 @@ impl WgpuContext {
             s.unmap();
         }
         Ok(out)
-    }
-}
-
-/// `offset .. offset + len` lies inside `b`.
-///
-/// # Errors
-/// [`Error::Range`].
-pub(crate) fn check_range(what: &str, b: &wgpu::Buffer, offset: u64, len: u64) -> Result<()> {
-    match offset.checked_add(len) {
-        Some(end) if end <= b.size() => Ok(()),
-        _ => Err(Error::Range {
-            what: what.into(),
-            offset,
-            len,
-            size: b.size(),
-        }),
     }
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use mien_gpu::{Bind, Caps, Dispatch, Entry, GpuDevice, Slot, Stage, StageTimes, Usage};
 use wgpu::util::DeviceExt;
 
-use crate::context::{WgpuContext, check_range};
+use crate::context::WgpuContext;
 use crate::error::{Error, Result};
 use crate::timing::Timestamps;
 
@@ -94,6 +94,15 @@ impl GpuDevice for WgpuContext {
         }
     }
 
+    fn range_error(what: &str, offset: u64, len: u64, size: u64) -> Error {
+        Error::Range {
+            what: what.into(),
+            offset,
+            len,
+            size,
+        }
+    }
+
     fn supports(&self, entry: Entry) -> Result<()> {
         self.kernel(entry).map(|_| ())
     }
@@ -135,7 +144,7 @@ impl GpuDevice for WgpuContext {
 
     /// `queue.write_buffer`: lands before the next submission.
     fn write(&self, buffer: &wgpu::Buffer, offset: u64, data: &[u8]) -> Result<()> {
-        check_range("a per-frame write", buffer, offset, data.len() as u64)?;
+        Self::check_range("a per-frame write", buffer, offset, data.len() as u64)?;
         if !buffer.usage().contains(wgpu::BufferUsages::COPY_DST) {
             return Err(Error::NotWritable {
                 what: "a per-frame write".into(),
@@ -147,7 +156,7 @@ impl GpuDevice for WgpuContext {
 
     fn fill(&self, parts: &[(&wgpu::Buffer, u64, u64)], word: u32) -> Result<()> {
         for &(b, offset, size) in parts {
-            check_range("a fill", b, offset, size)?;
+            Self::check_range("a fill", b, offset, size)?;
         }
         let mut enc = self
             .device()
@@ -174,7 +183,7 @@ impl GpuDevice for WgpuContext {
     fn bind(&self, entry: Entry, binds: &[Bind<'_, wgpu::Buffer>]) -> Result<wgpu::BindGroup> {
         for b in binds {
             let len = b.size.unwrap_or(b.buffer.size().saturating_sub(b.offset));
-            check_range(entry.label(), b.buffer, b.offset, len)?;
+            Self::check_range(entry.label(), b.buffer, b.offset, len)?;
         }
         let (layout, _) = self.kernel(entry)?;
         let entries: Vec<wgpu::BindGroupEntry<'_>> = binds
@@ -232,8 +241,8 @@ impl GpuDevice for WgpuContext {
         dst: &wgpu::Buffer,
         size: u64,
     ) -> Result<()> {
-        check_range("a copy's source", src, 0, size)?;
-        check_range("a copy's destination", dst, 0, size)?;
+        Self::check_range("a copy's source", src, 0, size)?;
+        Self::check_range("a copy's destination", dst, 0, size)?;
         encoder.copy_buffer_to_buffer(src, 0, dst, 0, size);
         Ok(())
     }

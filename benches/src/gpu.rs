@@ -260,8 +260,12 @@ impl<G: BenchDevice> Bench for GpuBench<G> {
 
     fn copy(&self, bytes: u64, copies: u32) -> anyhow::Result<CopyResult> {
         let g = &self.g;
-        let a = g.output("a copy source", bytes).map_err(device_error::<G>)?;
-        let b = g.output("a copy destination", bytes).map_err(device_error::<G>)?;
+        let a = g
+            .output("a copy source", bytes)
+            .map_err(device_error::<G>)?;
+        let b = g
+            .output("a copy destination", bytes)
+            .map_err(device_error::<G>)?;
         let once = || -> anyhow::Result<()> {
             let mut enc = g.begin().map_err(device_error::<G>)?;
             g.copy(&mut enc, &a, &b, bytes).map_err(device_error::<G>)?;

@@ -6,12 +6,12 @@
 pub mod bytes;
 pub mod cpu;
 pub mod export;
+#[cfg(any(feature = "wgpu", feature = "vulkan"))]
+pub mod gpu;
 pub mod harness;
 pub mod machine;
 pub mod npy;
 pub mod plot;
-#[cfg(any(feature = "wgpu", feature = "vulkan"))]
-pub mod gpu;
 pub mod workloads;
 
 use harness::Bench;

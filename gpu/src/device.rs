@@ -113,6 +113,25 @@ pub trait GpuDevice: Clone + Send + Sync + Sized + 'static {
     fn caps(&self) -> &Caps;
     /// The API's over-limit error for `what` needing `needed` of the limit `limit_name`.
     fn over_limits(what: String, limit_name: &'static str, limit: u64, needed: u64) -> Self::Error;
+    /// The API's error for the byte range `offset .. offset + len` outside a buffer of `size`
+    /// bytes, in `what`.
+    fn range_error(what: &str, offset: u64, len: u64, size: u64) -> Self::Error;
+    /// `offset .. offset + len` lies inside `buffer`, or [`GpuDevice::range_error`].
+    ///
+    /// # Errors
+    /// The range error.
+    fn check_range(
+        what: &str,
+        buffer: &Self::Buffer,
+        offset: u64,
+        len: u64,
+    ) -> Result<(), Self::Error> {
+        let size = Self::size(buffer);
+        match offset.checked_add(len) {
+            Some(end) if end <= size => Ok(()),
+            _ => Err(Self::range_error(what, offset, len, size)),
+        }
+    }
     /// The kernel entry cannot run here (a missing capability), or `Ok`.
     ///
     /// # Errors
@@ -137,8 +156,12 @@ pub trait GpuDevice: Clone + Send + Sync + Sized + 'static {
     ///
     /// # Errors
     /// Out of memory.
-    fn frame_buffer(&self, what: &str, usage: Usage, data: &[u8])
-    -> Result<Self::Buffer, Self::Error>;
+    fn frame_buffer(
+        &self,
+        what: &str,
+        usage: Usage,
+        data: &[u8],
+    ) -> Result<Self::Buffer, Self::Error>;
     /// Write `data` at byte `offset` of a frame buffer (the rule above).
     ///
     /// # Errors
@@ -157,15 +180,21 @@ pub trait GpuDevice: Clone + Send + Sync + Sized + 'static {
     /// # Errors
     /// A range outside its buffer, a buffer of another device; read-back failures, device loss,
     /// a timeout.
-    fn read(&self, what: &str, parts: &[(&Self::Buffer, u64, u64)])
-    -> Result<Vec<Vec<u8>>, Self::Error>;
+    fn read(
+        &self,
+        what: &str,
+        parts: &[(&Self::Buffer, u64, u64)],
+    ) -> Result<Vec<Vec<u8>>, Self::Error>;
 
     /// Bind `binds` in binding order to `entry`'s layout ([`Entry::slots`]).
     ///
     /// # Errors
     /// A binding outside its buffer, a buffer of another device; out of memory.
-    fn bind(&self, entry: Entry, binds: &[Bind<'_, Self::Buffer>])
-    -> Result<Self::BindGroup, Self::Error>;
+    fn bind(
+        &self,
+        entry: Entry,
+        binds: &[Bind<'_, Self::Buffer>],
+    ) -> Result<Self::BindGroup, Self::Error>;
     /// Record one compute pass of `stage` into `encoder`: its dispatches in order (no barrier
     /// between them: they write disjoint data), the stage's timestamps around them, and a barrier
     /// after it so the next pass reads what it wrote.

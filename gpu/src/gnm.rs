@@ -13,9 +13,9 @@ use mien_shaders::{
 };
 
 use crate::device::{Dispatch, GpuDevice, Usage};
+use crate::handles::Handles;
 use crate::kernel::Entry;
 use crate::lift::PosedPart;
-use crate::handles::Handles;
 use crate::rig::{Vertex, push_vertices};
 use crate::timing::Stage;
 use crate::typed::Typed;
@@ -384,7 +384,8 @@ impl<G: GpuDevice> GnmBackend for GpuGnmBackend<G> {
                 groups: [c.skin_groups.0, c.skin_groups.1, z],
             })
         });
-        g.record(encoder, Stage::Skin, &mut skin).map_err(Into::into)
+        g.record(encoder, Stage::Skin, &mut skin)
+            .map_err(Into::into)
     }
 
     fn read_vertices(&self, head: GnmHandle) -> mien_core::Result<PosedVertices> {

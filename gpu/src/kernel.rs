@@ -76,9 +76,9 @@ impl Entry {
             Entry::Skin | Entry::GnmForward => &[Uniform, Read, Read, Read, Read, ReadWrite],
             // 8 storage buffers: wgpu's default per-stage limit, so a caller-made device runs it.
             Entry::Tangent => &[Uniform, Read, Read, Read, Read, Read, Read, Read, ReadWrite],
-            Entry::Lift | Entry::Clear => {
-                &[Uniform, Read, Read, ReadWrite, ReadWrite, ReadWrite, ReadWrite]
-            }
+            Entry::Lift | Entry::Clear => &[
+                Uniform, Read, Read, ReadWrite, ReadWrite, ReadWrite, ReadWrite,
+            ],
         }
     }
 

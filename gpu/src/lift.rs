@@ -114,9 +114,10 @@ fn range_binding<G: GpuDevice>(
 fn unallocated(offset: u32, end: u64) -> mien_core::Error {
     mien_core::Error::Invalid {
         what: format!("debug lift of slots {offset}..{end}"),
-        reason: "the slots are not (or no longer) allocated in the sink: allocate the range before \
+        reason:
+            "the slots are not (or no longer) allocated in the sink: allocate the range before \
                  making a lift, and make a new lift after freeing it"
-            .into(),
+                .into(),
     }
 }
 
@@ -184,7 +185,14 @@ impl<G: GpuDevice> GpuDebugLift<G> {
         sink: &GpuSplatSink<G>,
         params: DebugLiftParams,
     ) -> mien_core::Result<Self> {
-        Self::build(g, vertex_count, parts, (instances, slot_stride), sink, params)
+        Self::build(
+            g,
+            vertex_count,
+            parts,
+            (instances, slot_stride),
+            sink,
+            params,
+        )
     }
 
     /// Instances each dispatch lifts (1 for a single lift).

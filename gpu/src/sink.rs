@@ -141,10 +141,7 @@ impl<G: GpuDevice> GpuSplatSink<G> {
             (&self.cov_a, o * 16, n * 16),
             (&self.cov_b, o * 16, n * 16),
         ];
-        let data = self
-            .g
-            .read("the splat sink", &parts)
-            .map_err(Into::into)?;
+        let data = self.g.read("the splat sink", &parts).map_err(Into::into)?;
         let v4 = |b: &[u8]| -> Vec<[f32; 4]> {
             b.chunks_exact(16)
                 .map(bytemuck::pod_read_unaligned::<[f32; 4]>)

@@ -98,7 +98,11 @@ impl<G: GpuDevice, T: Pod> Typed<G, T> {
         if n == 0 {
             return Ok(());
         }
-        g.write(&self.buffer, first as u64 * elem::<T>(), bytemuck::cast_slice(&data[..n]))
+        g.write(
+            &self.buffer,
+            first as u64 * elem::<T>(),
+            bytemuck::cast_slice(&data[..n]),
+        )
     }
 
     /// Elements `first .. first + count` of `len` read back (`count` clamped to the buffer).
@@ -109,7 +113,11 @@ impl<G: GpuDevice, T: Pod> Typed<G, T> {
         let count = count.min(self.len.saturating_sub(first));
         let bytes = g.read(
             what,
-            &[(&self.buffer, first as u64 * elem::<T>(), count as u64 * elem::<T>())],
+            &[(
+                &self.buffer,
+                first as u64 * elem::<T>(),
+                count as u64 * elem::<T>(),
+            )],
         )?;
         Ok(bytes
             .first()

@@ -136,13 +136,27 @@ fn heads_equal_cpu<G: TestDevice>(ctx: &G, case: &GnmCase) -> TestResult {
 fn split_equals_unsplit<G: TestDevice>(ctx: &G, case: &GnmCase, limit: u64) -> TestResult {
     let mut split = Gpu::new(ctx, Some(limit));
     check_gnm(&mut split, case)?;
-    let expected = mien_shaders::data::gnm::plan_gnm_chunks(case.shape.vertices, case.shape.coeffs, 1, limit.max(256)).unwrap();
+    let expected = mien_shaders::data::gnm::plan_gnm_chunks(
+        case.shape.vertices,
+        case.shape.coeffs,
+        1,
+        limit.max(256),
+    )
+    .unwrap();
     if split.chunks.len() != expected.len() {
-        return Err(format!("{} chunks, planned {}", split.chunks.len(), expected.len()));
+        return Err(format!(
+            "{} chunks, planned {}",
+            split.chunks.len(),
+            expected.len()
+        ));
     }
     let inputs = GnmInputs::new(case);
-    let a = split.run(&inputs.pack, &inputs.frames).map_err(common::msg)?;
-    let b = Gpu::new(ctx, None).run(&inputs.pack, &inputs.frames).map_err(common::msg)?;
+    let a = split
+        .run(&inputs.pack, &inputs.frames)
+        .map_err(common::msg)?;
+    let b = Gpu::new(ctx, None)
+        .run(&inputs.pack, &inputs.frames)
+        .map_err(common::msg)?;
     if bits(&a) != bits(&b) {
         return Err("a split basis changed the result bits".into());
     }
@@ -177,12 +191,15 @@ fn the_hand_worked_vertex_poses_where_the_arithmetic_says_on<G: TestDevice>(ctx:
 }
 
 #[test]
-fn a_big_basis_is_split_into_many_chunks_and_still_equals_the_reference() -> Result<(), TestCaseError> {
+fn a_big_basis_is_split_into_many_chunks_and_still_equals_the_reference()
+-> Result<(), TestCaseError> {
     on_devices!(a_big_basis_is_split_into_many_chunks_and_still_equals_the_reference_on);
     Ok(())
 }
 
-fn a_big_basis_is_split_into_many_chunks_and_still_equals_the_reference_on<G: TestDevice>(ctx: &G) -> TestResult {
+fn a_big_basis_is_split_into_many_chunks_and_still_equals_the_reference_on<G: TestDevice>(
+    ctx: &G,
+) -> TestResult {
     // 383 coefficients (the seed's layout size) × 700 vertices = 1.6 MB of basis under a 160 KiB
     // limit: one 64-vertex tile (147,072 bytes) per chunk, 11 chunks.
     let case = GnmCase {
@@ -226,7 +243,11 @@ fn bad_packs_and_frames_get_typed_errors_on<G: TestDevice>(ctx: &G) -> TestResul
     );
     let mut b = GpuGnmBackend::with_binding_limit(ctx, 512);
     let e = b.upload_gnm(&pack).unwrap_err();
-    assert_eq!(G::limit_error(&e), Some((common::OVERRIDE, 512, 38_400)), "{e}");
+    assert_eq!(
+        G::limit_error(&e),
+        Some((common::OVERRIDE, 512, 38_400)),
+        "{e}"
+    );
     assert!(e.to_string().contains("64-vertex tile"), "{e}");
     // A palette of 5 joints + bind = 768 bytes under 512.
     let pack = random_gnm_pack(
@@ -285,12 +306,17 @@ fn bad_packs_and_frames_get_typed_errors_on<G: TestDevice>(ctx: &G) -> TestResul
 }
 
 #[test]
-fn a_batch_of_three_equals_three_cpu_poses_and_instances_do_not_touch_each_other() -> Result<(), TestCaseError> {
+fn a_batch_of_three_equals_three_cpu_poses_and_instances_do_not_touch_each_other()
+-> Result<(), TestCaseError> {
     on_devices!(a_batch_of_three_equals_three_cpu_poses_and_instances_do_not_touch_each_other_on);
     Ok(())
 }
 
-fn a_batch_of_three_equals_three_cpu_poses_and_instances_do_not_touch_each_other_on<G: TestDevice>(ctx: &G) -> TestResult {
+fn a_batch_of_three_equals_three_cpu_poses_and_instances_do_not_touch_each_other_on<
+    G: TestDevice,
+>(
+    ctx: &G,
+) -> TestResult {
     let case = GnmCase {
         shape: GnmShape {
             vertices: 90,
@@ -354,7 +380,9 @@ fn the_ict_sized_pack_equals_the_reference_whole_and_split() -> Result<(), TestC
     Ok(())
 }
 
-fn the_ict_sized_pack_equals_the_reference_whole_and_split_on<G: TestDevice>(ctx: &G) -> TestResult {
+fn the_ict_sized_pack_equals_the_reference_whole_and_split_on<G: TestDevice>(
+    ctx: &G,
+) -> TestResult {
     // 26,719 vertices × 57 coefficients (9.1 MB of fp16 basis), two frames; then as a batch of 2
     // under a 4 MiB binding limit (3 chunks).
     let case = ict_sized_case(2);
@@ -377,7 +405,9 @@ fn the_real_ict_pack_driven_by_live_link_equals_the_reference() -> Result<(), Te
     Ok(())
 }
 
-fn the_real_ict_pack_driven_by_live_link_equals_the_reference_on<G: TestDevice>(ctx: &G) -> TestResult {
+fn the_real_ict_pack_driven_by_live_link_equals_the_reference_on<G: TestDevice>(
+    ctx: &G,
+) -> TestResult {
     let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data");
     let pack = mien_cpu::conformance::gnm_real::ict_pack(&data).unwrap();
     let frames =

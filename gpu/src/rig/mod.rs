@@ -361,11 +361,17 @@ impl<G: GpuDevice> RigBackend for GpuRigBackend<G> {
             .iter()
             .filter_map(|c| {
                 let len = u64::from(c.count) * 16;
-                c.tangent.as_ref().map(|(b, _)| (b.raw(), i as u64 * len, len))
+                c.tangent
+                    .as_ref()
+                    .map(|(b, _)| (b.raw(), i as u64 * len, len))
             })
             .collect();
         if !tangents.is_empty() {
-            for bytes in self.g.read("posed tangents", &tangents).map_err(Into::into)? {
+            for bytes in self
+                .g
+                .read("posed tangents", &tangents)
+                .map_err(Into::into)?
+            {
                 out.tangents.extend(
                     bytes
                         .chunks_exact(16)

@@ -44,7 +44,12 @@ impl<G: GpuDevice> GpuRigBackend<G> {
         } else {
             let mut rows = staged.rows().to_vec();
             rows.resize(instances as usize * rig.weight_count as usize, 0.0);
-            Some(Typed::frame(g, "the dense morph weights", Usage::Storage, &rows)?)
+            Some(Typed::frame(
+                g,
+                "the dense morph weights",
+                Usage::Storage,
+                &rows,
+            )?)
         };
         let mut bytes = weights.bytes() + active.bytes() + palette.bytes();
         bytes += dense.as_ref().map_or(0, Typed::bytes);

@@ -24,7 +24,9 @@ pub trait TestDevice: GpuDevice {
     }
 }
 
-fn backend_source(e: &mien_core::Error) -> Option<&(dyn std::error::Error + Send + Sync + 'static)> {
+fn backend_source(
+    e: &mien_core::Error,
+) -> Option<&(dyn std::error::Error + Send + Sync + 'static)> {
     match e {
         mien_core::Error::Backend { source, .. } => Some(source.as_ref()),
         _ => None,
