@@ -349,7 +349,11 @@ fn splats(path: &Path) -> Result<serde_json::Value> {
     }
     Ok(json!({
         "file": path.display().to_string(),
-        "kind": "3D Gaussian Splatting .ply",
+        "kind": if c.properties.iter().any(|p| p.name == "packed_position") {
+            "SuperSplat compressed .ply (3D Gaussian Splatting)"
+        } else {
+            "3D Gaussian Splatting .ply"
+        },
         "splats": c.len(),
         "sh_degree": c.sh_degree(),
         "properties": c.properties.iter().map(|p| p.name.clone()).collect::<Vec<_>>().join(" "),

@@ -197,6 +197,18 @@ fn inspect_describes_and_refuses() {
         (v["splats"].as_u64(), v["sh_degree"].as_u64()),
         (Some(4721), Some(3))
     );
+    // SuperSplat's compressed layout, decoded by its header.
+    let ply = data("splats/guitar.compressed.ply");
+    let out = Command::new(env!("CARGO_BIN_EXE_mien"))
+        .args(["inspect", "--json", ply.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (v["splats"].as_u64(), v["sh_degree"].as_u64()),
+        (Some(90_854), Some(0))
+    );
+    assert!(v["kind"].as_str().unwrap().contains("SuperSplat compressed"), "{v}");
     let (ok, e) = mien(&[
         "inspect",
         data("corrupt/html_saved_as.glb").to_str().unwrap(),

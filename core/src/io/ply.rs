@@ -28,6 +28,7 @@
 //! them (opacity logit ≈ −13.8, the covariance floored) so that splat `i` of every frame of a
 //! sequence is the same slot.
 
+pub mod compressed;
 pub mod gaussian;
 mod reader;
 

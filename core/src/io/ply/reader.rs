@@ -74,7 +74,7 @@ impl ScalarKind {
     }
 
     /// The little-endian value at the start of `b` (`None` when `b` is too short).
-    fn read(self, b: &[u8]) -> Option<f64> {
+    pub(super) fn read(self, b: &[u8]) -> Option<f64> {
         let a = |n: usize| b.get(..n);
         Some(match self {
             ScalarKind::I8 => f64::from(a(1)?[0] as i8),
@@ -183,14 +183,14 @@ pub fn read_splat_ply(path: &Path) -> Result<SplatCloud> {
 }
 
 /// One element of the header.
-struct Element {
-    name: String,
-    count: u64,
-    props: Vec<PlyProperty>,
+pub(super) struct Element {
+    pub(super) name: String,
+    pub(super) count: u64,
+    pub(super) props: Vec<PlyProperty>,
     /// The first list property, if any (such an element cannot be skipped or read).
-    list: Option<String>,
+    pub(super) list: Option<String>,
     /// Bytes of the scalar properties of one record.
-    stride: usize,
+    pub(super) stride: usize,
     /// Bytes of the count fields of the list properties of one record: what an empty list takes.
     list_counts: usize,
 }
@@ -215,8 +215,14 @@ impl Element {
 /// after `vertex` whose records (at least their scalars and list counts each) cannot fit in the
 /// bytes after the vertices; a value is not finite, a quaternion has zero length, or a covariance
 /// overflows.
+///
+/// A SuperSplat compressed file (a `chunk` element and a `vertex` element of packed words) is
+/// decoded into the same cloud ([`super::compressed`]).
 pub fn parse_splat_ply(bytes: &[u8], file: &str) -> Result<SplatCloud> {
     let (elements, data_offset) = parse_header(bytes, file)?;
+    if super::compressed::is_compressed(&elements) {
+        return super::compressed::parse_compressed(bytes, file, &elements, data_offset);
+    }
     let Some(vi) = elements.iter().position(|e| e.name == "vertex") else {
         return Err(Error::format(file, "element vertex", "missing"));
     };
