@@ -112,7 +112,10 @@ impl Target {
                 "mediapipe/portrait_expected_blendshapes.pbtxt",
                 "mediapipe/vsekai_blendshapes.json",
             ],
-            Target::Ply => &["splats/fruit_drops_minimal.ply", "splats/guitar.compressed.ply"],
+            Target::Ply => &[
+                "splats/fruit_drops_minimal.ply",
+                "splats/guitar.compressed.ply",
+            ],
             Target::Polly
             | Target::Azure
             | Target::MienJson

@@ -237,3 +237,46 @@ fn damaged_compressed_files_are_refused_naming_the_field() {
         "{e}"
     );
 }
+
+/// SuperSplat compressed → mien's splat buffers → mien's INRIA `.ply` → read back: the same splats
+/// (centres bit for bit, colours within the 8-bit packing, covariances within 1e-4 of their
+/// largest entry, opacity-0 splats kept so splat i stays splat i): a compressed capture converts
+/// to the layout every viewer opens.
+#[test]
+fn a_compressed_capture_converts_to_the_inria_layout() {
+    use mien_core::io::ply::{PlyOptions, TransparentSlots, read_splat_ply, write_splat_ply_with};
+    let cloud = read_splat_ply(&data("splats/guitar.compressed.ply")).unwrap();
+    let (buffers, ranges) = cloud.to_buffers().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("guitar.ply");
+    let options = PlyOptions {
+        transparent: TransparentSlots::Keep,
+        ..PlyOptions::default()
+    };
+    let stats = write_splat_ply_with(&out, &buffers, &ranges, &options).unwrap();
+    assert_eq!(stats.written, cloud.len() as u64);
+    let back = read_splat_ply(&out).unwrap();
+    assert_eq!(back.len(), cloud.len());
+    assert_eq!(back.center, cloud.center);
+    for (i, (a, b)) in back.rgba.iter().zip(&cloud.rgba).enumerate() {
+        for k in 0..4 {
+            let want = b[k].clamp(0.0, 1.0);
+            // 8-bit packing, then logit / SH-DC in f32 and back.
+            assert!(
+                (a[k] - want).abs() <= 0.5 / 255.0 + 2e-5,
+                "splat {i} channel {k}: {a:?} vs {b:?}"
+            );
+        }
+    }
+    for (i, (a, b)) in back.covariance.iter().zip(&cloud.covariance).enumerate() {
+        let scale = b.iter().flatten().fold(0.0f32, |m, x| m.max(x.abs()));
+        for r in 0..3 {
+            for c in 0..3 {
+                assert!(
+                    (a[r][c] - b[r][c]).abs() <= 1e-4 * scale + 1e-12,
+                    "splat {i}: {a:?} vs {b:?}"
+                );
+            }
+        }
+    }
+}
