@@ -208,7 +208,13 @@ fn inspect_describes_and_refuses() {
         (v["splats"].as_u64(), v["sh_degree"].as_u64()),
         (Some(90_854), Some(0))
     );
-    assert!(v["kind"].as_str().unwrap().contains("SuperSplat compressed"), "{v}");
+    assert!(
+        v["kind"]
+            .as_str()
+            .unwrap()
+            .contains("SuperSplat compressed"),
+        "{v}"
+    );
     let (ok, e) = mien(&[
         "inspect",
         data("corrupt/html_saved_as.glb").to_str().unwrap(),

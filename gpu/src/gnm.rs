@@ -13,7 +13,7 @@ use mien_shaders::{
 };
 
 use crate::device::{Dispatch, GpuDevice, Usage};
-use crate::handles::Handles;
+use crate::handles::{BindingLimit, Handles};
 use crate::kernel::Entry;
 use crate::lift::PosedPart;
 use crate::rig::{Vertex, push_vertices};
@@ -63,7 +63,7 @@ pub struct GpuGnmBackend<G: GpuDevice> {
     g: G,
     uploads: Vec<Upload<G>>,
     handles: Handles,
-    binding_limit: u64,
+    limit: BindingLimit,
 }
 
 impl<G: GpuDevice> std::fmt::Debug for GpuGnmBackend<G> {
@@ -72,7 +72,7 @@ impl<G: GpuDevice> std::fmt::Debug for GpuGnmBackend<G> {
             .field("device", &G::NAME)
             .field("uploads", &self.uploads.len())
             .field("heads", &self.handles.len())
-            .field("binding_limit", &self.binding_limit)
+            .field("binding_limit", &self.limit.bytes)
             .finish()
     }
 }
@@ -86,33 +86,27 @@ impl<G: GpuDevice> Drop for GpuGnmBackend<G> {
 impl<G: GpuDevice> GpuGnmBackend<G> {
     /// An empty backend on `g`.
     pub fn new(g: &G) -> Self {
-        Self::with_binding_limit(g, u64::MAX)
+        Self::limited(g, None)
     }
 
     /// Like [`GpuGnmBackend::new`] but splitting uploads as if the device's binding limit were
     /// `bytes` (256 up to the real one), so the split path runs on small packs.
     pub fn with_binding_limit(g: &G, bytes: u64) -> Self {
+        Self::limited(g, Some(bytes))
+    }
+
+    fn limited(g: &G, bytes: Option<u64>) -> Self {
         GpuGnmBackend {
             g: g.clone(),
             uploads: Vec::new(),
             handles: Handles::new("head"),
-            binding_limit: bytes.clamp(256, g.caps().binding_limit.max(256)),
+            limit: BindingLimit::new(g.caps(), bytes),
         }
     }
 
     /// The device.
     pub fn context(&self) -> &G {
         &self.g
-    }
-
-    /// The name of the binding limit uploads are planned under: the device's, or the override
-    /// of `with_binding_limit` when that is lower.
-    fn limit_name(&self) -> &'static str {
-        if self.binding_limit < self.g.caps().binding_limit {
-            "the binding size given to with_binding_limit"
-        } else {
-            self.g.caps().binding_limit_name
-        }
     }
 
     /// Vertex-range chunks of `head`'s upload as `(vertices,)` per chunk (tests: how a pack was
@@ -184,7 +178,7 @@ impl<G: GpuDevice> GpuGnmBackend<G> {
     fn upload(&self, pack: &GnmPack, instances: u32) -> Result<Upload<G>, G::Error> {
         let g = &self.g;
         let caps = g.caps();
-        let limit = self.binding_limit;
+        let limit = self.limit.bytes;
         let max_groups = caps.max_groups_xy;
         if instances > caps.max_groups_z {
             return Err(G::over_limits(
@@ -195,7 +189,7 @@ impl<G: GpuDevice> GpuGnmBackend<G> {
             ));
         }
         let plan = plan_gnm_upload(pack, instances, limit)
-            .map_err(|o| G::over_limits(o.what, self.limit_name(), limit, o.needed))?;
+            .map_err(|o| G::over_limits(o.what, self.limit.name, limit, o.needed))?;
         let (nv, e) = (pack.vertex_count() as u32, pack.coeff_count() as u32);
         g.supports(Entry::GnmForward)?;
         let tiles = BasisTiles::new(pack, GNM_TILE_VERTICES as usize);

@@ -68,3 +68,31 @@ impl Handles {
         (first..first + instances).collect()
     }
 }
+
+/// The binding limit a stage plans its uploads under: the device's, or a lower one given by
+/// `with_binding_limit` (clamped to 256 bytes up to the device's) so the split paths run on small
+/// models; its name for errors says which.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BindingLimit {
+    /// Bytes.
+    pub(crate) bytes: u64,
+    /// The limit's name in errors.
+    pub(crate) name: &'static str,
+}
+
+impl BindingLimit {
+    /// The device's limit, or `bytes` when given and lower (at least 256).
+    pub(crate) fn new(caps: &crate::device::Caps, bytes: Option<u64>) -> Self {
+        let device = caps.binding_limit;
+        match bytes.map(|b| b.clamp(256, device.max(256))) {
+            Some(b) if b < device => BindingLimit {
+                bytes: b,
+                name: "the binding size given to with_binding_limit",
+            },
+            _ => BindingLimit {
+                bytes: device,
+                name: caps.binding_limit_name,
+            },
+        }
+    }
+}

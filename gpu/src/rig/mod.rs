@@ -11,7 +11,7 @@ use mien_shaders::JointMatrices;
 use mien_shaders::data::rig::{RigBatchFrames, set_batch};
 
 use crate::device::{Dispatch, GpuDevice};
-use crate::handles::Handles;
+use crate::handles::{BindingLimit, Handles};
 use crate::kernel::Entry;
 use crate::lift::PosedPart;
 use crate::timing::Stage;
@@ -83,7 +83,7 @@ pub struct GpuRigBackend<G: GpuDevice> {
     g: G,
     uploads: Vec<Upload<G>>,
     handles: Handles,
-    binding_limit: u64,
+    limit: BindingLimit,
 }
 
 impl<G: GpuDevice> std::fmt::Debug for GpuRigBackend<G> {
@@ -92,7 +92,7 @@ impl<G: GpuDevice> std::fmt::Debug for GpuRigBackend<G> {
             .field("device", &G::NAME)
             .field("uploads", &self.uploads.len())
             .field("rigs", &self.handles.len())
-            .field("binding_limit", &self.binding_limit)
+            .field("binding_limit", &self.limit.bytes)
             .finish()
     }
 }
@@ -121,7 +121,7 @@ impl<G: GpuDevice> GpuRigBackend<G> {
             g: g.clone(),
             uploads: Vec::new(),
             handles: Handles::new("rig"),
-            binding_limit: g.caps().binding_limit,
+            limit: BindingLimit::new(g.caps(), None),
         }
     }
 
@@ -129,23 +129,13 @@ impl<G: GpuDevice> GpuRigBackend<G> {
     /// `bytes` (256 up to the real one): the splitting path can be exercised on small rigs.
     pub fn with_binding_limit(g: &G, bytes: u64) -> Self {
         let mut b = Self::new(g);
-        b.binding_limit = bytes.clamp(256, g.caps().binding_limit.max(256));
+        b.limit = BindingLimit::new(g.caps(), Some(bytes));
         b
     }
 
     /// The device.
     pub fn context(&self) -> &G {
         &self.g
-    }
-
-    /// The name of the binding limit uploads are planned under: the device's, or the override
-    /// of `with_binding_limit` when that is lower.
-    fn limit_name(&self) -> &'static str {
-        if self.binding_limit < self.g.caps().binding_limit {
-            "the binding size given to with_binding_limit"
-        } else {
-            self.g.caps().binding_limit_name
-        }
     }
 
     /// The upload whose instances are exactly `rigs`, in order.

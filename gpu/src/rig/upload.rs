@@ -19,7 +19,7 @@ impl<G: GpuDevice> GpuRigBackend<G> {
     pub(super) fn upload_rig(&self, rig: &RigData, instances: u32) -> Result<Upload<G>, G::Error> {
         let g = &self.g;
         let caps = g.caps();
-        let limit = self.binding_limit;
+        let limit = self.limit.bytes;
         if instances > caps.max_groups_z {
             return Err(G::over_limits(
                 "the instances of one upload".into(),
@@ -29,7 +29,7 @@ impl<G: GpuDevice> GpuRigBackend<G> {
             ));
         }
         let plan = plan_rig_upload(rig, instances, limit)
-            .map_err(|o| G::over_limits(o.what, self.limit_name(), limit, o.needed))?;
+            .map_err(|o| G::over_limits(o.what, self.limit.name, limit, o.needed))?;
         let max_groups = caps.max_groups_xy;
         let staged = RigBatchFrames::new(rig, instances as usize);
         let mut weights = staged.weights.clone();
