@@ -23,6 +23,7 @@ pub mod device;
 mod device_buffers;
 mod encoder;
 mod error;
+mod frames;
 mod gpu;
 mod memory;
 mod pipelines;
