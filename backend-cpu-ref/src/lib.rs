@@ -11,6 +11,7 @@
 //!
 //! [`RigData::pose_vertex`]: mien_core::rig::RigData::pose_vertex
 
+mod bound;
 #[cfg(feature = "conformance")]
 pub mod conformance;
 mod gnm;
@@ -19,6 +20,7 @@ mod rig;
 mod rig_tiles;
 mod sink;
 
+pub use bound::CpuBoundLift;
 pub use gnm::CpuGnmBackend;
 pub use lift::CpuDebugLift;
 pub use rig::CpuRigBackend;

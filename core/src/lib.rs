@@ -20,6 +20,7 @@ pub mod sink;
 pub mod speech;
 #[cfg(feature = "testing")]
 pub mod testing;
+pub mod texture;
 pub mod vrm;
 
 pub use error::{Error, Result};

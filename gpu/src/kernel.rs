@@ -27,19 +27,22 @@ pub enum Entry {
     Clear,
     /// `gnm.wgsl` `forward`: the linear head's basis, eyes and seam (needs `unpack2x16float`).
     GnmForward,
+    /// `lift_bound.wgsl` `main`: bound gaussians posed on their triangles.
+    LiftBound,
 }
 
 use Slot::{Read, ReadWrite, Uniform};
 
 impl Entry {
     /// Every entry, in a fixed order (the index of [`Entry::index`]).
-    pub const ALL: [Entry; 6] = [
+    pub const ALL: [Entry; 7] = [
         Entry::Morph,
         Entry::Skin,
         Entry::Tangent,
         Entry::Lift,
         Entry::Clear,
         Entry::GnmForward,
+        Entry::LiftBound,
     ];
 
     /// Position in [`Entry::ALL`].
@@ -55,13 +58,14 @@ impl Entry {
             Entry::Tangent => &mien_shaders::TANGENT,
             Entry::Lift | Entry::Clear => &mien_shaders::LIFT_DEBUG,
             Entry::GnmForward => &mien_shaders::GNM,
+            Entry::LiftBound => &mien_shaders::LIFT_BOUND,
         }
     }
 
     /// The entry point's name in the kernel.
     pub fn name(self) -> &'static str {
         match self {
-            Entry::Morph | Entry::Skin | Entry::Tangent => "main",
+            Entry::Morph | Entry::Skin | Entry::Tangent | Entry::LiftBound => "main",
             Entry::Lift => "lift",
             Entry::Clear => "clear",
             Entry::GnmForward => "forward",
@@ -79,6 +83,9 @@ impl Entry {
             Entry::Lift | Entry::Clear => &[
                 Uniform, Read, Read, ReadWrite, ReadWrite, ReadWrite, ReadWrite,
             ],
+            Entry::LiftBound => &[
+                Uniform, Read, Read, Read, ReadWrite, ReadWrite, ReadWrite, ReadWrite,
+            ],
         }
     }
 
@@ -91,6 +98,7 @@ impl Entry {
             Entry::Lift => "mien lift",
             Entry::Clear => "mien clear",
             Entry::GnmForward => "mien gnm forward",
+            Entry::LiftBound => "mien bound lift",
         }
     }
 }

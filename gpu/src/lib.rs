@@ -17,6 +17,7 @@
 //! is `GpuRigBackend<VulkanContext>`, and so on: a new kernel needs one host-side implementation
 //! here to run on both.
 
+mod bound;
 mod device;
 mod gnm;
 mod handles;
@@ -27,6 +28,7 @@ mod sink;
 mod timing;
 mod typed;
 
+pub use bound::{GpuBoundData, GpuBoundLift};
 pub use device::{Bind, Caps, Dispatch, GpuDevice, Usage};
 pub use gnm::GpuGnmBackend;
 pub use kernel::{Entry, Slot};

@@ -90,7 +90,7 @@ impl<G: GpuDevice> Drop for GpuDebugLift<G> {
 
 /// A binding of `count` elements of `stride` bytes starting at element `first` of `buffer`, with the
 /// offset aligned down to `align`; returns the binding and the element index of `first` inside it.
-fn range_binding<G: GpuDevice>(
+pub(crate) fn range_binding<G: GpuDevice>(
     buffer: &G::Buffer,
     first: u64,
     count: u64,

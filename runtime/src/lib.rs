@@ -51,8 +51,8 @@ pub use instance::{HeadMotionReport, Instance, InstanceMut, InstanceTotals};
 pub use memory::HOST_BYTES_PER_VERTEX;
 pub use mien_core::anim::head::HeadJointNames;
 pub use runtime::{
-    FrameReport, InstanceFrame, LiftInfo, LiftOptions, MAX_INSTANCES, MemoryReport, Runtime,
-    RuntimeOptions, Shading,
+    FrameReport, InstanceFrame, LiftInfo, LiftKind, LiftOptions, MAX_INSTANCES, MemoryReport,
+    Runtime, RuntimeOptions, Shading,
 };
 pub use space::ExpressionSpace;
 pub use speech::{Sampler, Speech, SpeechOptions};

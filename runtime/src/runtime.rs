@@ -12,7 +12,7 @@ use mien_core::sink::{SlotRange, SplatBuffers};
 use crate::asset::{Asset, Model};
 use crate::device::Device;
 use crate::engine::{self, Engine, SinkRef, Times, no_instance};
-use crate::error::{Error, Result};
+use crate::error::{Context, Error, Result};
 use crate::instance::{Instance, InstanceMut};
 use crate::posed::{PosedCheck, rest_geometry};
 
@@ -50,10 +50,33 @@ pub enum Shading {
     Flat,
 }
 
-/// The lift a runtime attaches (seed 000's debug vertex lift: one isotropic gaussian per posed
-/// vertex).
+/// Which lift turns posed vertices into gaussians (seed 000).
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub enum LiftKind {
+    /// One isotropic gaussian per posed vertex, σ and shading from [`LiftOptions`].
+    #[default]
+    Debug,
+    /// Gaussians spread over every triangle and bound to it, coloured by the character's
+    /// base-colour textures ([`mien_core::lift::surface`]).
+    Surface(mien_core::lift::SurfaceOptions),
+}
+
+impl LiftKind {
+    /// `debug` or `surface`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            LiftKind::Debug => "debug",
+            LiftKind::Surface(_) => "surface",
+        }
+    }
+}
+
+/// The lift a runtime attaches: seed 000's debug vertex lift (one isotropic gaussian per posed
+/// vertex; the default) or the surface lift ([`LiftKind::Surface`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct LiftOptions {
+    /// Which lift. `sigma` and `shading` apply to the debug lift only.
+    pub kind: LiftKind,
     /// Gaussian standard deviation, metres, within [`SIGMA_RANGE_M`]; `None`:
     /// [`DEFAULT_SIGMA_EDGES`] × the median triangle edge of the rest pose.
     pub sigma: Option<f32>,
@@ -81,8 +104,14 @@ impl Default for RuntimeOptions {
 }
 
 /// What the rest pose gave the lift.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct LiftInfo {
+    /// The lift attached.
+    pub kind: LiftKind,
+    /// Slots (gaussians) per instance: V for the debug lift.
+    pub slots: u32,
+    /// What a surface lift built (gaussians, triangles, textures); `None` for the debug lift.
+    pub bound: Option<mien_core::lift::BoundReport>,
     /// σ used, metres.
     pub sigma: f32,
     /// σ was derived from the rest pose (no [`LiftOptions::sigma`]).
@@ -277,8 +306,20 @@ impl Runtime {
                 Shading::Flat => DebugShading::Flat,
             };
             params.centroid = [0, 1, 2].map(|k| 0.5 * (rt.bounds[0][k] + rt.bounds[1][k]));
-            rt.engine.attach_lift(params)?;
+            let (spec, bound) = match l.kind {
+                LiftKind::Debug => (engine::LiftSpec::Debug(params), None),
+                LiftKind::Surface(opts) => {
+                    let (setup, report) = surface_setup(&asset, &mut rt, &rest_pos, &opts)?;
+                    (engine::LiftSpec::Bound(Arc::new(setup)), Some(report))
+                }
+            };
+            let slots = spec.slots(v);
+            engine::sink_slots(n, slots)?;
+            rt.engine.attach_lift(spec)?;
             rt.lift = Some(LiftInfo {
+                kind: l.kind,
+                slots,
+                bound,
                 sigma,
                 sigma_derived: l.sigma.is_none(),
                 median_edge: edge,
@@ -622,13 +663,21 @@ impl Runtime {
         self.lift.as_ref()
     }
 
-    /// Instance `i`'s slots in the sink: `i·V .. (i+1)·V`.
+    /// Instance `i`'s slots in the sink: `i·S .. (i+1)·S` for `S` slots per instance (V for the
+    /// debug lift, the gaussian count for the surface lift).
     ///
     /// # Errors
     /// [`Error::Invalid`] for an instance the runtime does not have.
     pub fn slot_range(&self, i: usize) -> Result<SlotRange> {
         self.instance(i)?;
-        Ok(engine::slot_range(i, self.asset.vertex_count()))
+        Ok(engine::slot_range(i, self.slots_per_instance()))
+    }
+
+    /// Slots (gaussians) per instance: the lift's count, V without a lift.
+    fn slots_per_instance(&self) -> u32 {
+        self.lift
+            .as_ref()
+            .map_or(self.asset.vertex_count(), |l| l.slots)
     }
 
     /// The splat sink itself, for a caller that renders where it lies (the wgpu or Vulkan buffers
@@ -656,7 +705,7 @@ impl Runtime {
             rig_bytes,
             sink_bytes,
             sink_slots: if self.lift.is_some() {
-                u64::from(v) * self.instances.len() as u64
+                u64::from(self.slots_per_instance()) * self.instances.len() as u64
             } else {
                 0
             },
@@ -707,4 +756,27 @@ pub fn median_edge(triangles: &[[u32; 3]], pos: &[[f32; 3]]) -> Option<f32> {
     }
     let mid = e.len() / 2;
     Some(*e.select_nth_unstable_by(mid, f32::total_cmp).1)
+}
+
+/// The surface lift of `asset` shaped on its rest pose `rest_pos` `(V,3)` (world, metres), with
+/// its rest normals read from the engine; colours from the character's materials (a rig) or its
+/// rest normals (a linear head).
+fn surface_setup(
+    asset: &Asset,
+    rt: &mut Runtime,
+    rest_pos: &[[f32; 3]],
+    opts: &mien_core::lift::SurfaceOptions,
+) -> Result<(mien_core::lift::BoundSetup, mien_core::lift::BoundReport)> {
+    use mien_core::lift::{SurfaceColors, surface_lift};
+    let rest = rt.engine.read_posed(0)?;
+    let tris = asset.triangles();
+    let colors = match asset.rig() {
+        Some(rig) => SurfaceColors::from_character(asset.character(), rig)
+            .context("colouring the surface lift")?,
+        None => SurfaceColors::untextured(tris, &rest.normals, None),
+    };
+    let lift = surface_lift(rest_pos, &rest.normals, tris, &colors, opts)
+        .with_context(|| format!("{}: building the surface lift", asset.source()))?;
+    let setup = mien_core::lift::BoundSetup::new(&lift.gaussians, lift.triangles)?;
+    Ok((setup, lift.report))
 }

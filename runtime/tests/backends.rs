@@ -15,7 +15,8 @@ use mien_core::gnm::bake::{BakeOptions, bake_gltf};
 use mien_core::sink::SplatBuffers;
 use mien_cpu::conformance::{TOLERANCE, compare_posed};
 use mien_runtime::{
-    Asset, Backend, Device, DeviceOptions, FaceDriver, FaceSources, Runtime, RuntimeOptions, Script,
+    Asset, Backend, Device, DeviceOptions, FaceDriver, FaceSources, LiftKind, LiftOptions, Runtime,
+    RuntimeOptions, Script,
 };
 
 fn data(rel: &str) -> PathBuf {
@@ -63,9 +64,23 @@ fn run(
     setup: &Setup,
     times: &[f64],
 ) -> Vec<Vec<(SplatBuffers, mien_core::rig::PosedVertices)>> {
+    run_lift(asset, device, n, setup, times, LiftKind::Debug)
+}
+
+fn run_lift(
+    asset: &Arc<Asset>,
+    device: &Device,
+    n: u32,
+    setup: &Setup,
+    times: &[f64],
+    kind: LiftKind,
+) -> Vec<Vec<(SplatBuffers, mien_core::rig::PosedVertices)>> {
     let opts = RuntimeOptions {
         instances: n,
-        ..Default::default()
+        lift: Some(LiftOptions {
+            kind,
+            ..Default::default()
+        }),
     };
     let mut rt = Runtime::new(Arc::clone(asset), device, &opts).unwrap();
     setup(&mut rt).unwrap();
@@ -113,10 +128,14 @@ fn compare_splats(what: &str, g: &SplatBuffers, w: &SplatBuffers) {
 }
 
 fn check(asset: Asset, n: u32, setup: &Setup, times: &[f64]) {
+    check_lift(asset, n, setup, times, LiftKind::Debug);
+}
+
+fn check_lift(asset: Asset, n: u32, setup: &Setup, times: &[f64], kind: LiftKind) {
     let asset = Arc::new(asset);
-    let want = run(&asset, &Device::Cpu, n, setup, times);
+    let want = run_lift(&asset, &Device::Cpu, n, setup, times, kind);
     for d in gpus() {
-        let got = run(&asset, &d, n, setup, times);
+        let got = run_lift(&asset, &d, n, setup, times, kind);
         for (f, (gf, wf)) in got.iter().zip(&want).enumerate() {
             for (i, ((gs, gp), (ws, wp))) in gf.iter().zip(wf).enumerate() {
                 let what = format!("{} {} frame {f} instance {i}", d.name(), asset.source());
@@ -142,6 +161,46 @@ fn facecap_with_the_live_link_take_agrees_on_every_backend() {
         &setup,
         &[0.0, 0.5, 1.25],
     );
+}
+
+/// The surface lift (`lift_bound.wgsl` against [`mien_core::lift::BoundSetup::pose`]): Face Cap's
+/// textured head, three instances, the Live Link take and a clip.
+#[test]
+fn facecap_surface_lift_agrees_on_every_backend() {
+    let take = data("livelinkface/MySlate_3_Jason_Millers_iPhone.csv");
+    let setup = move |rt: &mut Runtime| {
+        rt.instance_mut(0)?.play_livelink_csv(&take)?;
+        rt.instance_mut(1)?.play_clip("0")?;
+        Ok(())
+    };
+    let opts = mien_core::lift::SurfaceOptions {
+        target: 40_000,
+        ..Default::default()
+    };
+    check_lift(
+        Asset::load(data("facecap/facecap.glb")).unwrap(),
+        3,
+        &setup,
+        &[0.0, 1.25],
+        LiftKind::Surface(opts),
+    );
+}
+
+/// The surface lift on a linear head (facecap baked into a pack: no normals, normal colours).
+#[test]
+fn a_linear_head_surface_lift_agrees_on_every_backend() {
+    let baked = bake_gltf(&data("facecap/facecap.glb"), &BakeOptions::default()).unwrap();
+    let asset = Asset::from_pack(baked.pack, "facecap.aosrig").unwrap();
+    let take = data("livelinkface/MySlate_3_Jason_Millers_iPhone.csv");
+    let setup = move |rt: &mut Runtime| {
+        rt.instance_mut(1)?.play_livelink_csv(&take)?;
+        Ok(())
+    };
+    let opts = mien_core::lift::SurfaceOptions {
+        target: 20_000,
+        ..Default::default()
+    };
+    check_lift(asset, 2, &setup, &[0.0, 0.8], LiftKind::Surface(opts));
 }
 
 #[test]

@@ -9,6 +9,7 @@
 //! | [`SKIN`] | `main` | morphed `(N,V,6)`, joints, skin weights, per instance palettes `(N,P)` | posed `(N,V,6)` |
 //! | [`TANGENT`] | `main` | per chunk row starts + entry slots, base tangents `(V,4)` + tangent deltas `(nnz,3)`, dense weights `(N,W)`, morphed `(N,V,6)`, joints, skin weights, palettes `(N,P)` | posed tangents `(N,V,4)` (rigs that carry tangents only) |
 //! | [`LIFT_DEBUG`] | `lift`, `clear` | posed `(V,6)` from `posed_base`, tints | the four sink buffers |
+//! | [`LIFT_BOUND`] | `main` | posed `(V,6)` from `posed_base`, triangles `(T,3)`, gaussians `(G,3)` vec4 | the four sink buffers |
 //! | [`GNM`] | `forward` | fp16 basis words, neutral + seam + eye weights `(V,2)` vec4, per instance eye frames `(N,)` and scaled coefficients `(N,E)` | head-local `(N,V,6)` (then [`SKIN`] with z = N) |
 //!
 //! Every kernel runs [`WORKGROUP_SIZE`] invocations per workgroup and maps invocation
@@ -135,8 +136,19 @@ pub const REQUIRED_FEATURES: KernelFeatures = KernelFeatures {
     storage_16bit: false,
 };
 
+/// Bound gaussians (surface, texel, captured-splat lifts) posed on their triangles
+/// (`lift_bound.wgsl`).
+pub const LIFT_BOUND: Kernel = Kernel {
+    file: "lift_bound.wgsl",
+    source: include_str!("lift_bound.wgsl"),
+    entry_points: &["main"],
+    spirv: &[spv!("lift_bound.main.spv")],
+    f16_in_f32: false,
+    workgroup_size: WORKGROUP_SIZE,
+};
+
 /// Every kernel.
-pub const ALL: [Kernel; 5] = [MORPH, SKIN, TANGENT, LIFT_DEBUG, GNM];
+pub const ALL: [Kernel; 6] = [MORPH, SKIN, TANGENT, LIFT_DEBUG, LIFT_BOUND, GNM];
 
 /// Invocations per workgroup of every kernel (`@workgroup_size(64)`).
 pub const WORKGROUP_SIZE: u32 = 64;
@@ -164,6 +176,28 @@ pub struct JointMatrices {
     pub m: [f32; 16],
     /// Normal matrix (inverse transpose of the 3×3 part), column-major, fourth row/column zero.
     pub n: [f32; 16],
+}
+
+/// The uniform of [`LIFT_BOUND`] (WGSL `BoundParams`, 80 bytes).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct BoundParams {
+    /// Rows of the row-major 3×4 affine `A`.
+    pub rows: [[f32; 4]; 3],
+    /// Gaussians of the setup.
+    pub gaussians: u32,
+    /// Slots in the dispatch.
+    pub count: u32,
+    /// Invocations per dispatch row.
+    pub row_width: u32,
+    /// First slot relative to the bound range of `center` / `cov_a` / `cov_b`.
+    pub slot_base_vec4: u32,
+    /// First slot relative to the bound range of `color`.
+    pub slot_base_color: u32,
+    /// First vertex of the instance in the bound posed buffer.
+    pub posed_base: u32,
+    /// Padding to 16 bytes.
+    pub pad: [u32; 2],
 }
 
 /// The uniform of [`LIFT_DEBUG`] (WGSL `LiftParams`, 128 bytes).

@@ -1,9 +1,17 @@
 //! Lifts: posed vertices → gaussians in a splat sink's slot range.
 
+pub mod bound;
+pub mod color;
 pub mod debug;
 pub mod parts;
+pub mod surface;
 
+pub use bound::{
+    BoundGaussian, BoundSetup, PackedBound, TriangleFrame, pose_bound, triangle_frame,
+};
+pub use color::{ColorReport, SurfaceColors};
 pub use debug::{CLEARED_SPLAT, DebugLiftParams, DebugShading, LiftedSplat, lift_vertex};
+pub use surface::{BoundLift, BoundReport, SurfaceOptions, surface_lift};
 
 use crate::error::Result;
 use crate::rig::backend::RigBackend;

@@ -42,6 +42,11 @@ pub struct Character {
     /// A VRM avatar's expressions, humanoid map and lookAt (`None` for other characters); its
     /// expression control node is the last node ([`crate::vrm`]).
     pub vrm: Option<crate::vrm::Vrm>,
+    /// glTF materials (base colour only), indexed by [`crate::rig::Primitive::material`].
+    pub materials: Vec<crate::rig::material::Material>,
+    /// Images `(I,)` by glTF image index: the encoded bytes, or `None` when they could not be
+    /// read (a note says why; colour falls back to the factor).
+    pub images: Vec<Option<crate::rig::material::EncodedImage>>,
 }
 
 /// The animated state of a character at one instant: every node's local transform and every

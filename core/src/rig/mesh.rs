@@ -26,6 +26,11 @@ pub struct Primitive {
     pub morph: MorphSet,
     /// Skin influences (≤4 per vertex), or `None` for a rigid primitive.
     pub influences: Option<Influences>,
+    /// Index into [`crate::rig::Character::materials`], or `None` for glTF's default material.
+    pub material: Option<usize>,
+    /// Whether `uvs` already went through the material's `KHR_texture_transform` (quantised UVs
+    /// are dequantised with it on import), so sampling must not apply it again.
+    pub uvs_transformed: bool,
 }
 
 impl Primitive {

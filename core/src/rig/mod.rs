@@ -4,6 +4,7 @@
 pub mod backend;
 pub mod character;
 pub mod ids;
+pub mod material;
 pub mod mesh;
 pub mod morph;
 pub mod rigdata;
@@ -13,6 +14,7 @@ pub mod skin;
 pub use backend::{PosedVertices, RigBackend, RigHandle, check_batch_args, set_each, whole_batch};
 pub use character::{Character, ImportNote, Pose};
 pub use ids::{ClipId, MeshId, NodeId, SkinId};
+pub use material::{AlphaMode, EncodedImage, Material, Sampler, TextureRef, Wrap};
 pub use mesh::{Mesh, Primitive};
 pub use morph::{
     ACTIVE_MORPH_LIMIT, DenseTarget, LimitStats, MORPH_WEIGHT_LIMIT, MorphLimiter, MorphSet,

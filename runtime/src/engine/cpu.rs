@@ -3,12 +3,14 @@
 
 use glam::Mat4;
 use mien_core::gnm::{GnmBackend, GnmHandle};
-use mien_core::lift::{DebugLiftParams, Lift};
+use mien_core::lift::Lift;
 use mien_core::rig::{ControlStats, PosedVertices, RigBackend, RigControls, RigHandle};
 use mien_core::sink::{SplatBuffers, SplatSink};
-use mien_cpu::{CpuDebugLift, CpuEncoder, CpuGnmBackend, CpuRigBackend, CpuSplatSink};
+use mien_cpu::{
+    CpuBoundLift, CpuDebugLift, CpuEncoder, CpuGnmBackend, CpuRigBackend, CpuSplatSink,
+};
 
-use super::{Engine, SinkRef, Times, params_for, sink_slots, slot_range, wrong_model};
+use super::{Engine, LiftSpec, SinkRef, Times, params_for, sink_slots, slot_range, wrong_model};
 use crate::asset::Model;
 use crate::error::{Error, Result};
 
@@ -22,11 +24,19 @@ enum Poser {
 /// Posed positions and normals `(V,3)` each.
 type Posed<'a> = (&'a [[f32; 3]], &'a [[f32; 3]]);
 
+/// One instance's lift.
+enum CpuLift {
+    Debug(CpuDebugLift),
+    Bound(CpuBoundLift),
+}
+
 /// N instances on the CPU.
 pub(crate) struct CpuEngine {
     poser: Poser,
     v: u32,
-    sink: Option<(CpuSplatSink, Vec<CpuDebugLift>)>,
+    /// Slots per instance (V for the debug lift, the gaussian count for a bound lift).
+    per: u32,
+    sink: Option<(CpuSplatSink, Vec<CpuLift>)>,
     enc: CpuEncoder,
 }
 
@@ -49,6 +59,7 @@ impl CpuEngine {
         Ok(CpuEngine {
             poser,
             v,
+            per: v,
             sink: None,
             enc: CpuEncoder::default(),
         })
@@ -114,22 +125,39 @@ impl Engine for CpuEngine {
         })
     }
 
-    fn attach_lift(&mut self, template: DebugLiftParams) -> Result<()> {
+    fn attach_lift(&mut self, spec: LiftSpec) -> Result<()> {
         let (v, n) = match &self.poser {
             Poser::Rig(_, hs) => (self.v, hs.len()),
             Poser::Head(_, hs, _) => (self.v, hs.len()),
         };
-        let mut sink = CpuSplatSink::new(sink_slots(n as u32, v)?);
+        let per = spec.slots(v);
+        let mut sink = CpuSplatSink::new(sink_slots(n as u32, per)?);
         let mut lifts = Vec::with_capacity(n);
         for i in 0..n {
-            let range = sink.allocate(v)?;
-            debug_assert_eq!(range, slot_range(i, v));
-            let p = params_for(&template, i, v);
-            lifts.push(match &self.poser {
-                Poser::Rig(b, hs) => CpuDebugLift::new(b, hs[i], &sink, p)?,
-                Poser::Head(..) => CpuDebugLift::for_vertices(v, Vec::new(), &sink, p)?,
+            let range = sink.allocate(per)?;
+            debug_assert_eq!(range, slot_range(i, per));
+            let rig = match &self.poser {
+                Poser::Rig(_, hs) => Some(hs[i]),
+                Poser::Head(..) => None,
+            };
+            lifts.push(match &spec {
+                LiftSpec::Debug(template) => {
+                    let p = params_for(template, i, v);
+                    CpuLift::Debug(match &self.poser {
+                        Poser::Rig(b, hs) => CpuDebugLift::new(b, hs[i], &sink, p)?,
+                        Poser::Head(..) => CpuDebugLift::for_vertices(v, Vec::new(), &sink, p)?,
+                    })
+                }
+                LiftSpec::Bound(setup) => CpuLift::Bound(CpuBoundLift::new(
+                    rig,
+                    v,
+                    std::sync::Arc::clone(setup),
+                    &sink,
+                    range,
+                )?),
             });
         }
+        self.per = per;
         self.sink = Some((sink, lifts));
         Ok(())
     }
@@ -142,12 +170,19 @@ impl Engine for CpuEngine {
         match &self.poser {
             Poser::Rig(b, _) => {
                 for l in lifts.iter_mut() {
-                    l.encode(&mut self.enc, b, sink)?;
+                    match l {
+                        CpuLift::Debug(l) => l.encode(&mut self.enc, b, sink)?,
+                        CpuLift::Bound(l) => l.encode(&mut self.enc, b, sink)?,
+                    }
                 }
             }
             Poser::Head(b, hs, zero) => {
                 for (l, h) in lifts.iter_mut().zip(hs) {
-                    l.encode_posed(&mut self.enc, b.posed(*h)?, zero, sink)?;
+                    let pos = b.posed(*h)?;
+                    match l {
+                        CpuLift::Debug(l) => l.encode_posed(&mut self.enc, pos, zero, sink)?,
+                        CpuLift::Bound(l) => l.encode_posed(&mut self.enc, pos, zero, sink)?,
+                    }
                 }
             }
         }
@@ -159,7 +194,7 @@ impl Engine for CpuEngine {
             return Err(Error::invalid("splats", "the runtime has no lift attached"));
         };
         handle(lifts, i)?;
-        Ok(copy_range(sink, slot_range(i, self.v)))
+        Ok(copy_range(sink, slot_range(i, self.per)))
     }
 
     fn finish(&mut self) -> Result<()> {

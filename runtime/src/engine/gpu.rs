@@ -10,10 +10,13 @@ use mien_core::gnm::{GnmBackend, GnmHandle};
 use mien_core::lift::DebugLiftParams;
 use mien_core::rig::{ControlStats, PosedVertices, RigBackend, RigControls, RigHandle};
 use mien_core::sink::{SplatBuffers, SplatSink};
-use mien_gpu::{GpuDebugLift, GpuDevice, GpuGnmBackend, GpuRigBackend, GpuSplatSink, PosedPart};
+use mien_gpu::{
+    GpuBoundData, GpuBoundLift, GpuDebugLift, GpuDevice, GpuGnmBackend, GpuRigBackend,
+    GpuSplatSink, PosedPart,
+};
 
 use super::cpu::handle;
-use super::{Engine, SinkRef, Times, params_for, sink_slots, slot_range, wrong_model};
+use super::{Engine, LiftSpec, SinkRef, Times, params_for, sink_slots, slot_range, wrong_model};
 use crate::asset::Model;
 use crate::error::{Context as _, Error, Result};
 
@@ -73,7 +76,9 @@ pub(crate) struct GpuEngine<G: EngineDevice> {
     g: G,
     poser: Poser<G>,
     v: u32,
-    sink: Option<(GpuSplatSink<G>, Vec<GpuDebugLift<G>>)>,
+    /// Slots per instance (V for the debug lift, the gaussian count for a bound lift).
+    per: u32,
+    sink: Option<(GpuSplatSink<G>, Lifts<G>)>,
     times: Times,
 }
 
@@ -97,6 +102,7 @@ impl<G: EngineDevice> GpuEngine<G> {
             g: g.clone(),
             poser,
             v,
+            per: v,
             sink: None,
             times: Times {
                 gpu_ms: g.caps().timestamps.then_some([0.0; 3]),
@@ -160,6 +166,56 @@ fn make_lifts<'b, G: GpuDevice>(
     Ok(out)
 }
 
+/// The instances' lifts.
+enum Lifts<G: GpuDevice> {
+    Debug(Vec<GpuDebugLift<G>>),
+    Bound(Vec<GpuBoundLift<G>>),
+}
+
+impl<G: EngineDevice> GpuEngine<G> {
+    /// The bound lift: the setup uploaded once, one lift per instance over its posed vertices.
+    fn attach_bound(&mut self, setup: std::sync::Arc<mien_core::lift::BoundSetup>) -> Result<()> {
+        let (v, n) = (self.v, self.n());
+        let per = setup.slots();
+        let mut sink = GpuSplatSink::new(&self.g, sink_slots(n as u32, per)?)?;
+        for i in 0..n {
+            let r = sink.allocate(per)?;
+            debug_assert_eq!(r, slot_range(i, per));
+        }
+        let data = GpuBoundData::upload(&self.g, setup)?;
+        let mut lifts = Vec::with_capacity(n);
+        for i in 0..n {
+            let range = slot_range(i, per);
+            let lift = match &self.poser {
+                Poser::Rig(b, hs) => b.posed_parts(hs[i]).and_then(|parts| {
+                    GpuBoundLift::new(
+                        &self.g,
+                        v,
+                        &parts,
+                        std::sync::Arc::clone(&data),
+                        &sink,
+                        range,
+                    )
+                }),
+                Poser::Head(b, hs) => b.posed_parts(hs[i]).and_then(|parts| {
+                    GpuBoundLift::new(
+                        &self.g,
+                        v,
+                        &parts,
+                        std::sync::Arc::clone(&data),
+                        &sink,
+                        range,
+                    )
+                }),
+            };
+            lifts.push(lift.with_context(|| format!("lifting instance {i}"))?);
+        }
+        self.per = per;
+        self.sink = Some((sink, Lifts::Bound(lifts)));
+        self.g.validation()
+    }
+}
+
 impl<G: EngineDevice> Engine for GpuEngine<G> {
     fn set_rig(&mut self, controls: &[RigControls], stats: &mut [ControlStats]) -> Result<()> {
         let Poser::Rig(b, hs) = &mut self.poser else {
@@ -193,7 +249,11 @@ impl<G: EngineDevice> Engine for GpuEngine<G> {
         })
     }
 
-    fn attach_lift(&mut self, template: DebugLiftParams) -> Result<()> {
+    fn attach_lift(&mut self, spec: LiftSpec) -> Result<()> {
+        let template = match spec {
+            LiftSpec::Debug(t) => t,
+            LiftSpec::Bound(setup) => return self.attach_bound(setup),
+        };
         let (v, n) = (self.v, self.n());
         let mut sink = GpuSplatSink::new(&self.g, sink_slots(n as u32, v)?)?;
         for i in 0..n {
@@ -208,7 +268,7 @@ impl<G: EngineDevice> Engine for GpuEngine<G> {
                 make_lifts(&self.g, v, n, &template, &sink, &|i| b.posed_parts(hs[i]))?
             }
         };
-        self.sink = Some((sink, lifts));
+        self.sink = Some((sink, Lifts::Debug(lifts)));
         self.g.validation()
     }
 
@@ -217,8 +277,10 @@ impl<G: EngineDevice> Engine for GpuEngine<G> {
         let mut enc = self.g.begin().map_err(G::error)?;
         self.encode_rig(&mut enc)?;
         let t1 = Instant::now();
-        if let Some((sink, lifts)) = &mut self.sink {
-            GpuDebugLift::record_batch(lifts, &mut enc, sink)?;
+        match &mut self.sink {
+            Some((sink, Lifts::Debug(lifts))) => GpuDebugLift::record_batch(lifts, &mut enc, sink)?,
+            Some((sink, Lifts::Bound(lifts))) => GpuBoundLift::record_batch(lifts, &mut enc, sink)?,
+            None => {}
         }
         self.g.end_frame(&mut enc);
         self.g.submit(enc).map_err(G::error)?;
@@ -248,7 +310,7 @@ impl<G: EngineDevice> Engine for GpuEngine<G> {
             return Err(Error::invalid("splats", "the runtime has no lift attached"));
         };
         super::check_instance(i, self.n())?;
-        let s = sink.read(slot_range(i, self.v))?;
+        let s = sink.read(slot_range(i, self.per))?;
         self.g.validation()?;
         Ok(s)
     }

@@ -10,7 +10,9 @@ pub(crate) mod gpu;
 use std::time::Duration;
 
 use glam::Mat4;
-use mien_core::lift::DebugLiftParams;
+use std::sync::Arc;
+
+use mien_core::lift::{BoundSetup, DebugLiftParams};
 use mien_core::rig::{ControlStats, PosedVertices, RigControls};
 use mien_core::sink::{SlotRange, SplatBuffers};
 
@@ -61,6 +63,25 @@ pub enum SinkRef<'a> {
     Vulkan(&'a mien_vulkan::VulkanSplatSink),
 }
 
+/// Which lift an engine attaches.
+#[derive(Clone, Debug)]
+pub(crate) enum LiftSpec {
+    /// One gaussian per posed vertex.
+    Debug(DebugLiftParams),
+    /// Gaussians bound to triangles (surface, texel, captured splats), shared by the instances.
+    Bound(Arc<BoundSetup>),
+}
+
+impl LiftSpec {
+    /// Slots one instance of `v` vertices takes.
+    pub(crate) fn slots(&self, v: u32) -> u32 {
+        match self {
+            LiftSpec::Debug(_) => v,
+            LiftSpec::Bound(b) => b.slots(),
+        }
+    }
+}
+
 /// N instances posed and lifted per frame.
 pub(crate) trait Engine {
     /// Set every instance's controls (rig models): `controls` `(N,)`, counts into `stats` `(N,)`.
@@ -76,9 +97,10 @@ pub(crate) trait Engine {
     fn pose_and_read(&mut self, i: usize) -> Result<PosedVertices>;
     /// Read instance `i`'s last posed vertices (a readback on a GPU).
     fn read_posed(&mut self, i: usize) -> Result<PosedVertices>;
-    /// Create the sink (`N × V` slots) and the lifts: instance `i` into slots `i·V .. (i+1)·V`,
-    /// with `template`'s σ, shading, centroid and transform.
-    fn attach_lift(&mut self, template: DebugLiftParams) -> Result<()>;
+    /// Create the sink (`N × S` slots for `S = spec.slots(V)`) and the lifts: instance `i` into
+    /// slots `i·S .. (i+1)·S` — the debug lift with `template`'s σ, shading, centroid and
+    /// transform, or the bound gaussians of a setup.
+    fn attach_lift(&mut self, spec: LiftSpec) -> Result<()>;
     /// Record the rig pass and (when attached) the lifts into one submission.
     fn frame(&mut self) -> Result<()>;
     /// Instance `i`'s slots of the last frame (a readback on a GPU).

@@ -150,6 +150,11 @@ impl<'a> Buffers<'a> {
             })
     }
 
+    /// The folder external files resolve against.
+    pub fn base_dir(&self) -> Option<&'a Path> {
+        self.base_dir
+    }
+
     /// Load buffer `i` if not yet loaded.
     fn ensure(&mut self, root: &json::Root, i: usize) -> Result<()> {
         let file = self.file;
@@ -295,7 +300,7 @@ fn has_scheme(uri: &str) -> bool {
 
 /// A relative file URI as a path inside the model's folder: percent-decoded, and refused (with the
 /// reason) when it is empty, has a scheme, is absolute, or climbs above the folder through `..`.
-fn relative_path(uri: &str) -> std::result::Result<PathBuf, String> {
+pub(super) fn relative_path(uri: &str) -> std::result::Result<PathBuf, String> {
     const RULE: &str = "a model may only read files inside its own folder";
     if uri.is_empty() {
         return Err("an empty URI names no file".into());

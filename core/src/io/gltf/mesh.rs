@@ -169,6 +169,7 @@ fn primitive(
         None => Vec::new(),
     };
 
+    let mut uvs_transformed = false;
     let uvs = match attr(Semantic::TexCoords(0)) {
         Some(a) => {
             let (fmt, v) = read_f32(ctx, a)?;
@@ -180,6 +181,7 @@ fn primitive(
                         for q in &mut uv {
                             *q = [m[0] * q[0] + m[1] * q[1] + m[2], m[3] * q[0] + m[4] * q[1] + m[5]];
                         }
+                        uvs_transformed = true;
                         ctx.note(field, format!("quantised UVs ({}) dequantised with the material's KHR_texture_transform", fmt.describe()));
                     }
                     None => ctx.note(field, format!("quantised UVs ({}) kept as stored: no KHR_texture_transform to dequantise them", fmt.describe())),
@@ -260,6 +262,8 @@ fn primitive(
         indices,
         morph,
         influences,
+        material: p.material.map(|m| m.value()),
+        uvs_transformed,
     })
 }
 
@@ -319,6 +323,12 @@ fn uv_transform(root: &json::Root, p: &json::mesh::Primitive) -> Option<[f32; 6]
         .pbr_metallic_roughness
         .base_color_texture
         .as_ref()?;
+    texture_transform(info)
+}
+
+/// `KHR_texture_transform` of a texture reference as a 2×3 row-major affine, when present and
+/// applying to `TEXCOORD_0`.
+pub(super) fn texture_transform(info: &json::texture::Info) -> Option<[f32; 6]> {
     let x = info
         .extensions
         .as_ref()?

@@ -32,6 +32,7 @@ mod checks;
 mod container;
 mod limits;
 mod links;
+mod material;
 mod mesh;
 mod meshopt;
 mod scene;
@@ -129,6 +130,8 @@ pub fn import_gltf_bytes(bytes: &[u8], base_dir: Option<&Path>, label: &str) -> 
     let skins = skin::skins(&mut ctx)?;
     let clips = animation::clips(&mut ctx, &meshes)?;
     let vrm = vrm_control(&mut ctx, &mut nodes, &mut meshes, &mut scene_roots)?;
+    let materials = material::materials(&mut ctx);
+    let images = material::images(&mut ctx, &materials);
     let hierarchy = crate::rig::Hierarchy::new(label, &nodes)?;
 
     let character = Character {
@@ -142,6 +145,8 @@ pub fn import_gltf_bytes(bytes: &[u8], base_dir: Option<&Path>, label: &str) -> 
         required_extensions: root.extensions_required.clone(),
         notes: ctx.notes,
         vrm,
+        materials,
+        images,
     };
     character.validate()?;
     Ok(character)

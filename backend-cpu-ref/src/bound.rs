@@ -1,0 +1,127 @@
+//! Bound gaussians (surface, texel and captured-splat lifts) posed on the CPU.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use mien_core::lift::bound::check_bound;
+use mien_core::lift::{BoundSetup, CLEARED_SPLAT, Lift};
+use mien_core::rig::{RigBackend, RigHandle};
+use mien_core::sink::{SlotRange, SplatSink};
+use mien_core::{Error, Result};
+use rayon::prelude::*;
+
+use crate::{CHUNK, CpuEncoder, CpuRigBackend, CpuSplatSink};
+
+/// Every gaussian of a [`BoundSetup`] posed on its triangle ([`BoundSetup::pose`]) into a slot
+/// range of a [`CpuSplatSink`]; slots of the range past the gaussian count are cleared.
+#[derive(Clone, Debug)]
+pub struct CpuBoundLift {
+    rig: RigHandle,
+    setup: Arc<BoundSetup>,
+    range: SlotRange,
+    vertex_count: u32,
+}
+
+impl CpuBoundLift {
+    /// A lift of `vertex_count` posed vertices (from `rig`, or given to
+    /// [`CpuBoundLift::encode_posed`]) into `range`.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] when the setup does not fit the vertices or the range
+    /// ([`check_bound`]), or the range leaves the sink.
+    pub fn new(
+        rig: Option<RigHandle>,
+        vertex_count: u32,
+        setup: Arc<BoundSetup>,
+        sink: &CpuSplatSink,
+        range: SlotRange,
+    ) -> Result<Self> {
+        check_bound(&setup.gaussians, &setup.triangles, vertex_count, range)?;
+        if range.end() > u64::from(sink.capacity()) {
+            return Err(Error::Invalid {
+                what: "bound lift range".into(),
+                reason: format!(
+                    "ends at {} past the sink's {} slots",
+                    range.end(),
+                    sink.capacity()
+                ),
+            });
+        }
+        Ok(CpuBoundLift {
+            rig: rig.unwrap_or(RigHandle(u32::MAX)),
+            setup,
+            range,
+            vertex_count,
+        })
+    }
+
+    /// Pose into the sink from `pos` `(V,3)` metres and `nrm` `(V,3)`.
+    ///
+    /// # Errors
+    /// [`Error::Mismatch`] when either slice is not `(V,)` long.
+    pub fn encode_posed(
+        &mut self,
+        encoder: &mut CpuEncoder,
+        pos: &[[f32; 3]],
+        nrm: &[[f32; 3]],
+        sink: &mut CpuSplatSink,
+    ) -> Result<()> {
+        let nv = self.vertex_count as usize;
+        for (what, n) in [("posed positions", pos.len()), ("posed normals", nrm.len())] {
+            if n != nv {
+                return Err(Error::Mismatch {
+                    what: format!("bound lift {what}"),
+                    expected: nv as u64,
+                    found: n as u64,
+                });
+            }
+        }
+        let start = Instant::now();
+        let ng = self.setup.gaussians.len();
+        let r = self.range.offset as usize..self.range.end() as usize;
+        let setup = &self.setup;
+        let b = sink.buffers_mut();
+        b.center[r.clone()]
+            .par_chunks_mut(CHUNK)
+            .zip(b.color[r.clone()].par_chunks_mut(CHUNK))
+            .zip(b.cov_a[r.clone()].par_chunks_mut(CHUNK))
+            .zip(b.cov_b[r].par_chunks_mut(CHUNK))
+            .enumerate()
+            .for_each(|(c, (((ce, co), ca), cb))| {
+                for i in 0..ce.len() {
+                    let g = c * CHUNK + i;
+                    let s = if g < ng {
+                        setup.pose(g, pos, nrm)
+                    } else {
+                        CLEARED_SPLAT
+                    };
+                    (ce[i], co[i], ca[i], cb[i]) = (s.center, s.color, s.cov_a, s.cov_b);
+                }
+            });
+        sink.mark_changed();
+        encoder.lift += start.elapsed();
+        Ok(())
+    }
+}
+
+impl Lift<CpuRigBackend, CpuSplatSink> for CpuBoundLift {
+    fn range(&self) -> SlotRange {
+        self.range
+    }
+
+    fn encode(
+        &mut self,
+        encoder: &mut CpuEncoder,
+        rig: &CpuRigBackend,
+        sink: &mut CpuSplatSink,
+    ) -> Result<()> {
+        if self.rig == RigHandle(u32::MAX) || rig.vertex_count(self.rig) != self.vertex_count {
+            return Err(Error::Invalid {
+                what: "bound lift".into(),
+                reason: "built for another rig (or for posed vertices given directly)".into(),
+            });
+        }
+        let (pos, nrm) = rig.posed(self.rig);
+        self.encode_posed(encoder, pos, nrm, sink)
+    }
+}

@@ -1,0 +1,345 @@
+//! The surface lift: gaussians spread over every triangle, bound to it ([`super::bound`]).
+//!
+//! **Placement.** A triangle of area `a` is cut into `m²` congruent sub-triangles (each edge into
+//! `m` parts) and one gaussian sits at each sub-triangle's centroid — exact barycentrics, an even
+//! cover, no randomness. `m = clamp(round(√(a / s)), 1, max_split)` with `s = A / target` the area
+//! per gaussian for a total area `A`, so density follows area; on a textured triangle `m` is also
+//! at most `⌈√texels⌉` for the texels its UVs cover (more gaussians than texels add nothing), so
+//! density follows texture resolution too. Every triangle gets at least one gaussian.
+//!
+//! **Shape.** A uniform triangle with vertices `qᵢ` about its centroid has covariance
+//! `C = (1/12)·Σ qᵢqᵢᵀ` (the second moment of the uniform distribution on a triangle); a
+//! sub-triangle has `C/m²` (all `m²` are translates or point reflections of one another, which
+//! leaves `C` unchanged). The gaussian takes that in-plane covariance scaled by `spread²` (a
+//! gaussian with exactly the triangle's covariance leaves gaps between neighbours; `spread` 1.6
+//! closes them, see the coverage test), a thickness along the normal of `thickness × σ₁` (the
+//! larger in-plane σ), and each σ floored at `10⁻³·k` — flat along the surface, never
+//! zero. Its rotation is the in-plane eigenbasis as a turn about the normal.
+//!
+//! **Colour.** The mean of four samples of [`SurfaceColors`] over the sub-triangle (its centroid
+//! and the midpoints between the centroid and its corners); a gaussian whose opacity is 0 (a
+//! MASK material's cut-out) is skipped.
+//!
+//! Sources: seed 000 (surface lift); GaussianAvatars (Qian et al. 2024) §3.2 for the triangle
+//! frame; the triangle second moment from any probability text (e.g. `Var = (a²+b²+c²)/12` for
+//! centred vertices, per axis).
+
+use super::bound::{BoundGaussian, K_MIN, triangle_frame};
+use super::color::{ColorReport, SurfaceColors};
+use crate::error::{Error, Result};
+use crate::sink::pack4x8unorm;
+
+/// Most gaussians one lift builds (16 Mi: 800 MB of sink); a larger request is refused before
+/// anything is allocated.
+pub const MAX_GAUSSIANS: u64 = 1 << 24;
+
+/// Surface lift settings.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct SurfaceOptions {
+    /// Gaussians wanted over the whole surface (the result differs: at least one per triangle,
+    /// fewer where textures are coarse).
+    pub target: u32,
+    /// In-plane σ as a multiple of the sub-triangle's own (≥ 1).
+    pub spread: f32,
+    /// Thickness along the normal as a fraction of the larger in-plane σ (0 < t ≤ 1).
+    pub thickness: f32,
+    /// Largest split of one triangle's edges (`m`), so one huge triangle cannot take the budget.
+    pub max_split: u32,
+}
+
+impl Default for SurfaceOptions {
+    /// 200 000 gaussians, spread 1.6, thickness 0.1, at most 64 × 64 per triangle.
+    fn default() -> Self {
+        SurfaceOptions {
+            target: 200_000,
+            spread: 1.6,
+            thickness: 0.1,
+            max_split: 64,
+        }
+    }
+}
+
+impl SurfaceOptions {
+    /// Check the domain.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] naming the field out of range.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |what: &str, reason: String| {
+            Err(Error::Invalid {
+                what: format!("surface lift {what}"),
+                reason,
+            })
+        };
+        if self.target == 0 || u64::from(self.target) > MAX_GAUSSIANS {
+            return bad(
+                "target",
+                format!("{}: must be 1 to {MAX_GAUSSIANS}", self.target),
+            );
+        }
+        if !(self.spread.is_finite() && (1.0..=8.0).contains(&self.spread)) {
+            return bad("spread", format!("{}: must be 1 to 8", self.spread));
+        }
+        if !(self.thickness.is_finite() && self.thickness > 0.0 && self.thickness <= 1.0) {
+            return bad(
+                "thickness",
+                format!("{}: must be in (0, 1]", self.thickness),
+            );
+        }
+        if !(1..=1024).contains(&self.max_split) {
+            return bad(
+                "max_split",
+                format!("{}: must be 1 to 1024", self.max_split),
+            );
+        }
+        Ok(())
+    }
+}
+
+/// What a bound lift built.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct BoundReport {
+    /// Which lift (`surface`, `texel`, `bound`).
+    pub lift: String,
+    /// Gaussians built.
+    pub gaussians: u64,
+    /// Triangles read.
+    pub triangles: u64,
+    /// Triangles whose rest frame used the fallback normal (near-zero area).
+    pub fallback_frames: u64,
+    /// Gaussians skipped because their opacity was 0 (MASK cut-outs).
+    pub transparent_skipped: u64,
+    /// How colour was found.
+    pub colors: ColorReport,
+}
+
+/// A built lift: the embedding and what it took.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BoundLift {
+    /// Gaussians `(G,)` bound to the triangles they name.
+    pub gaussians: Vec<BoundGaussian>,
+    /// Triangles `(T,3)` the gaussians index (the rig's).
+    pub triangles: Vec<[u32; 3]>,
+    /// What was built.
+    pub report: BoundReport,
+}
+
+fn sub3(a: [f32; 3], b: [f32; 3]) -> [f64; 3] {
+    [0, 1, 2].map(|i| f64::from(a[i]) - f64::from(b[i]))
+}
+
+/// The sub-triangle split of each triangle (`m` per triangle), and the total `Σ m²`.
+fn splits(
+    positions: &[[f32; 3]],
+    triangles: &[[u32; 3]],
+    colors: &SurfaceColors,
+    opts: &SurfaceOptions,
+) -> (Vec<u32>, u64) {
+    let areas: Vec<f64> = triangles
+        .iter()
+        .map(|t| {
+            let e1 = sub3(positions[t[1] as usize], positions[t[0] as usize]);
+            let e2 = sub3(positions[t[2] as usize], positions[t[0] as usize]);
+            let c = [
+                e1[1] * e2[2] - e1[2] * e2[1],
+                e1[2] * e2[0] - e1[0] * e2[2],
+                e1[0] * e2[1] - e1[1] * e2[0],
+            ];
+            0.5 * (c[0] * c[0] + c[1] * c[1] + c[2] * c[2]).sqrt()
+        })
+        .collect();
+    let total: f64 = areas.iter().filter(|a| a.is_finite()).sum();
+    let per = total / f64::from(opts.target);
+    let mut sum = 0u64;
+    let m: Vec<u32> = areas
+        .iter()
+        .enumerate()
+        .map(|(i, &a)| {
+            let mut m = if per > 0.0 && a.is_finite() {
+                (a / per)
+                    .sqrt()
+                    .round()
+                    .clamp(1.0, f64::from(opts.max_split)) as u32
+            } else {
+                1
+            };
+            if let Some(tx) = colors.texels_covered(i as u32) {
+                m = m.min(tx.sqrt().ceil().max(1.0) as u32);
+            }
+            sum += u64::from(m) * u64::from(m);
+            m
+        })
+        .collect();
+    (m, sum)
+}
+
+/// The gaussian centroids of an `m`-split: `m²` barycentric pairs `(β1, β2)`.
+pub fn split_points(m: u32) -> impl Iterator<Item = [f32; 2]> {
+    let mf = m as f32;
+    (0..m).flat_map(move |i| {
+        (0..m - i).flat_map(move |j| {
+            let up = [(i as f32 + 1.0 / 3.0) / mf, (j as f32 + 1.0 / 3.0) / mf];
+            let down = (i + j + 2 <= m)
+                .then(|| [(i as f32 + 2.0 / 3.0) / mf, (j as f32 + 2.0 / 3.0) / mf]);
+            std::iter::once(up).chain(down)
+        })
+    })
+}
+
+/// In-plane covariance of a uniform triangle `p` `(3,3)` in the frame axes `t, b`: `[c00, c01, c11]`.
+pub fn triangle_covariance_2d(p: [[f32; 3]; 3], t: [f32; 3], b: [f32; 3]) -> [f64; 3] {
+    let c: [f64; 3] =
+        [0, 1, 2].map(|k| (f64::from(p[0][k]) + f64::from(p[1][k]) + f64::from(p[2][k])) / 3.0);
+    let mut out = [0.0f64; 3];
+    for v in p {
+        let q = [0, 1, 2].map(|k| f64::from(v[k]) - c[k]);
+        let x = q[0] * f64::from(t[0]) + q[1] * f64::from(t[1]) + q[2] * f64::from(t[2]);
+        let y = q[0] * f64::from(b[0]) + q[1] * f64::from(b[1]) + q[2] * f64::from(b[2]);
+        out[0] += x * x / 12.0;
+        out[1] += x * y / 12.0;
+        out[2] += y * y / 12.0;
+    }
+    out
+}
+
+/// The rotation (a turn by θ about the frame's normal) and log-scales (units of `k`) of an
+/// in-plane covariance `[c00, c01, c11]` (m²) with the given thickness fraction.
+pub fn flat_shape(c: [f64; 3], k: f32, thickness: f32) -> ([f32; 4], [f32; 3]) {
+    let (a, b, d) = (c[0], c[1], c[2]);
+    let tr = 0.5 * (a + d);
+    let disc = (0.25 * (a - d) * (a - d) + b * b).sqrt();
+    let (l1, l2) = (tr + disc, (tr - disc).max(0.0));
+    let theta = 0.5 * (2.0 * b).atan2(a - d);
+    let k = f64::from(k.max(K_MIN));
+    let floor = 1e-3 * k;
+    let s1 = l1.max(0.0).sqrt().max(floor);
+    let s2 = l2.sqrt().max(floor);
+    let sn = (f64::from(thickness) * s1).max(floor);
+    let (sin, cos) = (0.5 * theta).sin_cos();
+    (
+        [cos as f32, 0.0, 0.0, sin as f32],
+        [
+            (s1 / k).ln() as f32,
+            (s2 / k).ln() as f32,
+            (sn / k).ln() as f32,
+        ],
+    )
+}
+
+/// Build the surface lift of a mesh at rest: `positions` `(V,3)` metres (the rest pose the
+/// gaussians are shaped in), `normals` `(V,3)` (for the fallback frame), `triangles` `(T,3)`.
+///
+/// # Errors
+/// Out-of-domain options; [`Error::Invalid`] for a triangle index past the vertices or a
+/// non-finite position; [`Error::Limit`] when the split would build more than [`MAX_GAUSSIANS`].
+pub fn surface_lift(
+    positions: &[[f32; 3]],
+    normals: &[[f32; 3]],
+    triangles: &[[u32; 3]],
+    colors: &SurfaceColors,
+    opts: &SurfaceOptions,
+) -> Result<BoundLift> {
+    opts.validate()?;
+    check_mesh(positions, normals, triangles)?;
+    let (m, total) = splits(positions, triangles, colors, opts);
+    if total > MAX_GAUSSIANS {
+        return Err(Error::Limit {
+            what: "surface lift gaussians".into(),
+            limit: MAX_GAUSSIANS,
+            found: total,
+        });
+    }
+    let mut out = Vec::with_capacity(total as usize);
+    let mut report = BoundReport {
+        lift: "surface".into(),
+        triangles: triangles.len() as u64,
+        ..Default::default()
+    };
+    for (ti, (t, &m)) in triangles.iter().zip(&m).enumerate() {
+        let p = t.map(|v| positions[v as usize]);
+        let n = t.map(|v| normals[v as usize]);
+        let f = triangle_frame(p, n);
+        report.fallback_frames += u64::from(f.fallback);
+        let c = triangle_covariance_2d(p, f.axes[0], f.axes[1]);
+        let s2 = f64::from(opts.spread).powi(2) / f64::from(m * m);
+        let (rotation, log_scale) = flat_shape(c.map(|x| x * s2), f.k, opts.thickness);
+        let h = 1.0 / (3.0 * m as f32);
+        for [b1, b2] in split_points(m) {
+            // Four samples: the centroid and halfway to each corner of the sub-triangle (whose
+            // corners lie 2h from the centroid along the barycentric axes, up or down).
+            let b0 = 1.0 - b1 - b2;
+            let mut rgba = [0.0f32; 4];
+            let centroid = [b0, b1, b2];
+            for q in 0..4 {
+                let mut bc = centroid;
+                if q > 0 {
+                    // Move h toward corner q−1 of the parent triangle, staying inside it.
+                    for (k, x) in bc.iter_mut().enumerate() {
+                        *x += if k == q - 1 { h } else { -0.5 * h };
+                    }
+                    bc = bc.map(|x| x.max(0.0));
+                    let s: f32 = bc.iter().sum();
+                    bc = bc.map(|x| x / s);
+                }
+                let c = colors.color(ti as u32, bc);
+                for k in 0..4 {
+                    rgba[k] += 0.25 * c[k];
+                }
+            }
+            if rgba[3] <= 0.0 {
+                report.transparent_skipped += 1;
+                continue;
+            }
+            out.push(BoundGaussian {
+                triangle: ti as u32,
+                bary: [b1, b2],
+                offset: 0.0,
+                rotation,
+                log_scale,
+                color: pack4x8unorm(rgba),
+            });
+        }
+    }
+    report.gaussians = out.len() as u64;
+    report.colors = colors.report.clone();
+    Ok(BoundLift {
+        gaussians: out,
+        triangles: triangles.to_vec(),
+        report,
+    })
+}
+
+/// Indices inside the vertices, positions finite, one normal per vertex.
+pub(crate) fn check_mesh(
+    positions: &[[f32; 3]],
+    normals: &[[f32; 3]],
+    triangles: &[[u32; 3]],
+) -> Result<()> {
+    if normals.len() != positions.len() {
+        return Err(Error::Mismatch {
+            what: "lift rest normals".into(),
+            expected: positions.len() as u64,
+            found: normals.len() as u64,
+        });
+    }
+    if let Some(i) = positions
+        .iter()
+        .position(|p| !p.iter().all(|x| x.is_finite()))
+    {
+        return Err(Error::Invalid {
+            what: format!("lift rest vertex {i}"),
+            reason: "position not finite".into(),
+        });
+    }
+    if let Some((i, t)) = triangles
+        .iter()
+        .enumerate()
+        .find(|(_, t)| t.iter().any(|&v| v as usize >= positions.len()))
+    {
+        return Err(Error::Invalid {
+            what: format!("lift triangle {i}"),
+            reason: format!("vertex indices {t:?} past the {} vertices", positions.len()),
+        });
+    }
+    Ok(())
+}

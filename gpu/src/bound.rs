@@ -1,0 +1,311 @@
+//! Bound gaussians (the surface, texel and captured-splat lifts) posed on the GPU, written once:
+//! `lift_bound.wgsl` over one instance's posed vertices, one dispatch per instance covering its slot
+//! range (slots past the gaussian count cleared). The CPU reference is
+//! [`mien_core::lift::BoundSetup::pose`].
+
+use std::sync::Arc;
+
+use mien_core::lift::BoundSetup;
+use mien_core::lift::bound::check_bound;
+use mien_core::sink::{SlotRange, SplatSink};
+use mien_shaders::data::VERTEX_BYTES;
+use mien_shaders::{BoundParams, dispatch_size};
+
+use crate::device::{Bind, Dispatch, GpuDevice, Usage};
+use crate::kernel::Entry;
+use crate::lift::{PosedPart, range_binding};
+use crate::sink::GpuSplatSink;
+use crate::timing::Stage;
+use crate::typed::Typed;
+
+/// A [`BoundSetup`] on the device: its triangles `(T,3)` u32 and gaussian records `(G,3)` vec4,
+/// uploaded once and shared (`Arc`) by every instance's [`GpuBoundLift`].
+pub struct GpuBoundData<G: GpuDevice> {
+    setup: Arc<BoundSetup>,
+    triangles: Typed<G, [u32; 3]>,
+    gaussians: Typed<G, mien_core::lift::PackedBound>,
+}
+
+impl<G: GpuDevice> std::fmt::Debug for GpuBoundData<G> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GpuBoundData")
+            .field("gaussians", &self.setup.gaussians.len())
+            .field("triangles", &self.setup.triangles.len())
+            .finish()
+    }
+}
+
+impl<G: GpuDevice> GpuBoundData<G> {
+    /// Upload `setup`.
+    ///
+    /// # Errors
+    /// The device's over-limits error when the gaussians or triangles do not fit one binding;
+    /// device errors.
+    pub fn upload(g: &G, setup: Arc<BoundSetup>) -> mien_core::Result<Arc<Self>> {
+        let caps = g.caps();
+        for (what, bytes) in [
+            ("bound lift gaussians", setup.gaussians.len() as u64 * 48),
+            ("bound lift triangles", setup.triangles.len() as u64 * 12),
+        ] {
+            if bytes > caps.binding_limit {
+                return Err(G::over_limits(
+                    what.into(),
+                    caps.binding_limit_name,
+                    caps.binding_limit,
+                    bytes,
+                )
+                .into());
+            }
+        }
+        // Empty arrays still bind a buffer (a zero-sized binding is invalid).
+        let tris: &[[u32; 3]] = if setup.triangles.is_empty() {
+            &[[0; 3]]
+        } else {
+            &setup.triangles
+        };
+        let gs: &[mien_core::lift::PackedBound] = if setup.gaussians.is_empty() {
+            &[mien_core::lift::PackedBound {
+                a: [0.0; 4],
+                b: [0.0; 4],
+                c: [0.0; 4],
+            }]
+        } else {
+            &setup.gaussians
+        };
+        let triangles =
+            Typed::upload(g, "bound lift triangles", Usage::Storage, tris).map_err(Into::into)?;
+        let gaussians =
+            Typed::upload(g, "bound lift gaussians", Usage::Storage, gs).map_err(Into::into)?;
+        Ok(Arc::new(GpuBoundData {
+            setup,
+            triangles,
+            gaussians,
+        }))
+    }
+
+    /// The setup.
+    pub fn setup(&self) -> &BoundSetup {
+        &self.setup
+    }
+}
+
+/// One instance's bound lift into a slot range of a [`GpuSplatSink`].
+pub struct GpuBoundLift<G: GpuDevice> {
+    g: G,
+    data: Arc<GpuBoundData<G>>,
+    range: SlotRange,
+    _uniform: Typed<G, BoundParams>,
+    group: G::BindGroup,
+    groups: (u32, u32),
+    checked: u64,
+}
+
+impl<G: GpuDevice> std::fmt::Debug for GpuBoundLift<G> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GpuBoundLift")
+            .field("device", &G::NAME)
+            .field("range", &self.range)
+            .field("data", &self.data)
+            .finish()
+    }
+}
+
+impl<G: GpuDevice> Drop for GpuBoundLift<G> {
+    fn drop(&mut self) {
+        self.g.release();
+    }
+}
+
+fn unallocated(range: SlotRange) -> mien_core::Error {
+    mien_core::Error::Invalid {
+        what: format!("bound lift of slots {}..{}", range.offset, range.end()),
+        reason:
+            "the slots are not (or no longer) allocated in the sink: allocate the range before \
+                 making a lift, and make a new lift after freeing it"
+                .into(),
+    }
+}
+
+impl<G: GpuDevice> GpuBoundLift<G> {
+    /// A lift of `vertex_count` posed vertices held in `parts` (which must be one part holding
+    /// them all: a bound gaussian reads any vertex of its triangle) into `range` of `sink`.
+    ///
+    /// # Errors
+    /// [`mien_core::Error::Invalid`] for several parts, a part that does not hold every vertex or
+    /// reads past its buffer, a setup that does not fit the vertices or the range
+    /// ([`check_bound`]), a range outside the sink or not allocated in it; device errors.
+    pub fn new(
+        g: &G,
+        vertex_count: u32,
+        parts: &[PosedPart<'_, G>],
+        data: Arc<GpuBoundData<G>>,
+        sink: &GpuSplatSink<G>,
+        range: SlotRange,
+    ) -> mien_core::Result<Self> {
+        let invalid = |reason: String| mien_core::Error::Invalid {
+            what: "bound lift".into(),
+            reason,
+        };
+        if !g.same(sink.context()) {
+            return Err(invalid("the sink lives on another device".into()));
+        }
+        let [part] = parts else {
+            return Err(invalid(format!(
+                "the posed vertices come in {} parts: a bound lift needs one instance's vertices in \
+                 one buffer (a rig split into chunks by the binding limit is lifted by the debug lift)",
+                parts.len()
+            )));
+        };
+        if part.v0 != 0 || part.count != vertex_count {
+            return Err(invalid(format!(
+                "the part holds vertices {}..{} of {vertex_count}",
+                part.v0,
+                part.v0 + part.count
+            )));
+        }
+        if (u64::from(part.first) + u64::from(part.count)) * VERTEX_BYTES > G::size(part.posed) {
+            return Err(invalid("the part reads past its posed buffer".into()));
+        }
+        let setup = &data.setup;
+        check_bound(&setup.gaussians, &setup.triangles, vertex_count, range)?;
+        if range.end() > u64::from(sink.capacity()) {
+            return Err(invalid(format!(
+                "range ends at {} past the sink's {} slots",
+                range.end(),
+                sink.capacity()
+            )));
+        }
+        if !sink.is_allocated(u64::from(range.offset), range.end()) {
+            return Err(unallocated(range));
+        }
+        let caps = g.caps();
+        let count = range.count;
+        let (gx, gy, row_width) = dispatch_size(count, caps.max_groups_xy).ok_or_else(|| {
+            G::over_limits(
+                format!("a bound lift dispatch of {count} slots"),
+                caps.max_groups_xy_name,
+                u64::from(caps.max_groups_xy),
+                u64::from(count.div_ceil(64)),
+            )
+            .into()
+        })?;
+        let align = caps.offset_alignment.max(4);
+        if u64::from(count) * 16 + align.max(256) > caps.binding_limit {
+            return Err(G::over_limits(
+                format!("a bound lift of {count} slots"),
+                caps.binding_limit_name,
+                caps.binding_limit,
+                u64::from(count) * 16,
+            )
+            .into());
+        }
+        let a = &setup.transform;
+        let build = || -> Result<(Typed<G, BoundParams>, G::BindGroup), G::Error> {
+            let slot = u64::from(range.offset);
+            let n = u64::from(count);
+            let (center, b16) = range_binding::<G>(&sink.center, slot, n, 16, align);
+            let (color, b4) = range_binding::<G>(&sink.color, slot, n, 4, align);
+            let (cov_a, _) = range_binding::<G>(&sink.cov_a, slot, n, 16, align);
+            let (cov_b, _) = range_binding::<G>(&sink.cov_b, slot, n, 16, align);
+            let params = BoundParams {
+                rows: [
+                    [a[0], a[1], a[2], a[3]],
+                    [a[4], a[5], a[6], a[7]],
+                    [a[8], a[9], a[10], a[11]],
+                ],
+                gaussians: setup.gaussians.len() as u32,
+                count,
+                row_width,
+                slot_base_vec4: b16,
+                slot_base_color: b4,
+                posed_base: part.first,
+                pad: [0; 2],
+            };
+            let uniform = Typed::frame(g, "bound lift parameters", Usage::Uniform, &[params])?;
+            let group = g.bind(
+                Entry::LiftBound,
+                &[
+                    uniform.bind(),
+                    Bind::whole(part.posed),
+                    data.triangles.bind(),
+                    data.gaussians.bind(),
+                    center,
+                    color,
+                    cov_a,
+                    cov_b,
+                ],
+            )?;
+            Ok((uniform, group))
+        };
+        let (uniform, group) = g
+            .scoped("a bound lift", build)
+            .map_err(Into::into)?
+            .map_err(Into::into)?;
+        Ok(GpuBoundLift {
+            g: g.clone(),
+            data,
+            range,
+            _uniform: uniform,
+            group,
+            groups: (gx, gy),
+            checked: sink.frees(),
+        })
+    }
+
+    /// The slots written.
+    pub fn range(&self) -> SlotRange {
+        self.range
+    }
+
+    /// Record several bound lifts into `encoder` as one pass (their slot ranges must not overlap:
+    /// checked). Nothing is recorded for an empty slice.
+    ///
+    /// # Errors
+    /// A lost device; lifts on another device than the sink's; freed or overlapping ranges.
+    pub fn record_batch(
+        lifts: &mut [GpuBoundLift<G>],
+        encoder: &mut G::Encoder,
+        sink: &mut GpuSplatSink<G>,
+    ) -> mien_core::Result<()> {
+        if lifts.is_empty() {
+            return Ok(());
+        }
+        let g = sink.context().clone();
+        g.check().map_err(Into::into)?;
+        if lifts.iter().any(|l| !l.g.same(&g)) {
+            return Err(mien_core::Error::Invalid {
+                what: "bound lift batch".into(),
+                reason: "every lift of one recording must live on the sink's device".into(),
+            });
+        }
+        for l in lifts.iter_mut().filter(|l| l.checked != sink.frees()) {
+            if !sink.is_allocated(u64::from(l.range.offset), l.range.end()) {
+                return Err(unallocated(l.range));
+            }
+            l.checked = sink.frees();
+        }
+        if lifts.len() > 1 {
+            let mut r: Vec<(u64, u64, usize)> = lifts
+                .iter()
+                .enumerate()
+                .map(|(i, l)| (u64::from(l.range.offset), l.range.end(), i))
+                .collect();
+            r.sort_unstable();
+            if let Some(w) = r.windows(2).find(|w| w[1].0 < w[0].1) {
+                return Err(mien_core::Error::Invalid {
+                    what: format!("bound lift batch: lifts {} and {}", w[0].2, w[1].2),
+                    reason: "slot ranges overlap; record overlapping lifts separately".into(),
+                });
+            }
+        }
+        let mut dispatches = lifts.iter().map(|l| Dispatch {
+            entry: Entry::LiftBound,
+            group: &l.group,
+            groups: [l.groups.0, l.groups.1, 1],
+        });
+        g.record(encoder, Stage::Lift, &mut dispatches)
+            .map_err(Into::into)?;
+        sink.mark_changed();
+        Ok(())
+    }
+}
