@@ -13,11 +13,12 @@ use mien_core::sink::SplatBuffers;
 use mien_runtime::instance::check_drivable;
 use mien_runtime::runtime::{DEFAULT_SIGMA_EDGES, NO_EDGE_M};
 use mien_runtime::{
-    Device, DeviceOptions, LiftOptions, Runtime, RuntimeOptions, Shading as RtShading,
+    Device, DeviceOptions, LiftKind, LiftOptions, Runtime, RuntimeOptions, Shading as RtShading,
 };
+use mien_core::lift::SurfaceOptions;
 use mien_runtime::{HeadJointNames, HeadMotionReport};
 
-use crate::args::{AnimateArgs, PlyLayout, Shading};
+use crate::args::{AnimateArgs, LiftChoice, PlyLayout, Shading};
 use crate::interrupt;
 use crate::load;
 use crate::outdir::Target;
@@ -106,11 +107,17 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
     report.backend.reason = reason;
     report.backend.adapter = device.adapter();
     report.backend.threads = rayon_threads();
-    let nv = asset.vertex_count();
     let asset = Arc::new(asset);
     let options = RuntimeOptions {
         instances: 1,
         lift: Some(LiftOptions {
+            kind: match args.lift {
+                LiftChoice::Debug => LiftKind::Debug,
+                LiftChoice::Surface => LiftKind::Surface(SurfaceOptions {
+                    target: args.gaussians,
+                    ..Default::default()
+                }),
+            },
             sigma: args.sigma.map(|s| s as f32),
             shading: match args.shading {
                 Shading::Auto => RtShading::Auto,
@@ -138,7 +145,10 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
     }
     subject::fill_report(&mut report, &asset, rt.instance(0)?.head_driver());
     report.character.bounds_m = rt.rest_bounds();
-    let lift = *rt.lift().context("the runtime has no lift")?;
+    let lift = rt.lift().context("the runtime has no lift")?.clone();
+    report.splats.lift = lift.kind.name().into();
+    report.splats.gaussians = lift.slots;
+    report.splats.surface = lift.bound.clone();
     let sigma = lift.sigma;
     report.splats.sigma_m = sigma;
     report.splats.sigma_derived = lift.sigma_derived;
@@ -164,6 +174,7 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
 
     // The contact sheet: frames kept within the memory budget, raster work checked on the rest
     // pose before any frame is posed.
+    let nv = range.count;
     let sheet = preview::sheet_frames(frames, args.sheet, nv);
     report.outputs.preview_frames_requested = args.sheet;
     report.outputs.preview_note.clone_from(&sheet.note);

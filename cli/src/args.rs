@@ -93,6 +93,16 @@ impl From<BackendChoice> for mien_runtime::Backend {
     }
 }
 
+/// Which lift turns the posed character into gaussians.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LiftChoice {
+    /// Gaussians spread over every triangle, flat along the surface, coloured by the character's
+    /// textures (`--gaussians` of them).
+    Surface,
+    /// One round gaussian per vertex (`--sigma`, `--shading`): shows the mesh's vertices.
+    Debug,
+}
+
 /// How each gaussian is coloured.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Shading {
@@ -373,8 +383,17 @@ pub struct AnimateArgs {
     )]
     pub cell: u32,
 
-    /// Gaussian standard deviation, metres (more than 0, at most 1000). Default: 0.6 × the median
-    /// triangle edge of the character's rest pose.
+    /// The lift: `surface` (textured gaussians over the surface) or `debug` (one per vertex).
+    #[arg(long, value_enum, default_value_t = LiftChoice::Surface, help_heading = "Splats")]
+    pub lift: LiftChoice,
+
+    /// Surface lift: gaussians wanted over the whole character (at least one per triangle; fewer
+    /// where textures are coarse). 1 to 16,777,216.
+    #[arg(long, value_name = "N", default_value_t = 200_000, help_heading = "Splats")]
+    pub gaussians: u32,
+
+    /// Debug lift: gaussian standard deviation, metres (more than 0, at most 1000). Default: 0.6 ×
+    /// the median triangle edge of the character's rest pose.
     #[arg(
         long,
         value_name = "METRES",
@@ -383,8 +402,8 @@ pub struct AnimateArgs {
     )]
     pub sigma: Option<f64>,
 
-    /// Gaussian colouring (default auto: vertex colours when the character has them, else
-    /// normals).
+    /// Debug lift: gaussian colouring (default auto: vertex colours when the character has them,
+    /// else normals).
     #[arg(long, value_enum, default_value_t = Shading::Auto, help_heading = "Splats")]
     pub shading: Shading,
 

@@ -108,7 +108,14 @@ pub struct FramesReport {
 /// How each gaussian is sized and coloured.
 #[derive(Debug, Default, Serialize)]
 pub struct SplatsReport {
-    /// σ of every gaussian, metres.
+    /// The lift (`surface`, `debug`).
+    pub lift: String,
+    /// Gaussians per frame.
+    pub gaussians: u32,
+    /// What the surface lift built: triangles, fallback frames, the textures decoded (image,
+    /// format, width, height) and any that failed, triangles coloured by texture / plain / normal.
+    pub surface: Option<mien_core::lift::BoundReport>,
+    /// Debug lift: σ of every gaussian, metres.
     pub sigma_m: f32,
     /// Whether σ was derived from the mesh (no `--sigma`).
     pub sigma_derived: bool,

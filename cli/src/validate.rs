@@ -59,6 +59,13 @@ pub fn flags(args: &AnimateArgs) -> Result<()> {
             num(mien_runtime::runtime::SIGMA_RANGE_M.0)
         );
     }
+    let max = mien_core::lift::surface::MAX_GAUSSIANS;
+    if args.gaussians == 0 || u64::from(args.gaussians) > max {
+        bail!(
+            "--gaussians {}: must be a count of gaussians from 1 to {max}",
+            args.gaussians
+        );
+    }
     crate::speech::check_flags(args)?;
     sheet(args.sheet, args.cell)
 }
