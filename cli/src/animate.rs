@@ -7,6 +7,7 @@ use anyhow::{Context, Result, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 use mien_core::io::atomic::write_atomic_bytes;
 use mien_core::io::ply::{PlyOptions, ShBands, TransparentSlots, write_splat_ply_with};
+use mien_core::lift::SurfaceOptions;
 use mien_core::preview::write_png;
 use mien_core::rig::ACTIVE_MORPH_LIMIT;
 use mien_core::sink::SplatBuffers;
@@ -15,7 +16,6 @@ use mien_runtime::runtime::{DEFAULT_SIGMA_EDGES, NO_EDGE_M};
 use mien_runtime::{
     Device, DeviceOptions, LiftKind, LiftOptions, Runtime, RuntimeOptions, Shading as RtShading,
 };
-use mien_core::lift::SurfaceOptions;
 use mien_runtime::{HeadJointNames, HeadMotionReport};
 
 use crate::args::{AnimateArgs, LiftChoice, PlyLayout, Shading};
@@ -135,7 +135,7 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
     };
     rt.instance_mut(0)?
         .set_head_motion(!args.no_head_motion)
-        .set_head_joints(head_names)?
+        .set_head_joints(head_names.clone())?
         .set_drive(drive)?
         .set_speech(speech)?
         .set_face(face)?;
@@ -178,15 +178,31 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
     let sheet = preview::sheet_frames(frames, args.sheet, nv);
     report.outputs.preview_frames_requested = args.sheet;
     report.outputs.preview_note.clone_from(&sheet.note);
-    let knobs = preview::Knobs {
+    let mut knobs = preview::Knobs {
         sigma,
         derived: args.sigma.is_none(),
         cell: args.cell,
+        yaw: preview::front_yaw(asset.character()),
+        face: None,
     };
     if !sheet.indices.is_empty() {
         let rest_splats = rt.render_rest()?;
+        knobs.face = preview::face_slots(asset.character(), &rest_splats, nv, &head_names);
         preview::precheck(&rest_splats, nv, sheet.indices.len(), &knobs)?;
     }
+    report.outputs.preview_view = format!(
+        "{}{}",
+        if knobs.yaw == 0.0 {
+            "front (+Z)"
+        } else {
+            "front (−Z, VRM 0.x)"
+        },
+        if knobs.face.is_some() {
+            ", with a face close-up row"
+        } else {
+            ""
+        }
+    );
     report.memory.preview_bytes = sheet.indices.len() as u64 * u64::from(nv) * preview::SPLAT_BYTES;
     interrupt::check()?;
 

@@ -389,7 +389,12 @@ pub struct AnimateArgs {
 
     /// Surface lift: gaussians wanted over the whole character (at least one per triangle; fewer
     /// where textures are coarse). 1 to 16,777,216.
-    #[arg(long, value_name = "N", default_value_t = 200_000, help_heading = "Splats")]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 100_000,
+        help_heading = "Splats"
+    )]
     pub gaussians: u32,
 
     /// Debug lift: gaussian standard deviation, metres (more than 0, at most 1000). Default: 0.6 ×

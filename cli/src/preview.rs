@@ -13,7 +13,7 @@
 use anyhow::{Context, Result, bail};
 use image::RgbImage;
 use indicatif::{ProgressBar, ProgressStyle};
-use mien_core::preview::{Frame, MAX_SHEET_WORK, SheetOptions, plan_sheet, render_planned};
+use mien_core::preview::{Aabb, Frame, MAX_SHEET_WORK, SheetOptions, plan_sheet, render_planned};
 use mien_core::sink::{SlotRange, SplatBuffers};
 
 use crate::interrupt::{self, Interrupted};
@@ -81,15 +81,114 @@ pub fn sheet_indices(frames: u32, want: u32) -> Vec<u32> {
 }
 
 /// Layout of a sheet of `k` cells of `cell` pixels.
-pub fn options(k: usize, cell: u32) -> SheetOptions {
+pub fn options(k: usize, knobs: &Knobs, face: Option<Aabb>) -> SheetOptions {
     SheetOptions {
         cols: sheet_cols(k as u32),
-        cell_w: cell,
-        cell_h: cell,
+        cell_w: knobs.cell,
+        cell_h: knobs.cell,
         gap: SHEET_GAP,
         background: [0.12, 0.12, 0.14],
+        yaw: knobs.yaw,
+        face,
         ..SheetOptions::default()
     }
+}
+
+/// The yaw the preview looks from: the character's front. VRM 0.x avatars face −Z (VRM 0.x
+/// specification, "the model faces −Z"); glTF characters and VRM 1.0 face +Z.
+pub fn front_yaw(ch: &mien_core::rig::Character) -> f64 {
+    match &ch.vrm {
+        Some(v) if v.version == mien_core::vrm::VrmVersion::V0 => std::f64::consts::PI,
+        _ => 0.0,
+    }
+}
+
+/// The head's slots for a face close-up row, when the character is a full body: the rest pose's
+/// splats at or above the neck (or 10 % of the height below the head joint when there is no
+/// neck) and within that height of the joint sideways, provided that region is under 40 % of the
+/// character's height. Slots keep their meaning from frame to frame, so the close-up camera is
+/// framed on these slots in the frames it shows ([`slots_box`]). `None` for a head-only
+/// character or one without head or neck joints.
+pub fn face_slots(
+    ch: &mien_core::rig::Character,
+    splats: &SplatBuffers,
+    n: u32,
+    names: &mien_core::anim::head::HeadJointNames,
+) -> Option<Vec<u32>> {
+    use glam::DVec3;
+    let node_names: Vec<Option<&str>> = ch.nodes.iter().map(|n| n.name.as_deref()).collect();
+    let found = mien_core::anim::head::HeadJoints::find(&node_names, names).ok()?;
+    // A VRM's humanoid map names them; else the standard names; else any joint whose name
+    // contains `neck` or `head` (CesiumMan's `Skeleton_neck_joint_1`).
+    let vrm = |bone: &str| {
+        ch.vrm
+            .as_ref()
+            .and_then(|v| v.bone(bone))
+            .map(|n| n.index())
+    };
+    let containing = |word: &str| {
+        node_names
+            .iter()
+            .position(|n| n.is_some_and(|n| n.to_ascii_lowercase().contains(word)))
+    };
+    let neck = vrm("neck").or(found.neck).or_else(|| containing("neck"));
+    let head = vrm("head").or(found.head).or_else(|| containing("head"));
+    let (mut scratch, mut world) = (Vec::new(), Vec::new());
+    ch.world_matrices(&ch.rest_pose(), &mut scratch, &mut world);
+    let at = |j: usize| world.get(j).map(|m| m.w_axis.truncate().as_dvec3());
+    let all = mien_core::preview::splat_bounds(
+        splats,
+        &[SlotRange {
+            offset: 0,
+            count: n,
+        }],
+    )
+    .ok()??;
+    let height = all.max.y - all.min.y;
+    let (pivot, floor) = match (neck.and_then(at), head.and_then(at)) {
+        (Some(neck), _) => (neck, neck.y),
+        (None, Some(head)) => (head, head.y - 0.1 * height),
+        (None, None) => return None,
+    };
+    let reach = all.max.y - floor;
+    if !(reach > 0.0 && reach < 0.4 * height) {
+        return None;
+    }
+    let slots: Vec<u32> = (0..(n as usize).min(splats.len()))
+        .filter(|&i| {
+            let c = splats.center[i];
+            let p = DVec3::new(f64::from(c[0]), f64::from(c[1]), f64::from(c[2]));
+            splats.rgba(i)[3] > 0.0
+                && p.y >= floor
+                && (p.x - pivot.x).abs() <= reach
+                && (p.z - pivot.z).abs() <= reach
+        })
+        .map(|i| i as u32)
+        .collect();
+    (!slots.is_empty()).then_some(slots)
+}
+
+/// The box of `slots`' centres over `frames` (each frame's buffers hold the slots).
+pub fn slots_box<'a>(
+    frames: impl Iterator<Item = &'a SplatBuffers>,
+    slots: &[u32],
+) -> Option<Aabb> {
+    use glam::DVec3;
+    let mut b: Option<Aabb> = None;
+    for f in frames {
+        for &i in slots {
+            let Some(c) = f.center.get(i as usize) else {
+                continue;
+            };
+            let p = DVec3::new(f64::from(c[0]), f64::from(c[1]), f64::from(c[2]));
+            if !p.is_finite() {
+                continue;
+            }
+            let q = Aabb { min: p, max: p };
+            b = Some(b.map_or(q, |o| o.union(q)));
+        }
+    }
+    b
 }
 
 /// What the refusal names.
@@ -100,6 +199,10 @@ pub struct Knobs {
     pub derived: bool,
     /// `--cell`.
     pub cell: u32,
+    /// The camera's yaw (the character's front, [`front_yaw`]).
+    pub yaw: f64,
+    /// The face close-up row's head slots ([`face_slots`]).
+    pub face: Option<Vec<u32>>,
 }
 
 fn refuse(work: u64, cells: usize, k: &Knobs) -> Result<()> {
@@ -135,7 +238,11 @@ pub fn precheck(splats: &SplatBuffers, n: u32, cells: usize, knobs: &Knobs) -> R
         buffers: splats,
         ranges: &ranges,
     }];
-    let plan = plan_sheet(&frame, &options(1, knobs.cell)).context("cannot plan the preview")?;
+    let face = knobs
+        .face
+        .as_deref()
+        .and_then(|f| slots_box(std::iter::once(splats), f));
+    let plan = plan_sheet(&frame, &options(1, knobs, face)).context("cannot plan the preview")?;
     let work = plan.total_work().saturating_mul(cells as u64);
     refuse(work, cells, knobs)?;
     Ok(work)
@@ -163,7 +270,11 @@ pub fn render(
             ranges: &ranges,
         })
         .collect();
-    let opts = options(frames.len(), knobs.cell);
+    let face = knobs
+        .face
+        .as_deref()
+        .and_then(|f| slots_box(kept.iter().map(|(_, b)| b), f));
+    let opts = options(frames.len(), knobs, face);
     let plan = plan_sheet(&frames, &opts).context("cannot plan the preview")?;
     let work = plan.total_work();
     refuse(work, frames.len(), knobs)?;

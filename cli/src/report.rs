@@ -249,6 +249,8 @@ pub struct OutputsReport {
     pub preview_frames_requested: u32,
     /// Why the preview shows fewer frames than asked for (the memory budget), when it does.
     pub preview_note: Option<String>,
+    /// How the preview looks at the character (its front; a face close-up row for a full body).
+    pub preview_view: String,
     /// Raster work of the preview, pixel visits (at most 2·10⁹).
     pub preview_work: u64,
     /// What happened to the output folder's surroundings (stale folders of stopped runs).

@@ -261,17 +261,41 @@ pub fn print(o: &Outcome) {
         secs(r.frames.span_s[0]),
         secs(r.frames.span_s[1])
     );
-    println!(
-        "  splats     σ {} ({}), shading {}{}",
-        metres(r.splats.sigma_m),
-        r.splats.sigma_rule,
-        r.splats.shading,
-        if r.splats.shading_requested == "auto" {
-            " (auto)"
-        } else {
-            ""
+    match &r.splats.surface {
+        Some(b) => {
+            let c = &b.colors;
+            let tex: Vec<String> = c
+                .textures
+                .iter()
+                .map(|(label, format, w, h)| format!("{label} {format} {w}×{h}"))
+                .collect();
+            println!(
+                "  splats     surface lift: {} gaussians over {}; colour: {} textured, {} plain, {} by normal",
+                r.splats.gaussians,
+                count(b.triangles, "triangle"),
+                c.textured_triangles,
+                c.plain_triangles,
+                c.normal_triangles
+            );
+            if !tex.is_empty() {
+                println!("             textures {}", tex.join(", "));
+            }
+            for f in &c.failed {
+                println!("             texture not decoded (its triangles use the factor): {f}");
+            }
         }
-    );
+        None => println!(
+            "  splats     debug lift: σ {} ({}), shading {}{}",
+            metres(r.splats.sigma_m),
+            r.splats.sigma_rule,
+            r.splats.shading,
+            if r.splats.shading_requested == "auto" {
+                " (auto)"
+            } else {
+                ""
+            }
+        ),
+    }
     println!(
         "  backend    {} ({}); {}",
         r.backend.used,

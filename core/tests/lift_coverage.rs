@@ -98,12 +98,28 @@ fn silhouette(cam: &Camera, pos: &[[f32; 3]], tris: &[[u32; 3]]) -> Vec<bool> {
             continue;
         };
         let (x0, x1) = (
-            q.iter().map(|p| p.0).fold(f64::MAX, f64::min).floor().max(0.0) as usize,
-            q.iter().map(|p| p.0).fold(f64::MIN, f64::max).ceil().min(n as f64) as usize,
+            q.iter()
+                .map(|p| p.0)
+                .fold(f64::MAX, f64::min)
+                .floor()
+                .max(0.0) as usize,
+            q.iter()
+                .map(|p| p.0)
+                .fold(f64::MIN, f64::max)
+                .ceil()
+                .min(n as f64) as usize,
         );
         let (y0, y1) = (
-            q.iter().map(|p| p.1).fold(f64::MAX, f64::min).floor().max(0.0) as usize,
-            q.iter().map(|p| p.1).fold(f64::MIN, f64::max).ceil().min(n as f64) as usize,
+            q.iter()
+                .map(|p| p.1)
+                .fold(f64::MAX, f64::min)
+                .floor()
+                .max(0.0) as usize,
+            q.iter()
+                .map(|p| p.1)
+                .fold(f64::MIN, f64::max)
+                .ceil()
+                .min(n as f64) as usize,
         );
         let edge = |a: (f64, f64, f64), b: (f64, f64, f64), x: f64, y: f64| {
             (b.0 - a.0) * (y - a.1) - (b.1 - a.1) * (x - a.0)
@@ -156,7 +172,10 @@ fn coverage(cam: &Camera, buffers: &SplatBuffers, mask: &[bool]) -> f64 {
             / 255.0;
         covered += u64::from(t < 0.05);
     }
-    assert!(inside > (SIDE * SIDE / 4) as u64, "the face fills the view: {inside} px");
+    assert!(
+        inside > (SIDE * SIDE / 4) as u64,
+        "the face fills the view: {inside} px"
+    );
     covered as f64 / inside as f64
 }
 

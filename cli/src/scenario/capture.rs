@@ -78,5 +78,7 @@ fn knobs(sigma: f32, cell: u32) -> Knobs {
         sigma,
         derived: true,
         cell,
+        yaw: 0.0,
+        face: None,
     }
 }

@@ -49,10 +49,10 @@ pub struct SurfaceOptions {
 }
 
 impl Default for SurfaceOptions {
-    /// 200 000 gaussians, spread 2, thickness 0.1, at most 64 × 64 per triangle.
+    /// 100 000 gaussians, spread 2, thickness 0.1, at most 64 × 64 per triangle.
     fn default() -> Self {
         SurfaceOptions {
-            target: 200_000,
+            target: 100_000,
             spread: 2.0,
             thickness: 0.1,
             max_split: 64,

@@ -225,6 +225,11 @@ pub struct SheetOptions {
     pub background: [f32; 3],
     /// Colour of the gaps and of unused cells, RGB in `[0,1]`.
     pub gap_color: [f32; 3],
+    /// A face close-up row: the world box of the character's head (metres). When set, a row of
+    /// up to `cols` cells after the grid shows frames picked evenly (first and last included)
+    /// through a second camera framed on this box from the same yaw, so a full-body avatar's face
+    /// is legible at the cell size.
+    pub face: Option<Aabb>,
 }
 
 impl Default for SheetOptions {
@@ -239,6 +244,7 @@ impl Default for SheetOptions {
             yaw: 0.0,
             background: [0.5, 0.5, 0.5],
             gap_color: [0.1, 0.1, 0.1],
+            face: None,
         }
     }
 }
@@ -252,10 +258,28 @@ pub const MAX_SHEET_WORK: u64 = 2_000_000_000;
 /// A contact sheet worked out before drawing: the shared camera and each cell's raster work.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SheetPlan {
-    /// The camera every cell is seen through.
+    /// The camera every cell of the grid is seen through.
     pub camera: Camera,
-    /// [`raster_work`] of each frame's cell, pixel visits.
+    /// [`raster_work`] of each frame's cell, pixel visits, then of each close-up.
     pub work: Vec<u64>,
+    /// The face close-up camera and the frames its row shows (see [`SheetOptions::face`]).
+    pub face: Option<(Camera, Vec<usize>)>,
+}
+
+/// Cells of a sheet of `frames` frames: the grid, padded to full rows when a close-up row
+/// follows, plus the close-ups; and the close-ups' frame indices.
+fn cell_layout(frames: usize, options: &SheetOptions) -> (usize, Vec<usize>) {
+    if options.face.is_none() || frames == 0 {
+        return (frames, Vec::new());
+    }
+    let cols = options.cols.max(1) as usize;
+    let k = cols.min(frames);
+    let picks: Vec<usize> = if k == 1 {
+        vec![0]
+    } else {
+        (0..k).map(|i| i * (frames - 1) / (k - 1)).collect()
+    };
+    (frames.div_ceil(cols) * cols + picks.len(), picks)
 }
 
 impl SheetPlan {
@@ -274,19 +298,36 @@ impl SheetPlan {
 /// [`raster_work`].
 pub fn plan_sheet(frames: &[Frame<'_>], options: &SheetOptions) -> Result<SheetPlan> {
     check_size(options.cell_w, options.cell_h)?;
+    let (cells, picks) = cell_layout(frames.len(), options);
     sheet_size(
         options.cols,
         options.cell_w,
         options.cell_h,
         options.gap,
-        frames.len(),
+        cells,
     )?;
     let camera = frame_camera(frames, options)?;
-    let work = frames
+    let mut work = frames
         .iter()
         .map(|f| raster_work(&camera, f.buffers, f.ranges))
         .collect::<Result<Vec<_>>>()?;
-    Ok(SheetPlan { camera, work })
+    let face = match options.face {
+        Some(b) if !picks.is_empty() => {
+            let c = Camera::framing_box(
+                b,
+                options.cell_w,
+                options.cell_h,
+                options.fov_y,
+                options.yaw,
+            )?;
+            for &i in &picks {
+                work.push(raster_work(&c, frames[i].buffers, frames[i].ranges)?);
+            }
+            Some((c, picks))
+        }
+        _ => None,
+    };
+    Ok(SheetPlan { camera, work, face })
 }
 
 fn over_budget(plan: &SheetPlan) -> Result<()> {
@@ -316,20 +357,27 @@ pub fn render_planned(
     plan: &SheetPlan,
     on_cell: &mut dyn FnMut(usize) -> bool,
 ) -> Result<Option<(RgbImage, RasterStats)>> {
-    if plan.work.len() != frames.len() {
+    let picks = plan.face.as_ref().map_or(0, |f| f.1.len());
+    if plan.work.len() != frames.len() + picks {
         return Err(Error::Mismatch {
             what: "sheet plan cells".into(),
-            expected: frames.len() as u64,
+            expected: (frames.len() + picks) as u64,
             found: plan.work.len() as u64,
         });
     }
     over_budget(plan)?;
+    let cols = options.cols.max(1) as usize;
+    let cells = if picks > 0 {
+        frames.len().div_ceil(cols) * cols + picks
+    } else {
+        frames.len()
+    };
     let (w, h) = sheet_size(
         options.cols,
         options.cell_w,
         options.cell_h,
         options.gap,
-        frames.len(),
+        cells,
     )?;
     let mut out = RgbImage::from_pixel(w, h, Rgb(to_bytes(options.gap_color)));
     let mut stats = RasterStats::default();
@@ -339,12 +387,29 @@ pub fn render_planned(
         }
         let r = rasterize(&plan.camera, f.buffers, f.ranges, options.background)?;
         add_stats(&mut stats, &r.stats);
-        let (col, row) = ((k as u32) % options.cols, (k as u32) / options.cols);
-        let x = options.gap + col * (options.cell_w + options.gap);
-        let y = options.gap + row * (options.cell_h + options.gap);
-        image::imageops::replace(&mut out, &r.image, i64::from(x), i64::from(y));
+        place(&mut out, &r.image, k, options);
+    }
+    if let Some((camera, picks)) = &plan.face {
+        let first = frames.len().div_ceil(cols) * cols;
+        for (j, &i) in picks.iter().enumerate() {
+            if !on_cell(frames.len() + j) {
+                return Ok(None);
+            }
+            let f = &frames[i];
+            let r = rasterize(camera, f.buffers, f.ranges, options.background)?;
+            add_stats(&mut stats, &r.stats);
+            place(&mut out, &r.image, first + j, options);
+        }
     }
     Ok(Some((out, stats)))
+}
+
+/// Copy a cell image into cell `k` of the sheet (row by row).
+fn place(out: &mut RgbImage, cell: &RgbImage, k: usize, options: &SheetOptions) {
+    let (col, row) = ((k as u32) % options.cols, (k as u32) / options.cols);
+    let x = options.gap + col * (options.cell_w + options.gap);
+    let y = options.gap + row * (options.cell_h + options.gap);
+    image::imageops::replace(out, cell, i64::from(x), i64::from(y));
 }
 
 fn to_bytes(c: [f32; 3]) -> [u8; 3] {
@@ -381,6 +446,23 @@ pub fn render_sheet(
         let r = rasterize(&camera, f.buffers, f.ranges, options.background)?;
         add_stats(&mut stats, &r.stats);
         sheet.push(r.image)?;
+    }
+    if let Some((face, picks)) = &plan.face {
+        let cols = options.cols.max(1) as usize;
+        let blank = RgbImage::from_pixel(
+            options.cell_w,
+            options.cell_h,
+            Rgb(to_bytes(options.gap_color)),
+        );
+        for _ in frames.len()..frames.len().div_ceil(cols) * cols {
+            sheet.push(blank.clone())?;
+        }
+        for &i in picks {
+            let f = &frames[i];
+            let r = rasterize(face, f.buffers, f.ranges, options.background)?;
+            add_stats(&mut stats, &r.stats);
+            sheet.push(r.image)?;
+        }
     }
     Ok((sheet, camera, stats))
 }
