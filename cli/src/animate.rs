@@ -18,7 +18,7 @@ use mien_runtime::{
 };
 use mien_runtime::{HeadJointNames, HeadMotionReport};
 
-use crate::args::{AnimateArgs, LiftChoice, PlyLayout, Shading};
+use crate::args::{AnimateArgs, FrameFormat, LiftChoice, PlyLayout, Shading};
 use crate::interrupt;
 use crate::load;
 use crate::outdir::Target;
@@ -219,6 +219,10 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
         },
     };
     let sheet_frames = sheet.indices;
+    let ext = match args.format {
+        FrameFormat::Ply => "ply",
+        FrameFormat::Spz => "spz",
+    };
     let mut kept: Vec<(u32, SplatBuffers)> = Vec::with_capacity(sheet_frames.len());
     let progress = progress_bar(u64::from(frames), args.quiet);
     let (mut t_anim, mut t_ply) = (std::time::Duration::ZERO, std::time::Duration::ZERO);
@@ -244,9 +248,19 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
             let path = staging
                 .path()
                 .join("frames")
-                .join(format!("frame_{i:05}.ply"));
-            let st = write_splat_ply_with(&path, splats, &[range], &ply_options)?;
-            report.outputs.splats_per_frame = st.written;
+                .join(format!("frame_{i:05}.{ext}"));
+            report.outputs.splats_per_frame = match args.format {
+                FrameFormat::Ply => {
+                    write_splat_ply_with(&path, splats, &[range], &ply_options)?.written
+                }
+                FrameFormat::Spz => {
+                    let (bytes, st) = mien_core::io::spz::write_spz(splats, &[range])?;
+                    std::fs::create_dir_all(path.parent().unwrap_or(staging.path()))?;
+                    write_atomic_bytes(&path, &bytes)?;
+                    report.outputs.spz_scales_clamped += st.scales_clamped;
+                    st.written
+                }
+            };
             report.outputs.ply_bytes += std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
             report.outputs.ply_files += 1;
             t_ply += t1.elapsed();
@@ -280,13 +294,14 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
     // What the per-frame rules counted (dropped targets, clamped coefficients).
     subject::fill_counts(&mut report, &asset, rt.instance(0)?.totals());
     report.outputs.ply_layout = format!("{:?}", args.ply).to_lowercase();
+    report.outputs.frame_format = ext.into();
     if args.ply == PlyLayout::None {
         std::fs::remove_dir_all(staging.path().join("frames"))
             .context("cannot tidy the staging folder")?;
     } else {
         report.outputs.ply_span = vec![
-            format!("frames/frame_{:05}.ply", 0),
-            format!("frames/frame_{:05}.ply", frames - 1),
+            format!("frames/frame_{:05}.{ext}", 0),
+            format!("frames/frame_{:05}.{ext}", frames - 1),
         ];
     }
 

@@ -176,6 +176,16 @@ pub enum PlyLayout {
     None,
 }
 
+/// The per-frame splat file format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FrameFormat {
+    /// 3DGS `.ply` (the layout `--ply` picks): SuperSplat plays `frame_00000.ply …` as a sequence.
+    Ply,
+    /// Niantic's SPZ version 3 (gzip, about 10× smaller than `.ply`): Spark and the SPZ tools
+    /// read it.
+    Spz,
+}
+
 /// `mien animate` arguments.
 #[derive(Debug, Args)]
 pub struct AnimateArgs {
@@ -353,7 +363,12 @@ pub struct AnimateArgs {
     )]
     pub out: PathBuf,
 
-    /// Layout of the per-frame splat files.
+    /// Format of the per-frame splat files (`frames/frame_00000.ply` or `.spz`, numbered so
+    /// viewers play them as a sequence).
+    #[arg(long, value_enum, default_value_t = FrameFormat::Ply, help_heading = "Output")]
+    pub format: FrameFormat,
+
+    /// Layout of the per-frame `.ply` files (`none`: no frame files in any format).
     #[arg(long, value_enum, default_value_t = PlyLayout::Dc, help_heading = "Output")]
     pub ply: PlyLayout,
 

@@ -23,10 +23,11 @@ pub fn run(path: &Path, as_json: bool) -> Result<String> {
         Some("glb" | "gltf" | "vrm") => character(path)?,
         Some("csv") => stream(path)?,
         Some("ply") => splats(path)?,
+        Some("spz") => spz(path)?,
         Some("aosrig") => pack(path)?,
         _ => speech(path).with_context(|| {
             format!(
-                "{}: mien reads .glb/.gltf/.vrm characters, .aosrig linear heads, Live Link Face .csv streams, 3DGS .ply files and speech timings (TextGrid, Gentle, Rhubarb, Polly, Azure, mien JSON)",
+                "{}: mien reads .glb/.gltf/.vrm characters, .aosrig linear heads, Live Link Face .csv streams, 3DGS .ply and SPZ files and speech timings (TextGrid, Gentle, Rhubarb, Polly, Azure, mien JSON)",
                 path.display()
             )
         })?,
@@ -338,8 +339,27 @@ fn stream(path: &Path) -> Result<serde_json::Value> {
     }))
 }
 
+fn spz(path: &Path) -> Result<serde_json::Value> {
+    let c = mien_core::io::spz::read_spz(path)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    let bytes = std::fs::read(path).unwrap_or_default();
+    let version = mien_core::io::spz::spz_version(&bytes).unwrap_or(0);
+    let mut v = cloud_json(path, &c);
+    v["kind"] = json!(format!(
+        "SPZ version {version} (Niantic, 3D Gaussian Splatting)"
+    ));
+    if let Some(o) = v.as_object_mut() {
+        o.remove("properties");
+    }
+    Ok(v)
+}
+
 fn splats(path: &Path) -> Result<serde_json::Value> {
     let c = read_splat_ply(path).with_context(|| format!("cannot read {}", path.display()))?;
+    Ok(cloud_json(path, &c))
+}
+
+fn cloud_json(path: &Path, c: &mien_core::io::ply::SplatCloud) -> serde_json::Value {
     let mut b = [[f32::INFINITY; 3], [f32::NEG_INFINITY; 3]];
     for p in &c.center {
         for k in 0..3 {
@@ -347,7 +367,7 @@ fn splats(path: &Path) -> Result<serde_json::Value> {
             b[1][k] = b[1][k].max(p[k]);
         }
     }
-    Ok(json!({
+    json!({
         "file": path.display().to_string(),
         "kind": if c.properties.iter().any(|p| p.name == "packed_position") {
             "SuperSplat compressed .ply (3D Gaussian Splatting)"
@@ -358,7 +378,7 @@ fn splats(path: &Path) -> Result<serde_json::Value> {
         "sh_degree": c.sh_degree(),
         "properties": c.properties.iter().map(|p| p.name.clone()).collect::<Vec<_>>().join(" "),
         "bounds_m": if c.is_empty() { serde_json::Value::Null } else { json!(b) },
-    }))
+    })
 }
 
 /// Indented `key: value` text of a JSON value.

@@ -250,6 +250,11 @@ pub struct OutputsReport {
     /// Why the preview shows fewer frames than asked for (the memory budget), when it does.
     pub preview_note: Option<String>,
     /// How the preview looks at the character (its front; a face close-up row for a full body).
+    /// The per-frame file format (`ply`, `spz`); `ply_files`, `ply_bytes` and `ply_span` count
+    /// the frame files of either.
+    pub frame_format: String,
+    /// SPZ frames: log-scales clamped to the format's byte range (σ under 45 µm or over 380 m).
+    pub spz_scales_clamped: u64,
     pub preview_view: String,
     /// Raster work of the preview, pixel visits (at most 2·10⁹).
     pub preview_work: u64,

@@ -342,16 +342,20 @@ pub fn print(o: &Outcome) {
     );
     if r.outputs.ply_files > 0 {
         println!(
-            "  wrote      {out}/{} … {} ({}, {} each, {}, {} layout)",
+            "  wrote      {out}/{} … {} ({}, {} each, {}, {})",
             r.outputs.ply_span[0],
             r.outputs.ply_span[1].trim_start_matches("frames/"),
             count(r.outputs.ply_files, "file"),
             count(r.outputs.splats_per_frame, "splat"),
             mb(r.outputs.ply_bytes),
-            r.outputs.ply_layout
+            if r.outputs.frame_format == "spz" {
+                "SPZ version 3".to_string()
+            } else {
+                format!("{} layout", r.outputs.ply_layout)
+            }
         );
     } else {
-        println!("  wrote      no .ply files (--ply none)");
+        println!("  wrote      no frame files (--ply none)");
     }
     if let Some(p) = &r.outputs.preview {
         println!(

@@ -105,9 +105,21 @@ fn builtin_default_runs_and_writes_everything() {
         52 * r["character"]["mesh_instances"].as_u64().unwrap()
     );
     assert_eq!(r["outputs"]["ply_files"].as_u64().unwrap(), frames);
+    // The surface lift by default: the report's gaussian count in every frame, textured by the
+    // built-in head's vertex colours.
+    assert_eq!(r["splats"]["lift"], "surface");
+    let g = r["splats"]["gaussians"].as_u64().unwrap();
+    assert!(
+        g >= r["splats"]["surface"]["triangles"].as_u64().unwrap(),
+        "at least one per triangle"
+    );
+    assert_eq!(
+        r["splats"]["surface"]["colors"]["plain_triangles"],
+        r["splats"]["surface"]["triangles"]
+    );
     for i in [0, frames / 2, frames - 1] {
         let cloud = read_splat_ply(&out.join(format!("frames/frame_{i:05}.ply"))).unwrap();
-        assert_eq!(cloud.center.len() as u64, verts, "one splat per vertex");
+        assert_eq!(cloud.center.len() as u64, g, "frame {i}: every gaussian");
     }
     check_png(&out.join("preview.png"));
     // No staging folder left behind.
@@ -126,6 +138,8 @@ fn facecap_plays_its_capture_clip() {
     let r = animate(
         dir.path(),
         &[
+            "--lift",
+            "debug",
             "--character",
             path.to_str().unwrap(),
             "--frames",
@@ -173,6 +187,8 @@ fn facecap_driven_by_live_link_csv() {
     let r = animate(
         dir.path(),
         &[
+            "--lift",
+            "debug",
             "--character",
             path.to_str().unwrap(),
             "--arkit",
@@ -210,6 +226,8 @@ fn cesium_man_walks_with_skinning() {
     let r = animate(
         dir.path(),
         &[
+            "--lift",
+            "debug",
             "--character",
             path.to_str().unwrap(),
             "--fps",

@@ -86,7 +86,7 @@ fn preview_work_over_budget_is_refused_before_posing() {
     let r = animate(
         &out,
         &[
-            "--sigma", "1", "--cell", "1024", "--frames", "200", "--sheet", "2",
+            "--lift", "debug", "--sigma", "1", "--cell", "1024", "--frames", "200", "--sheet", "2",
         ],
     );
     assert!(!r.ok());
@@ -99,7 +99,8 @@ fn preview_work_over_budget_is_refused_before_posing() {
     let r = animate(
         &out,
         &[
-            "--sigma", "1", "--cell", "1024", "--frames", "2", "--sheet", "0", "--ply", "none",
+            "--lift", "debug", "--sigma", "1", "--cell", "1024", "--frames", "2", "--sheet", "0",
+            "--ply", "none",
         ],
     );
     assert!(r.ok(), "{}", r.stderr);
@@ -132,6 +133,8 @@ fn a_large_character_gets_fewer_sheet_frames_and_says_so() {
     let r = animate(
         &out,
         &[
+            "--lift",
+            "debug",
             "--character",
             file.to_str().unwrap(),
             "--frames",

@@ -15,6 +15,8 @@ fn report_records_sigma_shading_start_and_layout() {
     let r = animate(
         &out,
         &[
+            "--lift",
+            "debug",
             "--character",
             t,
             "--start",
@@ -52,6 +54,8 @@ fn report_records_sigma_shading_start_and_layout() {
         &[
             "--character",
             t,
+            "--lift",
+            "debug",
             "--sigma",
             "0.002",
             "--shading",
@@ -80,7 +84,14 @@ fn summary_counts_in_the_singular_and_plural() {
     let out = dir.path().join("out");
     let r = animate(
         &out,
-        &["--character", tri.to_str().unwrap(), "--sheet", "1"],
+        &[
+            "--lift",
+            "debug",
+            "--character",
+            tri.to_str().unwrap(),
+            "--sheet",
+            "1",
+        ],
     );
     assert!(r.ok(), "{}", r.stderr);
     for want in [
@@ -232,6 +243,8 @@ fn the_summary_reads_naturally() {
             "0",
             "--ply",
             "none",
+            "--lift",
+            "debug",
             "--sigma",
             "120.00002",
             "--speech",
@@ -447,4 +460,54 @@ fn calibrate_fits_a_neutral_take_and_animate_applies_it() {
         "{}",
         run.stderr
     );
+}
+
+/// The default surface lift says what it built: facecap's KTX2 texture decoded, a gaussian count
+/// that every SPZ frame holds (read back by mien's own SPZ reader and `inspect`), and the summary
+/// names the lift, the texture and the format.
+#[test]
+fn surface_lift_report_and_spz_frames() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let facecap = data("facecap/facecap.glb");
+    let r = animate(
+        &out,
+        &[
+            "--character",
+            facecap.to_str().unwrap(),
+            "--frames",
+            "2",
+            "--sheet",
+            "1",
+            "--gaussians",
+            "30000",
+            "--format",
+            "spz",
+        ],
+    );
+    assert!(r.ok(), "{}", r.stderr);
+    let rep = report(&out);
+    assert_eq!(rep["splats"]["lift"], "surface");
+    let g = rep["splats"]["gaussians"].as_u64().unwrap();
+    let tris = rep["splats"]["surface"]["triangles"].as_u64().unwrap();
+    assert_eq!(tris, 8042);
+    assert!(g >= tris && g < 60_000, "{g}");
+    let tex = &rep["splats"]["surface"]["colors"]["textures"][0];
+    assert!(tex[1].as_str().unwrap().starts_with("ktx2"), "{tex}");
+    assert_eq!(rep["outputs"]["frame_format"], "spz");
+    assert_eq!(rep["outputs"]["ply_files"], 2);
+    for i in 0..2 {
+        let f = out.join(format!("frames/frame_{i:05}.spz"));
+        let c = mien_core::io::spz::read_spz(&f).unwrap();
+        assert_eq!(c.len() as u64, g, "{}", f.display());
+    }
+    for needle in ["surface lift:", "ktx2", "SPZ version 3", "frame_00000.spz"] {
+        assert!(r.stdout.contains(needle), "lacks `{needle}`:\n{}", r.stdout);
+    }
+    let i = mien(&[
+        "inspect",
+        out.join("frames/frame_00001.spz").to_str().unwrap(),
+    ]);
+    assert!(i.ok(), "{}", i.stderr);
+    assert!(i.stdout.contains("SPZ version 3") && i.stdout.contains(&format!("splats: {g}")));
 }

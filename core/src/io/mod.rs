@@ -1,4 +1,4 @@
-//! File formats: readers (glTF, Live Link Face CSV, 3DGS PLY) and writers (3DGS PLY, PNG), all
+//! File formats: readers (glTF, Live Link Face CSV, 3DGS PLY, SPZ) and writers (3DGS PLY, SPZ, PNG), all
 //! writes atomic, all reads bounded ([`read`]: regular files only, under a documented size cap).
 
 pub mod atomic;
@@ -10,6 +10,7 @@ pub mod mediapipe;
 pub mod ply;
 pub mod read;
 pub mod speech;
+pub mod spz;
 
 /// Read an ARKit-52 weight stream, by extension: `.csv` a Live Link Face export
 /// ([`livelink_csv::read_livelink_csv`]; a CSV without a `Timecode` column is read as per-frame
