@@ -117,6 +117,10 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
                     target: args.gaussians,
                     ..Default::default()
                 }),
+                LiftChoice::Texel => LiftKind::Texel(mien_core::lift::TexelOptions {
+                    resolution: args.texel_res,
+                    ..Default::default()
+                }),
             },
             sigma: args.sigma.map(|s| s as f32),
             shading: match args.shading {

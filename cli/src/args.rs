@@ -99,6 +99,8 @@ pub enum LiftChoice {
     /// Gaussians spread over every triangle, flat along the surface, coloured by the character's
     /// textures (`--gaussians` of them).
     Surface,
+    /// One gaussian per texel of a UV raster (`--texel-res` per side), coloured by that texel.
+    Texel,
     /// One round gaussian per vertex (`--sigma`, `--shading`): shows the mesh's vertices.
     Debug,
 }
@@ -411,6 +413,10 @@ pub struct AnimateArgs {
         help_heading = "Splats"
     )]
     pub gaussians: u32,
+
+    /// Texel lift: the UV raster's side, texels (16 to 8192).
+    #[arg(long, value_name = "N", default_value_t = 256, help_heading = "Splats")]
+    pub texel_res: u32,
 
     /// Debug lift: gaussian standard deviation, metres (more than 0, at most 1000). Default: 0.6 ×
     /// the median triangle edge of the character's rest pose.

@@ -270,7 +270,8 @@ pub fn print(o: &Outcome) {
                 .map(|(label, format, w, h)| format!("{label} {format} {w}×{h}"))
                 .collect();
             println!(
-                "  splats     surface lift: {} gaussians over {}; colour: {} textured, {} plain, {} by normal",
+                "  splats     {} lift: {} gaussians over {}; colour: {} textured, {} plain, {} by normal",
+                r.splats.lift,
                 r.splats.gaussians,
                 count(b.triangles, "triangle"),
                 c.textured_triangles,

@@ -66,6 +66,12 @@ pub fn flags(args: &AnimateArgs) -> Result<()> {
             args.gaussians
         );
     }
+    if !(16..=8192).contains(&args.texel_res) {
+        bail!(
+            "--texel-res {}: must be a raster side from 16 to 8192 texels",
+            args.texel_res
+        );
+    }
     crate::speech::check_flags(args)?;
     sheet(args.sheet, args.cell)
 }

@@ -236,3 +236,34 @@ fn a_posed_zoomed_in_face_has_no_holes_with_the_surface_lift() {
     assert!(surface >= 0.995, "surface lift coverage {surface}");
     assert!(dbg < 0.95, "the metric tells holes apart: debug lift {dbg}");
 }
+
+/// The texel lift (512² raster over Face Cap's UVs) covers the same zoomed-in posed face.
+#[test]
+fn a_posed_zoomed_in_face_has_no_holes_with_the_texel_lift() {
+    let (rig, rest, rest_n, pos, nrm) = posed_facecap();
+    let ch =
+        mien_core::io::gltf::import_gltf(&support::data_dir().join("facecap/facecap.glb")).unwrap();
+    let colors = SurfaceColors::from_character(&ch, &rig).unwrap();
+    let lift = mien_core::lift::texel_lift(
+        &rest,
+        &rest_n,
+        &rig.triangles,
+        &rig.uvs,
+        &colors,
+        &mien_core::lift::TexelOptions {
+            resolution: 512,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let setup = BoundSetup::new(&lift.gaussians, lift.triangles).unwrap();
+    let splats = buffers_of((0..setup.gaussians.len()).map(|i| setup.pose(i, &pos, &nrm)));
+    let cam = camera(&pos);
+    let mask = silhouette(&cam, &pos, &rig.triangles);
+    let c = coverage(&cam, &splats, &mask);
+    eprintln!(
+        "coverage: texel 512² {c:.4} ({} gaussians)",
+        setup.gaussians.len()
+    );
+    assert!(c >= 0.99, "texel lift coverage {c}");
+}

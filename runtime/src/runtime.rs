@@ -59,6 +59,9 @@ pub enum LiftKind {
     /// Gaussians spread over every triangle and bound to it, coloured by the character's
     /// base-colour textures ([`mien_core::lift::surface`]).
     Surface(mien_core::lift::SurfaceOptions),
+    /// One gaussian per texel of a UV raster of the mesh, bound to the texel's triangle
+    /// ([`mien_core::lift::texel`]); a linear head has no UVs and is refused.
+    Texel(mien_core::lift::TexelOptions),
 }
 
 impl LiftKind {
@@ -67,6 +70,7 @@ impl LiftKind {
         match self {
             LiftKind::Debug => "debug",
             LiftKind::Surface(_) => "surface",
+            LiftKind::Texel(_) => "texel",
         }
     }
 }
@@ -308,8 +312,8 @@ impl Runtime {
             params.centroid = [0, 1, 2].map(|k| 0.5 * (rt.bounds[0][k] + rt.bounds[1][k]));
             let (spec, bound) = match l.kind {
                 LiftKind::Debug => (engine::LiftSpec::Debug(params), None),
-                LiftKind::Surface(opts) => {
-                    let (setup, report) = surface_setup(&asset, &mut rt, &rest_pos, &opts)?;
+                LiftKind::Surface(_) | LiftKind::Texel(_) => {
+                    let (setup, report) = surface_setup(&asset, &mut rt, &rest_pos, &l.kind)?;
                     (engine::LiftSpec::Bound(Arc::new(setup)), Some(report))
                 }
             };
@@ -758,16 +762,16 @@ pub fn median_edge(triangles: &[[u32; 3]], pos: &[[f32; 3]]) -> Option<f32> {
     Some(*e.select_nth_unstable_by(mid, f32::total_cmp).1)
 }
 
-/// The surface lift of `asset` shaped on its rest pose `rest_pos` `(V,3)` (world, metres), with
-/// its rest normals read from the engine; colours from the character's materials (a rig) or its
-/// rest normals (a linear head).
+/// The surface or texel lift of `asset` shaped on its rest pose `rest_pos` `(V,3)` (world,
+/// metres), with its rest normals read from the engine; colours from the character's materials (a
+/// rig) or its rest normals (a linear head).
 fn surface_setup(
     asset: &Asset,
     rt: &mut Runtime,
     rest_pos: &[[f32; 3]],
-    opts: &mien_core::lift::SurfaceOptions,
+    kind: &LiftKind,
 ) -> Result<(mien_core::lift::BoundSetup, mien_core::lift::BoundReport)> {
-    use mien_core::lift::{SurfaceColors, surface_lift};
+    use mien_core::lift::{SurfaceColors, surface_lift, texel_lift};
     let rest = rt.engine.read_posed(0)?;
     let tris = asset.triangles();
     let colors = match asset.rig() {
@@ -775,8 +779,20 @@ fn surface_setup(
             .context("colouring the surface lift")?,
         None => SurfaceColors::untextured(tris, &rest.normals, None),
     };
-    let lift = surface_lift(rest_pos, &rest.normals, tris, &colors, opts)
-        .with_context(|| format!("{}: building the surface lift", asset.source()))?;
+    let lift = match (kind, asset.rig()) {
+        (LiftKind::Texel(o), Some(rig)) => {
+            texel_lift(rest_pos, &rest.normals, tris, &rig.uvs, &colors, o)
+        }
+        (LiftKind::Texel(_), None) => {
+            return Err(Error::invalid(
+                asset.source(),
+                "the texel lift needs UVs (TEXCOORD_0); a linear head has none: use the surface lift",
+            ));
+        }
+        (LiftKind::Surface(o), _) => surface_lift(rest_pos, &rest.normals, tris, &colors, o),
+        (LiftKind::Debug, _) => unreachable!("the debug lift has no setup"),
+    }
+    .with_context(|| format!("{}: building the {} lift", asset.source(), kind.name()))?;
     let setup = mien_core::lift::BoundSetup::new(&lift.gaussians, lift.triangles)?;
     Ok((setup, lift.report))
 }

@@ -186,6 +186,27 @@ fn facecap_surface_lift_agrees_on_every_backend() {
     );
 }
 
+/// The texel lift (`lift_bound.wgsl` again, over a UV raster): Face Cap at 128², two instances.
+#[test]
+fn facecap_texel_lift_agrees_on_every_backend() {
+    let take = data("livelinkface/MySlate_3_Jason_Millers_iPhone.csv");
+    let setup = move |rt: &mut Runtime| {
+        rt.instance_mut(1)?.play_livelink_csv(&take)?;
+        Ok(())
+    };
+    let opts = mien_core::lift::TexelOptions {
+        resolution: 128,
+        ..Default::default()
+    };
+    check_lift(
+        Asset::load(data("facecap/facecap.glb")).unwrap(),
+        2,
+        &setup,
+        &[0.0, 0.9],
+        LiftKind::Texel(opts),
+    );
+}
+
 /// The surface lift on a linear head (facecap baked into a pack: no normals, normal colours).
 #[test]
 fn a_linear_head_surface_lift_agrees_on_every_backend() {

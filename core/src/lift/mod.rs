@@ -5,6 +5,7 @@ pub mod color;
 pub mod debug;
 pub mod parts;
 pub mod surface;
+pub mod texel;
 
 pub use bound::{
     BoundGaussian, BoundSetup, PackedBound, TriangleFrame, pose_bound, triangle_frame,
@@ -12,6 +13,7 @@ pub use bound::{
 pub use color::{ColorReport, SurfaceColors};
 pub use debug::{CLEARED_SPLAT, DebugLiftParams, DebugShading, LiftedSplat, lift_vertex};
 pub use surface::{BoundLift, BoundReport, SurfaceOptions, surface_lift};
+pub use texel::{TexelOptions, texel_lift};
 
 use crate::error::Result;
 use crate::rig::backend::RigBackend;

@@ -110,6 +110,9 @@ pub struct BoundReport {
     pub fallback_frames: u64,
     /// Gaussians skipped because their opacity was 0 (MASK cut-outs).
     pub transparent_skipped: u64,
+    /// Texel lift: triangles whose texel gaussians were capped at the triangle's own shape (UVs
+    /// squeezed so one texel spans much of the triangle).
+    pub stretched_capped: u64,
     /// How colour was found.
     pub colors: ColorReport,
 }
