@@ -39,14 +39,15 @@ pub use mien_benches as bench;
 pub use mien_runtime::{
     Asset, Backend, Device, DeviceOptions, Error, Event, ExpressionSpace, FaceDriver, FaceSources,
     FrameReport, HeadJointNames, HeadMotionReport, Instance, InstanceFrame, InstanceMut,
-    InstanceTotals, LiftInfo, LiftOptions, MAX_INSTANCES, MemoryReport, Model, Result, Runtime,
-    RuntimeOptions, Sampler, Script, Shading, SinkRef, Speech, SpeechOptions, Times,
+    InstanceTotals, LiftInfo, LiftKind, LiftOptions, MAX_INSTANCES, MemoryReport, Model, Result,
+    Runtime, RuntimeOptions, Sampler, Script, Shading, SinkRef, Speech, SpeechOptions, Times,
 };
 
 /// The data types the runtime hands out and takes, from `mien-core`: splats `(V,…)`, posed
 /// vertices, a character's pose and node transforms, a weight stream, the rules' counts, a slot
 /// range.
 pub use mien_core::anim::WeightStream;
+pub use mien_core::lift::{BoundReport, SurfaceOptions, TexelOptions};
 pub use mien_core::rig::{Character, ControlStats, Pose, PosedVertices, Transform};
 pub use mien_core::sink::{SlotRange, SplatBuffers};
 

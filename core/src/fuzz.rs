@@ -36,11 +36,13 @@ pub enum Target {
     Ply,
     /// mien-calibration JSON.
     Calibration,
+    /// Niantic SPZ (versions 1–4).
+    Spz,
 }
 
 impl Target {
     /// Every target.
-    pub const ALL: [Target; 14] = [
+    pub const ALL: [Target; 15] = [
         Target::Gltf,
         Target::LivelinkCsv,
         Target::LivelinkUdp,
@@ -55,6 +57,7 @@ impl Target {
         Target::Aosrig,
         Target::Ply,
         Target::Calibration,
+        Target::Spz,
     ];
 
     /// The target's name (the cargo-fuzz target and corpus folder).
@@ -74,6 +77,7 @@ impl Target {
             Target::Aosrig => "aosrig",
             Target::Ply => "ply",
             Target::Calibration => "calibration",
+            Target::Spz => "spz",
         }
     }
 
@@ -116,6 +120,7 @@ impl Target {
                 "splats/fruit_drops_minimal.ply",
                 "splats/guitar.compressed.ply",
             ],
+            Target::Spz => &["splats/biker.spz"],
             Target::Polly
             | Target::Azure
             | Target::MienJson
@@ -196,6 +201,9 @@ pub fn seeds(
     );
     if target == Target::Aosrig {
         out.push(("facecap.glb baked".into(), aosrig_seed(shared_data)));
+    }
+    if target == Target::Spz {
+        out.push(("mien's own v3 file of three splats".into(), spz_seed()));
     }
     Ok(out)
 }
@@ -341,6 +349,14 @@ pub fn run(target: Target, data: &[u8]) {
                 let _ = c.sh_degree();
             }
         }
+        Target::Spz => {
+            // Parse, then what a caller does next: the sink buffers, written back as SPZ.
+            if let Ok(c) = io::spz::parse_spz(data, label)
+                && let Ok((b, r)) = c.to_buffers()
+            {
+                let _ = io::spz::write_spz(&b, &r);
+            }
+        }
         Target::Calibration => {
             if let Some(t) = text()
                 && let Ok(c) = crate::anim::calibration::Calibration::from_json(t, label)
@@ -361,4 +377,24 @@ where
         let _ = f.to_aligned(0.0);
         let _ = f.to_envelope(0.0, crate::speech::EnvelopeParams::default());
     }
+}
+
+/// A small SPZ v3 seed written by mien's own writer: three splats of different shapes.
+fn spz_seed() -> Vec<u8> {
+    let mut b = crate::sink::SplatBuffers::new(3);
+    for i in 0..3 {
+        b.center[i] = [0.1 * i as f32, 0.2, -0.3, 0.0];
+        b.cov_a[i] = [1e-4 * (i + 1) as f32, 1e-5, 0.0, 2e-4];
+        b.cov_b[i] = [0.0, 3e-4, 0.0, 0.0];
+        b.color[i] = crate::sink::pack4x8unorm([0.3, 0.5, 0.7, 0.9]);
+    }
+    io::spz::write_spz(
+        &b,
+        &[crate::sink::SlotRange {
+            offset: 0,
+            count: 3,
+        }],
+    )
+    .map(|(bytes, _)| bytes)
+    .unwrap_or_default()
 }
