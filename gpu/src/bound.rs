@@ -200,7 +200,8 @@ impl<G: GpuDevice> GpuBoundLift<G> {
             .into());
         }
         let a = &setup.transform;
-        let build = || -> Result<(Typed<G, BoundParams>, G::BindGroup), G::Error> {
+        type Built<G> = (Typed<G, BoundParams>, <G as GpuDevice>::BindGroup);
+        let build = || -> Result<Built<G>, G::Error> {
             let slot = u64::from(range.offset);
             let n = u64::from(count);
             let (center, b16) = range_binding::<G>(&sink.center, slot, n, 16, align);

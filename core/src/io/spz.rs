@@ -453,9 +453,8 @@ pub fn write_spz(
             what: format!("SPZ slot {i}"),
             reason: reason.into(),
         };
-        let c = buffers.center[i];
-        for k in 0..3 {
-            let v = (f64::from(c[k]) * fixed).round();
+        for &x in &buffers.center[i][..3] {
+            let v = (f64::from(x) * fixed).round();
             if !v.is_finite() || v.abs() > limit {
                 return Err(bad("centre not finite or beyond ±2048 m"));
             }
