@@ -1,5 +1,6 @@
 //! Lifts: posed vertices → gaussians in a splat sink's slot range.
 
+pub mod bind;
 pub mod bound;
 pub mod color;
 pub mod debug;
@@ -7,6 +8,7 @@ pub mod parts;
 pub mod surface;
 pub mod texel;
 
+pub use bind::{BindOptions, BindReport, bind_splats};
 pub use bound::{
     BoundGaussian, BoundSetup, PackedBound, TriangleFrame, pose_bound, triangle_frame,
 };
