@@ -111,16 +111,22 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
     let options = RuntimeOptions {
         instances: 1,
         lift: Some(LiftOptions {
-            kind: match args.lift {
-                LiftChoice::Debug => LiftKind::Debug,
-                LiftChoice::Surface => LiftKind::Surface(SurfaceOptions {
-                    target: args.gaussians,
-                    ..Default::default()
-                }),
-                LiftChoice::Texel => LiftKind::Texel(mien_core::lift::TexelOptions {
-                    resolution: args.texel_res,
-                    ..Default::default()
-                }),
+            kind: match (&args.capture, args.lift) {
+                (Some(path), _) => LiftKind::Capture(
+                    mien_runtime::capture::read_bound_capture(path)
+                        .with_context(|| format!("--capture {}", path.display()))?,
+                ),
+                (None, lift) => match lift {
+                    LiftChoice::Debug => LiftKind::Debug,
+                    LiftChoice::Surface => LiftKind::Surface(SurfaceOptions {
+                        target: args.gaussians,
+                        ..Default::default()
+                    }),
+                    LiftChoice::Texel => LiftKind::Texel(mien_core::lift::TexelOptions {
+                        resolution: args.texel_res,
+                        ..Default::default()
+                    }),
+                },
             },
             sigma: args.sigma.map(|s| s as f32),
             shading: match args.shading {

@@ -46,6 +46,11 @@ pub enum Command {
     /// median becomes its offset (gain 1, clamp 0–1), written as mien-calibration JSON for
     /// `mien animate --calibration`. Edit the gains for channels a tracker barely moves.
     Calibrate(CalibrateArgs),
+    /// Bind a captured splat cloud (.ply, SuperSplat compressed .ply, .spz) to a character's mesh,
+    /// so it animates with the character's morph targets and skin: each gaussian is embedded in
+    /// its nearest triangle of the rest pose. Writes a .ply every viewer opens as the capture, with
+    /// the embedding beside it; play it with `mien animate --character … --capture FILE`.
+    Bind(BindArgs),
     /// Drive a character live from Live Link Face over UDP: packets decoded (v6), filtered by
     /// subject, ordered by a jitter buffer and posed as they fall due; malformed, late and
     /// duplicate packets are counted, never fatal. Stops at --duration, at the end of a
@@ -414,6 +419,10 @@ pub struct AnimateArgs {
     )]
     pub gaussians: u32,
 
+    /// A captured splat cloud bound to the character by `mien bind`: played instead of a lift.
+    #[arg(long, value_name = "FILE", help_heading = "Splats")]
+    pub capture: Option<PathBuf>,
+
     /// Texel lift: the UV raster's side, texels (16 to 8192).
     #[arg(long, value_name = "N", default_value_t = 256, help_heading = "Splats")]
     pub texel_res: u32,
@@ -507,6 +516,31 @@ pub struct LiveArgs {
     /// Write the session report (counts, latency percentiles) here as JSON.
     #[arg(long, value_name = "FILE.json")]
     pub report: Option<PathBuf>,
+}
+
+/// `mien bind` arguments.
+#[derive(Debug, Args)]
+pub struct BindArgs {
+    /// The capture: a 3DGS .ply (INRIA, SH 0–3; or SuperSplat compressed) or an .spz, in the
+    /// character's world space at its rest pose (metres).
+    #[arg(value_name = "SPLATS")]
+    pub splats: PathBuf,
+
+    /// The character (.glb, .gltf, .vrm).
+    #[arg(long, value_name = "CHARACTER")]
+    pub to: PathBuf,
+
+    /// The bound capture to write (replaced atomically).
+    #[arg(short, long, value_name = "FILE")]
+    pub out: PathBuf,
+
+    /// Gaussians farther than this from the surface, metres, are reported as far (more than 0).
+    #[arg(long, value_name = "METRES", default_value_t = 0.05)]
+    pub max_distance: f64,
+
+    /// Drop far gaussians instead of binding them to their nearest triangle.
+    #[arg(long)]
+    pub drop_far: bool,
 }
 
 /// `mien inspect` arguments.

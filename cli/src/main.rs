@@ -46,6 +46,7 @@ fn main() -> ExitCode {
         Command::Inspect(i) => inspect::run(&i.file, i.json).map(|text| print!("{text}")),
         Command::Pack(p) => pack::run(p).map(|text| print!("{text}")),
         Command::Calibrate(c) => calibrate(c).map(|text| print!("{text}")),
+        Command::Bind(b) => bind(b).map(|text| print!("{text}")),
         Command::Live(l) => {
             let _ = interrupt::install_stop_only();
             live::run(l).map(|text| print!("{text}"))
@@ -77,6 +78,61 @@ fn main() -> ExitCode {
 }
 
 /// `mien calibrate`: fit offsets from a neutral take and write them.
+fn bind(b: &args::BindArgs) -> anyhow::Result<String> {
+    use anyhow::Context;
+    if !(b.max_distance.is_finite() && b.max_distance > 0.0) {
+        anyhow::bail!(
+            "--max-distance {}: must be a positive length in metres",
+            b.max_distance
+        );
+    }
+    let asset = std::sync::Arc::new(
+        mien_runtime::Asset::load(&b.to)
+            .with_context(|| format!("cannot load character {}", b.to.display()))?,
+    );
+    let cloud = mien_runtime::capture::read_capture(&b.splats)
+        .with_context(|| format!("cannot read capture {}", b.splats.display()))?;
+    let opts = mien_core::lift::BindOptions {
+        max_distance_m: b.max_distance as f32,
+        drop_far: b.drop_far,
+    };
+    let bound = mien_runtime::capture::bind_capture(&asset, &cloud, &opts)?;
+    mien_core::io::atomic::write_atomic_bytes(&b.out, &bound.bytes)
+        .with_context(|| format!("cannot write {}", b.out.display()))?;
+    let r = &bound.report;
+    let mut s = format!(
+        "{}: {} of {} gaussians of {} bound to {} ({} triangles)\n  distance to the surface: median {:.4} m, largest {:.4} m; {} beyond {} m{}\n",
+        b.out.display(),
+        r.bound,
+        r.splats,
+        b.splats.display(),
+        b.to.display(),
+        asset.triangles().len(),
+        r.median_distance_m,
+        r.max_distance_m,
+        r.far,
+        b.max_distance,
+        if b.drop_far {
+            format!(", {} dropped", r.dropped)
+        } else {
+            " (bound anyway; --drop-far drops them)".into()
+        },
+    );
+    if r.sh_degree_dropped > 0 {
+        s += &format!(
+            "  view-dependent colour (SH degree {}) not carried: the DC colour is kept\n",
+            r.sh_degree_dropped
+        );
+    }
+    if r.approximate > 0 {
+        s += &format!(
+            "  {} gaussians on sliver triangles bound approximately\n",
+            r.approximate
+        );
+    }
+    Ok(s)
+}
+
 fn calibrate(c: &args::CalibrateArgs) -> anyhow::Result<String> {
     use anyhow::Context;
     let (neutral, _) = mien_core::io::read_stream(&c.neutral)

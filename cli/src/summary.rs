@@ -262,6 +262,11 @@ pub fn print(o: &Outcome) {
         secs(r.frames.span_s[1])
     );
     match &r.splats.surface {
+        Some(b) if r.splats.lift == "capture" => println!(
+            "  splats     captured splats bound to the mesh: {} gaussians over {}",
+            r.splats.gaussians,
+            count(b.triangles, "triangle")
+        ),
         Some(b) => {
             let c = &b.colors;
             let tex: Vec<String> = c

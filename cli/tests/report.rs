@@ -511,3 +511,197 @@ fn surface_lift_report_and_spz_frames() {
     assert!(i.ok(), "{}", i.stderr);
     assert!(i.stdout.contains("SPZ version 3") && i.stdout.contains(&format!("splats: {g}")));
 }
+
+/// A capture bound to a character and played: Face Cap's own surface splats at rest bound back to
+/// it come back where they were (the library's rest render of the bound capture), the bound file
+/// opens as a plain 3DGS .ply, `animate --capture` plays it, and a capture bound to another
+/// character is refused naming the topology, with nothing written.
+#[test]
+fn a_bound_capture_plays_on_its_character_and_nowhere_else() {
+    use mien_runtime::{Asset, Device, LiftKind, LiftOptions, Runtime, RuntimeOptions};
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let facecap = data("facecap/facecap.glb");
+    let f = facecap.to_str().unwrap();
+    let asset = Arc::new(Asset::load(&facecap).unwrap());
+    let rest_of = |kind: LiftKind| {
+        let o = RuntimeOptions {
+            instances: 1,
+            lift: Some(LiftOptions {
+                kind,
+                ..Default::default()
+            }),
+        };
+        Runtime::new(Arc::clone(&asset), &Device::Cpu, &o)
+            .unwrap()
+            .render_rest()
+            .unwrap()
+    };
+    let original = rest_of(LiftKind::Surface(mien_core::lift::SurfaceOptions {
+        target: 20_000,
+        ..Default::default()
+    }));
+    let n = original.len();
+    let capture = dir.path().join("capture.ply");
+    mien_core::io::ply::write_splat_ply_with(
+        &capture,
+        &original,
+        &[mien_core::sink::SlotRange {
+            offset: 0,
+            count: n as u32,
+        }],
+        &mien_core::io::ply::PlyOptions::default(),
+    )
+    .unwrap();
+
+    let bound = dir.path().join("bound.ply");
+    let b = mien(&[
+        "bind",
+        capture.to_str().unwrap(),
+        "--to",
+        f,
+        "--out",
+        bound.to_str().unwrap(),
+    ]);
+    assert!(b.ok(), "{}", b.stderr);
+    assert!(
+        b.stdout.contains(&format!("{n} of {n} gaussians")),
+        "{}",
+        b.stdout
+    );
+    let i = mien(&["inspect", bound.to_str().unwrap()]);
+    assert!(
+        i.ok() && i.stdout.contains(&format!("splats: {n}")),
+        "{}",
+        i.stdout
+    );
+
+    // At rest the bound capture is the capture (f32 rounding of the embedding).
+    let cap = mien_runtime::capture::read_bound_capture(&bound).unwrap();
+    let again = rest_of(LiftKind::Capture(cap));
+    assert_eq!(again.len(), n);
+    let scale = original
+        .center
+        .iter()
+        .flatten()
+        .fold(1.0f32, |m, x| m.max(x.abs()));
+    for k in 0..n {
+        for c in 0..3 {
+            assert!(
+                (again.center[k][c] - original.center[k][c]).abs() <= 1e-5 * scale,
+                "gaussian {k}: {:?} vs {:?}",
+                again.center[k],
+                original.center[k]
+            );
+        }
+    }
+
+    let played = dir.path().join("played");
+    let r = animate(
+        &played,
+        &[
+            "--character",
+            f,
+            "--capture",
+            bound.to_str().unwrap(),
+            "--frames",
+            "2",
+            "--sheet",
+            "1",
+        ],
+    );
+    assert!(r.ok(), "{}", r.stderr);
+    let rep = report(&played);
+    assert_eq!(rep["splats"]["lift"], "capture");
+    assert_eq!(rep["splats"]["gaussians"].as_u64().unwrap() as usize, n);
+    assert!(
+        r.stdout.contains("captured splats bound to the mesh"),
+        "{}",
+        r.stdout
+    );
+
+    // Bound to CesiumMan, played on Face Cap: refused, nothing written.
+    let cesium = data("khronos/CesiumMan/CesiumMan_chromedays.glb");
+    let other = dir.path().join("other.ply");
+    let b = mien(&[
+        "bind",
+        capture.to_str().unwrap(),
+        "--to",
+        cesium.to_str().unwrap(),
+        "--out",
+        other.to_str().unwrap(),
+    ]);
+    assert!(b.ok(), "{}", b.stderr);
+    let wrong = dir.path().join("wrong");
+    let r = animate(
+        &wrong,
+        &[
+            "--character",
+            f,
+            "--capture",
+            other.to_str().unwrap(),
+            "--frames",
+            "1",
+        ],
+    );
+    assert!(!r.ok());
+    assert!(
+        r.stderr.contains("topology") && r.stderr.contains("CesiumMan"),
+        "{}",
+        r.stderr
+    );
+    assert!(!wrong.exists());
+}
+
+#[test]
+fn bind_refuses_bad_input_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let facecap = data("facecap/facecap.glb");
+    let f = facecap.to_str().unwrap();
+    let out = dir.path().join("b.ply");
+    let o = out.to_str().unwrap();
+    let txt = dir.path().join("x.txt");
+    std::fs::write(&txt, "hello").unwrap();
+    let junk = dir.path().join("junk.spz");
+    std::fs::write(&junk, [0x1f, 0x8b, 0, 1, 2]).unwrap();
+    let spz = data("splats/biker.spz");
+    for (args, needle) in [
+        (
+            vec!["bind", txt.to_str().unwrap(), "--to", f, "--out", o],
+            "a capture is a 3DGS .ply",
+        ),
+        (
+            vec!["bind", junk.to_str().unwrap(), "--to", f, "--out", o],
+            "junk.spz",
+        ),
+        (
+            vec![
+                "bind",
+                spz.to_str().unwrap(),
+                "--to",
+                f,
+                "--out",
+                o,
+                "--max-distance",
+                "0",
+            ],
+            "--max-distance 0",
+        ),
+        (
+            vec![
+                "bind",
+                spz.to_str().unwrap(),
+                "--to",
+                "/nonexistent.glb",
+                "--out",
+                o,
+            ],
+            "/nonexistent.glb",
+        ),
+    ] {
+        let r = mien(&args);
+        assert!(!r.ok(), "{args:?}");
+        assert!(r.stderr.contains(needle), "{args:?}: {}", r.stderr);
+        assert!(!out.exists(), "{args:?} wrote a file");
+    }
+}

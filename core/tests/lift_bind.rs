@@ -54,16 +54,21 @@ fn mesh_and_cloud() -> (Vec<[f32; 3]>, Vec<[f32; 3]>, Vec<[u32; 3]>, SplatCloud)
     let nrm = vec![[0.0, 0.0, 1.0]; pos.len()];
     let mut state = 7u64;
     let mut rnd = || {
-        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         ((state >> 11) as f64 / (1u64 << 53) as f64) as f32
     };
     let mut cloud = SplatCloud::default();
     for _ in 0..500 {
         let c = [rnd(), rnd(), 0.04 * (rnd() - 0.5)];
         // A random symmetric positive-definite covariance of a few millimetres.
-        let a: [[f32; 3]; 3] = std::array::from_fn(|_| std::array::from_fn(|_| 0.01 * (rnd() - 0.5)));
+        let a: [[f32; 3]; 3] =
+            std::array::from_fn(|_| std::array::from_fn(|_| 0.01 * (rnd() - 0.5)));
         let cov: [[f32; 3]; 3] = std::array::from_fn(|r| {
-            std::array::from_fn(|s| (0..3).map(|k| a[r][k] * a[s][k]).sum::<f32>() + if r == s { 1e-6 } else { 0.0 })
+            std::array::from_fn(|s| {
+                (0..3).map(|k| a[r][k] * a[s][k]).sum::<f32>() + if r == s { 1e-6 } else { 0.0 }
+            })
         });
         cloud.center.push(c);
         cloud.covariance.push(cov);
@@ -86,14 +91,24 @@ fn the_rest_pose_reproduces_the_capture() {
     for i in 0..cloud.len() {
         let s = setup.pose(i, &pos, &nrm);
         for k in 0..3 {
-            assert!(close(s.center[k], cloud.center[i][k], 1e-5), "{i}: {:?} vs {:?}", s.center, cloud.center[i]);
+            assert!(
+                close(s.center[k], cloud.center[i][k], 1e-5),
+                "{i}: {:?} vs {:?}",
+                s.center,
+                cloud.center[i]
+            );
         }
         let c = &cloud.covariance[i];
-        let got = [s.cov_a[0], s.cov_a[1], s.cov_a[2], s.cov_a[3], s.cov_b[0], s.cov_b[1]];
+        let got = [
+            s.cov_a[0], s.cov_a[1], s.cov_a[2], s.cov_a[3], s.cov_b[0], s.cov_b[1],
+        ];
         let want = [c[0][0], c[0][1], c[0][2], c[1][1], c[1][2], c[2][2]];
         let big = want.iter().fold(0.0f32, |m, x| m.max(x.abs()));
         for k in 0..6 {
-            assert!(close(got[k], want[k], 1e-4 * big), "{i}: {got:?} vs {want:?}");
+            assert!(
+                close(got[k], want[k], 1e-4 * big),
+                "{i}: {got:?} vs {want:?}"
+            );
         }
         let rgba = mien_core::sink::unpack4x8unorm(s.color);
         for k in 0..4 {
@@ -110,7 +125,9 @@ fn a_rigid_motion_of_the_mesh_moves_the_capture_rigidly() {
     // A turn of 0.7 rad about z and a shift.
     let (s, c) = 0.7f32.sin_cos();
     let r = [[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]];
-    let mv = |p: [f32; 3]| [0, 1, 2].map(|i| r[i][0] * p[0] + r[i][1] * p[1] + r[i][2] * p[2] + [0.3, -0.2, 1.0][i]);
+    let mv = |p: [f32; 3]| {
+        [0, 1, 2].map(|i| r[i][0] * p[0] + r[i][1] * p[1] + r[i][2] * p[2] + [0.3, -0.2, 1.0][i])
+    };
     let moved: Vec<[f32; 3]> = pos.iter().map(|&p| mv(p)).collect();
     for i in (0..cloud.len()).step_by(7) {
         let got = setup.pose(i, &moved, &nrm);
@@ -128,14 +145,23 @@ fn far_gaussians_are_counted_and_dropped_when_asked() {
     cloud.center[9] = [-3.0, 0.5, 0.0];
     let (_, rep) = bind_splats(&cloud, &pos, &nrm, &tri, &BindOptions::default()).unwrap();
     assert_eq!((rep.far, rep.dropped, rep.bound), (2, 0, 500));
-    assert!((rep.max_distance_m - 3.0).abs() < 1e-6, "{}", rep.max_distance_m);
-    let o = BindOptions { drop_far: true, ..Default::default() };
+    assert!(
+        (rep.max_distance_m - 3.0).abs() < 1e-6,
+        "{}",
+        rep.max_distance_m
+    );
+    let o = BindOptions {
+        drop_far: true,
+        ..Default::default()
+    };
     let (lift, rep) = bind_splats(&cloud, &pos, &nrm, &tri, &o).unwrap();
     assert_eq!((rep.far, rep.dropped, rep.bound), (2, 2, 498));
     assert_eq!(lift.gaussians.len(), 498);
     // A non-finite capture is refused naming the gaussian.
     cloud.center[11][0] = f32::NAN;
-    let e = bind_splats(&cloud, &pos, &nrm, &tri, &o).unwrap_err().to_string();
+    let e = bind_splats(&cloud, &pos, &nrm, &tri, &o)
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("captured gaussian 11"), "{e}");
 }
 
@@ -144,15 +170,27 @@ fn a_real_capture_binds_to_a_real_character() {
     let d = support::data_dir();
     let ch = mien_core::io::gltf::import_gltf(&d.join("facecap/facecap.glb")).unwrap();
     let rig = mien_core::rig::RigData::from_character(&ch).unwrap();
-    let cloud = mien_core::io::ply::read_splat_ply(&d.join("splats/fruit_drops_minimal.ply")).unwrap();
-    let (lift, rep) = bind_splats(&cloud, &rig.positions, &rig.normals, &rig.triangles, &BindOptions::default()).unwrap();
+    let cloud =
+        mien_core::io::ply::read_splat_ply(&d.join("splats/fruit_drops_minimal.ply")).unwrap();
+    let (lift, rep) = bind_splats(
+        &cloud,
+        &rig.positions,
+        &rig.normals,
+        &rig.triangles,
+        &BindOptions::default(),
+    )
+    .unwrap();
     assert_eq!(rep.splats as usize, cloud.len());
     assert_eq!(rep.sh_degree_dropped, 3);
     assert_eq!(rep.bound as usize, lift.gaussians.len());
     let setup = BoundSetup::new(&lift.gaussians, lift.triangles).unwrap();
     // At rest every gaussian comes back where the capture had it, to the f32 rounding of its
     // barycentrics times the mesh's coordinates (Face Cap's mesh space is quantised: thousands).
-    let mesh = rig.positions.iter().flatten().fold(0.0f32, |m, x| m.max(x.abs()));
+    let mesh = rig
+        .positions
+        .iter()
+        .flatten()
+        .fold(0.0f32, |m, x| m.max(x.abs()));
     for i in (0..cloud.len()).step_by(101) {
         let s = setup.pose(i, &rig.positions, &rig.normals);
         let g = &lift.gaussians[i];

@@ -51,7 +51,7 @@ pub enum Shading {
 }
 
 /// Which lift turns posed vertices into gaussians (seed 000).
-#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub enum LiftKind {
     /// One isotropic gaussian per posed vertex, σ and shading from [`LiftOptions`].
     #[default]
@@ -62,6 +62,10 @@ pub enum LiftKind {
     /// One gaussian per texel of a UV raster of the mesh, bound to the texel's triangle
     /// ([`mien_core::lift::texel`]); a linear head has no UVs and is refused.
     Texel(mien_core::lift::TexelOptions),
+    /// A captured splat cloud bound to this character's mesh (`mien bind`,
+    /// [`mien_core::lift::bind`]): the capture animates with the morphs and the skin. Refused when
+    /// the character's topology is not the one bound.
+    Capture(Arc<mien_core::io::bound_ply::BoundCapture>),
 }
 
 impl LiftKind {
@@ -71,13 +75,14 @@ impl LiftKind {
             LiftKind::Debug => "debug",
             LiftKind::Surface(_) => "surface",
             LiftKind::Texel(_) => "texel",
+            LiftKind::Capture(_) => "capture",
         }
     }
 }
 
 /// The lift a runtime attaches: seed 000's debug vertex lift (one isotropic gaussian per posed
 /// vertex; the default) or the surface lift ([`LiftKind::Surface`]).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LiftOptions {
     /// Which lift. `sigma` and `shading` apply to the debug lift only.
     pub kind: LiftKind,
@@ -89,7 +94,7 @@ pub struct LiftOptions {
 }
 
 /// How a runtime is built.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct RuntimeOptions {
     /// Instances N of the character, 1 to [`MAX_INSTANCES`], each with its own drivers, posed in
     /// one submission; N × V splat slots must fit a 32-bit index.
@@ -312,7 +317,7 @@ impl Runtime {
             params.centroid = [0, 1, 2].map(|k| 0.5 * (rt.bounds[0][k] + rt.bounds[1][k]));
             let (spec, bound) = match l.kind {
                 LiftKind::Debug => (engine::LiftSpec::Debug(params), None),
-                LiftKind::Surface(_) | LiftKind::Texel(_) => {
+                LiftKind::Surface(_) | LiftKind::Texel(_) | LiftKind::Capture(_) => {
                     let (setup, report) = surface_setup(&asset, &mut rt, &rest_pos, &l.kind)?;
                     (engine::LiftSpec::Bound(Arc::new(setup)), Some(report))
                 }
@@ -321,7 +326,7 @@ impl Runtime {
             engine::sink_slots(n, slots)?;
             rt.engine.attach_lift(spec)?;
             rt.lift = Some(LiftInfo {
-                kind: l.kind,
+                kind: l.kind.clone(),
                 slots,
                 bound,
                 sigma,
@@ -772,8 +777,15 @@ fn surface_setup(
     kind: &LiftKind,
 ) -> Result<(mien_core::lift::BoundSetup, mien_core::lift::BoundReport)> {
     use mien_core::lift::{SurfaceColors, surface_lift, texel_lift};
-    let rest = rt.engine.read_posed(0)?;
     let tris = asset.triangles();
+    if let LiftKind::Capture(c) = kind {
+        c.check_topology(asset.source(), asset.vertex_count(), tris)?;
+        let setup = mien_core::lift::BoundSetup::new(&c.lift.gaussians, tris.to_vec())?;
+        let mut report = c.lift.report.clone();
+        report.triangles = tris.len() as u64;
+        return Ok((setup, report));
+    }
+    let rest = rt.engine.read_posed(0)?;
     let colors = match asset.rig() {
         Some(rig) => SurfaceColors::from_character(asset.character(), rig)
             .context("colouring the surface lift")?,
@@ -790,6 +802,7 @@ fn surface_setup(
             ));
         }
         (LiftKind::Surface(o), _) => surface_lift(rest_pos, &rest.normals, tris, &colors, o),
+        (LiftKind::Capture(_), _) => unreachable!("bound before colouring"),
         (LiftKind::Debug, _) => unreachable!("the debug lift has no setup"),
     }
     .with_context(|| format!("{}: building the {} lift", asset.source(), kind.name()))?;

@@ -3,6 +3,7 @@
 
 pub mod atomic;
 pub mod audio2face;
+pub mod bound_ply;
 pub mod gltf;
 pub mod livelink_csv;
 pub mod livelink_udp;

@@ -64,6 +64,10 @@ pub struct BindReport {
     /// Gaussians on triangles too thin to solve the embedding exactly: bound at the closest
     /// point and the normal distance (their rest position is off by the tangential residual).
     pub approximate: u64,
+    /// The capture's indices of the gaussians bound, in the embedding's order (all of them
+    /// unless far ones were dropped).
+    #[serde(skip)]
+    pub kept: Vec<usize>,
 }
 
 /// The closest point of triangle `(a, b, c)` to `p` as barycentrics `(u, v, w)` (Ericson §5.1.5).
@@ -126,12 +130,14 @@ impl Grid {
                 hi[k] = hi[k].max(p[k]);
             }
         }
-        let ext = (0..3).map(|k| (hi[k] - lo[k]).max(1e-9)).collect::<Vec<_>>();
+        let ext = (0..3)
+            .map(|k| (hi[k] - lo[k]).max(1e-9))
+            .collect::<Vec<_>>();
         // About two triangles per cell, at most 2²¹ cells.
         let target = (tris.len() as f64 / 2.0).clamp(1.0, 2_097_152.0);
-        let cell = ((ext[0] * ext[1] * ext[2]) / target).cbrt().max(
-            ext.iter().fold(0.0f64, |m, &e| m.max(e)) / 128.0,
-        );
+        let cell = ((ext[0] * ext[1] * ext[2]) / target)
+            .cbrt()
+            .max(ext.iter().fold(0.0f64, |m, &e| m.max(e)) / 128.0);
         let dims = [0, 1, 2].map(|k| ((ext[k] / cell).ceil() as usize).clamp(1, 128));
         let mut cells = vec![Vec::new(); dims[0] * dims[1] * dims[2]];
         for (i, t) in tris.iter().enumerate() {
@@ -186,9 +192,8 @@ impl Grid {
             for z in (c[2] - r)..=(c[2] + r) {
                 for y in (c[1] - r)..=(c[1] + r) {
                     for x in (c[0] - r)..=(c[0] + r) {
-                        let on_ring = (x - c[0]).abs() == r
-                            || (y - c[1]).abs() == r
-                            || (z - c[2]).abs() == r;
+                        let on_ring =
+                            (x - c[0]).abs() == r || (y - c[1]).abs() == r || (z - c[2]).abs() == r;
                         if !on_ring
                             || x < 0
                             || y < 0
@@ -199,11 +204,12 @@ impl Grid {
                         {
                             continue;
                         }
-                        let cell = (z as usize * self.dims[1] + y as usize) * self.dims[0]
-                            + x as usize;
+                        let cell =
+                            (z as usize * self.dims[1] + y as usize) * self.dims[0] + x as usize;
                         for &ti in &self.cells[cell] {
                             let t = tris[ti as usize];
-                            let (a, b, cc) = (pos[t[0] as usize], pos[t[1] as usize], pos[t[2] as usize]);
+                            let (a, b, cc) =
+                                (pos[t[0] as usize], pos[t[1] as usize], pos[t[2] as usize]);
                             let w = closest_on_triangle(p, a, b, cc);
                             let q = [0, 1, 2].map(|k| w[0] * a[k] + w[1] * b[k] + w[2] * cc[k]);
                             let d2 = (0..3).map(|k| (q[k] - p[k]).powi(2)).sum::<f64>();
@@ -310,7 +316,11 @@ pub fn bind_splats(
         let d = det3(e1, e2, n);
         let norm = |v: [f64; 3]| (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
         let (b1, b2, offset) = if d.abs() > 1e-6 * norm(e1) * norm(e2) {
-            (det3(q, e2, n) / d, det3(e1, q, n) / d, det3(e1, e2, q) / d / k)
+            (
+                det3(q, e2, n) / d,
+                det3(e1, q, n) / d,
+                det3(e1, e2, q) / d / k,
+            )
         } else {
             rep.approximate += 1;
             let w = closest_on_triangle(x, p[0], p[1], p[2]);
@@ -335,6 +345,7 @@ pub fn bind_splats(
             what: format!("captured gaussian {i}"),
             reason: "its covariance cannot be decomposed".into(),
         })?;
+        rep.kept.push(i);
         out.push(BoundGaussian {
             triangle: ti,
             bary: [b1 as f32, b2 as f32],
