@@ -218,7 +218,7 @@ pub fn parse_bound_ply(bytes: &[u8], file: &str) -> Result<BoundCapture> {
         } else {
             Err(Error::format(
                 file,
-                &format!("header line {}", k + 1),
+                format!("header line {}", k + 1),
                 format!(
                     "`{}` where `{want}` was expected",
                     lines.get(k).unwrap_or(&"")
@@ -319,7 +319,7 @@ pub fn parse_bound_ply(bytes: &[u8], file: &str) -> Result<BoundCapture> {
         if g.triangle >= triangle_count || !(15..25).all(|k| fl(k).is_finite()) {
             return Err(Error::format(
                 file,
-                &format!("vertex {i}"),
+                format!("vertex {i}"),
                 "a triangle past the topology's count or a non-finite embedding value",
             ));
         }
