@@ -133,9 +133,9 @@ fn check(asset: Asset, n: u32, setup: &Setup, times: &[f64]) {
 
 fn check_lift(asset: Asset, n: u32, setup: &Setup, times: &[f64], kind: LiftKind) {
     let asset = Arc::new(asset);
-    let want = run_lift(&asset, &Device::Cpu, n, setup, times, kind);
+    let want = run_lift(&asset, &Device::Cpu, n, setup, times, kind.clone());
     for d in gpus() {
-        let got = run_lift(&asset, &d, n, setup, times, kind);
+        let got = run_lift(&asset, &d, n, setup, times, kind.clone());
         for (f, (gf, wf)) in got.iter().zip(&want).enumerate() {
             for (i, ((gs, gp), (ws, wp))) in gf.iter().zip(wf).enumerate() {
                 let what = format!("{} {} frame {f} instance {i}", d.name(), asset.source());
