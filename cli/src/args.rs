@@ -420,7 +420,12 @@ pub struct AnimateArgs {
     pub gaussians: u32,
 
     /// A captured splat cloud bound to the character by `mien bind`: played instead of a lift.
-    #[arg(long, value_name = "FILE", help_heading = "Splats")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        help_heading = "Splats",
+        conflicts_with_all = ["lift", "gaussians", "texel_res"]
+    )]
     pub capture: Option<PathBuf>,
 
     /// Texel lift: the UV raster's side, texels (16 to 8192).
