@@ -232,6 +232,7 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
     let ext = match args.format {
         FrameFormat::Ply => "ply",
         FrameFormat::Spz => "spz",
+        FrameFormat::Glb => "glb",
     };
     let mut kept: Vec<(u32, SplatBuffers)> = Vec::with_capacity(sheet_frames.len());
     let progress = progress_bar(u64::from(frames), args.quiet);
@@ -268,6 +269,12 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
                     std::fs::create_dir_all(path.parent().unwrap_or(staging.path()))?;
                     write_atomic_bytes(&path, &bytes)?;
                     report.outputs.spz_scales_clamped += st.scales_clamped;
+                    st.written
+                }
+                FrameFormat::Glb => {
+                    let (bytes, st) = mien_core::io::splat_glb::write_splat_glb(splats, &[range])?;
+                    std::fs::create_dir_all(path.parent().unwrap_or(staging.path()))?;
+                    write_atomic_bytes(&path, &bytes)?;
                     st.written
                 }
             };

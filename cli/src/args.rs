@@ -191,6 +191,9 @@ pub enum FrameFormat {
     /// Niantic's SPZ version 3 (gzip, about 10× smaller than `.ply`): Spark and the SPZ tools
     /// read it.
     Spz,
+    /// glTF binary with Khronos' KHR_gaussian_splatting (linear scales, activated opacity, a
+    /// COLOR_0 fallback): Babylon.js, PlayCanvas and Cesium read it; other viewers show points.
+    Glb,
 }
 
 /// `mien animate` arguments.

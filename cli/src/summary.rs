@@ -356,6 +356,8 @@ pub fn print(o: &Outcome) {
             mb(r.outputs.ply_bytes),
             if r.outputs.frame_format == "spz" {
                 "SPZ version 3".to_string()
+            } else if r.outputs.frame_format == "glb" {
+                "glTF KHR_gaussian_splatting".to_string()
             } else {
                 format!("{} layout", r.outputs.ply_layout)
             }

@@ -11,6 +11,7 @@ pub mod mediapipe;
 pub mod ply;
 pub mod read;
 pub mod speech;
+pub mod splat_glb;
 pub mod spz;
 
 /// Read an ARKit-52 weight stream, by extension: `.csv` a Live Link Face export

@@ -19,6 +19,9 @@ use crate::error::{Error, Result};
 const TEXTURE_SOURCE_EXTENSIONS: &[&str] =
     &["KHR_texture_basisu", "EXT_texture_webp", "MSFT_texture_dds"];
 
+/// Extensions that define attribute semantics of their own (`NAME:…`).
+const EXTENSION_SEMANTICS: &[&str] = &["KHR_gaussian_splatting"];
+
 /// Run the crate's validation and turn what remains into errors naming the fields.
 ///
 /// # Errors
@@ -95,6 +98,18 @@ fn judge(root: &json::Root, file: &str, path: &str, error: VError) -> Option<Err
         }
         VError::Missing if is_accessor_field(&field, "bufferView") => None,
         VError::Missing if texture_has_source_extension(root, &field) => None,
+        // An extension's own attribute semantics (`KHR_gaussian_splatting:SCALE`, …: glTF 2.0
+        // allows extensions to define semantics) are not ones the crate knows; a file that uses
+        // such an extension keeps them, and the importer lists them as ignored.
+        VError::Invalid
+            if field.contains(".attributes.")
+                && root
+                    .extensions_used
+                    .iter()
+                    .any(|e| EXTENSION_SEMANTICS.contains(&e.as_str())) =>
+        {
+            None
+        }
         other => Some(Error::format(file, field, describe(other))),
     }
 }
