@@ -397,3 +397,43 @@ fn vrm_textures_are_decoded() {
         r.colors
     );
 }
+
+#[test]
+fn vertex_normals_of_surfaces_posed_without_them() {
+    use mien_core::lift::color::vertex_normals;
+    // A square in z = 0 wound counter-clockwise seen from +z: every normal is +z.
+    let pos = [
+        [0.0, 0.0, 0.0],
+        [1.0, 0.0, 0.0],
+        [1.0, 1.0, 0.0],
+        [0.0, 1.0, 0.0],
+    ];
+    let n = vertex_normals(&pos, &[[0, 1, 2], [0, 2, 3]]);
+    assert!(n.iter().all(|v| (v[2] - 1.0).abs() < 1e-6), "{n:?}");
+    // A roof of two faces meeting at 90°: an eave keeps its face's normal; the ridge vertex 2
+    // sums its three triangles' cross products, (0,−1,1) + (0,1,1) + (0,1,1) = (0,1,3).
+    let pos = [
+        [0.0, 0.0, 0.0],
+        [1.0, 0.0, 0.0],
+        [0.0, 1.0, 1.0],
+        [1.0, 1.0, 1.0],
+        [0.0, 2.0, 0.0],
+        [1.0, 2.0, 0.0],
+    ];
+    let tris = [[0, 1, 3], [0, 3, 2], [2, 3, 5], [2, 5, 4]];
+    let n = vertex_normals(&pos, &tris);
+    let s = std::f32::consts::FRAC_1_SQRT_2;
+    assert!(
+        (n[0][1] + s).abs() < 1e-6 && (n[0][2] - s).abs() < 1e-6,
+        "{:?}",
+        n[0]
+    );
+    let l = 10f32.sqrt();
+    assert!(
+        (n[2][1] - 1.0 / l).abs() < 1e-6 && (n[2][2] - 3.0 / l).abs() < 1e-6,
+        "{:?}",
+        n[2]
+    );
+    // A vertex on no triangle: +z.
+    assert_eq!(vertex_normals(&[[0.0; 3]], &[]), vec![[0.0, 0.0, 1.0]]);
+}

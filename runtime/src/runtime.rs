@@ -785,7 +785,12 @@ fn surface_setup(
         report.triangles = tris.len() as u64;
         return Ok((setup, report));
     }
-    let rest = rt.engine.read_posed(0)?;
+    let mut rest = rt.engine.read_posed(0)?;
+    if rest.normals.iter().all(|n| *n == [0.0; 3]) {
+        // A linear head poses no normals: its rest shape gives them (for the normal colours and
+        // the fallback frames).
+        rest.normals = mien_core::lift::color::vertex_normals(rest_pos, tris);
+    }
     let colors = match asset.rig() {
         Some(rig) => SurfaceColors::from_character(asset.character(), rig)
             .context("colouring the surface lift")?,

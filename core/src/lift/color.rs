@@ -273,3 +273,41 @@ impl SurfaceColors {
         Some(a * f64::from(tex.width) * f64::from(tex.height))
     }
 }
+
+/// Area-weighted vertex normals `(V,3)` of a mesh (the sum of each vertex's triangles' cross
+/// products, normalised; `+z` for a vertex with no triangle of non-zero area), for surfaces
+/// posed without normals (a linear head pack).
+pub fn vertex_normals(positions: &[[f32; 3]], triangles: &[[u32; 3]]) -> Vec<[f32; 3]> {
+    let mut acc = vec![[0.0f64; 3]; positions.len()];
+    for t in triangles {
+        let Some(p) = t
+            .iter()
+            .map(|&v| positions.get(v as usize).map(|q| q.map(f64::from)))
+            .collect::<Option<Vec<_>>>()
+        else {
+            continue;
+        };
+        let e1 = [p[1][0] - p[0][0], p[1][1] - p[0][1], p[1][2] - p[0][2]];
+        let e2 = [p[2][0] - p[0][0], p[2][1] - p[0][1], p[2][2] - p[0][2]];
+        let c = [
+            e1[1] * e2[2] - e1[2] * e2[1],
+            e1[2] * e2[0] - e1[0] * e2[2],
+            e1[0] * e2[1] - e1[1] * e2[0],
+        ];
+        for &v in t {
+            for k in 0..3 {
+                acc[v as usize][k] += c[k];
+            }
+        }
+    }
+    acc.iter()
+        .map(|a| {
+            let l = (a[0] * a[0] + a[1] * a[1] + a[2] * a[2]).sqrt();
+            if l > 0.0 && l.is_finite() {
+                [(a[0] / l) as f32, (a[1] / l) as f32, (a[2] / l) as f32]
+            } else {
+                [0.0, 0.0, 1.0]
+            }
+        })
+        .collect()
+}
