@@ -121,6 +121,9 @@ pub struct LiftInfo {
     pub slots: u32,
     /// What a surface lift built (gaussians, triangles, textures); `None` for the debug lift.
     pub bound: Option<mien_core::lift::BoundReport>,
+    /// The bound gaussians every instance poses (surface, texel, capture lifts): their triangles
+    /// and kernel records, for a caller that exports or checks the embedding.
+    pub setup: Option<Arc<mien_core::lift::BoundSetup>>,
     /// σ used, metres.
     pub sigma: f32,
     /// σ was derived from the rest pose (no [`LiftOptions::sigma`]).
@@ -315,11 +318,16 @@ impl Runtime {
                 Shading::Flat => DebugShading::Flat,
             };
             params.centroid = [0, 1, 2].map(|k| 0.5 * (rt.bounds[0][k] + rt.bounds[1][k]));
-            let (spec, bound) = match l.kind {
-                LiftKind::Debug => (engine::LiftSpec::Debug(params), None),
+            let (spec, bound, setup) = match l.kind {
+                LiftKind::Debug => (engine::LiftSpec::Debug(params), None, None),
                 LiftKind::Surface(_) | LiftKind::Texel(_) | LiftKind::Capture(_) => {
                     let (setup, report) = surface_setup(&asset, &mut rt, &rest_pos, &l.kind)?;
-                    (engine::LiftSpec::Bound(Arc::new(setup)), Some(report))
+                    let setup = Arc::new(setup);
+                    (
+                        engine::LiftSpec::Bound(Arc::clone(&setup)),
+                        Some(report),
+                        Some(setup),
+                    )
                 }
             };
             let slots = spec.slots(v);
@@ -329,6 +337,7 @@ impl Runtime {
                 kind: l.kind.clone(),
                 slots,
                 bound,
+                setup,
                 sigma,
                 sigma_derived: l.sigma.is_none(),
                 median_edge: edge,

@@ -131,8 +131,93 @@ fn check(asset: Asset, n: u32, setup: &Setup, times: &[f64]) {
     check_lift(asset, n, setup, times, LiftKind::Debug);
 }
 
+/// The bound gaussians a CPU runtime of `kind` builds (the same on every backend: built on the
+/// CPU from the rest pose).
+fn bound_setup(asset: &Arc<Asset>, kind: &LiftKind) -> Option<Arc<mien_core::lift::BoundSetup>> {
+    let opts = RuntimeOptions {
+        instances: 1,
+        lift: Some(LiftOptions {
+            kind: kind.clone(),
+            ..Default::default()
+        }),
+    };
+    let rt = Runtime::new(Arc::clone(asset), &Device::Cpu, &opts).unwrap();
+    rt.lift().and_then(|l| l.setup.clone())
+}
+
+/// The derived per-gaussian bound of a bound lift on another backend: its posed vertices differ
+/// from the CPU's by at most `e` (the vertex conformance bound, `1e-5 × max |position|`, √3 for a
+/// vector), so for a triangle of mean edge `k` and smallest altitude `h` the frame turns by at most
+/// `θ = 4e/h`, the scale moves by `δk ≤ 2e`, and
+///
+/// ```text
+/// |Δμ|  ≤ e·Σ|βᵢ| + |d|·(δk + k·θ)          |ΔΣ| ≤ ‖Σ‖·(2·δk/k + 2θ)
+/// ```
+///
+/// plus f32 rounding of the lift's own arithmetic (`1e-6` of the values). Each gaussian is checked
+/// against its own bound; the array-wide bound would hide a small splat's error.
+fn check_bound_splats(
+    what: &str,
+    setup: &mien_core::lift::BoundSetup,
+    posed: &mien_core::rig::PosedVertices,
+    got: &SplatBuffers,
+    want: &SplatBuffers,
+) {
+    let pos = &posed.positions;
+    let big = pos.iter().flatten().fold(1.0f32, |m, x| m.max(x.abs())) as f64;
+    let e = 3f64.sqrt() * TOLERANCE * big;
+    let len = |a: [f32; 3], b: [f32; 3]| {
+        ((0..3).map(|k| f64::from(a[k] - b[k]).powi(2)).sum::<f64>()).sqrt()
+    };
+    for (i, g) in setup.gaussians.iter().enumerate() {
+        let t = setup.triangles[g.triangle() as usize];
+        let p = t.map(|v| pos[v as usize]);
+        let edges = [len(p[0], p[1]), len(p[1], p[2]), len(p[2], p[0])];
+        let k = (edges.iter().sum::<f64>() / 3.0).max(1e-6);
+        let c = [0, 1, 2].map(|x| f64::from(p[1][x] - p[0][x]));
+        let d = [0, 1, 2].map(|x| f64::from(p[2][x] - p[0][x]));
+        let area2 = ((c[1] * d[2] - c[2] * d[1]).powi(2)
+            + (c[2] * d[0] - c[0] * d[2]).powi(2)
+            + (c[0] * d[1] - c[1] * d[0]).powi(2))
+        .sqrt();
+        let h = (area2 / edges.iter().fold(1e-12f64, |m, &x| m.max(x))).max(1e-12);
+        // A (near-)degenerate triangle's frame may flip: no bound beyond finiteness.
+        let theta = (4.0 * e / h).min(2.0);
+        let dk = 2.0 * e;
+        let b = [1.0 - g.a[1] - g.a[2], g.a[1], g.a[2]];
+        let db = f64::from(b.iter().map(|x| x.abs()).sum::<f32>());
+        let off = f64::from(g.a[3].abs());
+        let mu = (0..3).fold(0.0f64, |m, x| m.max(f64::from(want.center[i][x].abs())));
+        let bc = e * db + off * (dk + k * theta) + 1e-6 * mu.max(big);
+        let sig = want.cov_a[i]
+            .iter()
+            .chain(&want.cov_b[i][..2])
+            .fold(0.0f32, |m, x| m.max(x.abs())) as f64;
+        let bs = 3.0 * sig * (2.0 * dk / k + 2.0 * theta) + 1e-6 * sig + 1e-20;
+        for x in 0..3 {
+            let (a, w) = (got.center[i][x], want.center[i][x]);
+            assert!(
+                a.is_finite() && f64::from((a - w).abs()) <= bc,
+                "{what}: gaussian {i} centre {a} vs {w} (bound {bc:e})"
+            );
+        }
+        for (a, w) in got.cov_a[i]
+            .iter()
+            .chain(&got.cov_b[i])
+            .zip(want.cov_a[i].iter().chain(&want.cov_b[i]))
+        {
+            assert!(
+                a.is_finite() && f64::from((a - w).abs()) <= bs,
+                "{what}: gaussian {i} covariance {a} vs {w} (bound {bs:e})"
+            );
+        }
+        assert!(got.color[i] == want.color[i], "{what}: gaussian {i} colour");
+    }
+}
+
 fn check_lift(asset: Asset, n: u32, setup: &Setup, times: &[f64], kind: LiftKind) {
     let asset = Arc::new(asset);
+    let bound_lift = bound_setup(&asset, &kind);
     let want = run_lift(&asset, &Device::Cpu, n, setup, times, kind.clone());
     for d in gpus() {
         let got = run_lift(&asset, &d, n, setup, times, kind.clone());
@@ -141,6 +226,9 @@ fn check_lift(asset: Asset, n: u32, setup: &Setup, times: &[f64], kind: LiftKind
                 let what = format!("{} {} frame {f} instance {i}", d.name(), asset.source());
                 compare_posed(&what, gp, wp).unwrap();
                 compare_splats(&what, gs, ws);
+                if let Some(b) = &bound_lift {
+                    check_bound_splats(&what, b, wp, gs, ws);
+                }
             }
         }
     }
