@@ -418,6 +418,7 @@ pub struct AnimateArgs {
         long,
         value_name = "N",
         default_value_t = 100_000,
+        allow_negative_numbers = true,
         help_heading = "Splats"
     )]
     pub gaussians: u32,
@@ -432,7 +433,13 @@ pub struct AnimateArgs {
     pub capture: Option<PathBuf>,
 
     /// Texel lift: the UV raster's side, texels (16 to 8192).
-    #[arg(long, value_name = "N", default_value_t = 256, help_heading = "Splats")]
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 256,
+        allow_negative_numbers = true,
+        help_heading = "Splats"
+    )]
     pub texel_res: u32,
 
     /// Debug lift: gaussian standard deviation, metres (more than 0, at most 1000). Default: 0.6 ×
@@ -542,8 +549,15 @@ pub struct BindArgs {
     #[arg(short, long, value_name = "FILE")]
     pub out: PathBuf,
 
-    /// Gaussians farther than this from the surface, metres, are reported as far (more than 0).
-    #[arg(long, value_name = "METRES", default_value_t = 0.05)]
+    /// Gaussians farther than this from the surface, metres (1e-6 to 1e6), are far: counted, and
+    /// dropped with --drop-far. More than half far without --drop-far is refused (a capture not
+    /// in the rest pose).
+    #[arg(
+        long,
+        value_name = "METRES",
+        default_value_t = 0.05,
+        allow_negative_numbers = true
+    )]
     pub max_distance: f64,
 
     /// Drop far gaussians instead of binding them to their nearest triangle.

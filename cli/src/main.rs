@@ -77,13 +77,23 @@ fn main() -> ExitCode {
     }
 }
 
-/// `mien calibrate`: fit offsets from a neutral take and write them.
+/// `mien bind`: a capture bound to a character's rest pose, written as a bound-capture .ply.
 fn bind(b: &args::BindArgs) -> anyhow::Result<String> {
     use anyhow::Context;
-    if !(b.max_distance.is_finite() && b.max_distance > 0.0) {
+    if !(b.max_distance.is_finite() && (1e-6..=1e6).contains(&b.max_distance)) {
         anyhow::bail!(
-            "--max-distance {}: must be a positive length in metres",
+            "--max-distance {}: must be a length from 1e-6 to 1e6 metres",
             b.max_distance
+        );
+    }
+    if !b
+        .out
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("ply"))
+    {
+        anyhow::bail!(
+            "--out {}: a bound capture is a .ply file (viewers open it as the capture)",
+            b.out.display()
         );
     }
     let asset = std::sync::Arc::new(
@@ -133,6 +143,7 @@ fn bind(b: &args::BindArgs) -> anyhow::Result<String> {
     Ok(s)
 }
 
+/// `mien calibrate`: fit offsets from a neutral take and write them.
 fn calibrate(c: &args::CalibrateArgs) -> anyhow::Result<String> {
     use anyhow::Context;
     let (neutral, _) = mien_core::io::read_stream(&c.neutral)

@@ -320,7 +320,7 @@ pub fn print(o: &Outcome) {
         );
     }
     println!(
-        "  time       rig {:.3} ms/frame, lift {:.3} ms/frame, .ply {:.0} ms, preview {:.0} ms",
+        "  time       rig {:.3} ms/frame, lift {:.3} ms/frame, frame files {:.0} ms, preview {:.0} ms",
         r.timings_ms.rig_per_frame,
         r.timings_ms.lift_per_frame,
         r.timings_ms.ply,

@@ -623,6 +623,7 @@ fn a_bound_capture_plays_on_its_character_and_nowhere_else() {
     // Bound to CesiumMan, played on Face Cap: refused, nothing written.
     let cesium = data("khronos/CesiumMan/CesiumMan_chromedays.glb");
     let other = dir.path().join("other.ply");
+    // (Face Cap's splats are nowhere near CesiumMan's surface: a distance that holds them.)
     let b = mien(&[
         "bind",
         capture.to_str().unwrap(),
@@ -630,6 +631,8 @@ fn a_bound_capture_plays_on_its_character_and_nowhere_else() {
         cesium.to_str().unwrap(),
         "--out",
         other.to_str().unwrap(),
+        "--max-distance",
+        "100",
     ]);
     assert!(b.ok(), "{}", b.stderr);
     let wrong = dir.path().join("wrong");
@@ -704,4 +707,66 @@ fn bind_refuses_bad_input_naming_it() {
         assert!(r.stderr.contains(needle), "{args:?}: {}", r.stderr);
         assert!(!out.exists(), "{args:?} wrote a file");
     }
+    // A .ply that is not a bound capture, given to --capture: told to bind it first.
+    let plain = data("splats/fruit_drops_minimal.ply");
+    let r = mien(&[
+        "animate",
+        "--character",
+        f,
+        "--capture",
+        plain.to_str().unwrap(),
+        "--out",
+        dir.path().join("o").to_str().unwrap(),
+    ]);
+    assert!(!r.ok() && r.stderr.contains("mien bind"), "{}", r.stderr);
+}
+
+/// A points-only glTF (mien's own `--format glb` frame) as a character: the surface lift is
+/// refused naming the file and the way out, the debug lift runs.
+#[test]
+fn a_points_only_character_is_refused_by_the_surface_lift() {
+    let dir = tempfile::tempdir().unwrap();
+    let facecap = data("facecap/facecap.glb");
+    let first = dir.path().join("first");
+    let r = animate(
+        &first,
+        &[
+            "--character",
+            facecap.to_str().unwrap(),
+            "--frames",
+            "1",
+            "--sheet",
+            "0",
+            "--gaussians",
+            "2000",
+            "--format",
+            "glb",
+        ],
+    );
+    assert!(r.ok(), "{}", r.stderr);
+    let glb = first.join("frames/frame_00000.glb");
+    let r = animate(
+        &dir.path().join("surface"),
+        &["--character", glb.to_str().unwrap(), "--frames", "1"],
+    );
+    assert!(!r.ok());
+    assert!(
+        r.stderr.contains("frame_00000.glb")
+            && r.stderr.contains("no triangles")
+            && r.stderr.contains("debug lift"),
+        "{}",
+        r.stderr
+    );
+    let r = animate(
+        &dir.path().join("debug"),
+        &[
+            "--character",
+            glb.to_str().unwrap(),
+            "--frames",
+            "1",
+            "--lift",
+            "debug",
+        ],
+    );
+    assert!(r.ok(), "{}", r.stderr);
 }

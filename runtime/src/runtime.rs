@@ -787,6 +787,15 @@ fn surface_setup(
 ) -> Result<(mien_core::lift::BoundSetup, mien_core::lift::BoundReport)> {
     use mien_core::lift::{SurfaceColors, surface_lift, texel_lift};
     let tris = asset.triangles();
+    if tris.is_empty() {
+        return Err(Error::invalid(
+            asset.source(),
+            format!(
+                "has no triangles (points or lines only): the {} lift binds gaussians to triangles; use the debug lift",
+                kind.name()
+            ),
+        ));
+    }
     if let LiftKind::Capture(c) = kind {
         c.check_topology(asset.source(), asset.vertex_count(), tris)?;
         let setup = mien_core::lift::BoundSetup::new(&c.lift.gaussians, tris.to_vec())?;
@@ -819,7 +828,14 @@ fn surface_setup(
         (LiftKind::Capture(_), _) => unreachable!("bound before colouring"),
         (LiftKind::Debug, _) => unreachable!("the debug lift has no setup"),
     }
-    .with_context(|| format!("{}: building the {} lift", asset.source(), kind.name()))?;
+    .with_context(|| {
+        let what = match kind {
+            LiftKind::Texel(o) => format!(" on a {0}×{0} raster", o.resolution),
+            LiftKind::Surface(o) => format!(" of about {} gaussians", o.target),
+            _ => String::new(),
+        };
+        format!("{}: building the {} lift{what}", asset.source(), kind.name())
+    })?;
     let setup = mien_core::lift::BoundSetup::new(&lift.gaussians, lift.triangles)?;
     Ok((setup, lift.report))
 }

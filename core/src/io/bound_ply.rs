@@ -208,7 +208,13 @@ pub fn parse_bound_ply(bytes: &[u8], file: &str) -> Result<BoundCapture> {
         .windows(11)
         .take(1 << 20)
         .position(|w| w == b"end_header\n")
-        .ok_or_else(|| Error::format(file, "header", "no `end_header` line in the first MiB"))?;
+        .ok_or_else(|| {
+            Error::format(
+                file,
+                "header",
+                "not a bound capture (no .ply header): bind a capture to its character with `mien bind` first",
+            )
+        })?;
     let head = std::str::from_utf8(&bytes[..end])
         .map_err(|_| Error::format(file, "header", "not UTF-8"))?;
     let lines: Vec<&str> = head.lines().collect();
@@ -226,9 +232,15 @@ pub fn parse_bound_ply(bytes: &[u8], file: &str) -> Result<BoundCapture> {
             ))
         }
     };
+    if lines.get(2).map(|l| l.trim()) != Some("comment mien bound splats 1") {
+        return Err(Error::format(
+            file,
+            "header",
+            "not a bound capture (no `comment mien bound splats 1` line): bind a capture to its character with `mien bind` first",
+        ));
+    }
     expect(0, "ply")?;
     expect(1, "format binary_little_endian 1.0")?;
-    expect(2, "comment mien bound splats 1")?;
     let character = lines
         .get(3)
         .and_then(|l| l.strip_prefix("comment mien character "))
@@ -289,6 +301,9 @@ pub fn parse_bound_ply(bytes: &[u8], file: &str) -> Result<BoundCapture> {
             "header",
             format!("{} lines where mien's layout has 31", lines.len()),
         ));
+    }
+    if n == 0 {
+        return Err(Error::format(file, "element vertex", "holds no gaussians"));
     }
     let body = &bytes[end + 11..];
     if (body.len() as u64) != n as u64 * RECORD_BYTES as u64 {

@@ -24,6 +24,9 @@ use crate::error::{Error, Result};
 use crate::io::ply::{SplatCloud, decompose_covariance};
 use crate::sink::pack4x8unorm;
 
+/// Largest |coordinate| of a captured gaussian, metres (the rule posed geometry obeys).
+pub const MAX_COORDINATE_M: f64 = 1e6;
+
 /// How captured splats are bound.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct BindOptions {
@@ -231,8 +234,10 @@ impl Grid {
 ///
 /// # Errors
 /// As the surface lift for the mesh; [`Error::Invalid`] for a mesh without triangles, a gaussian
-/// whose centre or covariance is not finite (named by index), or options out of domain;
-/// [`Error::Limit`] over [`MAX_GAUSSIANS`].
+/// whose centre or covariance is not finite or lies beyond ±[`MAX_COORDINATE_M`] (named by
+/// index), options out of domain, no gaussian left after dropping the far ones, or more than half
+/// of them far without `drop_far` (a capture not in the rest pose); [`Error::Limit`] over
+/// [`MAX_GAUSSIANS`].
 pub fn bind_splats(
     cloud: &SplatCloud,
     positions: &[[f32; 3]],
@@ -285,6 +290,14 @@ pub fn bind_splats(
             return Err(Error::Invalid {
                 what: format!("captured gaussian {i}"),
                 reason: "centre or covariance not finite".into(),
+            });
+        }
+        if x.iter().any(|v| v.abs() > MAX_COORDINATE_M) {
+            return Err(Error::Invalid {
+                what: format!("captured gaussian {i}"),
+                reason: format!(
+                    "centre {x:?} lies beyond ±{MAX_COORDINATE_M} m (the posed geometry's rule)"
+                ),
             });
         }
         let (ti, _, d2) = grid.nearest(x, &pos64, triangles);
@@ -358,6 +371,26 @@ pub fn bind_splats(
     dists.sort_by(f64::total_cmp);
     rep.median_distance_m = dists.get(dists.len() / 2).copied().unwrap_or(0.0);
     rep.bound = out.len() as u64;
+    if out.is_empty() {
+        return Err(Error::Invalid {
+            what: "bind".into(),
+            reason: format!(
+                "no gaussian is left to bind: {} of {} lie beyond {} m and were dropped",
+                rep.dropped, rep.splats, opts.max_distance_m
+            ),
+        });
+    }
+    // Most of a capture far from the surface is a capture not in the rest pose (or in other
+    // units): binding it would tear it apart when posed.
+    if !opts.drop_far && rep.far * 2 > rep.splats {
+        return Err(Error::Invalid {
+            what: "bind".into(),
+            reason: format!(
+                "{} of {} gaussians lie beyond {} m of the surface (median {:.4} m): a capture binds in the character's rest pose, in metres; raise the maximum distance if this is intended, or drop the far ones",
+                rep.far, rep.splats, opts.max_distance_m, rep.median_distance_m
+            ),
+        });
+    }
     let report = BoundReport {
         lift: "bound".into(),
         gaussians: out.len() as u64,

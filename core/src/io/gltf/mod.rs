@@ -23,7 +23,9 @@
 //! checks (and tolerances) of the Khronos glTF-Validator. Problems are named like a glTF-Validator JSON
 //! pointer in field syntax: `/meshes/0/weights` is reported as `meshes[0].weights`.
 //!
-//! Textures and images are never opened: a missing PNG does not stop geometry from loading.
+//! Materials keep their base colour (factor, texture, sampler, transform: `material`); only the
+//! images a base colour uses are read, and one that cannot be read is a note, never an error — a
+//! missing PNG does not stop geometry from loading.
 
 mod accessor;
 mod animation;
@@ -218,19 +220,11 @@ impl Ctx<'_> {
 /// Notes for whole categories mien does not import.
 fn ignored_notes(ctx: &mut Ctx) {
     let r = ctx.root;
-    for (name, n) in [
-        ("materials", r.materials.len()),
-        ("textures", r.textures.len()),
-        ("images", r.images.len()),
-    ] {
-        if n > 0 {
-            let what = if n == 1 {
-                name.trim_end_matches('s')
-            } else {
-                name
-            };
-            ctx.note(name, format!("{n} {what} ignored: mien imports geometry, skins and animation only (images are never opened)"));
-        }
+    if !r.materials.is_empty() {
+        ctx.note(
+            "materials",
+            "only the base colour (factor, texture, sampler, KHR_texture_transform) is read; metal, roughness, normal, occlusion and emission maps are ignored",
+        );
     }
     let ignored: Vec<&str> = r
         .extensions_used
@@ -242,6 +236,7 @@ fn ignored_notes(ctx: &mut Ctx) {
                 "KHR_mesh_quantization"
                     | "EXT_meshopt_compression"
                     | "KHR_texture_transform"
+                    | "KHR_texture_basisu"
                     | "VRM"
                     | "VRMC_vrm"
             )
