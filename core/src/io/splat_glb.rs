@@ -152,10 +152,10 @@ pub fn write_splat_glb(
         what: "glb JSON".into(),
         reason: e.to_string(),
     })?;
-    while text.len() % 4 != 0 {
+    while !text.len().is_multiple_of(4) {
         text.push(b' ');
     }
-    while bin.len() % 4 != 0 {
+    while !bin.len().is_multiple_of(4) {
         bin.push(0);
     }
     let total = 12 + 8 + text.len() as u64 + 8 + bin.len() as u64;
