@@ -34,6 +34,7 @@ pub mod error;
 pub mod face;
 pub mod face_rules;
 pub mod instance;
+pub mod lift;
 pub mod live;
 mod memory;
 pub mod posed;

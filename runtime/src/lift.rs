@@ -1,0 +1,153 @@
+//! The lift a runtime attaches (seed 000): the options a caller picks (`LiftKind`, `LiftOptions`),
+//! what the rest pose gave it (`LiftInfo`), and the bound lifts' setup on the rest pose (the
+//! surface and texel lifts built, a bound capture checked against the character).
+
+use std::sync::Arc;
+
+use crate::asset::Asset;
+use crate::engine::Engine;
+use crate::error::{Context, Error, Result};
+use mien_core::lift::DebugShading;
+
+/// Where a splat's colour comes from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Shading {
+    /// Vertex colours when the character has them, else normals.
+    #[default]
+    Auto,
+    /// Vertex colours (white where there are none).
+    Tint,
+    /// The posed normal's direction.
+    Normal,
+    /// One flat colour.
+    Flat,
+}
+
+/// Which lift turns posed vertices into gaussians (seed 000).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum LiftKind {
+    /// One isotropic gaussian per posed vertex, σ and shading from [`LiftOptions`].
+    #[default]
+    Debug,
+    /// Gaussians spread over every triangle and bound to it, coloured by the character's
+    /// base-colour textures ([`mien_core::lift::surface`]).
+    Surface(mien_core::lift::SurfaceOptions),
+    /// One gaussian per texel of a UV raster of the mesh, bound to the texel's triangle
+    /// ([`mien_core::lift::texel`]); a linear head has no UVs and is refused.
+    Texel(mien_core::lift::TexelOptions),
+    /// A captured splat cloud bound to this character's mesh (`mien bind`,
+    /// [`mien_core::lift::bind`]): the capture animates with the morphs and the skin. Refused when
+    /// the character's topology is not the one bound.
+    Capture(Arc<mien_core::io::bound_ply::BoundCapture>),
+}
+
+impl LiftKind {
+    /// `debug` or `surface`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            LiftKind::Debug => "debug",
+            LiftKind::Surface(_) => "surface",
+            LiftKind::Texel(_) => "texel",
+            LiftKind::Capture(_) => "capture",
+        }
+    }
+}
+
+/// The lift a runtime attaches: seed 000's debug vertex lift (one isotropic gaussian per posed
+/// vertex; the default) or the surface lift ([`LiftKind::Surface`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LiftOptions {
+    /// Which lift. `sigma` and `shading` apply to the debug lift only.
+    pub kind: LiftKind,
+    /// Gaussian standard deviation, metres, within [`SIGMA_RANGE_M`]; `None`:
+    /// [`DEFAULT_SIGMA_EDGES`] × the median triangle edge of the rest pose.
+    pub sigma: Option<f32>,
+    /// Colour source.
+    pub shading: Shading,
+}
+
+/// What the rest pose gave the lift.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LiftInfo {
+    /// The lift attached.
+    pub kind: LiftKind,
+    /// Slots (gaussians) per instance: V for the debug lift.
+    pub slots: u32,
+    /// What a surface lift built (gaussians, triangles, textures); `None` for the debug lift.
+    pub bound: Option<mien_core::lift::BoundReport>,
+    /// The bound gaussians every instance poses (surface, texel, capture lifts): their triangles
+    /// and kernel records, for a caller that exports or checks the embedding.
+    pub setup: Option<Arc<mien_core::lift::BoundSetup>>,
+    /// σ used, metres.
+    pub sigma: f32,
+    /// σ was derived from the rest pose (no [`LiftOptions::sigma`]).
+    pub sigma_derived: bool,
+    /// The median rest-pose triangle edge, metres (`None`: no edge of non-zero length).
+    pub median_edge: Option<f32>,
+    /// The shading used ([`Shading::Auto`] resolved).
+    pub shading: DebugShading,
+}
+
+/// The surface or texel lift of `asset` shaped on its rest pose `rest_pos` `(V,3)` (world,
+/// metres), with its rest normals read from the engine; colours from the character's materials (a
+/// rig) or its rest normals (a linear head).
+pub(crate) fn surface_setup(
+    asset: &Asset,
+    engine: &mut dyn Engine,
+    rest_pos: &[[f32; 3]],
+    kind: &LiftKind,
+) -> Result<(mien_core::lift::BoundSetup, mien_core::lift::BoundReport)> {
+    use mien_core::lift::{SurfaceColors, surface_lift, texel_lift};
+    let tris = asset.triangles();
+    if tris.is_empty() {
+        return Err(Error::invalid(
+            asset.source(),
+            format!(
+                "has no triangles (points or lines only): the {} lift binds gaussians to triangles; use the debug lift",
+                kind.name()
+            ),
+        ));
+    }
+    if let LiftKind::Capture(c) = kind {
+        c.check_topology(asset.source(), asset.vertex_count(), tris)?;
+        let setup = mien_core::lift::BoundSetup::new(&c.lift.gaussians, tris.to_vec())?;
+        let mut report = c.lift.report.clone();
+        report.triangles = tris.len() as u64;
+        return Ok((setup, report));
+    }
+    let mut rest = engine.read_posed(0)?;
+    if rest.normals.iter().all(|n| *n == [0.0; 3]) {
+        // A linear head poses no normals: its rest shape gives them (for the normal colours and
+        // the fallback frames).
+        rest.normals = mien_core::lift::color::vertex_normals(rest_pos, tris);
+    }
+    let colors = match asset.rig() {
+        Some(rig) => SurfaceColors::from_character(asset.character(), rig)
+            .context("colouring the surface lift")?,
+        None => SurfaceColors::untextured(tris, &rest.normals, None),
+    };
+    let lift = match (kind, asset.rig()) {
+        (LiftKind::Texel(o), Some(rig)) => {
+            texel_lift(rest_pos, &rest.normals, tris, &rig.uvs, &colors, o)
+        }
+        (LiftKind::Texel(_), None) => {
+            return Err(Error::invalid(
+                asset.source(),
+                "the texel lift needs UVs (TEXCOORD_0); a linear head has none: use the surface lift",
+            ));
+        }
+        (LiftKind::Surface(o), _) => surface_lift(rest_pos, &rest.normals, tris, &colors, o),
+        (LiftKind::Capture(_), _) => unreachable!("bound before colouring"),
+        (LiftKind::Debug, _) => unreachable!("the debug lift has no setup"),
+    }
+    .with_context(|| {
+        let what = match kind {
+            LiftKind::Texel(o) => format!(" on a {0}×{0} raster", o.resolution),
+            LiftKind::Surface(o) => format!(" of about {} gaussians", o.target),
+            _ => String::new(),
+        };
+        format!("{}: building the {} lift{what}", asset.source(), kind.name())
+    })?;
+    let setup = mien_core::lift::BoundSetup::new(&lift.gaussians, lift.triangles)?;
+    Ok((setup, lift.report))
+}
