@@ -59,8 +59,8 @@ impl LiftKind {
 pub struct LiftOptions {
     /// Which lift. `sigma` and `shading` apply to the debug lift only.
     pub kind: LiftKind,
-    /// Gaussian standard deviation, metres, within [`SIGMA_RANGE_M`]; `None`:
-    /// [`DEFAULT_SIGMA_EDGES`] × the median triangle edge of the rest pose.
+    /// Gaussian standard deviation, metres, within [`crate::runtime::SIGMA_RANGE_M`]; `None`:
+    /// [`crate::runtime::DEFAULT_SIGMA_EDGES`] × the median triangle edge of the rest pose.
     pub sigma: Option<f32>,
     /// Colour source.
     pub shading: Shading,
