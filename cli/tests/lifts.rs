@@ -1,0 +1,317 @@
+//! The lifts, splat formats and captures as a user meets them: the surface lift's report and
+//! SPZ frames read back, a capture bound with `mien bind` and played with `animate --capture`
+//! (and refused on another character), bind's bad input, a points-only character refused by the
+//! surface lift.
+
+mod common;
+
+use common::{animate, data, mien, report};
+
+/// The default surface lift says what it built: facecap's KTX2 texture decoded, a gaussian count
+/// that every SPZ frame holds (read back by mien's own SPZ reader and `inspect`), and the summary
+/// names the lift, the texture and the format.
+#[test]
+fn surface_lift_report_and_spz_frames() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let facecap = data("facecap/facecap.glb");
+    let r = animate(
+        &out,
+        &[
+            "--character",
+            facecap.to_str().unwrap(),
+            "--frames",
+            "2",
+            "--sheet",
+            "1",
+            "--gaussians",
+            "30000",
+            "--format",
+            "spz",
+        ],
+    );
+    assert!(r.ok(), "{}", r.stderr);
+    let rep = report(&out);
+    assert_eq!(rep["splats"]["lift"], "surface");
+    let g = rep["splats"]["gaussians"].as_u64().unwrap();
+    let tris = rep["splats"]["surface"]["triangles"].as_u64().unwrap();
+    assert_eq!(tris, 8042);
+    assert!(g >= tris && g < 60_000, "{g}");
+    let tex = &rep["splats"]["surface"]["colors"]["textures"][0];
+    assert!(tex[1].as_str().unwrap().starts_with("ktx2"), "{tex}");
+    assert_eq!(rep["outputs"]["frame_format"], "spz");
+    assert_eq!(rep["outputs"]["ply_files"], 2);
+    for i in 0..2 {
+        let f = out.join(format!("frames/frame_{i:05}.spz"));
+        let c = mien_core::io::spz::read_spz(&f).unwrap();
+        assert_eq!(c.len() as u64, g, "{}", f.display());
+    }
+    for needle in ["surface lift:", "ktx2", "SPZ version 3", "frame_00000.spz"] {
+        assert!(r.stdout.contains(needle), "lacks `{needle}`:\n{}", r.stdout);
+    }
+    let i = mien(&[
+        "inspect",
+        out.join("frames/frame_00001.spz").to_str().unwrap(),
+    ]);
+    assert!(i.ok(), "{}", i.stderr);
+    assert!(i.stdout.contains("SPZ version 3") && i.stdout.contains(&format!("splats: {g}")));
+}
+
+/// A capture bound to a character and played: Face Cap's own surface splats at rest bound back to
+/// it come back where they were (the library's rest render of the bound capture), the bound file
+/// opens as a plain 3DGS .ply, `animate --capture` plays it, and a capture bound to another
+/// character is refused naming the topology, with nothing written.
+#[test]
+fn a_bound_capture_plays_on_its_character_and_nowhere_else() {
+    use mien_runtime::{Asset, Device, LiftKind, LiftOptions, Runtime, RuntimeOptions};
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let facecap = data("facecap/facecap.glb");
+    let f = facecap.to_str().unwrap();
+    let asset = Arc::new(Asset::load(&facecap).unwrap());
+    let rest_of = |kind: LiftKind| {
+        let o = RuntimeOptions {
+            instances: 1,
+            lift: Some(LiftOptions {
+                kind,
+                ..Default::default()
+            }),
+        };
+        Runtime::new(Arc::clone(&asset), &Device::Cpu, &o)
+            .unwrap()
+            .render_rest()
+            .unwrap()
+    };
+    let original = rest_of(LiftKind::Surface(mien_core::lift::SurfaceOptions {
+        target: 20_000,
+        ..Default::default()
+    }));
+    let n = original.len();
+    let capture = dir.path().join("capture.ply");
+    mien_core::io::ply::write_splat_ply_with(
+        &capture,
+        &original,
+        &[mien_core::sink::SlotRange {
+            offset: 0,
+            count: n as u32,
+        }],
+        &mien_core::io::ply::PlyOptions::default(),
+    )
+    .unwrap();
+
+    let bound = dir.path().join("bound.ply");
+    let b = mien(&[
+        "bind",
+        capture.to_str().unwrap(),
+        "--to",
+        f,
+        "--out",
+        bound.to_str().unwrap(),
+    ]);
+    assert!(b.ok(), "{}", b.stderr);
+    assert!(
+        b.stdout.contains(&format!("{n} of {n} gaussians")),
+        "{}",
+        b.stdout
+    );
+    let i = mien(&["inspect", bound.to_str().unwrap()]);
+    assert!(
+        i.ok() && i.stdout.contains(&format!("splats: {n}")),
+        "{}",
+        i.stdout
+    );
+
+    // At rest the bound capture is the capture (f32 rounding of the embedding).
+    let cap = mien_runtime::capture::read_bound_capture(&bound).unwrap();
+    let again = rest_of(LiftKind::Capture(cap));
+    assert_eq!(again.len(), n);
+    let scale = original
+        .center
+        .iter()
+        .flatten()
+        .fold(1.0f32, |m, x| m.max(x.abs()));
+    for k in 0..n {
+        for c in 0..3 {
+            assert!(
+                (again.center[k][c] - original.center[k][c]).abs() <= 1e-5 * scale,
+                "gaussian {k}: {:?} vs {:?}",
+                again.center[k],
+                original.center[k]
+            );
+        }
+    }
+
+    let played = dir.path().join("played");
+    let r = animate(
+        &played,
+        &[
+            "--character",
+            f,
+            "--capture",
+            bound.to_str().unwrap(),
+            "--frames",
+            "2",
+            "--sheet",
+            "1",
+        ],
+    );
+    assert!(r.ok(), "{}", r.stderr);
+    let rep = report(&played);
+    assert_eq!(rep["splats"]["lift"], "capture");
+    assert_eq!(rep["splats"]["gaussians"].as_u64().unwrap() as usize, n);
+    assert!(
+        r.stdout.contains("captured splats bound to the mesh"),
+        "{}",
+        r.stdout
+    );
+
+    // Bound to CesiumMan, played on Face Cap: refused, nothing written.
+    let cesium = data("khronos/CesiumMan/CesiumMan_chromedays.glb");
+    let other = dir.path().join("other.ply");
+    // (Face Cap's splats are nowhere near CesiumMan's surface: a distance that holds them.)
+    let b = mien(&[
+        "bind",
+        capture.to_str().unwrap(),
+        "--to",
+        cesium.to_str().unwrap(),
+        "--out",
+        other.to_str().unwrap(),
+        "--max-distance",
+        "100",
+    ]);
+    assert!(b.ok(), "{}", b.stderr);
+    let wrong = dir.path().join("wrong");
+    let r = animate(
+        &wrong,
+        &[
+            "--character",
+            f,
+            "--capture",
+            other.to_str().unwrap(),
+            "--frames",
+            "1",
+        ],
+    );
+    assert!(!r.ok());
+    assert!(
+        r.stderr.contains("topology") && r.stderr.contains("CesiumMan"),
+        "{}",
+        r.stderr
+    );
+    assert!(!wrong.exists());
+}
+
+#[test]
+fn bind_refuses_bad_input_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let facecap = data("facecap/facecap.glb");
+    let f = facecap.to_str().unwrap();
+    let out = dir.path().join("b.ply");
+    let o = out.to_str().unwrap();
+    let txt = dir.path().join("x.txt");
+    std::fs::write(&txt, "hello").unwrap();
+    let junk = dir.path().join("junk.spz");
+    std::fs::write(&junk, [0x1f, 0x8b, 0, 1, 2]).unwrap();
+    let spz = data("splats/biker.spz");
+    for (args, needle) in [
+        (
+            vec!["bind", txt.to_str().unwrap(), "--to", f, "--out", o],
+            "a capture is a 3DGS .ply",
+        ),
+        (
+            vec!["bind", junk.to_str().unwrap(), "--to", f, "--out", o],
+            "junk.spz",
+        ),
+        (
+            vec![
+                "bind",
+                spz.to_str().unwrap(),
+                "--to",
+                f,
+                "--out",
+                o,
+                "--max-distance",
+                "0",
+            ],
+            "--max-distance 0",
+        ),
+        (
+            vec![
+                "bind",
+                spz.to_str().unwrap(),
+                "--to",
+                "/nonexistent.glb",
+                "--out",
+                o,
+            ],
+            "/nonexistent.glb",
+        ),
+    ] {
+        let r = mien(&args);
+        assert!(!r.ok(), "{args:?}");
+        assert!(r.stderr.contains(needle), "{args:?}: {}", r.stderr);
+        assert!(!out.exists(), "{args:?} wrote a file");
+    }
+    // A .ply that is not a bound capture, given to --capture: told to bind it first.
+    let plain = data("splats/fruit_drops_minimal.ply");
+    let r = mien(&[
+        "animate",
+        "--character",
+        f,
+        "--capture",
+        plain.to_str().unwrap(),
+        "--out",
+        dir.path().join("o").to_str().unwrap(),
+    ]);
+    assert!(!r.ok() && r.stderr.contains("mien bind"), "{}", r.stderr);
+}
+
+/// A points-only glTF (mien's own `--format glb` frame) as a character: the surface lift is
+/// refused naming the file and the way out, the debug lift runs.
+#[test]
+fn a_points_only_character_is_refused_by_the_surface_lift() {
+    let dir = tempfile::tempdir().unwrap();
+    let facecap = data("facecap/facecap.glb");
+    let first = dir.path().join("first");
+    let r = animate(
+        &first,
+        &[
+            "--character",
+            facecap.to_str().unwrap(),
+            "--frames",
+            "1",
+            "--sheet",
+            "0",
+            "--gaussians",
+            "2000",
+            "--format",
+            "glb",
+        ],
+    );
+    assert!(r.ok(), "{}", r.stderr);
+    let glb = first.join("frames/frame_00000.glb");
+    let r = animate(
+        &dir.path().join("surface"),
+        &["--character", glb.to_str().unwrap(), "--frames", "1"],
+    );
+    assert!(!r.ok());
+    assert!(
+        r.stderr.contains("frame_00000.glb")
+            && r.stderr.contains("no triangles")
+            && r.stderr.contains("debug lift"),
+        "{}",
+        r.stderr
+    );
+    let r = animate(
+        &dir.path().join("debug"),
+        &[
+            "--character",
+            glb.to_str().unwrap(),
+            "--frames",
+            "1",
+            "--lift",
+            "debug",
+        ],
+    );
+    assert!(r.ok(), "{}", r.stderr);
+}
