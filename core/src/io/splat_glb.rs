@@ -41,15 +41,8 @@ pub fn write_splat_glb(
 ) -> Result<(Vec<u8>, GlbWriteReport)> {
     buffers.check_ranges(ranges)?;
     let mut rep = GlbWriteReport::default();
-    let slots: Vec<usize> = ranges
-        .iter()
-        .flat_map(|r| r.offset as usize..r.end() as usize)
-        .filter(|&i| {
-            let keep = buffers.rgba(i)[3] > 0.0;
-            rep.transparent_skipped += u64::from(!keep);
-            keep
-        })
-        .collect();
+    let (slots, skipped) = buffers.visible_slots(ranges);
+    rep.transparent_skipped = skipped;
     let n = slots.len();
     // Attribute arrays, each a tightly packed f32 view.
     let (mut pos, mut rot, mut scl, mut opa, mut dc, mut col) = (

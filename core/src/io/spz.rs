@@ -422,15 +422,8 @@ pub fn write_spz(
 ) -> Result<(Vec<u8>, SpzWriteReport)> {
     buffers.check_ranges(ranges)?;
     let mut rep = SpzWriteReport::default();
-    let slots: Vec<usize> = ranges
-        .iter()
-        .flat_map(|r| r.offset as usize..r.end() as usize)
-        .filter(|&i| {
-            let keep = buffers.rgba(i)[3] > 0.0;
-            rep.transparent_skipped += u64::from(!keep);
-            keep
-        })
-        .collect();
+    let (slots, skipped) = buffers.visible_slots(ranges);
+    rep.transparent_skipped = skipped;
     let n = slots.len();
     if n as u64 > u64::from(MAX_POINTS) {
         return Err(Error::Limit {

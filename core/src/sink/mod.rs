@@ -107,6 +107,23 @@ impl SplatBuffers {
         Ok(())
     }
 
+    /// The slots of `ranges` whose opacity byte is not 0, in order, and how many were skipped:
+    /// what a splat file holds (opacity-0 slots are the sink's cleared slots). Ranges are assumed
+    /// checked ([`SplatBuffers::check_ranges`]).
+    pub fn visible_slots(&self, ranges: &[SlotRange]) -> (Vec<usize>, u64) {
+        let mut skipped = 0;
+        let slots = ranges
+            .iter()
+            .flat_map(|r| r.offset as usize..r.end() as usize)
+            .filter(|&i| {
+                let keep = self.color[i] >> 24 != 0;
+                skipped += u64::from(!keep);
+                keep
+            })
+            .collect();
+        (slots, skipped)
+    }
+
     /// Slot `i`'s symmetric covariance as a row-major 3×3, m².
     pub fn covariance(&self, i: usize) -> [[f32; 3]; 3] {
         let (a, b) = (self.cov_a[i], self.cov_b[i]);
