@@ -8,9 +8,9 @@ use mien_core::lift::{BoundSetup, CLEARED_SPLAT, Lift};
 use mien_core::rig::{RigBackend, RigHandle};
 use mien_core::sink::{SlotRange, SplatSink};
 use mien_core::{Error, Result};
-use rayon::prelude::*;
 
-use crate::{CHUNK, CpuEncoder, CpuRigBackend, CpuSplatSink};
+use crate::lift::{check_posed, write_range};
+use crate::{CpuEncoder, CpuRigBackend, CpuSplatSink};
 
 /// Every gaussian of a [`BoundSetup`] posed on its triangle ([`BoundSetup::pose`]) into a slot
 /// range of a [`CpuSplatSink`]; slots of the range past the gaussian count are cleared.
@@ -66,39 +66,17 @@ impl CpuBoundLift {
         nrm: &[[f32; 3]],
         sink: &mut CpuSplatSink,
     ) -> Result<()> {
-        let nv = self.vertex_count as usize;
-        for (what, n) in [("posed positions", pos.len()), ("posed normals", nrm.len())] {
-            if n != nv {
-                return Err(Error::Mismatch {
-                    what: format!("bound lift {what}"),
-                    expected: nv as u64,
-                    found: n as u64,
-                });
-            }
-        }
+        check_posed("bound lift", self.vertex_count as usize, pos, nrm)?;
         let start = Instant::now();
         let ng = self.setup.gaussians.len();
-        let r = self.range.offset as usize..self.range.end() as usize;
         let setup = &self.setup;
-        let b = sink.buffers_mut();
-        b.center[r.clone()]
-            .par_chunks_mut(CHUNK)
-            .zip(b.color[r.clone()].par_chunks_mut(CHUNK))
-            .zip(b.cov_a[r.clone()].par_chunks_mut(CHUNK))
-            .zip(b.cov_b[r].par_chunks_mut(CHUNK))
-            .enumerate()
-            .for_each(|(c, (((ce, co), ca), cb))| {
-                for i in 0..ce.len() {
-                    let g = c * CHUNK + i;
-                    let s = if g < ng {
-                        setup.pose(g, pos, nrm)
-                    } else {
-                        CLEARED_SPLAT
-                    };
-                    (ce[i], co[i], ca[i], cb[i]) = (s.center, s.color, s.cov_a, s.cov_b);
-                }
-            });
-        sink.mark_changed();
+        write_range(sink, self.range, &|g| {
+            if g < ng {
+                setup.pose(g, pos, nrm)
+            } else {
+                CLEARED_SPLAT
+            }
+        });
         encoder.lift += start.elapsed();
         Ok(())
     }

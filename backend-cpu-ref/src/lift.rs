@@ -114,6 +114,47 @@ impl Lift<CpuRigBackend, CpuSplatSink> for CpuDebugLift {
     }
 }
 
+/// `pos` and `nrm` both `(V,)` long.
+///
+/// # Errors
+/// [`Error::Mismatch`] naming the lift and the slice.
+pub(crate) fn check_posed(lift: &str, nv: usize, pos: &[[f32; 3]], nrm: &[[f32; 3]]) -> Result<()> {
+    for (what, n) in [("posed positions", pos.len()), ("posed normals", nrm.len())] {
+        if n != nv {
+            return Err(Error::Mismatch {
+                what: format!("{lift} {what}"),
+                expected: nv as u64,
+                found: n as u64,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Write `splat(k)` into slot `range.offset + k` of the sink for every slot of `range`, in
+/// parallel chunks of [`CHUNK`], and mark the sink changed: the write every CPU lift shares.
+pub(crate) fn write_range(
+    sink: &mut CpuSplatSink,
+    range: SlotRange,
+    splat: &(dyn Fn(usize) -> mien_core::lift::LiftedSplat + Sync),
+) {
+    let r = range.offset as usize..range.end() as usize;
+    let b = sink.buffers_mut();
+    b.center[r.clone()]
+        .par_chunks_mut(CHUNK)
+        .zip(b.color[r.clone()].par_chunks_mut(CHUNK))
+        .zip(b.cov_a[r.clone()].par_chunks_mut(CHUNK))
+        .zip(b.cov_b[r].par_chunks_mut(CHUNK))
+        .enumerate()
+        .for_each(|(c, (((ce, co), ca), cb))| {
+            for i in 0..ce.len() {
+                let s = splat(c * CHUNK + i);
+                (ce[i], co[i], ca[i], cb[i]) = (s.center, s.color, s.cov_a, s.cov_b);
+            }
+        });
+    sink.mark_changed();
+}
+
 impl CpuDebugLift {
     /// Lift `pos` `(V,3)` metres and `nrm` `(V,3)` (unit or zero) into the sink: the work of
     /// [`Lift::encode`] for posed vertices that do not come from a [`CpuRigBackend`].
@@ -128,39 +169,18 @@ impl CpuDebugLift {
         sink: &mut CpuSplatSink,
     ) -> Result<()> {
         let nv = self.params.vertex_count as usize;
-        for (what, n) in [("posed positions", pos.len()), ("posed normals", nrm.len())] {
-            if n != nv {
-                return Err(Error::Mismatch {
-                    what: format!("debug lift {what}"),
-                    expected: nv as u64,
-                    found: n as u64,
-                });
-            }
-        }
+        check_posed("debug lift", nv, pos, nrm)?;
         let start = Instant::now();
         let p = &self.params;
         let cov = p.covariance();
-        let r = p.range.offset as usize..p.range.end() as usize;
-        let b = sink.buffers_mut();
         let tint = &self.tint;
-        b.center[r.clone()]
-            .par_chunks_mut(CHUNK)
-            .zip(b.color[r.clone()].par_chunks_mut(CHUNK))
-            .zip(b.cov_a[r.clone()].par_chunks_mut(CHUNK))
-            .zip(b.cov_b[r].par_chunks_mut(CHUNK))
-            .enumerate()
-            .for_each(|(c, (((ce, co), ca), cb))| {
-                for i in 0..ce.len() {
-                    let v = c * CHUNK + i;
-                    let s = if v < nv {
-                        lift_vertex(p, cov, pos[v], nrm[v], tint[v])
-                    } else {
-                        CLEARED_SPLAT
-                    };
-                    (ce[i], co[i], ca[i], cb[i]) = (s.center, s.color, s.cov_a, s.cov_b);
-                }
-            });
-        sink.mark_changed();
+        write_range(sink, p.range, &|v| {
+            if v < nv {
+                lift_vertex(p, cov, pos[v], nrm[v], tint[v])
+            } else {
+                CLEARED_SPLAT
+            }
+        });
         encoder.lift += start.elapsed();
         Ok(())
     }
