@@ -416,6 +416,21 @@ pub struct SpzWriteReport {
 /// # Errors
 /// [`Error::Invalid`] naming the slot for a non-finite centre or covariance, or a centre beyond
 /// ±2048 m (the 24-bit fixed-point range); [`Error::Slots`] for a range outside the buffers.
+///
+/// ```
+/// use mien_core::io::spz::{parse_spz, write_spz};
+/// use mien_core::sink::{SlotRange, SplatBuffers, pack4x8unorm};
+/// let mut b = SplatBuffers::new(1);
+/// b.center[0] = [0.25, 1.5, -0.5, 0.0];
+/// b.cov_a[0] = [1e-4, 0.0, 0.0, 1e-4]; // σ = 1 cm, round
+/// b.cov_b[0] = [0.0, 1e-4, 0.0, 0.0];
+/// b.color[0] = pack4x8unorm([0.8, 0.4, 0.2, 1.0]);
+/// let (bytes, report) = write_spz(&b, &[SlotRange { offset: 0, count: 1 }])?;
+/// assert_eq!(report.written, 1);
+/// let back = parse_spz(&bytes, "one.spz")?;
+/// assert!((back.center[0][1] - 1.5).abs() < 1.0 / 4096.0);
+/// # Ok::<(), mien_core::Error>(())
+/// ```
 pub fn write_spz(
     buffers: &SplatBuffers,
     ranges: &[SlotRange],

@@ -233,6 +233,24 @@ pub fn flat_shape(c: [f64; 3], k: f32, thickness: f32) -> ([f32; 4], [f32; 3]) {
 /// Build the surface lift of a mesh at rest: `positions` `(V,3)` metres (the rest pose the
 /// gaussians are shaped in), `normals` `(V,3)` (for the fallback frame), `triangles` `(T,3)`.
 ///
+/// ```
+/// use mien_core::lift::{BoundSetup, SurfaceColors, SurfaceOptions, surface_lift};
+/// // A 1 m square of two triangles, no material: coloured by its normal.
+/// let pos = [[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [0.0, 1.0, 0.0]];
+/// let nrm = [[0.0, 0.0, 1.0]; 4];
+/// let tris = [[0, 1, 2], [0, 2, 3]];
+/// let colors = SurfaceColors::untextured(&tris, &nrm, None);
+/// let opts = SurfaceOptions { target: 800, ..Default::default() };
+/// let lift = surface_lift(&pos, &nrm, &tris, &colors, &opts)?;
+/// assert_eq!(lift.gaussians.len(), 800); // 20² per triangle
+/// // Pose every gaussian on the vertices moved 1 m up: centres follow, shapes stay.
+/// let setup = BoundSetup::new(&lift.gaussians, lift.triangles)?;
+/// let moved = pos.map(|p| [p[0], p[1], p[2] + 1.0]);
+/// let s = setup.pose(0, &moved, &nrm);
+/// assert!((s.center[2] - 1.0).abs() < 1e-6);
+/// # Ok::<(), mien_core::Error>(())
+/// ```
+///
 /// # Errors
 /// Out-of-domain options; [`Error::Invalid`] for a triangle index past the vertices or a
 /// non-finite position; [`Error::Limit`] when the split would build more than [`MAX_GAUSSIANS`].
