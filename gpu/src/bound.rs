@@ -13,7 +13,7 @@ use mien_shaders::{BoundParams, dispatch_size};
 
 use crate::device::{Bind, Dispatch, GpuDevice, Usage};
 use crate::kernel::Entry;
-use crate::lift::{PosedPart, range_binding};
+use crate::lift::{PosedPart, check_disjoint, range_binding};
 use crate::sink::GpuSplatSink;
 use crate::timing::Stage;
 use crate::typed::Typed;
@@ -286,18 +286,11 @@ impl<G: GpuDevice> GpuBoundLift<G> {
             l.checked = sink.frees();
         }
         if lifts.len() > 1 {
-            let mut r: Vec<(u64, u64, usize)> = lifts
+            let ranges: Vec<(u64, u64)> = lifts
                 .iter()
-                .enumerate()
-                .map(|(i, l)| (u64::from(l.range.offset), l.range.end(), i))
+                .map(|l| (u64::from(l.range.offset), l.range.end()))
                 .collect();
-            r.sort_unstable();
-            if let Some(w) = r.windows(2).find(|w| w[1].0 < w[0].1) {
-                return Err(mien_core::Error::Invalid {
-                    what: format!("bound lift batch: lifts {} and {}", w[0].2, w[1].2),
-                    reason: "slot ranges overlap; record overlapping lifts separately".into(),
-                });
-            }
+            check_disjoint("bound lift batch", &ranges)?;
         }
         let mut dispatches = lifts.iter().map(|l| Dispatch {
             entry: Entry::LiftBound,

@@ -111,6 +111,30 @@ pub(crate) fn range_binding<G: GpuDevice>(
     )
 }
 
+/// Slot ranges `[start, end)` of the lifts of one recording do not overlap (their order would
+/// decide the slots).
+///
+/// # Errors
+/// [`mien_core::Error::Invalid`] naming the first two lifts (by index) that overlap.
+pub(crate) fn check_disjoint(what: &str, ranges: &[(u64, u64)]) -> mien_core::Result<()> {
+    let mut r: Vec<(u64, u64, usize)> = ranges
+        .iter()
+        .enumerate()
+        .map(|(i, &(a, b))| (a, b, i))
+        .collect();
+    r.sort_unstable();
+    match r.windows(2).find(|w| w[1].0 < w[0].1) {
+        Some(w) => Err(mien_core::Error::Invalid {
+            what: format!("{what}: lifts {} and {}", w[0].2, w[1].2),
+            reason: format!(
+                "slot ranges [{}, {}) and [{}, {}) overlap; record overlapping lifts separately",
+                w[0].0, w[0].1, w[1].0, w[1].1
+            ),
+        }),
+        None => Ok(()),
+    }
+}
+
 fn unallocated(offset: u32, end: u64) -> mien_core::Error {
     mien_core::Error::Invalid {
         what: format!("debug lift of slots {offset}..{end}"),
@@ -426,21 +450,11 @@ impl<G: GpuDevice> GpuDebugLift<G> {
         }
         // One lift cannot overlap itself: no vector per frame for the usual single batched lift.
         if lifts.len() > 1 {
-            let mut ranges: Vec<(u64, u64, usize)> = lifts
+            let ranges: Vec<(u64, u64)> = lifts
                 .iter()
-                .enumerate()
-                .map(|(i, l)| (u64::from(l.params.range.offset), l.end_slot(), i))
+                .map(|l| (u64::from(l.params.range.offset), l.end_slot()))
                 .collect();
-            ranges.sort_unstable();
-            if let Some(w) = ranges.windows(2).find(|w| w[1].0 < w[0].1) {
-                return Err(mien_core::Error::Invalid {
-                    what: format!("lift batch: lifts {} and {}", w[0].2, w[1].2),
-                    reason: format!(
-                        "slot ranges [{}, {}) and [{}, {}) overlap; record overlapping lifts separately",
-                        w[0].0, w[0].1, w[1].0, w[1].1
-                    ),
-                });
-            }
+            check_disjoint("lift batch", &ranges)?;
         }
         let mut dispatches = lifts.iter().flat_map(|l| {
             l.pieces.iter().map(move |p| Dispatch {
