@@ -550,8 +550,8 @@ pub struct BindArgs {
     pub out: PathBuf,
 
     /// Gaussians farther than this from the surface, metres (1e-6 to 1e6), are far: counted, and
-    /// dropped with --drop-far. More than half far without --drop-far is refused (a capture not
-    /// in the rest pose).
+    /// handled by --far. More than half far with `--far bind` is refused (a capture not in the
+    /// rest pose).
     #[arg(
         long,
         value_name = "METRES",
@@ -560,9 +560,21 @@ pub struct BindArgs {
     )]
     pub max_distance: f64,
 
-    /// Drop far gaussians instead of binding them to their nearest triangle.
-    #[arg(long)]
-    pub drop_far: bool,
+    /// What happens to far gaussians: bind (to their nearest triangle anyway), drop, or joint
+    /// (left rigid to the joint their nearest surface point follows most: hair, hats, floaters).
+    #[arg(long, value_enum, value_name = "RULE", default_value = "bind")]
+    pub far: FarArg,
+}
+
+/// `mien bind --far`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum FarArg {
+    /// Bind to the nearest triangle anyway.
+    Bind,
+    /// Drop from the bound capture.
+    Drop,
+    /// Rigid to the nearest joint.
+    Joint,
 }
 
 /// `mien inspect` arguments.

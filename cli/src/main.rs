@@ -104,7 +104,11 @@ fn bind(b: &args::BindArgs) -> anyhow::Result<String> {
         .with_context(|| format!("cannot read capture {}", b.splats.display()))?;
     let opts = mien_core::lift::BindOptions {
         max_distance_m: b.max_distance as f32,
-        drop_far: b.drop_far,
+        far: match b.far {
+            args::FarArg::Bind => mien_core::lift::FarGaussians::Bind,
+            args::FarArg::Drop => mien_core::lift::FarGaussians::Drop,
+            args::FarArg::Joint => mien_core::lift::FarGaussians::Joint,
+        },
     };
     let bound = mien_runtime::capture::bind_capture(&asset, &cloud, &opts)?;
     mien_core::io::atomic::write_atomic_bytes(&b.out, &bound.bytes)
@@ -122,10 +126,13 @@ fn bind(b: &args::BindArgs) -> anyhow::Result<String> {
         r.max_distance_m,
         r.far,
         b.max_distance,
-        if b.drop_far {
-            format!(", {} dropped", r.dropped)
-        } else {
-            " (bound anyway; --drop-far drops them)".into()
+        match b.far {
+            args::FarArg::Drop => format!(", {} dropped", r.dropped),
+            args::FarArg::Joint => format!(", {} left rigid to a joint", r.rigid),
+            args::FarArg::Bind => {
+                " (bound anyway; --far drop drops them, --far joint leaves them rigid to a joint)"
+                    .into()
+            }
         },
     );
     if r.sh_degree_dropped > 0 {

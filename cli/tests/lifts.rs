@@ -315,3 +315,119 @@ fn a_points_only_character_is_refused_by_the_surface_lift() {
     );
     assert!(r.ok(), "{}", r.stderr);
 }
+
+/// Far captured gaussians left rigid to a joint (`mien bind --far joint`): CesiumMan's own
+/// surface splats plus two gaussians floating 0.25–0.3 m above its head. Bound this way they ride
+/// the joint that drives the top of the head: while it walks, the two keep their distance and
+/// their covariance's trace (a rigid motion) and they move; at rest they are where the capture had
+/// them; the file records the anchors.
+#[test]
+fn far_captured_gaussians_ride_a_joint() {
+    use mien_runtime::{Asset, Device, LiftKind, LiftOptions, Runtime, RuntimeOptions};
+    use std::sync::Arc;
+    let dir = tempfile::tempdir().unwrap();
+    let cesium = data("khronos/CesiumMan/CesiumMan_chromedays.glb");
+    let asset = Arc::new(Asset::load(&cesium).unwrap());
+    let runtime = |kind: LiftKind| {
+        let o = RuntimeOptions {
+            instances: 1,
+            lift: Some(LiftOptions {
+                kind,
+                ..Default::default()
+            }),
+        };
+        Runtime::new(Arc::clone(&asset), &Device::Cpu, &o).unwrap()
+    };
+    let surface = runtime(LiftKind::Surface(mien_core::lift::SurfaceOptions {
+        target: 5_000,
+        ..Default::default()
+    }))
+    .render_rest()
+    .unwrap();
+    let n = surface.len();
+    let capture = dir.path().join("capture.ply");
+    let all = |n: usize| {
+        [mien_core::sink::SlotRange {
+            offset: 0,
+            count: n as u32,
+        }]
+    };
+    let opts = mien_core::io::ply::PlyOptions::default();
+    mien_core::io::ply::write_splat_ply_with(&capture, &surface, &all(n), &opts).unwrap();
+    let mut cloud = mien_core::io::ply::read_splat_ply(&capture).unwrap();
+    let top = *cloud
+        .center
+        .iter()
+        .max_by(|a, b| a[1].total_cmp(&b[1]))
+        .unwrap();
+    let far = [
+        [top[0], top[1] + 0.25, top[2]],
+        [top[0] + 0.05, top[1] + 0.3, top[2] - 0.02],
+    ];
+    for c in far {
+        cloud.center.push(c);
+        cloud.rgba.push([0.9, 0.2, 0.1, 0.8]);
+        cloud
+            .covariance
+            .push([[4e-4, 1e-4, 0.0], [1e-4, 2e-4, 0.0], [0.0, 0.0, 1e-4]]);
+    }
+    let (buffers, _) = cloud.to_buffers().unwrap();
+    mien_core::io::ply::write_splat_ply_with(&capture, &buffers, &all(n + 2), &opts).unwrap();
+
+    let bound = dir.path().join("bound.ply");
+    let b = mien(&[
+        "bind",
+        capture.to_str().unwrap(),
+        "--to",
+        cesium.to_str().unwrap(),
+        "--out",
+        bound.to_str().unwrap(),
+        "--far",
+        "joint",
+    ]);
+    assert!(b.ok(), "{}", b.stderr);
+    assert!(b.stdout.contains("2 left rigid to a joint"), "{}", b.stdout);
+    let bytes = std::fs::read(&bound).unwrap();
+    let header = String::from_utf8_lossy(&bytes[..1500]);
+    assert!(header.contains("comment mien joint anchors "), "{header}");
+
+    let cap = mien_runtime::capture::read_bound_capture(&bound).unwrap();
+    assert!(cap.anchors > 0);
+    let mut rt = runtime(LiftKind::Capture(cap));
+    let rest = rt.render_rest().unwrap();
+    for (k, c) in far.iter().enumerate() {
+        let got = rest.center[n + k];
+        assert!(
+            (0..3).all(|i| (got[i] - c[i]).abs() < 1e-5),
+            "far gaussian {k} at rest: {got:?} vs {c:?}"
+        );
+    }
+    rt.instance_mut(0).unwrap().play_clip("0").unwrap();
+    let mut at = |t: f64| {
+        rt.update(t).unwrap();
+        rt.splats(0).unwrap()
+    };
+    let (a, b) = (at(0.25), at(0.75));
+    let dist = |s: &mien_core::sink::SplatBuffers| {
+        (0..3)
+            .map(|i| (s.center[n][i] - s.center[n + 1][i]).powi(2))
+            .sum::<f32>()
+            .sqrt()
+    };
+    let trace = |s: &mien_core::sink::SplatBuffers, k: usize| {
+        s.cov_a[k][0] + s.cov_a[k][3] + s.cov_b[k][1]
+    };
+    let moved = (0..3)
+        .map(|i| (a.center[n][i] - b.center[n][i]).powi(2))
+        .sum::<f32>()
+        .sqrt();
+    assert!(moved > 1e-3, "the far gaussian did not move: {moved} m");
+    let d0 = ((far[0][0] - far[1][0]).powi(2)
+        + (far[0][1] - far[1][1]).powi(2)
+        + (far[0][2] - far[1][2]).powi(2))
+    .sqrt();
+    for s in [&a, &b] {
+        assert!((dist(s) - d0).abs() < 1e-5, "{} vs {d0}", dist(s));
+        assert!((trace(s, n) - 7e-4).abs() < 1e-8, "{}", trace(s, n));
+    }
+}

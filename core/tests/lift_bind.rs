@@ -1,12 +1,12 @@
 //! Captured splats bound to a mesh: the closest-point routine against sampling, the rest pose
-//! reproducing the capture, rigid motions carried, far gaussians counted and dropped, and real
-//! captures bound to a real character.
+//! reproducing the capture, rigid motions carried, far gaussians counted, dropped or left rigid
+//! to a joint, and real captures bound to a real character.
 
 mod support;
 
 use mien_core::io::ply::SplatCloud;
 use mien_core::lift::bind::closest_on_triangle;
-use mien_core::lift::{BindOptions, BoundSetup, bind_splats};
+use mien_core::lift::{BindOptions, BoundSetup, FarGaussians, JointAnchors, bind_splats};
 use proptest::prelude::*;
 
 proptest! {
@@ -84,7 +84,7 @@ fn close(a: f32, b: f32, tol: f32) -> bool {
 #[test]
 fn the_rest_pose_reproduces_the_capture() {
     let (pos, nrm, tri, cloud) = mesh_and_cloud();
-    let (lift, rep) = bind_splats(&cloud, &pos, &nrm, &tri, &BindOptions::default()).unwrap();
+    let (lift, rep) = bind_splats(&cloud, &pos, &nrm, &tri, None, &BindOptions::default()).unwrap();
     assert_eq!(rep.bound, 500);
     assert_eq!(rep.far, 0);
     let setup = BoundSetup::new(&lift.gaussians, lift.triangles).unwrap();
@@ -120,7 +120,7 @@ fn the_rest_pose_reproduces_the_capture() {
 #[test]
 fn a_rigid_motion_of_the_mesh_moves_the_capture_rigidly() {
     let (pos, nrm, tri, cloud) = mesh_and_cloud();
-    let (lift, _) = bind_splats(&cloud, &pos, &nrm, &tri, &BindOptions::default()).unwrap();
+    let (lift, _) = bind_splats(&cloud, &pos, &nrm, &tri, None, &BindOptions::default()).unwrap();
     let setup = BoundSetup::new(&lift.gaussians, lift.triangles).unwrap();
     // A turn of 0.7 rad about z and a shift.
     let (s, c) = 0.7f32.sin_cos();
@@ -143,7 +143,7 @@ fn far_gaussians_are_counted_and_dropped_when_asked() {
     let (pos, nrm, tri, mut cloud) = mesh_and_cloud();
     cloud.center[3] = [0.5, 0.5, 2.0];
     cloud.center[9] = [-3.0, 0.5, 0.0];
-    let (_, rep) = bind_splats(&cloud, &pos, &nrm, &tri, &BindOptions::default()).unwrap();
+    let (_, rep) = bind_splats(&cloud, &pos, &nrm, &tri, None, &BindOptions::default()).unwrap();
     assert_eq!((rep.far, rep.dropped, rep.bound), (2, 0, 500));
     assert!(
         (rep.max_distance_m - 3.0).abs() < 1e-6,
@@ -151,15 +151,15 @@ fn far_gaussians_are_counted_and_dropped_when_asked() {
         rep.max_distance_m
     );
     let o = BindOptions {
-        drop_far: true,
+        far: FarGaussians::Drop,
         ..Default::default()
     };
-    let (lift, rep) = bind_splats(&cloud, &pos, &nrm, &tri, &o).unwrap();
+    let (lift, rep) = bind_splats(&cloud, &pos, &nrm, &tri, None, &o).unwrap();
     assert_eq!((rep.far, rep.dropped, rep.bound), (2, 2, 498));
     assert_eq!(lift.gaussians.len(), 498);
     // A non-finite capture is refused naming the gaussian.
     cloud.center[11][0] = f32::NAN;
-    let e = bind_splats(&cloud, &pos, &nrm, &tri, &o)
+    let e = bind_splats(&cloud, &pos, &nrm, &tri, None, &o)
         .unwrap_err()
         .to_string();
     assert!(e.contains("captured gaussian 11"), "{e}");
@@ -179,7 +179,7 @@ fn a_real_capture_binds_to_a_real_character() {
         ..Default::default()
     };
     let (lift, rep) =
-        bind_splats(&cloud, &rig.positions, &rig.normals, &rig.triangles, &o).unwrap();
+        bind_splats(&cloud, &rig.positions, &rig.normals, &rig.triangles, None, &o).unwrap();
     assert_eq!(rep.splats as usize, cloud.len());
     assert_eq!(rep.sh_degree_dropped, 3);
     assert_eq!(rep.bound as usize, lift.gaussians.len());
@@ -207,4 +207,89 @@ fn a_real_capture_binds_to_a_real_character() {
         }
     }
     eprintln!("fruit drops on facecap: {rep:?}");
+}
+
+/// Far gaussians left rigid to a joint: the grid's left half follows palette entry 0, its right
+/// half entry 1 (a joint at x = 1). Posing entry 1 by a rigid motion `M` (entry 0 fixed) takes a
+/// far gaussian beyond the right edge to exactly `M·x` — computed here in f64 from the capture —
+/// and leaves one beyond the left edge where it was; near gaussians keep their triangles.
+#[test]
+fn far_gaussians_left_rigid_to_a_joint_move_with_it() {
+    use glam::{DMat4, DQuat, DVec3, Mat4};
+    use mien_core::rig::{NodeId, PaletteEntry, RigData};
+    let (pos, nrm, tri, mut cloud) = mesh_and_cloud();
+    let joint_at = DVec3::new(1.0, 0.5, 0.0);
+    let n = pos.len();
+    let rig = RigData {
+        palette: vec![
+            PaletteEntry::Rigid { node: NodeId(0) },
+            PaletteEntry::Joint {
+                node: NodeId(1),
+                inverse_bind: Mat4::from_translation(-joint_at.as_vec3()),
+            },
+        ],
+        positions: pos.clone(),
+        normals: nrm.clone(),
+        uvs: vec![[0.0; 2]; n],
+        colors: vec![[1.0; 4]; n],
+        triangles: tri.clone(),
+        morph_offsets: vec![0; n + 1],
+        joints: pos
+            .iter()
+            .map(|p| if p[0] > 0.5 { [1, 0, 0, 0] } else { [0; 4] })
+            .collect(),
+        weights: vec![[1.0, 0.0, 0.0, 0.0]; n],
+        ..Default::default()
+    };
+    let anchored = rig.with_joint_anchors().unwrap();
+    let dominant = rig.dominant_palette();
+    cloud.center[3] = [1.3, 0.5, 0.1];
+    cloud.center[9] = [-0.4, 0.2, 0.0];
+    let anchors = JointAnchors {
+        first_triangle: tri.len() as u32,
+        dominant: &dominant,
+    };
+    let o = BindOptions {
+        far: FarGaussians::Joint,
+        ..Default::default()
+    };
+    // Without the anchors the rule cannot be followed.
+    assert!(bind_splats(&cloud, &pos, &nrm, &tri, None, &o).is_err());
+    let (lift, rep) = bind_splats(
+        &cloud,
+        &anchored.positions,
+        &anchored.normals,
+        &anchored.triangles,
+        Some(anchors),
+        &o,
+    )
+    .unwrap();
+    assert_eq!((rep.far, rep.rigid, rep.dropped, rep.bound), (2, 2, 0, 500));
+    assert_eq!(lift.gaussians[3].triangle, tri.len() as u32 + 1);
+    assert_eq!(lift.gaussians[9].triangle, tri.len() as u32);
+    assert!(lift.gaussians.iter().enumerate().all(|(i, g)| i == 3 || i == 9 || (g.triangle as usize) < tri.len()));
+    // Pose: entry 1 turned 0.7 rad about y through the joint and lifted 0.2 m; entry 0 fixed.
+    let m = DMat4::from_translation(joint_at + DVec3::new(0.0, 0.2, 0.0))
+        * DMat4::from_quat(DQuat::from_rotation_y(0.7))
+        * DMat4::from_translation(-joint_at);
+    let posed: Vec<[f32; 3]> = anchored
+        .positions
+        .iter()
+        .zip(&anchored.joints)
+        .map(|(p, j)| {
+            let v = DVec3::from(p.map(f64::from));
+            let w = if j[0] == 1 { m.transform_point3(v) } else { v };
+            w.as_vec3().to_array()
+        })
+        .collect();
+    let setup = BoundSetup::new(&lift.gaussians, lift.triangles.clone()).unwrap();
+    let moved = setup.pose(3, &posed, &anchored.normals).center;
+    let moved = DVec3::new(moved[0].into(), moved[1].into(), moved[2].into());
+    let want = m.transform_point3(DVec3::from(cloud.center[3].map(f64::from)));
+    assert!((moved - want).length() < 1e-5, "{moved:?} vs {want:?}");
+    let still = setup.pose(9, &posed, &anchored.normals).center;
+    assert!(
+        (0..3).all(|k| (still[k] - cloud.center[9][k]).abs() < 1e-5),
+        "{still:?}"
+    );
 }

@@ -107,6 +107,30 @@ impl Asset {
         })
     }
 
+    /// This character with one joint anchor triangle per palette entry appended to its rig
+    /// ([`RigData::with_joint_anchors`]): what a capture whose far gaussians were left rigid to a
+    /// joint poses on. The character itself is unchanged; [`Asset::vertex_count`] and
+    /// [`Asset::triangles`] include the anchors.
+    ///
+    /// # Errors
+    /// A linear head (it has no joints to anchor to); a singular inverse bind matrix.
+    pub fn with_joint_anchors(&self) -> Result<Self> {
+        let Model::Rig(rig) = &self.model else {
+            return Err(Error::invalid(
+                self.source(),
+                "a linear head has no skin joints to anchor captured gaussians to",
+            ));
+        };
+        let anchored = rig
+            .with_joint_anchors()
+            .with_context(|| format!("anchoring joints of {}", self.source()))?;
+        Ok(Asset {
+            character: self.character.clone(),
+            model: Model::Rig(Arc::new(anchored)),
+            builtin: self.builtin,
+        })
+    }
+
     /// A linear head from a parsed pack; `source` names it in messages.
     ///
     /// # Errors

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use mien_core::io::bound_ply::{BoundCapture, parse_bound_ply, write_bound_ply};
 use mien_core::io::ply::SplatCloud;
-use mien_core::lift::{BindOptions, BindReport, bind_splats};
+use mien_core::lift::{BindOptions, BindReport, FarGaussians, JointAnchors, bind_splats};
 
 use crate::error::{Context, Error, Result};
 use crate::{Asset, Device, Runtime, RuntimeOptions};
@@ -42,7 +42,10 @@ pub struct BoundFile {
     pub report: BindReport,
 }
 
-/// Bind `cloud` to `asset`'s rest pose in world (posed once on the CPU).
+/// Bind `cloud` to `asset`'s rest pose in world (posed once on the CPU). With
+/// [`FarGaussians::Joint`] the rest pose includes the rig's joint anchors
+/// ([`mien_core::rig::anchor`]) and the file records them, so a runtime playing it appends them
+/// too ([`crate::LiftKind::Capture`]).
 ///
 /// # Errors
 /// A linear head (refused: a capture binds to a glTF/VRM character's triangles); the binding's
@@ -62,17 +65,30 @@ pub fn bind_capture(
         instances: 1,
         lift: None,
     };
-    let mut rt = Runtime::new(Arc::clone(asset), &Device::Cpu, &options)?;
+    let joint = opts.far == FarGaussians::Joint;
+    let posing = if joint {
+        Arc::new(asset.with_joint_anchors()?)
+    } else {
+        Arc::clone(asset)
+    };
+    let mut rt = Runtime::new(Arc::clone(&posing), &Device::Cpu, &options)?;
     let rest = rt.posed(0)?;
-    let tris = asset.triangles();
-    let (lift, report) = bind_splats(cloud, &rest.positions, &rest.normals, tris, opts)
+    let tris = posing.triangles();
+    let dominant = asset.rig().map(|r| r.dominant_palette()).unwrap_or_default();
+    let anchors = joint.then(|| JointAnchors {
+        first_triangle: asset.triangles().len() as u32,
+        dominant: &dominant,
+    });
+    let (lift, report) = bind_splats(cloud, &rest.positions, &rest.normals, tris, anchors, opts)
         .with_context(|| format!("binding to {}", asset.source()))?;
+    let anchor_count = (tris.len() - asset.triangles().len()) as u32;
     let bytes = write_bound_ply(
         cloud,
         &report.kept,
         &lift,
         asset.source(),
         asset.vertex_count(),
+        anchor_count,
     )?;
     let capture = parse_bound_ply(&bytes, "the bound capture just written")?;
     Ok(BoundFile {

@@ -109,7 +109,13 @@ pub(crate) fn surface_setup(
         ));
     }
     if let LiftKind::Capture(c) = kind {
-        c.check_topology(asset.source(), asset.vertex_count(), tris)?;
+        // The runtime appended the joint anchors a capture needs ([`crate::Runtime::new`]): 3
+        // vertices and 1 triangle each, after the character's own.
+        let (own_v, own_t) = (
+            asset.vertex_count().saturating_sub(3 * c.anchors),
+            tris.len().saturating_sub(c.anchors as usize),
+        );
+        c.check_topology(asset.source(), own_v, &tris[..own_t])?;
         let setup = mien_core::lift::BoundSetup::new(&c.lift.gaussians, tris.to_vec())?;
         let mut report = c.lift.report.clone();
         report.triangles = tris.len() as u64;

@@ -155,6 +155,25 @@ impl Runtime {
                 ),
             ));
         }
+        // A capture whose far gaussians were left rigid to joints poses on the rig with its joint
+        // anchors appended (checked against the character's own topology first).
+        let asset = match options.lift.as_ref().map(|l| &l.kind) {
+            Some(LiftKind::Capture(c)) if c.anchors > 0 => {
+                c.check_topology(asset.source(), asset.vertex_count(), asset.triangles())?;
+                let palette = asset.rig().map_or(0, |r| r.palette.len());
+                if palette != c.anchors as usize {
+                    return Err(Error::invalid(
+                        asset.source(),
+                        format!(
+                            "the capture was bound with {} joint anchors; this character's rig has {palette} palette entries",
+                            c.anchors
+                        ),
+                    ));
+                }
+                Arc::new(asset.with_joint_anchors()?)
+            }
+            _ => asset,
+        };
         let ch = asset.character();
         if asset.vertex_count() == 0 {
             return Err(Error::invalid(

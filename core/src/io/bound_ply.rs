@@ -9,6 +9,7 @@
 //! comment mien bound splats 1
 //! comment mien character <label>
 //! comment mien topology <V> <T> <fingerprint, 16 hex digits>
+//! comment mien joint anchors <P>                                        (only when some are)
 //! element vertex <N>
 //! property float x, y, z, f_dc_0..2, opacity, scale_0..2, rot_0..3     (world, INRIA layout)
 //! property uint mien_triangle
@@ -18,6 +19,10 @@
 //!
 //! The fingerprint (FNV-1a 64 over the vertex count and every triangle's indices) is a change
 //! detector, not a cryptographic hash: a character with other topology is refused at load.
+//!
+//! `joint anchors P` says the embedding also uses the rig's `P` joint anchor triangles
+//! ([`crate::rig::anchor`]: triangle `T + p` for palette entry `p`), where gaussians far from the
+//! surface were left rigid to a joint; the topology line is the character's own, without them.
 
 use std::fmt::Write as _;
 
@@ -61,6 +66,10 @@ pub struct BoundCapture {
     pub triangle_count: u32,
     /// Its [`topology_fingerprint`].
     pub fingerprint: u64,
+    /// Joint anchor triangles the embedding uses after the character's own (0: none): the
+    /// runtime appends the rig's anchors ([`crate::rig::RigData::with_joint_anchors`]), which must
+    /// number exactly this many.
+    pub anchors: u32,
 }
 
 impl BoundCapture {
@@ -97,17 +106,20 @@ impl BoundCapture {
 
 /// Encode a bound capture: `cloud` (the capture, for the world properties; the gaussians of
 /// `lift` in order, so dropped far gaussians must be removed from it first — pass the `kept`
-/// indices), the embedding, and the character's label and topology.
+/// indices), the embedding, and the character's label and topology: `vertex_count` its own
+/// vertices, and the last `anchors` of `lift.triangles` the rig's joint anchors (0 when none).
 ///
 /// # Errors
 /// [`Error::Mismatch`] when `kept` and the lift's gaussians differ in number; [`Error::Invalid`]
-/// for a kept index outside the cloud or a covariance that cannot be decomposed.
+/// for more anchors than triangles, a kept index outside the cloud or a covariance that cannot be
+/// decomposed.
 pub fn write_bound_ply(
     cloud: &SplatCloud,
     kept: &[usize],
     lift: &BoundLift,
     character: &str,
     vertex_count: u32,
+    anchors: u32,
 ) -> Result<Vec<u8>> {
     if kept.len() != lift.gaussians.len() {
         return Err(Error::Mismatch {
@@ -116,6 +128,13 @@ pub fn write_bound_ply(
             found: kept.len() as u64,
         });
     }
+    let Some(own) = lift.triangles.len().checked_sub(anchors as usize) else {
+        return Err(Error::Invalid {
+            what: "bound capture: joint anchors".into(),
+            reason: format!("{anchors} anchors but {} triangles", lift.triangles.len()),
+        });
+    };
+    let own = &lift.triangles[..own];
     let mut h = String::new();
     let _ = writeln!(
         h,
@@ -126,9 +145,12 @@ pub fn write_bound_ply(
     let _ = writeln!(
         h,
         "comment mien topology {vertex_count} {} {:016x}",
-        lift.triangles.len(),
-        topology_fingerprint(vertex_count, &lift.triangles)
+        own.len(),
+        topology_fingerprint(vertex_count, own)
     );
+    if anchors > 0 {
+        let _ = writeln!(h, "comment mien joint anchors {anchors}");
+    }
     let _ = writeln!(h, "element vertex {}", kept.len());
     for p in [
         "x", "y", "z", "f_dc_0", "f_dc_1", "f_dc_2", "opacity", "scale_0", "scale_1", "scale_2",
@@ -265,19 +287,38 @@ pub fn parse_bound_ply(bytes: &[u8], file: &str) -> Result<BoundCapture> {
     let vertex_count: u32 = v.parse().map_err(|_| bad_topo())?;
     let triangle_count: u32 = t.parse().map_err(|_| bad_topo())?;
     let fingerprint = u64::from_str_radix(fp, 16).map_err(|_| bad_topo())?;
-    let n: usize = lines
+    // The optional joint-anchor line shifts the rest of the header by one.
+    let (anchors, o) = match lines
         .get(5)
+        .and_then(|l| l.strip_prefix("comment mien joint anchors "))
+    {
+        Some(a) => {
+            let a: u32 = a.trim().parse().ok().filter(|&a| a > 0).ok_or_else(|| {
+                Error::format(file, "header line 6", "joint anchors is `<count>`, a positive integer")
+            })?;
+            (a, 1)
+        }
+        None => (0, 0),
+    };
+    let n: usize = lines
+        .get(5 + o)
         .and_then(|l| l.strip_prefix("element vertex "))
         .and_then(|n| n.trim().parse().ok())
-        .ok_or_else(|| Error::format(file, "header line 6", "no `element vertex <count>` line"))?;
+        .ok_or_else(|| {
+            Error::format(
+                file,
+                format!("header line {}", 6 + o),
+                "no `element vertex <count>` line",
+            )
+        })?;
     let names = [
         "x", "y", "z", "f_dc_0", "f_dc_1", "f_dc_2", "opacity", "scale_0", "scale_1", "scale_2",
         "rot_0", "rot_1", "rot_2", "rot_3",
     ];
     for (k, p) in names.iter().enumerate() {
-        expect(6 + k, &format!("property float {p}"))?;
+        expect(6 + o + k, &format!("property float {p}"))?;
     }
-    expect(20, "property uint mien_triangle")?;
+    expect(20 + o, "property uint mien_triangle")?;
     for (k, p) in [
         "mien_bary_1",
         "mien_bary_2",
@@ -293,13 +334,13 @@ pub fn parse_bound_ply(bytes: &[u8], file: &str) -> Result<BoundCapture> {
     .iter()
     .enumerate()
     {
-        expect(21 + k, &format!("property float {p}"))?;
+        expect(21 + o + k, &format!("property float {p}"))?;
     }
-    if lines.len() != 31 {
+    if lines.len() != 31 + o {
         return Err(Error::format(
             file,
             "header",
-            format!("{} lines where mien's layout has 31", lines.len()),
+            format!("{} lines where mien's layout has {}", lines.len(), 31 + o),
         ));
     }
     if n == 0 {
@@ -331,7 +372,9 @@ pub fn parse_bound_ply(bytes: &[u8], file: &str) -> Result<BoundCapture> {
             log_scale: [fl(22), fl(23), fl(24)],
             color: crate::sink::pack4x8unorm([dc[0], dc[1], dc[2], alpha]),
         };
-        if g.triangle >= triangle_count || !(15..25).all(|k| fl(k).is_finite()) {
+        if u64::from(g.triangle) >= u64::from(triangle_count) + u64::from(anchors)
+            || !(15..25).all(|k| fl(k).is_finite())
+        {
             return Err(Error::format(
                 file,
                 format!("vertex {i}"),
@@ -355,5 +398,6 @@ pub fn parse_bound_ply(bytes: &[u8], file: &str) -> Result<BoundCapture> {
         vertex_count,
         triangle_count,
         fingerprint,
+        anchors,
     })
 }

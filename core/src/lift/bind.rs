@@ -27,24 +27,50 @@ use crate::sink::pack4x8unorm;
 /// Largest |coordinate| of a captured gaussian, metres (the rule posed geometry obeys).
 pub const MAX_COORDINATE_M: f64 = 1e6;
 
+/// What happens to a captured gaussian farther than [`BindOptions::max_distance_m`] from the
+/// surface.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FarGaussians {
+    /// Bound to its nearest triangle anyway (it follows that triangle at a distance).
+    #[default]
+    Bind,
+    /// Dropped from the embedding.
+    Drop,
+    /// Left rigid to the joint its nearest surface point follows most (the palette entry with the
+    /// largest skin weight at the closest vertex of the nearest triangle; a rigid mesh's node):
+    /// bound to that entry's anchor triangle ([`crate::rig::anchor`]).
+    Joint,
+}
+
 /// How captured splats are bound.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct BindOptions {
-    /// Gaussians farther than this from the surface, metres, are counted as far (and dropped when
-    /// `drop_far`).
+    /// Gaussians farther than this from the surface, metres, are counted as far.
     pub max_distance_m: f32,
-    /// Drop far gaussians instead of binding them to their nearest triangle anyway.
-    pub drop_far: bool,
+    /// What happens to the far ones.
+    pub far: FarGaussians,
 }
 
 impl Default for BindOptions {
-    /// 5 cm, far gaussians bound anyway (and counted).
+    /// 5 cm, far gaussians bound to their nearest triangle anyway (and counted).
     fn default() -> Self {
         BindOptions {
             max_distance_m: 0.05,
-            drop_far: false,
+            far: FarGaussians::Bind,
         }
     }
+}
+
+/// The joint anchors of a rig for [`FarGaussians::Joint`] ([`crate::rig::RigData::with_joint_anchors`]).
+#[derive(Clone, Copy, Debug)]
+pub struct JointAnchors<'a> {
+    /// The triangles before this index are the surface; triangle `first_triangle + p` is palette
+    /// entry `p`'s anchor.
+    pub first_triangle: u32,
+    /// The dominant palette entry of each surface vertex `(V,)`
+    /// ([`crate::rig::RigData::dominant_palette`]).
+    pub dominant: &'a [u32],
 }
 
 /// What binding did.
@@ -56,8 +82,10 @@ pub struct BindReport {
     pub bound: u64,
     /// Gaussians farther than `max_distance_m` from the surface.
     pub far: u64,
-    /// Far gaussians dropped (`drop_far`).
+    /// Far gaussians dropped ([`FarGaussians::Drop`]).
     pub dropped: u64,
+    /// Far gaussians left rigid to a joint ([`FarGaussians::Joint`]).
+    pub rigid: u64,
     /// The largest distance to the surface seen, metres.
     pub max_distance_m: f64,
     /// The median distance to the surface, metres.
@@ -230,23 +258,59 @@ impl Grid {
 
 /// Bind every gaussian of `cloud` to the nearest triangle of a mesh at rest: `positions` `(V,3)`
 /// metres (the same space as the capture: the character's rest pose in world), `normals` `(V,3)`
-/// (for the fallback frame), `triangles` `(T,3)`.
+/// (for the fallback frame), `triangles` `(T,3)` — with `anchors`, the surface's triangles
+/// followed by the anchor triangles, and only the surface is searched.
 ///
 /// # Errors
 /// As the surface lift for the mesh; [`Error::Invalid`] for a mesh without triangles, a gaussian
 /// whose centre or covariance is not finite or lies beyond ±[`MAX_COORDINATE_M`] (named by
-/// index), options out of domain, no gaussian left after dropping the far ones, or more than half
-/// of them far without `drop_far` (a capture not in the rest pose); [`Error::Limit`] over
+/// index), options out of domain, [`FarGaussians::Joint`] without `anchors` (or anchors that do
+/// not fit the mesh), no gaussian left after dropping the far ones, or more than half of them far
+/// under [`FarGaussians::Bind`] (a capture not in the rest pose); [`Error::Limit`] over
 /// [`MAX_GAUSSIANS`].
 pub fn bind_splats(
     cloud: &SplatCloud,
     positions: &[[f32; 3]],
     normals: &[[f32; 3]],
     triangles: &[[u32; 3]],
+    anchors: Option<JointAnchors<'_>>,
     opts: &BindOptions,
 ) -> Result<(BoundLift, BindReport)> {
     check_mesh(positions, normals, triangles)?;
-    if triangles.is_empty() {
+    let surface = match anchors {
+        Some(a) => {
+            let fits = (a.first_triangle as usize) <= triangles.len()
+                && a.dominant.len() <= positions.len()
+                && triangles[..a.first_triangle as usize]
+                    .iter()
+                    .flatten()
+                    .all(|&v| (v as usize) < a.dominant.len())
+                && a.dominant.iter().all(|&p| {
+                    (a.first_triangle as u64 + u64::from(p)) < triangles.len() as u64
+                });
+            if !fits {
+                return Err(Error::Invalid {
+                    what: "bind joint anchors".into(),
+                    reason: format!(
+                        "anchors after triangle {} with {} dominant entries do not fit a mesh of {} vertices and {} triangles",
+                        a.first_triangle,
+                        a.dominant.len(),
+                        positions.len(),
+                        triangles.len()
+                    ),
+                });
+            }
+            &triangles[..a.first_triangle as usize]
+        }
+        None if opts.far == FarGaussians::Joint => {
+            return Err(Error::Invalid {
+                what: "bind".into(),
+                reason: "far gaussians left rigid to a joint need the rig's joint anchors".into(),
+            });
+        }
+        None => triangles,
+    };
+    if surface.is_empty() {
         return Err(Error::Invalid {
             what: "bind".into(),
             reason: "the character has no triangles to bind to".into(),
@@ -266,7 +330,7 @@ pub fn bind_splats(
         });
     }
     let pos64: Vec<[f64; 3]> = positions.iter().map(|p| p.map(f64::from)).collect();
-    let grid = Grid::new(&pos64, triangles);
+    let grid = Grid::new(&pos64, surface);
     let frames: Vec<_> = triangles
         .iter()
         .map(|t| {
@@ -300,15 +364,26 @@ pub fn bind_splats(
                 ),
             });
         }
-        let (ti, _, d2) = grid.nearest(x, &pos64, triangles);
+        let (mut ti, w, d2) = grid.nearest(x, &pos64, surface);
         let d = d2.sqrt();
         dists.push(d);
         rep.max_distance_m = rep.max_distance_m.max(d);
         if d > f64::from(opts.max_distance_m) {
             rep.far += 1;
-            if opts.drop_far {
-                rep.dropped += 1;
-                continue;
+            match (opts.far, anchors) {
+                (FarGaussians::Drop, _) => {
+                    rep.dropped += 1;
+                    continue;
+                }
+                (FarGaussians::Joint, Some(a)) => {
+                    // The closest vertex of the nearest triangle (largest barycentric) names the
+                    // joint; the gaussian binds to that joint's anchor triangle.
+                    let k = (1..3).fold(0, |b, k| if w[k] > w[b] { k } else { b });
+                    let v = surface[ti as usize][k] as usize;
+                    ti = a.first_triangle + a.dominant[v];
+                    rep.rigid += 1;
+                }
+                _ => {}
             }
         }
         let t = triangles[ti as usize];
@@ -382,11 +457,11 @@ pub fn bind_splats(
     }
     // Most of a capture far from the surface is a capture not in the rest pose (or in other
     // units): binding it would tear it apart when posed.
-    if !opts.drop_far && rep.far * 2 > rep.splats {
+    if opts.far == FarGaussians::Bind && rep.far * 2 > rep.splats {
         return Err(Error::Invalid {
             what: "bind".into(),
             reason: format!(
-                "{} of {} gaussians lie beyond {} m of the surface (median {:.4} m): a capture binds in the character's rest pose, in metres; raise the maximum distance if this is intended, or drop the far ones",
+                "{} of {} gaussians lie beyond {} m of the surface (median {:.4} m): a capture binds in the character's rest pose, in metres; raise the maximum distance if this is intended, or drop the far ones or leave them rigid to a joint",
                 rep.far, rep.splats, opts.max_distance_m, rep.median_distance_m
             ),
         });
@@ -394,7 +469,7 @@ pub fn bind_splats(
     let report = BoundReport {
         lift: "bound".into(),
         gaussians: out.len() as u64,
-        triangles: triangles.len() as u64,
+        triangles: surface.len() as u64,
         fallback_frames: frames.iter().filter(|f| f.fallback).count() as u64,
         ..Default::default()
     };

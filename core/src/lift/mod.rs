@@ -8,7 +8,7 @@ pub mod parts;
 pub mod surface;
 pub mod texel;
 
-pub use bind::{BindOptions, BindReport, bind_splats};
+pub use bind::{BindOptions, BindReport, FarGaussians, JointAnchors, bind_splats};
 pub use bound::{
     BoundGaussian, BoundSetup, PackedBound, TriangleFrame, pose_bound, triangle_frame,
 };

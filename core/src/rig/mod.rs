@@ -2,6 +2,7 @@
 //! (CSR morph blend, LBS), the flattened [`RigData`] backends upload, and the [`RigBackend`] seam.
 
 pub mod backend;
+pub mod anchor;
 pub mod character;
 pub mod ids;
 pub mod material;
@@ -20,6 +21,7 @@ pub use morph::{
     ACTIVE_MORPH_LIMIT, DenseTarget, LimitStats, MORPH_WEIGHT_LIMIT, MorphLimiter, MorphSet,
     MorphVertex, orthonormalize_or,
 };
+pub use anchor::ANCHOR_EDGE_M;
 pub use rigdata::{ControlStats, FrameControls, MeshInstance, PaletteEntry, RigControls, RigData};
 pub use skeleton::{Hierarchy, Node, Transform};
 pub use skin::{InfluenceFixes, Influences, Skin, skin_tangent};
