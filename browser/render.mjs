@@ -1,7 +1,10 @@
-// Render one splat file with three.js + Spark in headless Chromium and save a screenshot.
+// Render one splat file in a real viewer in headless Chromium and save a screenshot.
 //
-//   node render.mjs --file PATH --eye x,y,z --target x,y,z --fov DEG --size W,H --bg r,g,b --out PNG
+//   node render.mjs [--viewer spark|babylon] --file PATH --eye x,y,z --target x,y,z --fov DEG
+//                   --size W,H --bg r,g,b --out PNG
 //
+// spark (default): three.js + Spark's SplatMesh (`.ply`, `.spz`). babylon: Babylon.js's glTF loader
+// with its KHR_gaussian_splatting extension (`.glb`).
 // The file's folder is served over http://127.0.0.1 (ES modules do not load from file://) beside
 // this folder's node_modules; the camera is three.js's PerspectiveCamera (vertical fov in degrees,
 // +Y up) looking from eye at target, as mien's preview camera. Chromium is Debian's
@@ -30,7 +33,7 @@ const bg = args.bg ? nums(args.bg) : [0, 0, 0];
 const file = path.resolve(args.file);
 const types = { '.js': 'text/javascript', '.mjs': 'text/javascript', '.html': 'text/html', '.wasm': 'application/wasm' };
 
-const page = `<!doctype html><html><head><style>html,body{margin:0;background:#000}</style>
+const sparkPage = `<!doctype html><html><head><style>html,body{margin:0;background:#000}</style>
 <script type="importmap">{"imports":{
   "three":"/node_modules/three/build/three.module.js",
   "three/addons/":"/node_modules/three/examples/jsm/",
@@ -63,6 +66,50 @@ try {
   window.failed = String(e && e.stack || e);
 }
 </script></body></html>`;
+
+// Babylon.js (UMD build) reads KHR_gaussian_splatting `.glb` through its glTF loader; the scene is
+// right-handed so no handedness root is added and the camera matches three.js's.
+const babylonPage = `<!doctype html><html><head><style>html,body{margin:0;background:#000}</style>
+<script src="/node_modules/babylonjs/babylon.js"></script>
+<script src="/node_modules/babylonjs-loaders/babylonjs.loaders.min.js"></script></head>
+<body><canvas id="c" width="${w}" height="${h}" style="width:${w}px;height:${h}px"></canvas><script>
+(async () => {
+try {
+  const canvas = document.getElementById('c');
+  const engine = new BABYLON.Engine(canvas, false, { preserveDrawingBuffer: true, antialias: false });
+  engine.setHardwareScalingLevel(1);
+  const scene = new BABYLON.Scene(engine);
+  scene.useRightHandedSystem = true;
+  scene.clearColor = new BABYLON.Color4(${bg[0]}, ${bg[1]}, ${bg[2]}, 1);
+  const camera = new BABYLON.FreeCamera('c', new BABYLON.Vector3(${nums(args.eye).join(',')}), scene);
+  camera.upVector = new BABYLON.Vector3(0, 1, 0);
+  camera.setTarget(new BABYLON.Vector3(${nums(args.target).join(',')}));
+  camera.fov = ${(Number(args.fov) * Math.PI) / 180};
+  camera.minZ = 0.001;
+  camera.maxZ = 1000;
+  const result = await BABYLON.SceneLoader.ImportMeshAsync('', '/file/', '${encodeURIComponent(path.basename(file))}', scene);
+  const splats = result.meshes.filter((m) => m.getClassName() === 'GaussianSplattingMesh');
+  if (splats.length === 0) throw new Error('no GaussianSplattingMesh in the loaded file');
+  engine.runRenderLoop(() => scene.render());
+  const t0 = performance.now();
+  while (!splats.every((m) => m._readyToDisplay) && performance.now() - t0 < 60000) {
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  for (let i = 0; i < 30; i++) await new Promise((r) => requestAnimationFrame(r));
+  window.splats = splats.reduce((n, m) => n + (m.splatCount ?? 0), 0);
+  window.done = true;
+} catch (e) {
+  window.failed = String(e && e.stack || e);
+}
+})();
+</script></body></html>`;
+const viewer = args.viewer || 'spark';
+if (viewer !== 'spark' && viewer !== 'babylon') {
+  console.error(`render.mjs: --viewer must be spark or babylon, not ${viewer}`);
+  process.exit(2);
+}
+const page = viewer === 'babylon' ? babylonPage : sparkPage;
+
 
 const server = http.createServer((req, res) => {
   const url = decodeURIComponent(req.url.split('?')[0]);

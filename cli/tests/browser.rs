@@ -1,7 +1,9 @@
-//! mien's splat files in a real viewer: three.js + Spark (npm `three`, `@sparkjsdev/spark`) load
-//! the `.ply` and `.spz` frames `mien animate` writes in headless Chromium (Debian's `chromium`,
-//! driven by `puppeteer-core` through `browser/render.mjs`), and the screenshot is compared with
-//! mien's own rasteriser image of the same view by PSNR over RGB.
+//! mien's splat files in real viewers: three.js + Spark (npm `three`, `@sparkjsdev/spark`) load
+//! the `.ply` and `.spz` frames `mien animate` writes, and Babylon.js's glTF loader (npm
+//! `babylonjs`, `babylonjs-loaders`, which reads `KHR_gaussian_splatting`) loads the `.glb` frames,
+//! in headless Chromium (Debian's `chromium`, driven by `puppeteer-core` through
+//! `browser/render.mjs`); each screenshot is compared with mien's own rasteriser image of the same
+//! view by PSNR over RGB.
 //!
 //! Needs `/usr/bin/chromium` (or `$CHROMIUM`), `node`, and `browser/node_modules` (`npm ci` in
 //! `browser/`); `.ci/run` installs them. Without them the test prints a notice and passes, unless
@@ -27,10 +29,14 @@ fn ready() -> bool {
         .arg("--version")
         .output()
         .is_ok_and(|o| o.status.success());
-    let modules = browser_dir()
-        .join("node_modules/@sparkjsdev/spark")
-        .is_dir()
-        && browser_dir().join("node_modules/gltf-validator").is_dir();
+    let modules = [
+        "@sparkjsdev/spark",
+        "gltf-validator",
+        "babylonjs",
+        "babylonjs-loaders",
+    ]
+    .iter()
+    .all(|m| browser_dir().join("node_modules").join(m).is_dir());
     let missing: Vec<&str> = [
         (!chromium.exists()).then_some("chromium"),
         (!node).then_some("node"),
@@ -102,11 +108,13 @@ fn animate(out: &Path, format: &str) {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 }
 
-fn spark(file: &Path, cam: &Camera, out: &Path) -> image::RgbImage {
+/// `file` drawn by `viewer` (`spark` or `babylon`) from `cam`, saved to `out`.
+fn view(viewer: &str, file: &Path, cam: &Camera, out: &Path) -> image::RgbImage {
     let v = |p: glam::DVec3| format!("{},{},{}", p.x, p.y, p.z);
     let o = Command::new("node")
         .current_dir(browser_dir())
         .arg("render.mjs")
+        .args(["--viewer", viewer])
         .arg("--file")
         .arg(file)
         .args(["--eye", &v(cam.eye), "--target", &v(cam.target)])
@@ -131,16 +139,22 @@ fn spark(file: &Path, cam: &Camera, out: &Path) -> image::RgbImage {
 }
 
 #[test]
-fn spark_draws_mien_ply_and_spz_frames_like_mien() {
+fn spark_and_babylon_draw_mien_frames_like_mien() {
     if !ready() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let (ply_out, spz_out) = (dir.path().join("ply"), dir.path().join("spz"));
+    let (ply_out, spz_out, glb_out) = (
+        dir.path().join("ply"),
+        dir.path().join("spz"),
+        dir.path().join("glb"),
+    );
     animate(&ply_out, "ply");
     animate(&spz_out, "spz");
+    animate(&glb_out, "glb");
     let ply = ply_out.join("frames/frame_00000.ply");
     let spz = spz_out.join("frames/frame_00000.spz");
+    let glb = glb_out.join("frames/frame_00000.glb");
     let cloud = mien_core::io::ply::read_splat_ply(&ply).unwrap();
     let (buffers, ranges) = cloud.to_buffers().unwrap();
     let (center, radius) = splat_bounds(&buffers, &ranges).unwrap().unwrap().sphere();
@@ -149,12 +163,14 @@ fn spark_draws_mien_ply_and_spz_frames_like_mien() {
     let keep = std::env::var_os("MIEN_BROWSER_KEEP").map(PathBuf::from);
     let outdir = keep.clone().unwrap_or_else(|| dir.path().to_path_buf());
     mine.save(outdir.join("mien.png")).unwrap();
-    let from_ply = spark(&ply, &cam, &outdir.join("spark_ply.png"));
-    let from_spz = spark(&spz, &cam, &outdir.join("spark_spz.png"));
+    let from_ply = view("spark", &ply, &cam, &outdir.join("spark_ply.png"));
+    let from_spz = view("spark", &spz, &cam, &outdir.join("spark_spz.png"));
+    let from_glb = view("babylon", &glb, &cam, &outdir.join("babylon_glb.png"));
     let (p1, c1) = psnr(&mine, &from_ply);
     let (p2, c2) = psnr(&mine, &from_spz);
+    let (p4, c4) = psnr(&mine, &from_glb);
     eprintln!(
-        "PSNR mien vs Spark: .ply {p1:.2} dB ({c1:.2} dB over the character), .spz {p2:.2} dB ({c2:.2} dB)"
+        "PSNR mien vs Spark: .ply {p1:.2} dB ({c1:.2} dB over the character), .spz {p2:.2} dB ({c2:.2} dB); vs Babylon.js: .glb {p4:.2} dB ({c4:.2} dB)"
     );
     // Not blank: the head covers a good part of the view in Spark's image too.
     let lit = from_ply
@@ -170,6 +186,10 @@ fn spark_draws_mien_ply_and_spz_frames_like_mien() {
         p2 >= 28.0 && c2 >= 24.0,
         ".spz in Spark vs mien: {p2:.2} / {c2:.2} dB"
     );
+    assert!(
+        p4 >= 28.0 && c4 >= 24.0,
+        ".glb in Babylon.js vs mien: {p4:.2} / {c4:.2} dB"
+    );
     // The comparison can fail: mien's image of the head turned 0.3 rad is far from Spark's.
     let turned = Camera::framing(center, radius, 256, 256, 0.6, 0.3).unwrap();
     let other = rasterize(&turned, &buffers, &ranges, [0.0; 3])
@@ -179,6 +199,11 @@ fn spark_draws_mien_ply_and_spz_frames_like_mien() {
     assert!(
         c3 < c1 - 5.0,
         "a turned view scores {c3:.2} dB against {c1:.2}"
+    );
+    let (_, c5) = psnr(&other, &from_glb);
+    assert!(
+        c5 < c4 - 5.0,
+        "a turned view scores {c5:.2} dB against Babylon's {c4:.2}"
     );
 }
 
