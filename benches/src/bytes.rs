@@ -29,9 +29,13 @@
 //! writes = V·12                       posed position, f32 (a pack has no normals)
 //! ```
 //!
-//! **Lift** (when on), per vertex: reads the posed position + normal and the tint (24 + 4), writes
+//! **Debug lift**, per vertex: reads the posed position + normal and the tint (24 + 4), writes
 //! one splat of [`mien_core::sink::BYTES_PER_SLOT`] = 52 bytes (centre 16, colour 4, two covariance
 //! vec4s 32).
+//!
+//! **Surface (bound) lift**, G gaussians on T triangles: reads the posed positions + normals once
+//! (V·24), the triangles once (T·12) and each gaussian's record once (G·48,
+//! [`mien_core::lift::PackedBound`]); writes G splats of 52 bytes.
 
 use mien_core::gnm::GnmPack;
 use mien_core::rig::morph::{LimitStats, MorphLimiter};
@@ -132,7 +136,16 @@ pub fn gnm_frame(pack: &GnmPack, head_ext: &[f32]) -> Bytes {
     }
 }
 
-/// The lift's bytes for `v` vertices (module docs).
+/// The surface (bound) lift's bytes for `v` posed vertices, `t` triangles and `g` gaussians
+/// (module docs).
+pub fn bound_lift(v: u64, t: u64, g: u64) -> Bytes {
+    Bytes {
+        reads: v * 24 + t * 12 + g * 48,
+        writes: g * BYTES_PER_SLOT,
+    }
+}
+
+/// The debug lift's bytes for `v` vertices (module docs).
 pub fn lift(v: u64) -> Bytes {
     Bytes {
         reads: v * (24 + 4),

@@ -8,22 +8,30 @@ use mien_core::gnm::{GnmBackend, GnmHandle};
 use mien_core::lift::{DebugLiftParams, Lift};
 use mien_core::rig::{RigBackend, RigHandle};
 use mien_core::sink::SplatSink;
-use mien_cpu::{CpuDebugLift, CpuEncoder, CpuGnmBackend, CpuRigBackend, CpuSplatSink};
+use mien_cpu::{
+    CpuBoundLift, CpuDebugLift, CpuEncoder, CpuGnmBackend, CpuRigBackend, CpuSplatSink,
+};
 use rayon::prelude::*;
 
-use crate::harness::{Bench, Case, CaseError, CopyResult, StageMs};
+use crate::harness::{Bench, Case, CaseError, CopyResult, LiftMode, StageMs};
 use crate::workloads::{Frames, Model, Workload};
 
 /// The CPU backend.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CpuBench;
 
+/// A case's lifts, one per character.
+enum CpuLifts {
+    Debug(Vec<CpuDebugLift>),
+    Bound(Vec<CpuBoundLift>),
+}
+
 struct RigCase {
     w: Arc<Workload>,
     backend: CpuRigBackend,
     handles: Vec<RigHandle>,
     sink: CpuSplatSink,
-    lifts: Vec<CpuDebugLift>,
+    lifts: CpuLifts,
     enc: CpuEncoder,
 }
 
@@ -37,8 +45,17 @@ impl Case for RigCase {
                 .set_controls(*h, &f[self.w.ring_index(c as u32, frame)])?;
         }
         self.backend.encode(&mut self.enc)?;
-        for l in &mut self.lifts {
-            l.encode(&mut self.enc, &self.backend, &mut self.sink)?;
+        match &mut self.lifts {
+            CpuLifts::Debug(ls) => {
+                for l in ls {
+                    l.encode(&mut self.enc, &self.backend, &mut self.sink)?;
+                }
+            }
+            CpuLifts::Bound(ls) => {
+                for l in ls {
+                    l.encode(&mut self.enc, &self.backend, &mut self.sink)?;
+                }
+            }
         }
         Ok(())
     }
@@ -53,7 +70,7 @@ struct GnmCase {
     backend: CpuGnmBackend,
     handles: Vec<GnmHandle>,
     sink: CpuSplatSink,
-    lifts: Vec<CpuDebugLift>,
+    lifts: CpuLifts,
     zeros: Vec<[f32; 3]>,
     enc: CpuEncoder,
 }
@@ -69,9 +86,20 @@ impl Case for GnmCase {
                 .set_head_ext(*h, &input.head_ext, &input.joint_world)?;
         }
         self.backend.encode(&mut self.enc)?;
-        for (l, h) in self.lifts.iter_mut().zip(&self.handles) {
-            let posed = self.backend.posed(*h)?;
-            l.encode_posed(&mut self.enc, posed, &self.zeros, &mut self.sink)?;
+        // A linear head poses no normals: zeros (the bound lift's fallback frame then takes +z).
+        match &mut self.lifts {
+            CpuLifts::Debug(ls) => {
+                for (l, h) in ls.iter_mut().zip(&self.handles) {
+                    let posed = self.backend.posed(*h)?;
+                    l.encode_posed(&mut self.enc, posed, &self.zeros, &mut self.sink)?;
+                }
+            }
+            CpuLifts::Bound(ls) => {
+                for (l, h) in ls.iter_mut().zip(&self.handles) {
+                    let posed = self.backend.posed(*h)?;
+                    l.encode_posed(&mut self.enc, posed, &self.zeros, &mut self.sink)?;
+                }
+            }
         }
         Ok(())
     }
@@ -81,21 +109,39 @@ impl Case for GnmCase {
     }
 }
 
-/// A sink of `batch · v` slots (one slot when the lift is off) and its ranges, one per instance.
+/// A sink of `batch · slots` slots (one slot when the lift is off) and its ranges, one per
+/// instance.
 fn sink_for(
     batch: u32,
-    v: u32,
-    lift: bool,
+    slots: u32,
+    lift: LiftMode,
 ) -> Result<(CpuSplatSink, Vec<mien_core::sink::SlotRange>), CaseError> {
-    let mut sink = CpuSplatSink::new(if lift { batch * v } else { 1 });
-    let ranges = if lift {
+    let on = lift != LiftMode::Off;
+    let total = u64::from(batch) * u64::from(slots);
+    let total = u32::try_from(total).map_err(|_| {
+        CaseError::NotApplicable(format!("{total} splat slots do not fit one sink"))
+    })?;
+    let mut sink = CpuSplatSink::new(if on { total } else { 1 });
+    let ranges = if on {
         (0..batch)
-            .map(|_| sink.allocate(v))
+            .map(|_| sink.allocate(slots))
             .collect::<mien_core::Result<_>>()?
     } else {
         Vec::new()
     };
     Ok((sink, ranges))
+}
+
+/// The workload's surface setup, or why the surface rows are n/a.
+pub(crate) fn surface_of(
+    w: &Workload,
+) -> Result<Arc<mien_core::lift::BoundSetup>, CaseError> {
+    w.surface().ok_or_else(|| {
+        CaseError::NotApplicable(format!(
+            "the surface lift cannot be built on {} (no triangles)",
+            w.id
+        ))
+    })
 }
 
 impl Bench for CpuBench {
@@ -111,20 +157,48 @@ impl Bench for CpuBench {
         )
     }
 
-    fn case(&self, w: &Arc<Workload>, batch: u32, lift: bool) -> Result<Box<dyn Case>, CaseError> {
+    fn case(
+        &self,
+        w: &Arc<Workload>,
+        batch: u32,
+        lift: LiftMode,
+    ) -> Result<Box<dyn Case>, CaseError> {
         let v = w.vertices();
-        let (sink, ranges) = sink_for(batch, v, lift)?;
+        let setup = match lift {
+            LiftMode::Surface => Some(surface_of(w)?),
+            _ => None,
+        };
+        let (sink, ranges) = sink_for(batch, w.slots(lift), lift)?;
+        let bound = |rig: Option<&[RigHandle]>| -> Result<CpuLifts, CaseError> {
+            let Some(setup) = &setup else {
+                unreachable!("only the surface lift binds")
+            };
+            Ok(CpuLifts::Bound(
+                ranges
+                    .iter()
+                    .enumerate()
+                    .map(|(i, r)| {
+                        CpuBoundLift::new(rig.map(|h| h[i]), v, Arc::clone(setup), &sink, *r)
+                    })
+                    .collect::<mien_core::Result<_>>()?,
+            ))
+        };
         match &w.model {
             Model::Rig(rig) => {
                 let mut backend = CpuRigBackend::new();
                 let handles = backend.upload_batch(rig, batch)?;
-                let lifts = handles
-                    .iter()
-                    .zip(&ranges)
-                    .map(|(h, r)| {
-                        CpuDebugLift::new(&backend, *h, &sink, DebugLiftParams::new(*r, v))
-                    })
-                    .collect::<mien_core::Result<_>>()?;
+                let lifts = match lift {
+                    LiftMode::Surface => bound(Some(&handles))?,
+                    _ => CpuLifts::Debug(
+                        handles
+                            .iter()
+                            .zip(&ranges)
+                            .map(|(h, r)| {
+                                CpuDebugLift::new(&backend, *h, &sink, DebugLiftParams::new(*r, v))
+                            })
+                            .collect::<mien_core::Result<_>>()?,
+                    ),
+                };
                 Ok(Box::new(RigCase {
                     w: w.clone(),
                     backend,
@@ -137,17 +211,22 @@ impl Bench for CpuBench {
             Model::Gnm(pack) => {
                 let mut backend = CpuGnmBackend::new();
                 let handles = backend.upload_gnm_batch(pack, batch)?;
-                let lifts = ranges
-                    .iter()
-                    .map(|r| {
-                        CpuDebugLift::for_vertices(
-                            v,
-                            Vec::new(),
-                            &sink,
-                            DebugLiftParams::new(*r, v),
-                        )
-                    })
-                    .collect::<mien_core::Result<_>>()?;
+                let lifts = match lift {
+                    LiftMode::Surface => bound(None)?,
+                    _ => CpuLifts::Debug(
+                        ranges
+                            .iter()
+                            .map(|r| {
+                                CpuDebugLift::for_vertices(
+                                    v,
+                                    Vec::new(),
+                                    &sink,
+                                    DebugLiftParams::new(*r, v),
+                                )
+                            })
+                            .collect::<mien_core::Result<_>>()?,
+                    ),
+                };
                 Ok(Box::new(GnmCase {
                     w: w.clone(),
                     backend,

@@ -257,7 +257,7 @@ pub fn export(w: &Workload, dir: &Path) -> anyhow::Result<Value> {
         "batch": b,
         "arrays": Value::Object(out.arrays),
         "tolerance_m": tolerance,
-        "bytes_per_character": w.bytes(false).total(),
+        "bytes_per_character": w.bytes(crate::harness::LiftMode::Off).total(),
         "expected_is": expected_is,
         "description": w.description,
     });

@@ -10,9 +10,12 @@ use mien_core::gnm::{GnmBackend, GnmHandle};
 use mien_core::lift::DebugLiftParams;
 use mien_core::rig::{ControlStats, RigBackend, RigHandle};
 use mien_core::sink::{SlotRange, SplatSink};
-use mien_gpu::{GpuDebugLift, GpuDevice, GpuGnmBackend, GpuRigBackend, GpuSplatSink, PosedPart};
+use mien_gpu::{
+    GpuBoundData, GpuBoundLift, GpuDebugLift, GpuDevice, GpuGnmBackend, GpuRigBackend,
+    GpuSplatSink, PosedPart,
+};
 
-use crate::harness::{Bench, Case, CaseError, CopyResult, StageMs};
+use crate::harness::{Bench, Case, CaseError, CopyResult, LiftMode, StageMs};
 use crate::workloads::{Frames, Model, Workload};
 
 /// What the harness needs of a device beyond the device layer: opening one and describing it.
@@ -108,6 +111,22 @@ impl<G: BenchDevice> GpuBench<G> {
     }
 }
 
+/// A case's lifts: debug lifts (batched where they fit one binding) or one bound lift per
+/// character over one uploaded setup.
+enum GpuLifts<G: GpuDevice> {
+    Debug(Vec<GpuDebugLift<G>>),
+    Bound(Vec<GpuBoundLift<G>>),
+}
+
+impl<G: GpuDevice> GpuLifts<G> {
+    fn is_empty(&self) -> bool {
+        match self {
+            GpuLifts::Debug(l) => l.is_empty(),
+            GpuLifts::Bound(l) => l.is_empty(),
+        }
+    }
+}
+
 enum Poser<G: GpuDevice> {
     Rig(GpuRigBackend<G>, Vec<RigHandle>),
     Gnm(GpuGnmBackend<G>, Vec<GnmHandle>),
@@ -118,7 +137,7 @@ struct GpuCase<G: GpuDevice> {
     w: Arc<Workload>,
     poser: Poser<G>,
     sink: GpuSplatSink<G>,
-    lifts: Vec<GpuDebugLift<G>>,
+    lifts: GpuLifts<G>,
     /// `set_controls_batch`'s counts, one per instance (allocated once).
     stats: Vec<ControlStats>,
 }
@@ -149,7 +168,10 @@ impl<G: GpuDevice> GpuCase<G> {
             }
             _ => anyhow::bail!("model and frames disagree"),
         }
-        GpuDebugLift::record_batch(&mut self.lifts, &mut enc, &mut self.sink)?;
+        match &mut self.lifts {
+            GpuLifts::Debug(l) => GpuDebugLift::record_batch(l, &mut enc, &mut self.sink)?,
+            GpuLifts::Bound(l) => GpuBoundLift::record_batch(l, &mut enc, &mut self.sink)?,
+        }
         if timestamps {
             self.g.end_frame(&mut enc);
         }
@@ -177,7 +199,29 @@ impl<G: GpuDevice> Case for GpuCase<G> {
     }
 }
 
-/// The lifts of a batch whose instance i goes to `ranges[i]` (consecutive ranges of `v` slots): one
+/// The lifts of a batch whose instance i goes to `ranges[i]`: bound lifts over `data` when given
+/// (one per instance), else debug lifts ([`make_lifts`]).
+fn lifts_for<'b, G: GpuDevice>(
+    g: &G,
+    v: u32,
+    ranges: &[SlotRange],
+    sink: &GpuSplatSink<G>,
+    data: Option<&Arc<GpuBoundData<G>>>,
+    parts: &dyn Fn(usize) -> mien_core::Result<Vec<PosedPart<'b, G>>>,
+) -> Result<GpuLifts<G>, CaseError> {
+    match data {
+        None => Ok(GpuLifts::Debug(make_lifts(g, v, ranges, sink, parts)?)),
+        Some(d) => Ok(GpuLifts::Bound(
+            ranges
+                .iter()
+                .enumerate()
+                .map(|(i, r)| GpuBoundLift::new(g, v, &parts(i)?, Arc::clone(d), sink, *r))
+                .collect::<mien_core::Result<_>>()?,
+        )),
+    }
+}
+
+/// The debug lifts of a batch whose instance i goes to `ranges[i]` (consecutive ranges of `v` slots): one
 /// batched lift (`from_parts_batch`, every instance in the same dispatches) where its slots fit one
 /// binding, else one lift per instance (a later instance the backend refuses makes the row n/a).
 fn make_lifts<'b, G: GpuDevice>(
@@ -220,12 +264,29 @@ impl<G: BenchDevice> Bench for GpuBench<G> {
         self.g.describe()
     }
 
-    fn case(&self, w: &Arc<Workload>, batch: u32, lift: bool) -> Result<Box<dyn Case>, CaseError> {
+    fn case(
+        &self,
+        w: &Arc<Workload>,
+        batch: u32,
+        lift: LiftMode,
+    ) -> Result<Box<dyn Case>, CaseError> {
         let v = w.vertices();
-        let mut sink = GpuSplatSink::new(&self.g, if lift { batch * v } else { 1 })?;
-        let ranges: Vec<SlotRange> = if lift {
+        let data = match lift {
+            LiftMode::Surface => Some(GpuBoundData::upload(
+                &self.g,
+                crate::cpu::surface_of(w)?,
+            )?),
+            _ => None,
+        };
+        let slots = w.slots(lift);
+        let total = u32::try_from(u64::from(batch) * u64::from(slots)).map_err(|_| {
+            CaseError::NotApplicable(format!("{batch} × {slots} splat slots do not fit one sink"))
+        })?;
+        let on = lift != LiftMode::Off;
+        let mut sink = GpuSplatSink::new(&self.g, if on { total } else { 1 })?;
+        let ranges: Vec<SlotRange> = if on {
             (0..batch)
-                .map(|_| sink.allocate(v))
+                .map(|_| sink.allocate(slots))
                 .collect::<mien_core::Result<_>>()?
         } else {
             Vec::new()
@@ -234,13 +295,17 @@ impl<G: BenchDevice> Bench for GpuBench<G> {
             Model::Rig(rig) => {
                 let mut b = GpuRigBackend::new(&self.g);
                 let hs = b.upload_batch(rig, batch)?;
-                let lifts = make_lifts(&self.g, v, &ranges, &sink, &|i| b.posed_parts(hs[i]))?;
+                let lifts = lifts_for(&self.g, v, &ranges, &sink, data.as_ref(), &|i| {
+                    b.posed_parts(hs[i])
+                })?;
                 (Poser::Rig(b, hs), lifts)
             }
             Model::Gnm(pack) => {
                 let mut b = GpuGnmBackend::new(&self.g);
                 let hs = b.upload_gnm_batch(pack, batch)?;
-                let lifts = make_lifts(&self.g, v, &ranges, &sink, &|i| b.posed_parts(hs[i]))?;
+                let lifts = lifts_for(&self.g, v, &ranges, &sink, data.as_ref(), &|i| {
+                    b.posed_parts(hs[i])
+                })?;
                 (Poser::Gnm(b, hs), lifts)
             }
         };

@@ -30,6 +30,30 @@ pub struct StageMs {
     pub lift: Option<f64>,
 }
 
+/// Which lift a row runs after posing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LiftMode {
+    /// Pose only.
+    Off,
+    /// The debug lift: one isotropic splat per posed vertex.
+    Debug,
+    /// The surface lift: gaussians bound to triangles ([`crate::workloads::SURFACE_TARGET`] per
+    /// character, posed in their triangles' frames).
+    Surface,
+}
+
+impl LiftMode {
+    /// `off`, `debug` or `surface`.
+    pub fn name(self) -> &'static str {
+        match self {
+            LiftMode::Off => "off",
+            LiftMode::Debug => "debug",
+            LiftMode::Surface => "surface",
+        }
+    }
+}
+
 /// Why a case was not built.
 #[derive(Debug)]
 pub enum CaseError {
@@ -127,7 +151,7 @@ pub trait Bench {
         &self,
         workload: &Arc<Workload>,
         batch: u32,
-        lift: bool,
+        lift: LiftMode,
     ) -> Result<Box<dyn Case>, CaseError>;
 
     /// Largest copy this backend measures, bytes.
@@ -182,8 +206,10 @@ pub struct Row {
     pub workload: String,
     /// Characters posed per frame.
     pub batch: u32,
-    /// Whether the lift runs.
-    pub lift: bool,
+    /// Which lift runs.
+    pub lift: LiftMode,
+    /// Splats each character writes (0 with the lift off).
+    pub gaussians: u64,
     /// `ok`, `n/a: …` or `error: …`.
     pub status: String,
     /// Vertices per character.
@@ -213,8 +239,8 @@ pub struct Row {
 pub struct RowPlan {
     /// Characters.
     pub batch: u32,
-    /// Lift on.
-    pub lift: bool,
+    /// Which lift.
+    pub lift: LiftMode,
     /// Untimed frames first.
     pub warmup: u32,
     /// Timed frames.
@@ -230,11 +256,13 @@ pub fn run_row(
     copies: &mut Vec<(String, CopyResult)>,
 ) -> Row {
     let per_char = workload.bytes(plan.lift).total();
+    let gaussians = u64::from(workload.slots(plan.lift));
     let mut row = Row {
         backend: bench.name().into(),
         workload: workload.id.clone(),
         batch: plan.batch,
         lift: plan.lift,
+        gaussians,
         status: "ok".into(),
         vertices: workload.vertices(),
         frames: plan.frames,
@@ -250,7 +278,7 @@ pub fn run_row(
     if bench.name() == "cpu" {
         // The CPU backend holds every character's posed vertices (and sink slots) in host memory:
         // refuse a row that cannot fit before allocating it (an allocation that fails aborts).
-        let need = cpu_host_bytes(workload.vertices(), plan);
+        let need = cpu_host_bytes(workload.vertices(), gaussians, plan);
         if let Some(avail) = host_available_bytes().filter(|a| need > *a) {
             row.status = format!(
                 "n/a: needs about {:.1} GiB of host memory, {:.1} GiB available",
@@ -308,10 +336,10 @@ pub fn run_row(
 }
 
 /// Host bytes a CPU row holds per frame, at least: per character and vertex the posed position and
-/// normal (24 bytes), twice for the backend's scratch, and with the lift the sink slot (52 bytes).
-pub fn cpu_host_bytes(vertices: u32, plan: RowPlan) -> u64 {
-    let per_vertex = 48 + if plan.lift { 52 } else { 0 };
-    u64::from(plan.batch) * u64::from(vertices) * per_vertex
+/// normal (24 bytes), twice for the backend's scratch, and per splat it writes the sink slot (52
+/// bytes).
+pub fn cpu_host_bytes(vertices: u32, gaussians: u64, plan: RowPlan) -> u64 {
+    u64::from(plan.batch) * (u64::from(vertices) * 48 + gaussians * 52)
 }
 
 /// `MemAvailable` from `/proc/meminfo` (Linux), bytes; `None` elsewhere or when unreadable.

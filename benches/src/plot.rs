@@ -163,7 +163,7 @@ fn point(
     let w = Arc::new(synthetic_morph(W5_SEED, shape, "sweep"));
     let plan = RowPlan {
         batch,
-        lift: false,
+        lift: crate::harness::LiftMode::Off,
         warmup: 2,
         frames,
     };

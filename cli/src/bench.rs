@@ -11,7 +11,7 @@ use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::bench_check::{self, OutFiles, check_args, workload_ids};
-use mien_benches::harness::{Bench, CopyResult, Row, RowPlan, run_row};
+use mien_benches::harness::{Bench, CopyResult, LiftMode, Row, RowPlan, run_row};
 use mien_benches::machine::{Machine, utc_now};
 use mien_benches::workloads::{self, Workload};
 use serde_json::json;
@@ -19,12 +19,29 @@ use serde_json::json;
 /// Which lift settings to run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum LiftChoice {
-    /// Lift every posed character into the splat sink.
-    On,
     /// Pose only.
     Off,
-    /// Both, one row each.
+    /// The debug lift: one splat per posed vertex.
+    #[value(alias = "on")]
+    Debug,
+    /// The surface lift: about 100,000 gaussians bound to the triangles per character.
+    Surface,
+    /// Off and the surface lift, one row each.
     Both,
+    /// Off, the debug lift and the surface lift, one row each (the default).
+    All,
+}
+
+impl LiftChoice {
+    fn modes(self) -> &'static [LiftMode] {
+        match self {
+            LiftChoice::Off => &[LiftMode::Off],
+            LiftChoice::Debug => &[LiftMode::Debug],
+            LiftChoice::Surface => &[LiftMode::Surface],
+            LiftChoice::Both => &[LiftMode::Off, LiftMode::Surface],
+            LiftChoice::All => &[LiftMode::Off, LiftMode::Debug, LiftMode::Surface],
+        }
+    }
 }
 
 /// What the table means, printed under `mien bench --help`.
@@ -35,8 +52,9 @@ submit, wait for the GPU); characters/s = batch / that time; GB/s = the bytes th
 copy (a host memcpy for the CPU) of about the same size measured in the same run. status is empty \
 for a timed row, `n/a: why` for a row the backend cannot run, `error: why` for a failure.
 
-Rows: every backend × workload × batch × lift (`--lift both` doubles them), GPU backends before \
-the CPU. Untimed frames come first: at least 3 (1 with --quick) and at least 0.2 s of them.
+Rows: every backend × workload × batch × lift (off, debug, surface by default), GPU backends \
+before the CPU. The splats column is the splats each character writes per frame: V for the debug \
+lift, the surface lift's gaussians (about 100,000, bound to the triangles of ring frame 0). Untimed frames come first: at least 3 (1 with --quick) and at least 0.2 s of them.
 Inputs: W1, W2, W3 and W6 read real files from --data (or $MIEN_DATA, else ../shared/data); W4 and \
 W5 are generated from a fixed seed.
 Exit status: 0 when every row ran (or was n/a), 1 when a row failed or the arguments were refused, \
@@ -56,7 +74,7 @@ pub struct BenchArgs {
     /// Characters per frame, comma-separated. Default 1,16,256 (1,16 with --quick).
     #[arg(long, value_delimiter = ',')]
     pub batch: Vec<u32>,
-    /// With the lift, without it, or both (the default).
+    /// Which lift rows: off, debug, surface, both (off + surface) or all (the default).
     #[arg(long, value_enum)]
     pub lift: Option<LiftChoice>,
     /// Timed frames per row, 1 to 100,000 (default 50; 3 with --quick), after untimed ones: at least 3 (1 with
@@ -99,16 +117,26 @@ fn num(x: Option<f64>, digits: usize) -> String {
 /// The results table, one line per row.
 pub fn table(rows: &[Row]) -> String {
     let mut s = format!(
-        "{:<7} {:<5} {:>5} {:>4} {:>12} {:>13} {:>9} {:>7}  {}\n",
-        "backend", "work", "batch", "lift", "µs/frame", "characters/s", "GB/s", "% copy", "status"
+        "{:<7} {:<5} {:>5} {:>7} {:>7} {:>12} {:>13} {:>9} {:>7}  {}\n",
+        "backend",
+        "work",
+        "batch",
+        "lift",
+        "splats",
+        "µs/frame",
+        "characters/s",
+        "GB/s",
+        "% copy",
+        "status"
     );
     for r in rows {
         s += &format!(
-            "{:<7} {:<5} {:>5} {:>4} {:>12} {:>13} {:>9} {:>7}  {}\n",
+            "{:<7} {:<5} {:>5} {:>7} {:>7} {:>12} {:>13} {:>9} {:>7}  {}\n",
             r.backend,
             r.workload,
             r.batch,
-            if r.lift { "on" } else { "off" },
+            r.lift.name(),
+            r.gaussians,
             num(r.us_per_frame, 1),
             num(r.characters_per_s, 0),
             num(r.gb_per_s, 2),
@@ -170,11 +198,7 @@ pub fn run(a: &BenchArgs, command: Vec<String>) -> anyhow::Result<()> {
         (true, true) => vec![1, 16],
         (true, false) => vec![1, 16, 256],
     };
-    let lifts: &[bool] = match a.lift.unwrap_or(LiftChoice::Both) {
-        LiftChoice::On => &[true],
-        LiftChoice::Off => &[false],
-        LiftChoice::Both => &[false, true],
-    };
+    let lifts = a.lift.unwrap_or(LiftChoice::All).modes();
     let frames = a.frames.unwrap_or(if a.quick { 3 } else { 50 });
     let warmup = if a.quick { 1 } else { 3 };
     let total = (ids.len() * backends.len() * batches.len() * lifts.len()) as u64;
@@ -198,7 +222,12 @@ pub fn run(a: &BenchArgs, command: Vec<String>) -> anyhow::Result<()> {
         described.push(json!({
             "id": w.id, "kind": w.kind, "vertices": w.vertices(), "controls": w.controls_count(),
             "description": w.description,
-            "bytes_per_character": {"lift_off": w.bytes(false), "lift_on": w.bytes(true)},
+            "bytes_per_character": {
+                "lift_off": w.bytes(LiftMode::Off),
+                "lift_debug": w.bytes(LiftMode::Debug),
+                "lift_surface": w.bytes(LiftMode::Surface),
+            },
+            "surface_gaussians": w.slots(LiftMode::Surface),
         }));
         loaded.push(w);
     }

@@ -2,6 +2,8 @@
 //! lift whose numbers are consistent with each other; `--export` writes a manifest and arrays the
 //! peers read; unknown backends and workloads are refused.
 
+mod common;
+
 use std::process::Command;
 
 use serde_json::Value;
@@ -73,8 +75,10 @@ fn quick_cpu_run_writes_bench_json() {
     assert_eq!(j["command"][1], "bench");
     assert_eq!(j["devices"][0]["backend"], "cpu");
     let rows = j["rows"].as_array().unwrap();
-    // --quick: batches 1 and 16, lift off and on.
-    assert_eq!(rows.len(), 4);
+    // --quick: batches 1 and 16; lift off, debug and surface.
+    assert_eq!(rows.len(), 6);
+    let lifts: Vec<&str> = rows.iter().map(|r| r["lift"].as_str().unwrap()).collect();
+    assert_eq!(lifts, ["off", "debug", "surface", "off", "debug", "surface"]);
     for r in rows {
         assert_eq!(r["status"], "ok", "{r}");
         assert_eq!(r["frames"], 3);
@@ -92,20 +96,34 @@ fn quick_cpu_run_writes_bench_json() {
                 < 1e-6 * gbs.max(1.0) * 100.0
         );
     }
-    // The lift adds its bytes: V·28 read + V·52 written per character.
-    let v = j["workloads"][0]["vertices"].as_u64().unwrap();
-    let (off, on) = (
-        &j["workloads"][0]["bytes_per_character"]["lift_off"],
-        &j["workloads"][0]["bytes_per_character"]["lift_on"],
-    );
+    // The debug lift adds its bytes: V·28 read + V·52 written per character; the surface lift
+    // V·24 + T·12 + G·48 read and G·52 written for its G gaussians on W1's T triangles.
+    let w = &j["workloads"][0];
+    let v = w["vertices"].as_u64().unwrap();
+    let bytes = |k: &str, rw: &str| w["bytes_per_character"][k][rw].as_u64().unwrap();
+    assert_eq!(bytes("lift_debug", "reads") - bytes("lift_off", "reads"), v * 28);
+    assert_eq!(bytes("lift_debug", "writes") - bytes("lift_off", "writes"), v * 52);
+    let g = w["surface_gaussians"].as_u64().unwrap();
+    assert!((90_000..=110_000).contains(&g), "{g} surface gaussians");
+    let t = mien_core::rig::RigData::from_character(
+        &mien_core::io::gltf::import_gltf(&common::data("facecap/facecap.glb")).unwrap(),
+    )
+    .unwrap()
+    .triangles
+    .len() as u64;
     assert_eq!(
-        on["reads"].as_u64().unwrap() - off["reads"].as_u64().unwrap(),
-        v * 28
+        bytes("lift_surface", "reads") - bytes("lift_off", "reads"),
+        v * 24 + t * 12 + g * 48
     );
-    assert_eq!(
-        on["writes"].as_u64().unwrap() - off["writes"].as_u64().unwrap(),
-        v * 52
-    );
+    assert_eq!(bytes("lift_surface", "writes") - bytes("lift_off", "writes"), g * 52);
+    for r in rows {
+        let want = match r["lift"].as_str().unwrap() {
+            "off" => 0,
+            "debug" => v,
+            _ => g,
+        };
+        assert_eq!(r["gaussians"].as_u64().unwrap(), want, "{r}");
+    }
     assert!(dir.path().join("table.txt").is_file());
 }
 
@@ -264,7 +282,7 @@ fn a_cpu_row_past_host_memory_is_not_applicable() {
             "--batch",
             "200000",
             "--lift",
-            "on",
+            "debug",
             "--frames",
             "1",
             "--quiet",

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use criterion::Criterion;
-use mien_benches::harness::{Bench, CaseError};
+use mien_benches::harness::{Bench, CaseError, LiftMode};
 use mien_benches::workloads::{self, ALL, Workload};
 
 /// Batches benched.
@@ -41,8 +41,8 @@ pub fn run(c: &mut Criterion, name: &str, bench: &dyn Bench, gpu: bool) {
         .measurement_time(Duration::from_secs(3));
     for id in ALL {
         for batch in BATCHES {
-            for lift in [false, true] {
-                let label = format!("{id}/b{batch}/lift-{}", if lift { "on" } else { "off" });
+            for lift in [LiftMode::Off, LiftMode::Debug, LiftMode::Surface] {
+                let label = format!("{id}/b{batch}/lift-{}", lift.name());
                 group.bench_function(&label, |b| {
                     let Some(w) = workload(id) else { return };
                     let mut case = match bench.case(&w, batch, lift) {

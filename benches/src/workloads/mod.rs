@@ -21,15 +21,22 @@ mod real;
 mod synth;
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 use glam::Mat4;
 use mien_core::gnm::GnmPack;
+use mien_core::lift::BoundSetup;
 use mien_core::rig::{RigControls, RigData};
 
 pub use real::{ict_rig, load_w1, load_w2, load_w3, load_w6};
 pub use synth::{MorphShape, W4_SEED, W5_SEED, load_w4, load_w5, synthetic_morph};
 
 use crate::bytes::{self, Bytes};
+use crate::harness::LiftMode;
+
+/// Gaussians per character the surface-lift rows ask for (the surface lift's default target,
+/// [`mien_core::lift::SurfaceOptions`]); the lift places about this many.
+pub const SURFACE_TARGET: u32 = 100_000;
 
 /// Entries in a workload's ring of per-frame controls (a prime, > the largest batch of 256).
 pub const RING: usize = 257;
@@ -89,6 +96,8 @@ pub struct Workload {
     pub model: Model,
     /// The controls ring.
     pub frames: Frames,
+    /// The surface lift's setup, built on first use ([`Workload::surface`]).
+    pub surface: OnceLock<Option<Arc<BoundSetup>>>,
 }
 
 impl Workload {
@@ -123,9 +132,72 @@ impl Workload {
         ((frame + u64::from(character)) % n) as usize
     }
 
+    /// Triangles `(T,3)` of one character.
+    pub fn triangles(&self) -> &[[u32; 3]] {
+        match &self.model {
+            Model::Rig(r) => &r.triangles,
+            Model::Gnm(p) => &p.faces,
+        }
+    }
+
+    /// The surface lift of this workload ([`SURFACE_TARGET`] gaussians, untextured colours) bound
+    /// to ring entry 0 posed on the CPU reference; `None` for a model without triangles or one
+    /// the lift refuses. Built once, outside every timed region.
+    pub fn surface(&self) -> Option<Arc<BoundSetup>> {
+        self.surface
+            .get_or_init(|| self.build_surface().ok().map(Arc::new))
+            .clone()
+    }
+
+    fn build_surface(&self) -> anyhow::Result<BoundSetup> {
+        use mien_core::gnm::GnmBackend;
+        use mien_core::lift::{SurfaceColors, SurfaceOptions, surface_lift};
+        use mien_core::rig::RigBackend;
+        let tris = self.triangles();
+        anyhow::ensure!(!tris.is_empty(), "{}: no triangles", self.id);
+        let mut enc = mien_cpu::CpuEncoder::default();
+        let (pos, nrm) = match (&self.model, &self.frames) {
+            (Model::Rig(r), Frames::Rig(f)) => {
+                let mut b = mien_cpu::CpuRigBackend::new();
+                let h = b.upload_batch(r, 1)?[0];
+                b.set_controls(h, &f[0])?;
+                b.encode(&mut enc)?;
+                let (p, n) = b.posed(h);
+                (p.to_vec(), n.to_vec())
+            }
+            (Model::Gnm(pack), Frames::Gnm(f)) => {
+                let mut b = mien_cpu::CpuGnmBackend::new();
+                let h = b.upload_gnm_batch(pack, 1)?[0];
+                b.set_head_ext(h, &f[0].head_ext, &f[0].joint_world)?;
+                b.encode(&mut enc)?;
+                let p = b.posed(h)?.to_vec();
+                let n = mien_core::lift::color::vertex_normals(&p, tris);
+                (p, n)
+            }
+            _ => anyhow::bail!("{}: model and frames disagree", self.id),
+        };
+        let colors = SurfaceColors::untextured(tris, &nrm, None);
+        let opts = SurfaceOptions {
+            target: SURFACE_TARGET,
+            ..Default::default()
+        };
+        let lift = surface_lift(&pos, &nrm, tris, &colors, &opts)?;
+        Ok(BoundSetup::new(&lift.gaussians, lift.triangles)?)
+    }
+
+    /// Splats one character writes per frame under `lift`: 0, V, or the surface lift's gaussians
+    /// (0 when it cannot be built).
+    pub fn slots(&self, lift: LiftMode) -> u32 {
+        match lift {
+            LiftMode::Off => 0,
+            LiftMode::Debug => self.vertices(),
+            LiftMode::Surface => self.surface().map_or(0, |s| s.gaussians.len() as u32),
+        }
+    }
+
     /// Bytes that must move per frame per character, averaged over the ring
     /// ([`crate::bytes`] states the formulas).
-    pub fn bytes(&self, lift: bool) -> Bytes {
+    pub fn bytes(&self, lift: LiftMode) -> Bytes {
         let n = self.ring_len().max(1);
         let mut total = Bytes::default();
         let entries = match &self.model {
@@ -145,11 +217,17 @@ impl Workload {
             reads: total.reads / n as u64,
             writes: total.writes / n as u64,
         };
-        if lift {
-            let l = bytes::lift(u64::from(self.vertices()));
-            mean.reads += l.reads;
-            mean.writes += l.writes;
-        }
+        let l = match lift {
+            LiftMode::Off => Bytes::default(),
+            LiftMode::Debug => bytes::lift(u64::from(self.vertices())),
+            LiftMode::Surface => bytes::bound_lift(
+                u64::from(self.vertices()),
+                self.triangles().len() as u64,
+                u64::from(self.slots(LiftMode::Surface)),
+            ),
+        };
+        mean.reads += l.reads;
+        mean.writes += l.writes;
         mean
     }
 }

@@ -85,6 +85,7 @@ fn gltf_workload(path: &Path, id: &str, kind: Kind, what: &str) -> anyhow::Resul
         description,
         model: Model::Rig(rig),
         frames: Frames::Rig(frames),
+        surface: Default::default(),
     })
 }
 
@@ -235,6 +236,7 @@ pub fn load_w2(data: &Path) -> anyhow::Result<Workload> {
         description,
         model: Model::Rig(rig),
         frames: Frames::Rig(frames),
+        surface: Default::default(),
     })
 }
 
@@ -281,5 +283,6 @@ pub fn load_w3(data: &Path) -> anyhow::Result<Workload> {
         description,
         model: Model::Gnm(pack),
         frames: Frames::Gnm(frames),
+        surface: Default::default(),
     })
 }

@@ -173,6 +173,7 @@ pub fn synthetic_morph(seed: u64, shape: MorphShape, id: &str) -> Workload {
         description,
         model: Model::Rig(rig),
         frames: Frames::Rig(frames),
+        surface: Default::default(),
     }
 }
 
@@ -238,5 +239,6 @@ pub fn load_w4(seed: u64) -> Workload {
         description,
         model: Model::Gnm(pack),
         frames: Frames::Gnm(frames),
+        surface: Default::default(),
     }
 }
