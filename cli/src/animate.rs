@@ -119,17 +119,19 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
                 (None, lift) => match lift {
                     LiftChoice::Debug => LiftKind::Debug,
                     LiftChoice::Surface => LiftKind::Surface(SurfaceOptions {
-                        target: args.gaussians,
+                        target: args.gaussians.unwrap_or(SurfaceOptions::default().target),
                         ..Default::default()
                     }),
                     LiftChoice::Texel => LiftKind::Texel(mien_core::lift::TexelOptions {
-                        resolution: args.texel_res,
+                        resolution: args
+                            .texel_res
+                            .unwrap_or(mien_core::lift::TexelOptions::default().resolution),
                         ..Default::default()
                     }),
                 },
             },
             sigma: args.sigma.map(|s| s as f32),
-            shading: match args.shading {
+            shading: match args.shading.unwrap_or(Shading::Auto) {
                 Shading::Auto => RtShading::Auto,
                 Shading::Tint => RtShading::Tint,
                 Shading::Normal => RtShading::Normal,
@@ -160,21 +162,24 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
     report.splats.gaussians = lift.slots;
     report.splats.surface = lift.bound.clone();
     let sigma = lift.sigma;
-    report.splats.sigma_m = sigma;
-    report.splats.sigma_derived = lift.sigma_derived;
-    report.splats.sigma_rule = match (args.sigma, lift.median_edge) {
-        (Some(_), _) => "--sigma".into(),
-        (None, None) => format!(
-            "{DEFAULT_SIGMA_EDGES} × {NO_EDGE_M} m: the rest pose has no edge of non-zero length"
-        ),
-        (None, Some(e)) => format!(
-            "{DEFAULT_SIGMA_EDGES} × the median triangle edge, {}",
-            metres(e)
-        ),
-    };
+    if matches!(lift.kind, LiftKind::Debug) {
+        report.splats.sigma_m = Some(sigma);
+        report.splats.sigma_derived = Some(lift.sigma_derived);
+        report.splats.sigma_rule = Some(match (args.sigma, lift.median_edge) {
+            (Some(_), _) => "--sigma".into(),
+            (None, None) => format!(
+                "{DEFAULT_SIGMA_EDGES} × {NO_EDGE_M} m: the rest pose has no edge of non-zero length"
+            ),
+            (None, Some(e)) => format!(
+                "{DEFAULT_SIGMA_EDGES} × the median triangle edge, {}",
+                metres(e)
+            ),
+        });
+        report.splats.shading_requested =
+            Some(format!("{:?}", args.shading.unwrap_or(Shading::Auto)).to_lowercase());
+        report.splats.shading = Some(format!("{:?}", lift.shading).to_lowercase());
+    }
     report.timings_ms.load = ms(t_load.elapsed());
-    report.splats.shading_requested = format!("{:?}", args.shading).to_lowercase();
-    report.splats.shading = format!("{:?}", lift.shading).to_lowercase();
     let range = rt.slot_range(0)?;
     let mem = rt.memory();
     report.memory.sink_slots = mem.sink_slots as u32;

@@ -110,6 +110,17 @@ pub enum LiftChoice {
     Debug,
 }
 
+impl LiftChoice {
+    /// `surface`, `texel` or `debug`.
+    pub fn name(self) -> &'static str {
+        match self {
+            LiftChoice::Surface => "surface",
+            LiftChoice::Texel => "texel",
+            LiftChoice::Debug => "debug",
+        }
+    }
+}
+
 /// How each gaussian is coloured.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Shading {
@@ -413,34 +424,32 @@ pub struct AnimateArgs {
     pub lift: LiftChoice,
 
     /// Surface lift: gaussians wanted over the whole character (at least one per triangle; fewer
-    /// where textures are coarse). 1 to 16,777,216.
+    /// where textures are coarse). 1 to 16,777,216 [default: 100000].
     #[arg(
         long,
         value_name = "N",
-        default_value_t = 100_000,
         allow_negative_numbers = true,
         help_heading = "Splats"
     )]
-    pub gaussians: u32,
+    pub gaussians: Option<u32>,
 
     /// A captured splat cloud bound to the character by `mien bind`: played instead of a lift.
     #[arg(
         long,
         value_name = "FILE",
         help_heading = "Splats",
-        conflicts_with_all = ["lift", "gaussians", "texel_res"]
+        conflicts_with_all = ["lift", "gaussians", "texel_res", "sigma", "shading"]
     )]
     pub capture: Option<PathBuf>,
 
-    /// Texel lift: the UV raster's side, texels (16 to 8192).
+    /// Texel lift: the UV raster's side, texels (16 to 8192) [default: 256].
     #[arg(
         long,
         value_name = "N",
-        default_value_t = 256,
         allow_negative_numbers = true,
         help_heading = "Splats"
     )]
-    pub texel_res: u32,
+    pub texel_res: Option<u32>,
 
     /// Debug lift: gaussian standard deviation, metres (more than 0, at most 1000). Default: 0.6 ×
     /// the median triangle edge of the character's rest pose.
@@ -452,10 +461,10 @@ pub struct AnimateArgs {
     )]
     pub sigma: Option<f64>,
 
-    /// Debug lift: gaussian colouring (default auto: vertex colours when the character has them,
-    /// else normals).
-    #[arg(long, value_enum, default_value_t = Shading::Auto, help_heading = "Splats")]
-    pub shading: Shading,
+    /// Debug lift: gaussian colouring [default: auto: vertex colours when the character has them,
+    /// else normals].
+    #[arg(long, value_enum, help_heading = "Splats")]
+    pub shading: Option<Shading>,
 
     /// Where the rig runs.
     #[arg(long, value_enum, default_value_t = BackendChoice::Auto, help_heading = "Backend")]

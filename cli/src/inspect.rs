@@ -203,6 +203,18 @@ fn character(path: &Path) -> Result<serde_json::Value> {
         "clips": clips,
         "import_notes": ch.notes.iter().map(|n| format!("{}: {}", n.field, n.message)).collect::<Vec<_>>(),
     });
+    if uses_gaussian_splatting(path) {
+        // A splat file (mien's `--format glb`, or another tool's): its points are gaussians.
+        let splats: usize = ch
+            .meshes
+            .iter()
+            .flat_map(|m| &m.primitives)
+            .filter(|p| p.indices.is_empty())
+            .map(|p| p.positions.len())
+            .sum();
+        out["kind"] = json!("3D Gaussian splats (glTF 2.0, extension KHR_gaussian_splatting)");
+        out["splats"] = json!(splats);
+    }
     if let Some(v) = &ch.vrm {
         out["kind"] = json!(match v.version {
             VrmVersion::V0 => "VRM 0.x avatar (glTF 2.0, extension VRM)",
@@ -215,6 +227,25 @@ fn character(path: &Path) -> Result<serde_json::Value> {
         ));
     }
     Ok(out)
+}
+
+/// Whether a `.glb` / `.gltf` lists `KHR_gaussian_splatting` in `extensionsUsed` (read from its
+/// JSON chunk; false for anything unreadable, which the importer has already refused).
+fn uses_gaussian_splatting(path: &Path) -> bool {
+    let Ok(bytes) = std::fs::read(path) else {
+        return false;
+    };
+    let json = if bytes.starts_with(b"glTF") && bytes.len() >= 20 {
+        let len = u32::from_le_bytes([bytes[12], bytes[13], bytes[14], bytes[15]]) as usize;
+        bytes.get(20..20usize.saturating_add(len)).unwrap_or(&[])
+    } else {
+        &bytes[..]
+    };
+    serde_json::from_slice::<serde_json::Value>(json).is_ok_and(|v| {
+        v["extensionsUsed"]
+            .as_array()
+            .is_some_and(|a| a.iter().any(|e| e == "KHR_gaussian_splatting"))
+    })
 }
 
 /// The `vrm` section of `inspect`: expressions (binds by target name), humanoid bones, lookAt.

@@ -6,8 +6,9 @@
 //! wins the race).
 //!
 //! `DIR` must be new, or hold only what mien writes there (a regular file `report.json`, a regular
-//! file `preview.png`, a folder `frames/` of regular files `frame_<digits>.ply`): anything else is
-//! refused before any work, as are the working directory, `/` and the home folder.
+//! file `preview.png`, a folder `frames/` of regular files `frame_<digits>.ply` / `.spz` /
+//! `.glb`): anything else is refused before any work, as are the working directory, `/` and the
+//! home folder.
 
 use std::ffi::OsString;
 use std::fs;
@@ -91,7 +92,7 @@ impl Target {
             Ok(_) => {
                 if let Some(what) = foreign(&dir)? {
                     bail!(
-                        "--out {}: holds {what}, which mien did not write. A run replaces the whole folder, so it must be new or hold only mien's report.json, preview.png and frames/frame_NNNNN.ply; choose another --out or move that away",
+                        "--out {}: holds {what}, which mien did not write. A run replaces the whole folder, so it must be new or hold only mien's report.json, preview.png and frames/frame_NNNNN.ply (.spz, .glb); choose another --out or move that away",
                         out.display()
                     );
                 }
@@ -325,10 +326,14 @@ fn foreign(dir: &Path) -> Result<Option<String>> {
     Ok(None)
 }
 
-/// `frame_<digits>.ply`.
+/// `frame_<digits>.ply`, `.spz` or `.glb` (every `--format`).
 fn is_frame_name(f: &str) -> bool {
     f.strip_prefix("frame_")
-        .and_then(|r| r.strip_suffix(".ply"))
+        .and_then(|r| {
+            r.strip_suffix(".ply")
+                .or_else(|| r.strip_suffix(".spz"))
+                .or_else(|| r.strip_suffix(".glb"))
+        })
         .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
 }
 

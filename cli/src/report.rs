@@ -115,16 +115,22 @@ pub struct SplatsReport {
     /// What the surface lift built: triangles, fallback frames, the textures decoded (image,
     /// format, width, height) and any that failed, triangles coloured by texture / plain / normal.
     pub surface: Option<mien_core::lift::BoundReport>,
-    /// Debug lift: σ of every gaussian, metres.
-    pub sigma_m: f32,
-    /// Whether σ was derived from the mesh (no `--sigma`).
-    pub sigma_derived: bool,
-    /// Where σ came from (`--sigma`, or the rule and the median edge it used).
-    pub sigma_rule: String,
-    /// `--shading` as asked (`auto`, `tint`, `normal`, `flat`).
-    pub shading_requested: String,
-    /// The shading used (`auto` resolved: `tint` with vertex colours, else `normal`).
-    pub shading: String,
+    /// Debug lift only (absent otherwise): σ of every gaussian, metres.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sigma_m: Option<f32>,
+    /// Debug lift only: whether σ was derived from the mesh (no `--sigma`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sigma_derived: Option<bool>,
+    /// Debug lift only: where σ came from (`--sigma`, or the rule and the median edge it used).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sigma_rule: Option<String>,
+    /// Debug lift only: `--shading` as asked (`auto`, `tint`, `normal`, `flat`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shading_requested: Option<String>,
+    /// Debug lift only: the shading used (`auto` resolved: `tint` with vertex colours, else
+    /// `normal`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shading: Option<String>,
 }
 
 /// The backend.

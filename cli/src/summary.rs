@@ -292,10 +292,10 @@ pub fn print(o: &Outcome) {
         }
         None => println!(
             "  splats     debug lift: σ {} ({}), shading {}{}",
-            metres(r.splats.sigma_m),
-            r.splats.sigma_rule,
-            r.splats.shading,
-            if r.splats.shading_requested == "auto" {
+            metres(r.splats.sigma_m.unwrap_or(0.0)),
+            r.splats.sigma_rule.as_deref().unwrap_or(""),
+            r.splats.shading.as_deref().unwrap_or(""),
+            if r.splats.shading_requested.as_deref() == Some("auto") {
                 " (auto)"
             } else {
                 ""
@@ -347,10 +347,17 @@ pub fn print(o: &Outcome) {
         }
     );
     if r.outputs.ply_files > 0 {
+        let names = if r.outputs.ply_files == 1 {
+            r.outputs.ply_span[0].clone()
+        } else {
+            format!(
+                "{} … {}",
+                r.outputs.ply_span[0],
+                r.outputs.ply_span[1].trim_start_matches("frames/")
+            )
+        };
         println!(
-            "  wrote      {out}/{} … {} ({}, {} each, {}, {})",
-            r.outputs.ply_span[0],
-            r.outputs.ply_span[1].trim_start_matches("frames/"),
+            "  wrote      {out}/{names} ({}, {} each, {}, {})",
             count(r.outputs.ply_files, "file"),
             count(r.outputs.splats_per_frame, "splat"),
             mb(r.outputs.ply_bytes),

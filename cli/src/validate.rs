@@ -4,7 +4,7 @@
 use anyhow::{Result, bail};
 use mien_core::preview::{MAX_IMAGE_SIDE, sheet_size};
 
-use crate::args::AnimateArgs;
+use crate::args::{AnimateArgs, LiftChoice};
 use crate::text::{num, whole};
 
 /// Lowest accepted `--fps`.
@@ -60,17 +60,33 @@ pub fn flags(args: &AnimateArgs) -> Result<()> {
         );
     }
     let max = mien_core::lift::surface::MAX_GAUSSIANS;
-    if args.gaussians == 0 || u64::from(args.gaussians) > max {
-        bail!(
-            "--gaussians {}: must be a count of gaussians from 1 to {max}",
-            args.gaussians
-        );
+    if let Some(g) = args.gaussians
+        && (g == 0 || u64::from(g) > max)
+    {
+        bail!("--gaussians {g}: must be a count of gaussians from 1 to {max}");
     }
-    if !(16..=8192).contains(&args.texel_res) {
-        bail!(
-            "--texel-res {}: must be a raster side from 16 to 8192 texels",
-            args.texel_res
-        );
+    if let Some(t) = args.texel_res
+        && !(16..=8192).contains(&t)
+    {
+        bail!("--texel-res {t}: must be a raster side from 16 to 8192 texels");
+    }
+    // A flag of another lift than the one running would be silently ignored: refuse it.
+    if args.capture.is_none() {
+        let lift = args.lift;
+        let wrong = [
+            ("--gaussians", args.gaussians.is_some(), LiftChoice::Surface),
+            ("--texel-res", args.texel_res.is_some(), LiftChoice::Texel),
+            ("--sigma", args.sigma.is_some(), LiftChoice::Debug),
+            ("--shading", args.shading.is_some(), LiftChoice::Debug),
+        ];
+        if let Some((flag, _, owner)) = wrong.iter().find(|(_, set, owner)| *set && *owner != lift) {
+            bail!(
+                "{flag} applies to the {} lift, but this run uses the {} lift: add --lift {}, or leave {flag} out",
+                owner.name(),
+                lift.name(),
+                owner.name()
+            );
+        }
     }
     crate::speech::check_flags(args)?;
     sheet(args.sheet, args.cell)

@@ -431,3 +431,55 @@ fn far_captured_gaussians_ride_a_joint() {
         assert!((trace(s, n) - 7e-4).abs() < 1e-8, "{}", trace(s, n));
     }
 }
+
+/// A flag of another lift than the one running is refused naming both (it would be silently
+/// ignored), before anything is written; `--format glb` frames rerun into the same folder (mien's
+/// own frame files) and `inspect` names them as splats.
+#[test]
+fn a_flag_of_another_lift_is_refused_and_glb_frames_are_splats() {
+    let dir = tempfile::tempdir().unwrap();
+    let facecap = data("facecap/facecap.glb");
+    let f = facecap.to_str().unwrap();
+    let out = dir.path().join("o");
+    for (flags, flag, owner) in [
+        (&["--texel-res", "64"][..], "--texel-res", "texel"),
+        (&["--lift", "debug", "--gaussians", "5"][..], "--gaussians", "surface"),
+        (&["--lift", "texel", "--sigma", "0.01"][..], "--sigma", "debug"),
+        (&["--shading", "flat"][..], "--shading", "debug"),
+    ] {
+        let mut a = vec!["--character", f, "--frames", "1"];
+        a.extend_from_slice(flags);
+        let r = animate(&out, &a);
+        assert!(!r.ok(), "{flags:?} was accepted");
+        assert!(
+            r.stderr.contains(flag) && r.stderr.contains(&format!("--lift {owner}")),
+            "{flags:?}: {}",
+            r.stderr
+        );
+        assert!(!out.exists());
+    }
+    let a = [
+        "--character",
+        f,
+        "--frames",
+        "1",
+        "--sheet",
+        "0",
+        "--gaussians",
+        "2000",
+        "--format",
+        "glb",
+    ];
+    assert!(animate(&out, &a).ok());
+    let r = animate(&out, &a);
+    assert!(r.ok(), "a rerun into mien's own glb frames: {}", r.stderr);
+    let glb = out.join("frames/frame_00000.glb");
+    let i = mien(&["inspect", glb.to_str().unwrap()]);
+    assert!(i.ok(), "{}", i.stderr);
+    let n = report(&out)["outputs"]["splats_per_frame"].as_u64().unwrap();
+    assert!(
+        i.stdout.contains("KHR_gaussian_splatting") && i.stdout.contains(&format!("splats: {n}")),
+        "{}",
+        i.stdout
+    );
+}

@@ -33,6 +33,7 @@ pub mod engine;
 pub mod error;
 pub mod face;
 pub mod face_rules;
+mod head_motion;
 pub mod instance;
 pub mod lift;
 pub mod live;
