@@ -163,6 +163,7 @@ fn gnm_export_equals_the_cpu_backend() {
         description: String::new(),
         model: Model::Gnm(pack.clone()),
         frames: Frames::Gnm(frames),
+        surface: Default::default(),
     };
     let dir = tempfile::tempdir().unwrap();
     let m = export(&w, dir.path()).unwrap();
