@@ -6,7 +6,9 @@
 //! mesh (rasterised here in f64), eroded by 2 px so edges do not count. **Coverage** is the fraction
 //! of silhouette pixels with `T < 0.05` (alpha ≥ 0.95). A hole-free splat character has coverage
 //! near 1; the debug lift (one round gaussian per vertex) at the same zoom does not, which shows
-//! the metric can fail.
+//! the metric can fail. **Strict coverage** counts `T < 0.01`: a surface that lets a few per cent
+//! through between its gaussians passes the first and shows as a lattice where something darker
+//! lies behind it (a forehead over the hair) — the surface lift's spread is set by this one.
 
 mod support;
 
@@ -148,8 +150,8 @@ fn silhouette(cam: &Camera, pos: &[[f32; 3]], tris: &[[u32; 3]]) -> Vec<bool> {
     out
 }
 
-/// Coverage of `buffers` over `mask` (see the module docs).
-fn coverage(cam: &Camera, buffers: &SplatBuffers, mask: &[bool]) -> f64 {
+/// Coverage and strict coverage of `buffers` over `mask` (see the module docs).
+fn coverage(cam: &Camera, buffers: &SplatBuffers, mask: &[bool]) -> (f64, f64) {
     let r = [SlotRange {
         offset: 0,
         count: buffers.len() as u32,
@@ -160,7 +162,7 @@ fn coverage(cam: &Camera, buffers: &SplatBuffers, mask: &[bool]) -> f64 {
         black.save(std::path::Path::new(&dir).join(name)).unwrap();
     }
     let white = rasterize(cam, buffers, &r, [1.0; 3]).unwrap().image;
-    let (mut inside, mut covered) = (0u64, 0u64);
+    let (mut inside, mut covered, mut strict) = (0u64, 0u64, 0u64);
     for (i, (b, w)) in black.pixels().zip(white.pixels()).enumerate() {
         if !mask[i] {
             continue;
@@ -171,12 +173,13 @@ fn coverage(cam: &Camera, buffers: &SplatBuffers, mask: &[bool]) -> f64 {
             .fold(0.0, f64::max)
             / 255.0;
         covered += u64::from(t < 0.05);
+        strict += u64::from(t < 0.01);
     }
     assert!(
         inside > (SIDE * SIDE / 4) as u64,
         "the face fills the view: {inside} px"
     );
-    covered as f64 / inside as f64
+    (covered as f64 / inside as f64, strict as f64 / inside as f64)
 }
 
 fn buffers_of(splats: impl Iterator<Item = mien_core::lift::LiftedSplat>) -> SplatBuffers {
@@ -197,19 +200,20 @@ fn a_posed_zoomed_in_face_has_no_holes_with_the_surface_lift() {
         mien_core::io::gltf::import_gltf(&support::data_dir().join("facecap/facecap.glb")).unwrap();
     let colors = SurfaceColors::from_character(&ch, &rig).unwrap();
     // Shaped at rest, posed on the morphed vertices.
-    let lift = surface_lift(
-        &rest,
-        &rest_n,
-        &rig.triangles,
-        &colors,
-        &SurfaceOptions::default(),
-    )
-    .unwrap();
-    let setup = BoundSetup::new(&lift.gaussians, lift.triangles).unwrap();
-    let splats = buffers_of((0..setup.gaussians.len()).map(|i| setup.pose(i, &pos, &nrm)));
     let cam = camera(&pos);
     let mask = silhouette(&cam, &pos, &rig.triangles);
-    let surface = coverage(&cam, &splats, &mask);
+    let cover = |opts: &SurfaceOptions| {
+        let lift = surface_lift(&rest, &rest_n, &rig.triangles, &colors, opts).unwrap();
+        let setup = BoundSetup::new(&lift.gaussians, lift.triangles).unwrap();
+        let splats = buffers_of((0..setup.gaussians.len()).map(|i| setup.pose(i, &pos, &nrm)));
+        coverage(&cam, &splats, &mask)
+    };
+    let (surface, strict) = cover(&SurfaceOptions::default());
+    // Spread 2 passes the loose metric and fails the strict one (the lattice of the review).
+    let (loose2, strict2) = cover(&SurfaceOptions {
+        spread: 2.0,
+        ..Default::default()
+    });
 
     // The debug lift's gaussians at the runtime's default σ (0.6 × the median edge).
     let pr = &pos;
@@ -231,10 +235,17 @@ fn a_posed_zoomed_in_face_has_no_holes_with_the_surface_lift() {
         cov_a: [sigma * sigma, 0.0, 0.0, sigma * sigma],
         cov_b: [0.0, sigma * sigma, 0.0, 0.0],
     }));
-    let dbg = coverage(&cam, &debug, &mask);
-    eprintln!("coverage: surface {surface:.4}, debug {dbg:.4}");
+    let (dbg, _) = coverage(&cam, &debug, &mask);
+    eprintln!(
+        "coverage: surface {surface:.4} (strict {strict:.4}; spread 2: {loose2:.4}, strict {strict2:.4}), debug {dbg:.4}"
+    );
     assert!(surface >= 0.995, "surface lift coverage {surface}");
+    assert!(strict >= 0.99, "surface lift strict coverage {strict}");
     assert!(dbg < 0.95, "the metric tells holes apart: debug lift {dbg}");
+    assert!(
+        loose2 >= 0.99 && strict2 < strict,
+        "the strict metric tells the lattice apart: spread 2 {loose2} / {strict2}"
+    );
 }
 
 /// The texel lift (512² raster over Face Cap's UVs) covers the same zoomed-in posed face.
@@ -260,7 +271,7 @@ fn a_posed_zoomed_in_face_has_no_holes_with_the_texel_lift() {
     let splats = buffers_of((0..setup.gaussians.len()).map(|i| setup.pose(i, &pos, &nrm)));
     let cam = camera(&pos);
     let mask = silhouette(&cam, &pos, &rig.triangles);
-    let c = coverage(&cam, &splats, &mask);
+    let (c, _) = coverage(&cam, &splats, &mask);
     eprintln!(
         "coverage: texel 512² {c:.4} ({} gaussians)",
         setup.gaussians.len()

@@ -7,7 +7,10 @@ mod support;
 
 use mien_core::lift::bound::{K_MIN, PackedBound, pose_bound, triangle_frame};
 use mien_core::lift::surface::{split_points, triangle_covariance_2d};
-use mien_core::lift::{BoundGaussian, SurfaceColors, SurfaceOptions, surface_lift};
+use mien_core::lift::{
+    BoundGaussian, SurfaceColors, SurfaceOptions, face_triangles, surface_lift,
+    surface_lift_weighted,
+};
 use mien_core::rig::RigData;
 use proptest::prelude::*;
 
@@ -265,6 +268,91 @@ fn a_flat_square_lifts_to_the_target_count_with_an_even_cover() {
     }
 }
 
+/// A sliver 1 m long and 1 mm wide beside a 1 m square, target 200: the area rule gives the sliver
+/// one gaussian, whose long σ (spread 2.5 × √(1/18) ≈ 0.59 m) would reach far past its ends. The
+/// sliver rule splits it at least ⌈L / 2ℓ⌉ = ⌈1 / (2 · 0.1075)⌉ = 5 times (ℓ = √(4s/√3), s =
+/// 1.0005 / 200 m²), so its gaussians' long σ is at most 0.59 / 5 m; the total stays within 5 % of
+/// the target.
+#[test]
+fn a_sliver_is_split_along_its_length_within_the_budget() {
+    let pos = [
+        [0.0, 0.0, 0.0],
+        [1.0, 0.0, 0.0],
+        [1.0, 1.0, 0.0],
+        [0.0, 1.0, 0.0],
+        [0.0, 2.0, 0.0],
+        [1.0, 2.0, 0.0],
+        [0.0, 2.001, 0.0],
+    ];
+    let nrm = [[0.0, 0.0, 1.0]; 7];
+    let tri = [[0, 1, 2], [0, 2, 3], [4, 5, 6]];
+    let colors = SurfaceColors::untextured(&tri, &nrm, None);
+    let opts = SurfaceOptions {
+        target: 200,
+        ..Default::default()
+    };
+    let lift = surface_lift(&pos, &nrm, &tri, &colors, &opts).unwrap();
+    let sliver: Vec<_> = lift.gaussians.iter().filter(|g| g.triangle == 2).collect();
+    assert!(sliver.len() >= 25, "{} gaussians on the sliver", sliver.len());
+    let k = triangle_frame([pos[4], pos[5], pos[6]], [nrm[0]; 3]).k;
+    for g in &sliver {
+        let long = f64::from(k) * f64::from(g.log_scale[0]).exp();
+        assert!(long <= 0.59 / 5.0 + 1e-3, "long σ {long} m");
+    }
+    assert!(lift.gaussians.len() <= 210, "{}", lift.gaussians.len());
+
+    // A fan of 200 slivers (each 1 m × 2 mm) asks for far more than the target by the sliver
+    // rule alone: the area per gaussian grows until the total is within 5 % of it.
+    let mut pos = vec![[0.0f32, 0.0, 0.0]];
+    let mut tri = Vec::new();
+    for i in 0..200u32 {
+        let x = i as f32 * 0.002;
+        pos.push([x, 1.0, 0.0]);
+        pos.push([x + 0.002, 1.0, 0.0]);
+        tri.push([0, 2 * i + 1, 2 * i + 2]);
+    }
+    let nrm = vec![[0.0, 0.0, 1.0]; pos.len()];
+    let colors = SurfaceColors::untextured(&tri, &nrm, None);
+    let opts = SurfaceOptions {
+        target: 5_000,
+        ..Default::default()
+    };
+    let lift = surface_lift(&pos, &nrm, &tri, &colors, &opts).unwrap();
+    let n = lift.gaussians.len();
+    assert!((200..=5_250).contains(&n), "{n} gaussians");
+}
+
+/// Two equal triangles, the first weighted 4: `m = round(√(w·a / s))` with `s = 5a / 1000` gives
+/// 28² = 784 and 14² = 196 gaussians (hand-worked). `face_triangles` marks a triangle with a vertex
+/// whose dominant palette entry is the head's; bad weights are refused.
+#[test]
+fn density_weights_share_the_target_and_mark_the_face() {
+    let pos = [
+        [0.0, 0.0, 0.0],
+        [1.0, 0.0, 0.0],
+        [1.0, 1.0, 0.0],
+        [0.0, 1.0, 0.0],
+    ];
+    let nrm = [[0.0, 0.0, 1.0]; 4];
+    let tri = [[0, 1, 2], [0, 2, 3]];
+    let colors = SurfaceColors::untextured(&tri, &nrm, None);
+    let opts = SurfaceOptions {
+        target: 1000,
+        ..Default::default()
+    };
+    let lift = surface_lift_weighted(&pos, &nrm, &tri, &colors, &[4.0, 1.0], &opts).unwrap();
+    let first = lift.gaussians.iter().filter(|g| g.triangle == 0).count();
+    assert_eq!((first, lift.gaussians.len() - first), (784, 196));
+    for bad in [&[1.0f32][..], &[1.0, -1.0], &[1.0, f32::NAN]] {
+        assert!(surface_lift_weighted(&pos, &nrm, &tri, &colors, bad, &opts).is_err());
+    }
+    // Vertex 1 follows palette entry 1 (the head), the others entry 0.
+    assert_eq!(
+        face_triangles(&tri, &[0, 1, 0, 0], &[false, true]),
+        vec![true, false]
+    );
+}
+
 #[test]
 fn surface_options_out_of_domain_are_refused() {
     for o in [
@@ -286,6 +374,10 @@ fn surface_options_out_of_domain_are_refused() {
         },
         SurfaceOptions {
             max_split: 0,
+            ..Default::default()
+        },
+        SurfaceOptions {
+            face_density: 0.5,
             ..Default::default()
         },
     ] {
@@ -436,4 +528,66 @@ fn vertex_normals_of_surfaces_posed_without_them() {
     );
     // A vertex on no triangle: +z.
     assert_eq!(vertex_normals(&[[0.0; 3]], &[]), vec![[0.0, 0.0, 1.0]]);
+}
+
+/// The Ready Player Me avatar: its head (the triangles its `Head` joint and the joints below it
+/// drive most) is a small part of its area, and with the default face density 4 it takes well
+/// over twice the share of gaussians it gets at density 1, within the same total.
+#[test]
+fn a_full_body_avatars_face_gets_the_density() {
+    let ch =
+        mien_core::io::gltf::import_gltf(&support::data_dir().join("avatars/rpm_male.glb")).unwrap();
+    let rig = RigData::from_character(&ch).unwrap();
+    let colors = SurfaceColors::from_character(&ch, &rig).unwrap();
+    // The palette entries of `Head` and every node below it.
+    let head = ch
+        .nodes
+        .iter()
+        .position(|n| n.name.as_deref() == Some("Head"))
+        .unwrap();
+    let mut below = vec![false; ch.nodes.len()];
+    for &id in ch.hierarchy.order() {
+        let i = id.index();
+        below[i] = i == head || ch.nodes[i].parent.is_some_and(|p| below[p.index()]);
+    }
+    let head_entries: Vec<bool> = rig
+        .palette
+        .iter()
+        .map(|e| match e {
+            mien_core::rig::PaletteEntry::Joint { node, .. }
+            | mien_core::rig::PaletteEntry::Rigid { node } => below[node.index()],
+        })
+        .collect();
+    let face = face_triangles(&rig.triangles, &rig.dominant_palette(), &head_entries);
+    let opts = SurfaceOptions::default();
+    let share = |density: &[f32]| {
+        let lift = surface_lift_weighted(
+            &rig.positions,
+            &rig.normals,
+            &rig.triangles,
+            &colors,
+            density,
+            &opts,
+        )
+        .unwrap();
+        let on_face = lift
+            .gaussians
+            .iter()
+            .filter(|g| face[g.triangle as usize])
+            .count();
+        (on_face as f64 / lift.gaussians.len() as f64, lift.gaussians.len())
+    };
+    let (plain, n1) = share(&[]);
+    let weights: Vec<f32> = face
+        .iter()
+        .map(|&f| if f { opts.face_density } else { 1.0 })
+        .collect();
+    let (dense, n4) = share(&weights);
+    eprintln!("RPM head share: {plain:.3} of {n1} → {dense:.3} of {n4}");
+    assert!(face.iter().any(|&f| f) && !face.iter().all(|&f| f));
+    assert!(plain < 0.15, "{plain}");
+    assert!(dense > 2.2 * plain, "{plain} → {dense}");
+    for n in [n1, n4] {
+        assert!(n as f64 <= 1.05 * f64::from(opts.target), "{n}");
+    }
 }

@@ -97,7 +97,7 @@ pub(crate) fn surface_setup(
     rest_pos: &[[f32; 3]],
     kind: &LiftKind,
 ) -> Result<(mien_core::lift::BoundSetup, mien_core::lift::BoundReport)> {
-    use mien_core::lift::{SurfaceColors, surface_lift, texel_lift};
+    use mien_core::lift::{SurfaceColors, face_triangles, surface_lift_weighted, texel_lift};
     let tris = asset.triangles();
     if tris.is_empty() {
         return Err(Error::invalid(
@@ -142,7 +142,18 @@ pub(crate) fn surface_setup(
                 "the texel lift needs UVs (TEXCOORD_0); a linear head has none: use the surface lift",
             ));
         }
-        (LiftKind::Surface(o), _) => surface_lift(rest_pos, &rest.normals, tris, &colors, o),
+        (LiftKind::Surface(o), rig) => {
+            // The head (what the head joint and the joints below it move) gets `face_density`
+            // times the density.
+            let density: Vec<f32> = match rig {
+                Some(r) => face_triangles(tris, &r.dominant_palette(), &head_entries(asset, r))
+                    .into_iter()
+                    .map(|f| if f { o.face_density } else { 1.0 })
+                    .collect(),
+                None => Vec::new(),
+            };
+            surface_lift_weighted(rest_pos, &rest.normals, tris, &colors, &density, o)
+        }
         (LiftKind::Capture(_), _) => unreachable!("bound before colouring"),
         (LiftKind::Debug, _) => unreachable!("the debug lift has no setup"),
     }
@@ -156,4 +167,36 @@ pub(crate) fn surface_setup(
     })?;
     let setup = mien_core::lift::BoundSetup::new(&lift.gaussians, lift.triangles)?;
     Ok((setup, lift.report))
+}
+
+/// The palette entries `(P,)` of the head: the joint (or rigid node) [`HeadJoints::find`] names
+/// the head by its standard names, and every node below it. All false when no head is found.
+///
+/// [`HeadJoints::find`]: mien_core::anim::head::HeadJoints::find
+fn head_entries(asset: &Asset, rig: &mien_core::rig::RigData) -> Vec<bool> {
+    use mien_core::anim::head::{HeadJointNames, HeadJoints};
+    use mien_core::rig::PaletteEntry;
+    let ch = asset.character();
+    let names: Vec<Option<&str>> = ch.nodes.iter().map(|n| n.name.as_deref()).collect();
+    let Some(head) = HeadJoints::find(&names, &HeadJointNames::default())
+        .ok()
+        .and_then(|j| j.head)
+    else {
+        return vec![false; rig.palette.len()];
+    };
+    // Parent-first order: a node is below the head when its parent is (or it is the head).
+    let mut below = vec![false; ch.nodes.len()];
+    for &id in ch.hierarchy.order() {
+        let i = id.index();
+        below[i] = i == head || ch.nodes[i].parent.is_some_and(|p| below[p.index()]);
+    }
+    rig.palette
+        .iter()
+        .map(|e| {
+            let node = match e {
+                PaletteEntry::Joint { node, .. } | PaletteEntry::Rigid { node } => *node,
+            };
+            below.get(node.index()).copied().unwrap_or(false)
+        })
+        .collect()
 }

@@ -14,7 +14,9 @@ pub use bound::{
 };
 pub use color::{ColorReport, SurfaceColors};
 pub use debug::{CLEARED_SPLAT, DebugLiftParams, DebugShading, LiftedSplat, lift_vertex};
-pub use surface::{BoundLift, BoundReport, SurfaceOptions, surface_lift};
+pub use surface::{
+    BoundLift, BoundReport, SurfaceOptions, face_triangles, surface_lift, surface_lift_weighted,
+};
 pub use texel::{TexelOptions, texel_lift};
 
 use crate::error::Result;

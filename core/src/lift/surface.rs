@@ -2,18 +2,26 @@
 //!
 //! **Placement.** A triangle of area `a` is cut into `m²` congruent sub-triangles (each edge into
 //! `m` parts) and one gaussian sits at each sub-triangle's centroid — exact barycentrics, an even
-//! cover, no randomness. `m = clamp(round(√(a / s)), 1, max_split)` with `s = A / target` the area
-//! per gaussian for a total area `A`, so density follows area; on a textured triangle `m` is also
-//! at most `⌈√texels⌉` for the texels its UVs cover (more gaussians than texels add nothing), so
-//! density follows texture resolution too. Every triangle gets at least one gaussian.
+//! cover, no randomness. `m = round(√(w·a / s))` with `w` the triangle's density weight (1, or
+//! [`SurfaceOptions::face_density`] on the face: [`surface_lift_weighted`]) and `s = Σ w·a /
+//! target` the weighted area per gaussian, so density follows area and the face gets more; on a
+//! textured triangle `m` is also at most `⌈√texels⌉` for the texels its UVs cover (more gaussians
+//! than texels add nothing), so density follows texture resolution too. A long thin triangle is
+//! split at least `⌈L / 2ℓ⌉` times (`L` its longest edge, `ℓ = √(4s/√3)` the side of an
+//! equilateral triangle of area `s`), so no gaussian is more than twice as long as its
+//! neighbours' spacing (one gaussian on a sliver would reach past the sliver's ends and flare out
+//! of the silhouette); when that pushes the total more than 5 % past the target, `s` grows until
+//! it does not. `m` is clamped to `[1, max_split]`: every triangle gets at least one gaussian.
 //!
 //! **Shape.** A uniform triangle with vertices `qᵢ` about its centroid has covariance
 //! `C = (1/12)·Σ qᵢqᵢᵀ` (the second moment of the uniform distribution on a triangle); a
 //! sub-triangle has `C/m²` (all `m²` are translates or point reflections of one another, which
 //! leaves `C` unchanged). The gaussian takes that in-plane covariance scaled by `spread²` (a
 //! gaussian with exactly the triangle's covariance leaves gaps at the corners, where six
-//! neighbours meet; `spread` 2 closes them: coverage 1.000 on a zoomed-in posed face in
-//! `core/tests/lift_coverage.rs`, 0.96 at 1.6), a thickness along the normal of `thickness × σ₁` (the
+//! neighbours meet; `spread` 2.5 closes them: strict coverage — alpha ≥ 0.99 — 0.9998 on a
+//! zoomed-in posed face in `core/tests/lift_coverage.rs`, where 2 leaves 12 % of the pixels letting
+//! 1–5 % through, a lattice wherever something darker lies behind the surface), a thickness along
+//! the normal of `thickness × σ₁` (the
 //! larger in-plane σ), and each σ floored at `10⁻³·k` — flat along the surface, never
 //! zero. Its rotation is the in-plane eigenbasis as a turn about the normal.
 //!
@@ -46,16 +54,22 @@ pub struct SurfaceOptions {
     pub thickness: f32,
     /// Largest split of one triangle's edges (`m`), so one huge triangle cannot take the budget.
     pub max_split: u32,
+    /// Density weight of the head's triangles (those the head joint and the joints below it move,
+    /// [`face_triangles`]) against 1 elsewhere, 1 to 64 ([`surface_lift_weighted`]): a full-body
+    /// avatar's face, a few per cent of its area, is what users look at.
+    pub face_density: f32,
 }
 
 impl Default for SurfaceOptions {
-    /// 100 000 gaussians, spread 2, thickness 0.1, at most 64 × 64 per triangle.
+    /// 100 000 gaussians, spread 2.5, thickness 0.1, at most 64 × 64 per triangle, the head 4× as
+    /// dense.
     fn default() -> Self {
         SurfaceOptions {
             target: 100_000,
-            spread: 2.0,
+            spread: 2.5,
             thickness: 0.1,
             max_split: 64,
+            face_density: 4.0,
         }
     }
 }
@@ -91,6 +105,12 @@ impl SurfaceOptions {
             return bad(
                 "max_split",
                 format!("{}: must be 1 to 1024", self.max_split),
+            );
+        }
+        if !(self.face_density.is_finite() && (1.0..=64.0).contains(&self.face_density)) {
+            return bad(
+                "face_density",
+                format!("{}: must be 1 to 64", self.face_density),
             );
         }
         Ok(())
@@ -132,49 +152,94 @@ fn sub3(a: [f32; 3], b: [f32; 3]) -> [f64; 3] {
     [0, 1, 2].map(|i| f64::from(a[i]) - f64::from(b[i]))
 }
 
-/// The sub-triangle split of each triangle (`m` per triangle), and the total `Σ m²`.
+/// How much longer than the spacing of its neighbours one gaussian of a sliver may be (the sliver
+/// rule, module docs).
+const SLIVER_LENGTH: f64 = 2.0;
+
+/// The sub-triangle split of each triangle (`m` per triangle), and the total `Σ m²`; `density`
+/// `(T,)` weights each triangle's area (empty: all 1).
 fn splits(
     positions: &[[f32; 3]],
     triangles: &[[u32; 3]],
     colors: &SurfaceColors,
+    density: &[f32],
     opts: &SurfaceOptions,
 ) -> (Vec<u32>, u64) {
-    let areas: Vec<f64> = triangles
+    let norm = |v: [f64; 3]| (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
+    let (areas, longest): (Vec<f64>, Vec<f64>) = triangles
         .iter()
         .map(|t| {
             let e1 = sub3(positions[t[1] as usize], positions[t[0] as usize]);
             let e2 = sub3(positions[t[2] as usize], positions[t[0] as usize]);
+            let e3 = sub3(positions[t[2] as usize], positions[t[1] as usize]);
             let c = [
                 e1[1] * e2[2] - e1[2] * e2[1],
                 e1[2] * e2[0] - e1[0] * e2[2],
                 e1[0] * e2[1] - e1[1] * e2[0],
             ];
-            0.5 * (c[0] * c[0] + c[1] * c[1] + c[2] * c[2]).sqrt()
+            (0.5 * norm(c), norm(e1).max(norm(e2)).max(norm(e3)))
         })
-        .collect();
-    let total: f64 = areas.iter().filter(|a| a.is_finite()).sum();
-    let per = total / f64::from(opts.target);
-    let mut sum = 0u64;
-    let m: Vec<u32> = areas
+        .unzip();
+    let weight = |i: usize| density.get(i).map_or(1.0, |&w| f64::from(w));
+    let total: f64 = areas
         .iter()
         .enumerate()
-        .map(|(i, &a)| {
-            let mut m = if per > 0.0 && a.is_finite() {
-                (a / per)
-                    .sqrt()
-                    .round()
-                    .clamp(1.0, f64::from(opts.max_split)) as u32
-            } else {
-                1
-            };
-            if let Some(tx) = colors.texels_covered(i as u32) {
-                m = m.min(tx.sqrt().ceil().max(1.0) as u32);
-            }
-            sum += u64::from(m) * u64::from(m);
-            m
-        })
-        .collect();
-    (m, sum)
+        .filter(|(_, a)| a.is_finite())
+        .map(|(i, a)| a * weight(i))
+        .sum();
+    let split = |per: f64| -> (Vec<u32>, u64) {
+        let mut sum = 0u64;
+        let max = f64::from(opts.max_split);
+        let m: Vec<u32> = areas
+            .iter()
+            .enumerate()
+            .map(|(i, &a)| {
+                let w = weight(i);
+                let mut m = if per > 0.0 && a.is_finite() {
+                    (a * w / per).sqrt().round().clamp(1.0, max) as u32
+                } else {
+                    1
+                };
+                if let Some(tx) = colors.texels_covered(i as u32) {
+                    m = m.min(tx.sqrt().ceil().max(1.0) as u32);
+                }
+                // A sliver is split along its length whatever its area (module docs).
+                let side = SLIVER_LENGTH * (4.0 * per / w.max(1e-12) / 3f64.sqrt()).sqrt();
+                if side > 0.0 && longest[i].is_finite() {
+                    m = m.max((longest[i] / side).ceil().clamp(1.0, max) as u32);
+                }
+                sum += u64::from(m) * u64::from(m);
+                m
+            })
+            .collect();
+        (m, sum)
+    };
+    // The sliver rule adds gaussians: widen the area per gaussian (bisection on its scale, 40
+    // steps) until the total is within 5 % of the target — or as close as one per triangle gets.
+    let per = total / f64::from(opts.target);
+    let first = split(per);
+    let goal = (f64::from(opts.target) * 1.05) as u64;
+    if first.1 <= goal || per <= 0.0 {
+        return first;
+    }
+    let (mut lo, mut hi) = (1.0f64, 1.0f64);
+    let mut best = first;
+    while best.1 > goal && hi < 1e12 {
+        lo = hi;
+        hi *= 4.0;
+        best = split(per * hi);
+    }
+    for _ in 0..40 {
+        let mid = 0.5 * (lo + hi);
+        let s = split(per * mid);
+        if s.1 > goal {
+            lo = mid;
+        } else {
+            hi = mid;
+            best = s;
+        }
+    }
+    best
 }
 
 /// The gaussian centroids of an `m`-split: `m²` barycentric pairs `(β1, β2)`.
@@ -261,9 +326,58 @@ pub fn surface_lift(
     colors: &SurfaceColors,
     opts: &SurfaceOptions,
 ) -> Result<BoundLift> {
+    surface_lift_weighted(positions, normals, triangles, colors, &[], opts)
+}
+
+/// Which triangles `(T,)` are the head: those with a vertex whose dominant palette entry
+/// (`dominant` `(V,)`, [`crate::rig::RigData::dominant_palette`]) is marked in `head` `(P,)` —
+/// the head joint and the joints below it (eyes, jaw), or a rigid head node. A character whose
+/// every triangle is the head (a head on its own) or none gets no emphasis from the density.
+pub fn face_triangles(triangles: &[[u32; 3]], dominant: &[u32], head: &[bool]) -> Vec<bool> {
+    let on_head = |v: u32| {
+        dominant
+            .get(v as usize)
+            .and_then(|&p| head.get(p as usize))
+            .copied()
+            .unwrap_or(false)
+    };
+    triangles
+        .iter()
+        .map(|t| t.iter().any(|&v| on_head(v)))
+        .collect()
+}
+
+/// [`surface_lift`] with a density weight per triangle: `density` `(T,)` (each ≥ 0; empty: all
+/// 1) multiplies the triangle's area in the split rule (module docs) — the runtime passes
+/// [`SurfaceOptions::face_density`] on [`face_triangles`] and 1 elsewhere.
+///
+/// # Errors
+/// As [`surface_lift`]; [`Error::Mismatch`] for a `density` of another length than `triangles`;
+/// [`Error::Invalid`] for a negative or non-finite weight.
+pub fn surface_lift_weighted(
+    positions: &[[f32; 3]],
+    normals: &[[f32; 3]],
+    triangles: &[[u32; 3]],
+    colors: &SurfaceColors,
+    density: &[f32],
+    opts: &SurfaceOptions,
+) -> Result<BoundLift> {
     opts.validate()?;
     check_mesh(positions, normals, triangles)?;
-    let (m, total) = splits(positions, triangles, colors, opts);
+    if !density.is_empty() && density.len() != triangles.len() {
+        return Err(Error::Mismatch {
+            what: "surface lift density weights".into(),
+            expected: triangles.len() as u64,
+            found: density.len() as u64,
+        });
+    }
+    if let Some(i) = density.iter().position(|w| !(w.is_finite() && *w >= 0.0)) {
+        return Err(Error::Invalid {
+            what: format!("surface lift density weight {i}"),
+            reason: format!("{}: must be a finite weight ≥ 0", density[i]),
+        });
+    }
+    let (m, total) = splits(positions, triangles, colors, density, opts);
     if total > MAX_GAUSSIANS {
         return Err(Error::Limit {
             what: "surface lift gaussians".into(),
