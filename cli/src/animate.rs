@@ -65,8 +65,10 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
     let ch = asset.character();
     let builtin = asset.is_builtin();
     let animator_on = crate::animator::will_run(args, builtin)?;
-    let driven =
-        args.arkit.is_some() || args.speech.is_some() || args.clip.is_some() || animator_on;
+    let driven = args.arkit.is_some()
+        || args.speech.is_some()
+        || args.clip.as_deref().is_some_and(|c| c != "rest")
+        || animator_on;
     if driven {
         check_drivable(&asset)?;
     }
@@ -112,10 +114,26 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
         instances: 1,
         lift: Some(LiftOptions {
             kind: match (&args.capture, args.lift) {
-                (Some(path), _) => LiftKind::Capture(
-                    mien_runtime::capture::read_bound_capture(path)
-                        .with_context(|| format!("--capture {}", path.display()))?,
-                ),
+                (Some(path), _) => {
+                    let cap = mien_runtime::capture::read_bound_capture(path)
+                        .with_context(|| format!("--capture {}", path.display()))?;
+                    if asset.rig().is_none() {
+                        bail!(
+                            "--capture {}: a bound capture plays on the glTF/VRM character it was bound to; {} is a linear head pack",
+                            path.display(),
+                            asset.source()
+                        );
+                    }
+                    cap.check_topology(asset.source(), asset.vertex_count(), asset.triangles())
+                        .with_context(|| format!("--capture {}", path.display()))?;
+                    report.splats.capture = Some(crate::report::CaptureReport {
+                        file: path.display().to_string(),
+                        bound_to: cap.character.clone(),
+                        gaussians: cap.lift.gaussians.len() as u64,
+                        joint_anchors: cap.anchors,
+                    });
+                    LiftKind::Capture(cap)
+                }
                 (None, lift) => match lift {
                     LiftChoice::Debug => LiftKind::Debug,
                     LiftChoice::Surface => LiftKind::Surface(SurfaceOptions {
@@ -162,6 +180,11 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
     report.splats.gaussians = lift.slots;
     report.splats.surface = lift.bound.clone();
     let sigma = lift.sigma;
+    match &lift.kind {
+        LiftKind::Surface(o) => report.splats.gaussians_requested = Some(o.target),
+        LiftKind::Texel(o) => report.splats.texel_resolution = Some(o.resolution),
+        _ => {}
+    }
     if matches!(lift.kind, LiftKind::Debug) {
         report.splats.sigma_m = Some(sigma);
         report.splats.sigma_derived = Some(lift.sigma_derived);

@@ -104,7 +104,8 @@ pub enum LiftChoice {
     /// Gaussians spread over every triangle, flat along the surface, coloured by the character's
     /// textures (`--gaussians` of them).
     Surface,
-    /// One gaussian per texel of a UV raster (`--texel-res` per side), coloured by that texel.
+    /// One gaussian per covered texel of a UV raster (`--texel-res` per side; at least one per
+    /// triangle), coloured by that texel.
     Texel,
     /// One round gaussian per vertex (`--sigma`, `--shading`): shows the mesh's vertices.
     Debug,
@@ -293,9 +294,10 @@ pub struct AnimateArgs {
     pub animator: AnimatorChoice,
 
     /// Play one of the character's own clips, by name or by index (`--clip 0`; real files often
-    /// leave clips unnamed), or `all` of them together. Default: the first clip together with the
-    /// other clips of its take (exporters split one take into `node|Take 001|BaseLayer` clips), or
-    /// the built-in performance for the sample head.
+    /// leave clips unnamed), `all` of them together, or `rest` for the rest pose (what a capture
+    /// for `mien bind` is made in). Default: the first clip together with the other clips of its
+    /// take (exporters split one take into `node|Take 001|BaseLayer` clips), or the built-in
+    /// performance for the sample head.
     #[arg(long, value_name = "NAME|INDEX", help_heading = "Animation")]
     pub clip: Option<String>,
 
@@ -419,7 +421,8 @@ pub struct AnimateArgs {
     )]
     pub cell: u32,
 
-    /// The lift: `surface` (textured gaussians over the surface) or `debug` (one per vertex).
+    /// The lift: `surface` (textured gaussians over the surface), `texel` (one per covered texel of
+    /// a UV raster) or `debug` (one per vertex).
     #[arg(long, value_enum, default_value_t = LiftChoice::Surface, help_heading = "Splats")]
     pub lift: LiftChoice,
 

@@ -22,7 +22,6 @@ pub enum LiftChoice {
     /// Pose only.
     Off,
     /// The debug lift: one splat per posed vertex.
-    #[value(alias = "on")]
     Debug,
     /// The surface lift: about 100,000 gaussians bound to the triangles per character.
     Surface,
@@ -53,7 +52,7 @@ copy (a host memcpy for the CPU) of about the same size measured in the same run
 for a timed row, `n/a: why` for a row the backend cannot run, `error: why` for a failure.
 
 Rows: every backend × workload × batch × lift (off, debug, surface by default), GPU backends \
-before the CPU. The splats column is the splats each character writes per frame: V for the debug \
+before the CPU. The gaussians column is the splats each character writes per frame: V for the debug \
 lift, the surface lift's gaussians (about 100,000, bound to the triangles of ring frame 0). Untimed frames come first: at least 3 (1 with --quick) and at least 0.2 s of them.
 Inputs: W1, W2, W3 and W6 read real files from --data (or $MIEN_DATA, else ../shared/data); W4 and \
 W5 are generated from a fixed seed.
@@ -117,12 +116,12 @@ fn num(x: Option<f64>, digits: usize) -> String {
 /// The results table, one line per row.
 pub fn table(rows: &[Row]) -> String {
     let mut s = format!(
-        "{:<7} {:<5} {:>5} {:>7} {:>7} {:>12} {:>13} {:>9} {:>7}  {}\n",
+        "{:<7} {:<5} {:>5} {:>7} {:>9} {:>12} {:>13} {:>9} {:>7}  {}\n",
         "backend",
         "work",
         "batch",
         "lift",
-        "splats",
+        "gaussians",
         "µs/frame",
         "characters/s",
         "GB/s",
@@ -131,7 +130,7 @@ pub fn table(rows: &[Row]) -> String {
     );
     for r in rows {
         s += &format!(
-            "{:<7} {:<5} {:>5} {:>7} {:>7} {:>12} {:>13} {:>9} {:>7}  {}\n",
+            "{:<7} {:<5} {:>5} {:>7} {:>9} {:>12} {:>13} {:>9} {:>7}  {}\n",
             r.backend,
             r.workload,
             r.batch,

@@ -214,6 +214,11 @@ fn character(path: &Path) -> Result<serde_json::Value> {
             .sum();
         out["kind"] = json!("3D Gaussian splats (glTF 2.0, extension KHR_gaussian_splatting)");
         out["splats"] = json!(splats);
+        // The character importer's notes (the extension's attributes ignored, normals computed)
+        // describe a point cloud read as a mesh, not the splat file.
+        out["import_notes"] = json!([
+            "a splat file: its gaussians' rotation, scale, opacity and colour are KHR_gaussian_splatting attributes, not a character's"
+        ]);
     }
     if let Some(v) = &ch.vrm {
         out["kind"] = json!(match v.version {
@@ -387,7 +392,20 @@ fn spz(path: &Path) -> Result<serde_json::Value> {
 
 fn splats(path: &Path) -> Result<serde_json::Value> {
     let c = read_splat_ply(path).with_context(|| format!("cannot read {}", path.display()))?;
-    Ok(cloud_json(path, &c))
+    let mut v = cloud_json(path, &c);
+    // A bound capture (`mien bind`) says what it is bound to.
+    let bytes = mien_core::io::read::read_file_capped(path, mien_core::io::bound_ply::MAX_BOUND_BYTES)
+        .unwrap_or_default();
+    if let Ok(b) = mien_core::io::bound_ply::parse_bound_ply(&bytes, &path.display().to_string()) {
+        v["kind"] = json!("mien bound capture (3D Gaussian Splatting .ply + an embedding on a character's triangles; play it with animate --capture)");
+        v["bound_to"] = json!(b.character);
+        v["topology"] = json!(format!(
+            "{} vertices, {} triangles, fingerprint {:016x}",
+            b.vertex_count, b.triangle_count, b.fingerprint
+        ));
+        v["joint_anchors"] = json!(b.anchors);
+    }
+    Ok(v)
 }
 
 fn cloud_json(path: &Path, c: &mien_core::io::ply::SplatCloud) -> serde_json::Value {

@@ -25,8 +25,8 @@ pub fn character(path: Option<&Path>) -> Result<Asset> {
     })
 }
 
-/// Choose the drive: `--arkit` stream, `--clip`, the built-in performance for the sample head, the
-/// character's first clip, or its rest pose.
+/// Choose the drive: `--arkit` stream, `--clip` (a clip, `all`, or `rest`), the built-in
+/// performance for the sample head, the character's first clip, or its rest pose.
 ///
 /// # Errors
 /// Unreadable streams, a stream that binds to nothing, an unknown clip.
@@ -79,6 +79,11 @@ pub fn drive(
         report.kind = "clip".into();
         report.name = format!("all {} clips together", ids.len());
         Drive::Clips(ids)
+    } else if clip == Some("rest") && ch.clips.iter().all(|c| c.name.as_deref() != Some("rest")) {
+        // The rest pose on purpose: what `mien bind` expects a capture to be made in.
+        report.kind = "rest".into();
+        report.name = "rest pose (--clip rest)".into();
+        Drive::Rest
     } else if let Some(key) = clip {
         let id = ch.find_clip(key)?;
         report.kind = "clip".into();

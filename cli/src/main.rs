@@ -96,6 +96,15 @@ fn bind(b: &args::BindArgs) -> anyhow::Result<String> {
             b.out.display()
         );
     }
+    if let Some(dir) = b.out.parent().filter(|d| !d.as_os_str().is_empty())
+        && !dir.is_dir()
+    {
+        anyhow::bail!(
+            "--out {}: the folder {} does not exist",
+            b.out.display(),
+            dir.display()
+        );
+    }
     let asset = std::sync::Arc::new(
         mien_runtime::Asset::load(&b.to)
             .with_context(|| format!("cannot load character {}", b.to.display()))?,
@@ -129,10 +138,11 @@ fn bind(b: &args::BindArgs) -> anyhow::Result<String> {
         match b.far {
             args::FarArg::Drop => format!(", {} dropped", r.dropped),
             args::FarArg::Joint => format!(", {} left rigid to a joint", r.rigid),
-            args::FarArg::Bind => {
+            args::FarArg::Bind if r.far > 0 => {
                 " (bound anyway; --far drop drops them, --far joint leaves them rigid to a joint)"
                     .into()
             }
+            args::FarArg::Bind => String::new(),
         },
     );
     if r.sh_degree_dropped > 0 {

@@ -115,6 +115,17 @@ pub struct SplatsReport {
     /// What the surface lift built: triangles, fallback frames, the textures decoded (image,
     /// format, width, height) and any that failed, triangles coloured by texture / plain / normal.
     pub surface: Option<mien_core::lift::BoundReport>,
+    /// Surface lift: the `--gaussians` target (the lift places about that many, at least one per
+    /// triangle, fewer where textures are coarse).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gaussians_requested: Option<u32>,
+    /// Texel lift: the raster's side, texels (one gaussian per covered texel, at least one per
+    /// triangle).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub texel_resolution: Option<u32>,
+    /// `--capture`: the bound capture played (absent otherwise).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capture: Option<CaptureReport>,
     /// Debug lift only (absent otherwise): σ of every gaussian, metres.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sigma_m: Option<f32>,
@@ -131,6 +142,19 @@ pub struct SplatsReport {
     /// `normal`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shading: Option<String>,
+}
+
+/// The bound capture a run played.
+#[derive(Debug, Default, Serialize)]
+pub struct CaptureReport {
+    /// The bound-capture file (`--capture`).
+    pub file: String,
+    /// The character it was bound to (its header's label).
+    pub bound_to: String,
+    /// Gaussians it holds.
+    pub gaussians: u64,
+    /// Joint anchors its far gaussians ride (0: none were left rigid to a joint).
+    pub joint_anchors: u32,
 }
 
 /// The backend.

@@ -263,9 +263,17 @@ pub fn print(o: &Outcome) {
     );
     match &r.splats.surface {
         Some(b) if r.splats.lift == "capture" => println!(
-            "  splats     captured splats bound to the mesh: {} gaussians over {}",
+            "  splats     captured splats bound to the mesh: {} gaussians over {}{}",
             r.splats.gaussians,
-            count(b.triangles, "triangle")
+            count(b.triangles, "triangle"),
+            match &r.splats.capture {
+                Some(c) if c.joint_anchors > 0 => format!(
+                    " (far ones rigid to joints: {} anchors); from {}",
+                    c.joint_anchors, c.file
+                ),
+                Some(c) => format!("; from {}", c.file),
+                None => String::new(),
+            }
         ),
         Some(b) => {
             let c = &b.colors;

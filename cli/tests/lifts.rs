@@ -483,3 +483,85 @@ fn a_flag_of_another_lift_is_refused_and_glb_frames_are_splats() {
         i.stdout
     );
 }
+
+/// The capture workflow from the CLI alone: `animate --clip rest` writes a character's rest-pose
+/// splats, which bind with nothing far (and no advice printed) and `inspect` names as a bound
+/// capture; the walk's first frame (not the rest pose) is refused under every `--far` rule;
+/// played, the report names the capture; played on another character it is refused naming
+/// `--capture`.
+#[test]
+fn a_rest_pose_capture_binds_and_a_posed_one_is_refused_whatever_the_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    let cesium = data("khronos/CesiumMan/CesiumMan_chromedays.glb");
+    let c = cesium.to_str().unwrap();
+    let frame = |name: &str, extra: &[&str]| {
+        let out = dir.path().join(name);
+        let mut a = vec!["--character", c, "--frames", "1", "--sheet", "0", "--gaussians", "3000"];
+        a.extend_from_slice(extra);
+        let r = animate(&out, &a);
+        assert!(r.ok(), "{}", r.stderr);
+        out.join("frames/frame_00000.ply")
+    };
+    let rest = frame("rest", &["--clip", "rest"]);
+    assert_eq!(report(&dir.path().join("rest"))["animation"]["kind"], "rest");
+    let bound = dir.path().join("bound.ply");
+    let b = mien(&["bind", rest.to_str().unwrap(), "--to", c, "--out", bound.to_str().unwrap()]);
+    assert!(b.ok(), "{}", b.stderr);
+    assert!(
+        b.stdout.contains("0 beyond") && !b.stdout.contains("bound anyway"),
+        "{}",
+        b.stdout
+    );
+    let i = mien(&["inspect", bound.to_str().unwrap()]);
+    assert!(
+        i.ok() && i.stdout.contains("bound capture") && i.stdout.contains("CesiumMan"),
+        "{}",
+        i.stdout
+    );
+
+    let walking = frame("walk", &[]);
+    for rule in ["bind", "drop", "joint"] {
+        let out = dir.path().join(format!("w_{rule}.ply"));
+        let b = mien(&[
+            "bind",
+            walking.to_str().unwrap(),
+            "--to",
+            c,
+            "--out",
+            out.to_str().unwrap(),
+            "--far",
+            rule,
+        ]);
+        assert!(!b.ok(), "--far {rule} accepted a posed capture: {}", b.stdout);
+        assert!(b.stderr.contains("rest pose"), "{}", b.stderr);
+        assert!(!out.exists());
+    }
+
+    let played = dir.path().join("played");
+    let r = animate(
+        &played,
+        &["--character", c, "--capture", bound.to_str().unwrap(), "--frames", "2", "--sheet", "0"],
+    );
+    assert!(r.ok(), "{}", r.stderr);
+    let cap = &report(&played)["splats"]["capture"];
+    assert!(cap["bound_to"].as_str().unwrap().contains("CesiumMan"), "{cap}");
+    assert_eq!(cap["joint_anchors"], 0);
+    let facecap = data("facecap/facecap.glb");
+    let r = animate(
+        &dir.path().join("wrong"),
+        &[
+            "--character",
+            facecap.to_str().unwrap(),
+            "--capture",
+            bound.to_str().unwrap(),
+            "--frames",
+            "1",
+        ],
+    );
+    assert!(!r.ok());
+    assert!(
+        r.stderr.contains("--capture") && r.stderr.contains("topology"),
+        "{}",
+        r.stderr
+    );
+}

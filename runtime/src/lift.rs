@@ -5,9 +5,10 @@
 use std::sync::Arc;
 
 use crate::asset::Asset;
-use crate::engine::Engine;
+use crate::engine::{self, Engine};
+use crate::runtime::{DEFAULT_SIGMA_EDGES, NO_EDGE_M, SIGMA_RANGE_M, median_edge};
 use crate::error::{Context, Error, Result};
-use mien_core::lift::DebugShading;
+use mien_core::lift::{DebugLiftParams, DebugShading};
 
 /// Where a splat's colour comes from.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -109,6 +110,12 @@ pub(crate) fn surface_setup(
         ));
     }
     if let LiftKind::Capture(c) = kind {
+        if asset.rig().is_none() {
+            return Err(Error::invalid(
+                asset.source(),
+                "a bound capture plays on the glTF/VRM character it was bound to; a linear head pack cannot play one",
+            ));
+        }
         // The runtime appended the joint anchors a capture needs ([`crate::Runtime::new`]): 3
         // vertices and 1 triangle each, after the character's own.
         let (own_v, own_t) = (
@@ -118,7 +125,7 @@ pub(crate) fn surface_setup(
         c.check_topology(asset.source(), own_v, &tris[..own_t])?;
         let setup = mien_core::lift::BoundSetup::new(&c.lift.gaussians, tris.to_vec())?;
         let mut report = c.lift.report.clone();
-        report.triangles = tris.len() as u64;
+        report.triangles = own_t as u64;
         return Ok((setup, report));
     }
     let mut rest = engine.read_posed(0)?;
@@ -199,4 +206,79 @@ fn head_entries(asset: &Asset, rig: &mien_core::rig::RigData) -> Vec<bool> {
             below.get(node.index()).copied().unwrap_or(false)
         })
         .collect()
+}
+
+/// Attach the lift `l` to a runtime's engine on its rest pose `rest_pos` `(V,3)` (its bounds
+/// `bounds`, `n` instances): the debug lift's σ (given, or [`DEFAULT_SIGMA_EDGES`] × the median
+/// edge) and shading, or a bound lift's setup ([`surface_setup`]).
+///
+/// # Errors
+/// A σ outside [`SIGMA_RANGE_M`] (or none derivable); the bound lifts' errors; a sink that
+/// cannot hold `n` instances' slots; the engine's refusals.
+pub(crate) fn attach(
+    asset: &Asset,
+    engine: &mut dyn Engine,
+    rest_pos: &[[f32; 3]],
+    bounds: [[f32; 3]; 2],
+    l: &LiftOptions,
+    n: u32,
+) -> Result<LiftInfo> {
+    let edge = median_edge(asset.triangles(), &rest_pos);
+    let sigma = l
+        .sigma
+        .unwrap_or(DEFAULT_SIGMA_EDGES * edge.unwrap_or(NO_EDGE_M));
+    let (lo, hi) = SIGMA_RANGE_M;
+    if !(sigma.is_finite() && (lo..=hi).contains(&sigma)) {
+        return Err(Error::invalid(
+            asset.source(),
+            match l.sigma {
+                Some(s) => format!(
+                    "gaussian size {} m: must be from {} to {} m",
+                    crate::text::num(s),
+                    crate::text::num(lo),
+                    crate::text::num(hi)
+                ),
+                None => {
+                    "cannot derive a gaussian size from degenerate geometry; pass --sigma"
+                        .into()
+                }
+            },
+        ));
+    }
+    let v = asset.vertex_count();
+    let mut params = DebugLiftParams::new(engine::slot_range(0, v), v);
+    params.sigma = sigma;
+    params.shading = match l.shading {
+        Shading::Auto if asset.has_colors() => DebugShading::Tint,
+        Shading::Auto | Shading::Normal => DebugShading::Normal,
+        Shading::Tint => DebugShading::Tint,
+        Shading::Flat => DebugShading::Flat,
+    };
+    params.centroid = [0, 1, 2].map(|k| 0.5 * (bounds[0][k] + bounds[1][k]));
+    let (spec, bound, setup) = match l.kind {
+        LiftKind::Debug => (engine::LiftSpec::Debug(params), None, None),
+        LiftKind::Surface(_) | LiftKind::Texel(_) | LiftKind::Capture(_) => {
+            let (setup, report) =
+                surface_setup(asset, engine, rest_pos, &l.kind)?;
+            let setup = Arc::new(setup);
+            (
+                engine::LiftSpec::Bound(Arc::clone(&setup)),
+                Some(report),
+                Some(setup),
+            )
+        }
+    };
+    let slots = spec.slots(v);
+    engine::sink_slots(n, slots)?;
+    engine.attach_lift(spec)?;
+    Ok(LiftInfo {
+        kind: l.kind.clone(),
+        slots,
+        bound,
+        setup,
+        sigma,
+        sigma_derived: l.sigma.is_none(),
+        median_edge: edge,
+        shading: params.shading,
+    })
 }

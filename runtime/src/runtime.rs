@@ -5,7 +5,6 @@ use std::sync::Arc;
 
 use glam::Mat4;
 use mien_core::gnm::forward::joint_world;
-use mien_core::lift::{DebugLiftParams, DebugShading};
 use mien_core::rig::{ControlStats, Pose, PosedVertices, RigControls};
 use mien_core::sink::{SlotRange, SplatBuffers};
 
@@ -227,64 +226,14 @@ impl Runtime {
         rest_geometry(asset.source(), &rest_pos)?;
         rt.bounds = bounds(&rest_pos);
         if let Some(l) = &options.lift {
-            let edge = median_edge(asset.triangles(), &rest_pos);
-            let sigma = l
-                .sigma
-                .unwrap_or(DEFAULT_SIGMA_EDGES * edge.unwrap_or(NO_EDGE_M));
-            let (lo, hi) = SIGMA_RANGE_M;
-            if !(sigma.is_finite() && (lo..=hi).contains(&sigma)) {
-                return Err(Error::invalid(
-                    asset.source(),
-                    match l.sigma {
-                        Some(s) => format!(
-                            "gaussian size {} m: must be from {} to {} m",
-                            crate::text::num(s),
-                            crate::text::num(lo),
-                            crate::text::num(hi)
-                        ),
-                        None => {
-                            "cannot derive a gaussian size from degenerate geometry; pass --sigma"
-                                .into()
-                        }
-                    },
-                ));
-            }
-            let v = asset.vertex_count();
-            let mut params = DebugLiftParams::new(engine::slot_range(0, v), v);
-            params.sigma = sigma;
-            params.shading = match l.shading {
-                Shading::Auto if asset.has_colors() => DebugShading::Tint,
-                Shading::Auto | Shading::Normal => DebugShading::Normal,
-                Shading::Tint => DebugShading::Tint,
-                Shading::Flat => DebugShading::Flat,
-            };
-            params.centroid = [0, 1, 2].map(|k| 0.5 * (rt.bounds[0][k] + rt.bounds[1][k]));
-            let (spec, bound, setup) = match l.kind {
-                LiftKind::Debug => (engine::LiftSpec::Debug(params), None, None),
-                LiftKind::Surface(_) | LiftKind::Texel(_) | LiftKind::Capture(_) => {
-                    let (setup, report) =
-                        crate::lift::surface_setup(&asset, rt.engine.as_mut(), &rest_pos, &l.kind)?;
-                    let setup = Arc::new(setup);
-                    (
-                        engine::LiftSpec::Bound(Arc::clone(&setup)),
-                        Some(report),
-                        Some(setup),
-                    )
-                }
-            };
-            let slots = spec.slots(v);
-            engine::sink_slots(n, slots)?;
-            rt.engine.attach_lift(spec)?;
-            rt.lift = Some(LiftInfo {
-                kind: l.kind.clone(),
-                slots,
-                bound,
-                setup,
-                sigma,
-                sigma_derived: l.sigma.is_none(),
-                median_edge: edge,
-                shading: params.shading,
-            });
+            rt.lift = Some(crate::lift::attach(
+                &asset,
+                rt.engine.as_mut(),
+                &rest_pos,
+                rt.bounds,
+                l,
+                n,
+            )?);
         }
         rt.rest_positions = rest_pos;
         rt.report.instances = vec![InstanceFrame::default(); n as usize];

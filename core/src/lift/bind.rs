@@ -265,9 +265,8 @@ impl Grid {
 /// As the surface lift for the mesh; [`Error::Invalid`] for a mesh without triangles, a gaussian
 /// whose centre or covariance is not finite or lies beyond ±[`MAX_COORDINATE_M`] (named by
 /// index), options out of domain, [`FarGaussians::Joint`] without `anchors` (or anchors that do
-/// not fit the mesh), no gaussian left after dropping the far ones, or more than half of them far
-/// under [`FarGaussians::Bind`] (a capture not in the rest pose); [`Error::Limit`] over
-/// [`MAX_GAUSSIANS`].
+/// not fit the mesh), an empty capture, or more than half of the gaussians far whatever the rule
+/// (a capture not in the rest pose); [`Error::Limit`] over [`MAX_GAUSSIANS`].
 pub fn bind_splats(
     cloud: &SplatCloud,
     positions: &[[f32; 3]],
@@ -320,6 +319,12 @@ pub fn bind_splats(
         return Err(Error::Invalid {
             what: "bind max distance".into(),
             reason: format!("{} m: must be a positive length", opts.max_distance_m),
+        });
+    }
+    if cloud.is_empty() {
+        return Err(Error::Invalid {
+            what: "bind".into(),
+            reason: "the capture holds no gaussians".into(),
         });
     }
     if cloud.len() as u64 > MAX_GAUSSIANS {
@@ -446,23 +451,24 @@ pub fn bind_splats(
     dists.sort_by(f64::total_cmp);
     rep.median_distance_m = dists.get(dists.len() / 2).copied().unwrap_or(0.0);
     rep.bound = out.len() as u64;
+    // Most of a capture far from the surface is a capture not in the rest pose (or in other
+    // units, or of something else): bound, dropped or made rigid, it would tear apart when
+    // posed — refused whatever the rule.
+    if rep.far * 2 > rep.splats {
+        return Err(Error::Invalid {
+            what: "bind".into(),
+            reason: format!(
+                "{} of {} gaussians lie beyond {} m of the surface (median {:.4} m): a capture binds in the character's rest pose, in metres; if this capture is meant to be that far, raise the maximum distance (--max-distance)",
+                rep.far, rep.splats, opts.max_distance_m, rep.median_distance_m
+            ),
+        });
+    }
     if out.is_empty() {
         return Err(Error::Invalid {
             what: "bind".into(),
             reason: format!(
                 "no gaussian is left to bind: {} of {} lie beyond {} m and were dropped",
                 rep.dropped, rep.splats, opts.max_distance_m
-            ),
-        });
-    }
-    // Most of a capture far from the surface is a capture not in the rest pose (or in other
-    // units): binding it would tear it apart when posed.
-    if opts.far == FarGaussians::Bind && rep.far * 2 > rep.splats {
-        return Err(Error::Invalid {
-            what: "bind".into(),
-            reason: format!(
-                "{} of {} gaussians lie beyond {} m of the surface (median {:.4} m): a capture binds in the character's rest pose, in metres; raise the maximum distance if this is intended, or drop the far ones or leave them rigid to a joint",
-                rep.far, rep.splats, opts.max_distance_m, rep.median_distance_m
             ),
         });
     }

@@ -405,7 +405,11 @@ fn parse_header(bytes: &[u8], file: &str) -> Result<(Vec<Element>, usize)> {
     let mut line_no = 0usize;
     loop {
         let Some(len) = head[pos..].iter().position(|&b| b == b'\n') else {
-            let reason = format!("no `end_header` line in the first {} bytes", head.len());
+            let reason = if head.is_empty() {
+                "the file is empty".to_string()
+            } else {
+                format!("no `end_header` line in the first {} bytes", head.len())
+            };
             return Err(Error::format(file, "header", reason));
         };
         let raw = &head[pos..pos + len];
