@@ -488,3 +488,78 @@ fn vrm_avatars_agree_on_every_backend() {
         &[0.0],
     );
 }
+
+/// A captured splat cloud bound to CesiumMan with its far gaussians left rigid to joints
+/// (`FarGaussians::Joint`: the rig's joint anchors appended to the posed vertices): the capture is
+/// CesiumMan's own surface splats at rest plus three blobs 0.2–0.3 m off the surface; two
+/// instances walking at different times. Every backend poses the anchors with the skin and the
+/// gaussians with `lift_bound.wgsl`.
+#[test]
+fn a_capture_with_joint_anchors_agrees_on_every_backend() {
+    use mien_core::lift::{BindOptions, FarGaussians, SurfaceOptions};
+    let asset = Arc::new(Asset::load(data("khronos/CesiumMan/CesiumMan_chromedays.glb")).unwrap());
+    let rest = {
+        let opts = RuntimeOptions {
+            instances: 1,
+            lift: Some(LiftOptions {
+                kind: LiftKind::Surface(SurfaceOptions {
+                    target: 4_000,
+                    ..Default::default()
+                }),
+                ..Default::default()
+            }),
+        };
+        Runtime::new(Arc::clone(&asset), &Device::Cpu, &opts)
+            .unwrap()
+            .render_rest()
+            .unwrap()
+    };
+    let path = std::env::temp_dir().join(format!("mien-anchor-capture-{}.ply", std::process::id()));
+    let all = |n: usize| {
+        [mien_core::sink::SlotRange {
+            offset: 0,
+            count: n as u32,
+        }]
+    };
+    let ply = mien_core::io::ply::PlyOptions::default();
+    mien_core::io::ply::write_splat_ply_with(&path, &rest, &all(rest.len()), &ply).unwrap();
+    let mut cloud = mien_core::io::ply::read_splat_ply(&path).unwrap();
+    std::fs::remove_file(&path).ok();
+    let top = *cloud
+        .center
+        .iter()
+        .max_by(|a, b| a[1].total_cmp(&b[1]))
+        .unwrap();
+    for (dy, dx) in [(0.2, 0.0), (0.25, 0.05), (0.3, -0.05)] {
+        cloud.center.push([top[0] + dx, top[1] + dy, top[2]]);
+        cloud.rgba.push([0.9, 0.3, 0.1, 0.9]);
+        cloud
+            .covariance
+            .push([[3e-4, 0.0, 0.0], [0.0, 2e-4, 0.0], [0.0, 0.0, 1e-4]]);
+    }
+    let bound = mien_runtime::capture::bind_capture(
+        &asset,
+        &cloud,
+        &BindOptions {
+            far: FarGaussians::Joint,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(bound.report.rigid, 3);
+    assert!(bound.capture.anchors > 0);
+    let setup = |rt: &mut Runtime| {
+        rt.instance_mut(0)?.play_clip("0")?;
+        rt.instance_mut(1)?
+            .play_clip("0")?
+            .set_drive_timing(0.4, true)?;
+        Ok(())
+    };
+    check_lift(
+        Asset::load(data("khronos/CesiumMan/CesiumMan_chromedays.glb")).unwrap(),
+        2,
+        &setup,
+        &[0.0, 0.6],
+        LiftKind::Capture(bound.capture),
+    );
+}
