@@ -308,7 +308,7 @@ fn bench_rows_past_device_limits_are_not_applicable() {
             "--batch",
             "60000",
             "--lift",
-            "on",
+            "debug",
             "--frames",
             "1",
         ])
