@@ -92,15 +92,7 @@ impl SurfaceOptions {
                 format!("{}: must be 1 to {MAX_GAUSSIANS}", self.target),
             );
         }
-        if !(self.spread.is_finite() && (1.0..=8.0).contains(&self.spread)) {
-            return bad("spread", format!("{}: must be 1 to 8", self.spread));
-        }
-        if !(self.thickness.is_finite() && self.thickness > 0.0 && self.thickness <= 1.0) {
-            return bad(
-                "thickness",
-                format!("{}: must be in (0, 1]", self.thickness),
-            );
-        }
+        check_shape("surface lift", self.spread, self.thickness)?;
         if !(1..=1024).contains(&self.max_split) {
             return bad(
                 "max_split",
@@ -115,6 +107,27 @@ impl SurfaceOptions {
         }
         Ok(())
     }
+}
+
+/// The shape settings the surface and texel lifts share: `spread` 1 to 8 (σ as a multiple of the
+/// element's own), `thickness` in (0, 1] (a fraction of the larger in-plane σ).
+///
+/// # Errors
+/// [`Error::Invalid`] naming `lift`'s field out of range.
+pub(crate) fn check_shape(lift: &str, spread: f32, thickness: f32) -> Result<()> {
+    if !(spread.is_finite() && (1.0..=8.0).contains(&spread)) {
+        return Err(Error::Invalid {
+            what: format!("{lift} spread"),
+            reason: format!("{spread}: must be 1 to 8"),
+        });
+    }
+    if !(thickness.is_finite() && thickness > 0.0 && thickness <= 1.0) {
+        return Err(Error::Invalid {
+            what: format!("{lift} thickness"),
+            reason: format!("{thickness}: must be in (0, 1]"),
+        });
+    }
+    Ok(())
 }
 
 /// What a bound lift built.

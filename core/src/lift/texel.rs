@@ -75,16 +75,7 @@ impl TexelOptions {
                 format!("{}: must be 16 to 8192", self.resolution),
             );
         }
-        if !(self.spread.is_finite() && (1.0..=8.0).contains(&self.spread)) {
-            return bad("spread", format!("{}: must be 1 to 8", self.spread));
-        }
-        if !(self.thickness.is_finite() && self.thickness > 0.0 && self.thickness <= 1.0) {
-            return bad(
-                "thickness",
-                format!("{}: must be in (0, 1]", self.thickness),
-            );
-        }
-        Ok(())
+        super::surface::check_shape("texel lift", self.spread, self.thickness)
     }
 }
 
