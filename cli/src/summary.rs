@@ -326,6 +326,12 @@ pub fn print(o: &Outcome) {
             "  morphs     active limit {} per mesh: {} dropped, {} clamped to ±2, {} non-finite",
             r.morphs.active_limit, r.morphs.dropped, r.morphs.clamped, r.morphs.non_finite
         );
+        if r.morphs.dropped > 0 {
+            println!(
+                "             (over all frames: a mesh with more than {} non-zero weights in a frame keeps the {} largest; report.json morphs.dropped_targets names the rest)",
+                r.morphs.active_limit, r.morphs.active_limit
+            );
+        }
     }
     println!(
         "  time       rig {:.3} ms/frame, lift {:.3} ms/frame, frame files {:.0} ms, preview {:.0} ms",
