@@ -51,6 +51,10 @@ pub enum Command {
     /// its nearest triangle of the rest pose. Writes a .ply every viewer opens as the capture, with
     /// the embedding beside it; play it with `mien animate --character … --capture FILE`.
     Bind(BindArgs),
+    /// Bake a take into the character's own GLB: the meshes, skin and morph targets unchanged, one
+    /// animation appended with LINEAR keys at --fps for the morph weights mien poses with (after
+    /// the per-frame rules) and every joint the take moves. Deterministic bytes.
+    Bake(crate::bake::BakeArgs),
     /// Drive a character live from Live Link Face over UDP: packets decoded (v6), filtered by
     /// subject, ordered by a jitter buffer and posed as they fall due; malformed, late and
     /// duplicate packets are counted, never fatal. Stops at --duration, at the end of a

@@ -4,6 +4,7 @@
 mod animate;
 mod animator;
 mod args;
+mod bake;
 mod bench;
 mod bench_check;
 mod inspect;
@@ -47,6 +48,7 @@ fn main() -> ExitCode {
         Command::Pack(p) => pack::run(p).map(|text| print!("{text}")),
         Command::Calibrate(c) => calibrate(c).map(|text| print!("{text}")),
         Command::Bind(b) => bind(b).map(|text| print!("{text}")),
+        Command::Bake(b) => bake::run(&b).map(|text| print!("{text}")),
         Command::Live(l) => {
             let _ = interrupt::install_stop_only();
             live::run(l).map(|text| print!("{text}"))

@@ -382,3 +382,59 @@ fn every_character_opens_in_spark_like_mien() {
         );
     }
 }
+
+/// The Khronos glTF-Validator's report of `file`: (errors, warning codes).
+fn validate(file: &Path) -> (u64, Vec<String>) {
+    let o = Command::new("node")
+        .current_dir(browser_dir())
+        .arg("validate.mjs")
+        .arg(file)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let issues = &report["issues"];
+    let warnings = issues["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["severity"] == 1)
+        .map(|m| format!("{} {}", m["code"], m["pointer"]))
+        .collect();
+    (issues["numErrors"].as_u64().unwrap(), warnings)
+}
+
+/// `mien bake` files pass the glTF-Validator with 0 errors and no warning the source file does not
+/// already have (Face Cap's KTX2 image, CesiumMan's skinned mesh under a transformed node): Face
+/// Cap with the Live Link take and CesiumMan walking.
+#[test]
+fn baked_takes_pass_the_gltf_validator() {
+    if !ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let take = data("livelinkface/MySlate_3_Jason_Millers_iPhone.csv");
+    for (name, character, extra) in [
+        ("facecap", data("facecap/facecap.glb"), vec!["--arkit", take.to_str().unwrap()]),
+        ("cesium", data("khronos/CesiumMan/CesiumMan_chromedays.glb"), vec![]),
+    ] {
+        let out = dir.path().join(format!("{name}.glb"));
+        let o = Command::new(bin())
+            .arg("bake")
+            .arg("--character")
+            .arg(&character)
+            .args(&extra)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{name}: {}", String::from_utf8_lossy(&o.stderr));
+        let (errors, warnings) = validate(&out);
+        let (_, before) = validate(&character);
+        eprintln!("{name}: baked {errors} errors, warnings {warnings:?}");
+        assert_eq!(errors, 0, "{name}: {warnings:?}");
+        for w in &warnings {
+            assert!(before.contains(w), "{name}: a new warning {w}");
+        }
+    }
+}

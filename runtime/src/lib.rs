@@ -27,6 +27,7 @@
 //! poses the same math as the CPU reference (`mien-cpu`), within the bounds its tests state.
 
 pub mod asset;
+pub mod bake;
 pub mod capture;
 pub mod device;
 pub mod engine;

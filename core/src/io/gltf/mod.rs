@@ -29,6 +29,7 @@
 
 mod accessor;
 mod animation;
+pub mod bake;
 mod buffers;
 mod checks;
 mod container;

@@ -1,0 +1,133 @@
+//! `mien bake`: a take baked into the character's own GLB ([`mien_runtime::bake`]).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use mien_runtime::bake::{BakeOptions, bake};
+use mien_runtime::{Device, Runtime, RuntimeOptions};
+
+/// `mien bake` arguments.
+#[derive(Debug, Args)]
+pub struct BakeArgs {
+    /// The character: a .glb or .vrm (its own bytes are kept; the take is appended).
+    #[arg(long, value_name = "FILE")]
+    pub character: PathBuf,
+
+    /// An ARKit-52 stream to bake (.csv Live Link Face; .json Audio2Face or MediaPipe; .pbtxt).
+    #[arg(long, value_name = "FILE", conflicts_with = "clip")]
+    pub arkit: Option<PathBuf>,
+
+    /// One of the character's own clips (name or index), `all`, or `rest`. Default: its first
+    /// clip's take, or the rest pose.
+    #[arg(long, value_name = "NAME|INDEX")]
+    pub clip: Option<String>,
+
+    /// Keys per second (1 to 1000).
+    #[arg(long, default_value_t = 30.0)]
+    pub fps: f64,
+
+    /// Media time of the first key, seconds.
+    #[arg(long, default_value_t = 0.0)]
+    pub start: f64,
+
+    /// Keys (default: the take's span at --fps).
+    #[arg(long)]
+    pub frames: Option<u32>,
+
+    /// The baked GLB to write (replaced atomically).
+    #[arg(short, long, value_name = "FILE")]
+    pub out: PathBuf,
+}
+
+/// Bake and write; the summary to print.
+///
+/// # Errors
+/// Flags out of range, unreadable inputs, a character that is not a GLB, a refused write.
+pub fn run(a: &BakeArgs) -> Result<String> {
+    if !(a.fps.is_finite() && (1.0..=1000.0).contains(&a.fps)) {
+        bail!("--fps {}: must be 1 to 1000 keys per second", a.fps);
+    }
+    if !(a.start.is_finite() && a.start >= 0.0) {
+        bail!("--start {}: must be a media time of 0 s or later", a.start);
+    }
+    if a.frames == Some(0) {
+        bail!("--frames 0: a bake needs at least one key");
+    }
+    if !a
+        .out
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("glb"))
+    {
+        bail!("--out {}: a baked take is a .glb file", a.out.display());
+    }
+    let asset = Arc::new(crate::load::character(Some(&a.character))?);
+    let source = mien_core::io::read::read_file_capped(&a.character, 1 << 31)
+        .with_context(|| format!("cannot read {}", a.character.display()))?;
+    let (drive, anim) = crate::load::drive(
+        &asset,
+        a.arkit.as_deref(),
+        None,
+        a.clip.as_deref(),
+        false,
+        false,
+    )?;
+    let ch = asset.character();
+    let span = drive.span(ch);
+    let frames = match a.frames {
+        Some(f) => f,
+        None => {
+            let keys = ((span.1 - a.start) * a.fps).floor();
+            if !(keys.is_finite() && keys >= 0.0) {
+                bail!(
+                    "--start {} s is past the take's end ({} s)",
+                    a.start,
+                    span.1
+                );
+            }
+            (keys as u64 + 1).min(1_000_000) as u32
+        }
+    };
+    let options = RuntimeOptions {
+        instances: 1,
+        lift: None,
+    };
+    let mut rt = Runtime::new(Arc::clone(&asset), &Device::Cpu, &options)?;
+    rt.instance_mut(0)?.set_drive(drive)?;
+    let name = if anim.name.is_empty() {
+        anim.kind.clone()
+    } else {
+        anim.name.clone()
+    };
+    let record = serde_json::json!({
+        "take": {"kind": anim.kind, "name": name},
+        "fps": a.fps,
+        "start_s": a.start,
+        "keys": frames,
+        "duration_s": f64::from(frames - 1) / a.fps,
+    });
+    let opts = BakeOptions {
+        fps: a.fps,
+        start_s: a.start,
+        frames,
+        name: format!("mien: {name}"),
+        record,
+    };
+    let (bytes, rep) = bake(&mut rt, &source, &opts)?;
+    mien_core::io::atomic::write_atomic_bytes(&a.out, &bytes)
+        .with_context(|| format!("cannot write {}", a.out.display()))?;
+    Ok(format!(
+        "{}: {} baked into {} — {} keys at {} fps ({:.3}–{:.3} s), {} weight channels, {} joint channels, {} bytes\n",
+        a.out.display(),
+        name,
+        a.character.display(),
+        rep.keys,
+        a.fps,
+        a.start,
+        a.start + f64::from(frames - 1) / a.fps,
+        rep.weight_channels,
+        rep.transform_channels,
+        rep.bytes
+    ))
+}

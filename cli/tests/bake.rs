@@ -1,0 +1,43 @@
+//! `mien bake` as a user meets it: a baked take is written with its channels counted and reads
+//! back as a character whose new clip `inspect` lists; bad flags and inputs are refused naming
+//! them, with nothing written.
+
+mod common;
+
+use common::{data, mien};
+
+#[test]
+fn a_take_bakes_and_bad_input_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let facecap = data("facecap/facecap.glb");
+    let f = facecap.to_str().unwrap();
+    let take = data("livelinkface/MySlate_3_Jason_Millers_iPhone.csv");
+    let out = dir.path().join("baked.glb");
+    let o = out.to_str().unwrap();
+    let r = mien(&["bake", "--character", f, "--arkit", take.to_str().unwrap(), "--out", o]);
+    assert!(r.ok(), "{}", r.stderr);
+    assert!(
+        r.stdout.contains("1 weight channels") && r.stdout.contains("keys at 30 fps"),
+        "{}",
+        r.stdout
+    );
+    let i = mien(&["inspect", o]);
+    assert!(i.ok() && i.stdout.contains("mien: "), "{}", i.stdout);
+
+    let cube = data("khronos/AnimatedMorphCube/AnimatedMorphCube.gltf");
+    let bad = dir.path().join("bad.glb");
+    let b = bad.to_str().unwrap();
+    for (args, says) in [
+        (vec!["bake", "--character", f, "--out", "x.gltf"], "--out"),
+        (vec!["bake", "--character", f, "--fps", "0", "--out", b], "--fps"),
+        (vec!["bake", "--character", f, "--frames", "0", "--out", b], "--frames"),
+        (vec!["bake", "--character", f, "--start", "999", "--out", b], "--start"),
+        (vec!["bake", "--character", cube.to_str().unwrap(), "--out", b], ".glb"),
+        (vec!["bake", "--character", f, "--clip", "nope", "--out", b], "clip"),
+    ] {
+        let r = mien(&args);
+        assert!(!r.ok(), "{args:?} was accepted");
+        assert!(r.stderr.contains(says), "{args:?}: {}", r.stderr);
+        assert!(!bad.exists(), "{args:?} wrote {b}");
+    }
+}

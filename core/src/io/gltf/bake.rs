@@ -1,0 +1,281 @@
+//! A take baked into a character's own GLB: the file's JSON and BIN are kept as they are (meshes,
+//! skins, morph targets, their names and deltas, vertex order and indices untouched) and one
+//! animation is appended — its key times and values as new accessors over new buffer views at the
+//! end of the BIN chunk, its channels LINEAR (seed 002: bake with the ordinary glTF writer, the
+//! character unchanged).
+//!
+//! Source: glTF 2.0 §3.11 "Animations" (a sampler's input is a FLOAT SCALAR accessor of strictly
+//! increasing times in seconds with `min`/`max`; outputs are VEC3 for translation and scale, VEC4
+//! `(x, y, z, w)` for rotation, and `keys × targets` FLOAT scalars for `weights`; LINEAR rotation
+//! is a spherical interpolation), §4.4 "Binary glTF Layout" (4-byte aligned chunks, the JSON chunk
+//! padded with spaces, the BIN chunk with zeros).
+//!
+//! **Deterministic bytes**: the JSON is re-serialised by `serde_json` from the parsed value (keys in
+//! map order, numbers in their shortest round-trip form), the appended data in key order: the same
+//! source and the same animation give the same file.
+
+use serde_json::{Value, json};
+
+use super::container;
+use crate::error::{Error, Result};
+
+/// Which property of a node a baked track drives (glTF `channel.target.path`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TrackPath {
+    /// `translation`, metres, 3 values per key.
+    Translation,
+    /// `rotation`, a unit quaternion `(x, y, z, w)` per key.
+    Rotation,
+    /// `scale`, 3 values per key.
+    Scale,
+    /// `weights`: the node's mesh's morph weights, one per target per key.
+    Weights,
+}
+
+impl TrackPath {
+    fn name(self) -> &'static str {
+        match self {
+            TrackPath::Translation => "translation",
+            TrackPath::Rotation => "rotation",
+            TrackPath::Scale => "scale",
+            TrackPath::Weights => "weights",
+        }
+    }
+}
+
+/// One baked channel: `values` `(keys × width,)` for glTF node `node`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BakedTrack {
+    /// glTF node index.
+    pub node: usize,
+    /// What it drives.
+    pub path: TrackPath,
+    /// Values per key (3, 4, or the mesh's target count for weights).
+    pub width: usize,
+    /// `(keys × width,)`, key-major.
+    pub values: Vec<f32>,
+}
+
+/// An animation to bake: key times `(K,)` seconds (strictly increasing), the tracks, and extras
+/// stored on the glTF animation (mien's record of the take).
+#[derive(Clone, Debug, PartialEq)]
+pub struct BakedAnimation {
+    /// The glTF animation's name.
+    pub name: String,
+    /// Key times `(K,)`, seconds, strictly increasing, finite.
+    pub times: Vec<f32>,
+    /// The channels.
+    pub tracks: Vec<BakedTrack>,
+    /// `animation.extras` (a JSON object), or `Value::Null` for none.
+    pub extras: Value,
+}
+
+/// Largest baked file, bytes (a GLB's 32-bit length).
+pub const MAX_BAKED_BYTES: u64 = u32::MAX as u64;
+
+fn invalid(what: &str, reason: String) -> Error {
+    Error::Invalid {
+        what: format!("bake: {what}"),
+        reason,
+    }
+}
+
+/// Check `anim` against the source JSON: times strictly increasing and finite, every track's node
+/// inside the file, its width right for its path (the mesh's target count for weights), its value
+/// count `K × width`, every value finite.
+fn check(anim: &BakedAnimation, root: &Value) -> Result<()> {
+    let k = anim.times.len();
+    if k == 0 {
+        return Err(invalid("times", "no keys".into()));
+    }
+    if let Some(i) = anim.times.iter().position(|t| !t.is_finite()) {
+        return Err(invalid(&format!("times[{i}]"), "not finite".into()));
+    }
+    if let Some(i) = anim.times.windows(2).position(|w| w[1] <= w[0]) {
+        return Err(invalid(
+            &format!("times[{}]", i + 1),
+            format!(
+                "{} s after {} s: key times must increase strictly",
+                anim.times[i + 1],
+                anim.times[i]
+            ),
+        ));
+    }
+    let nodes = root["nodes"].as_array().map_or(0, Vec::len);
+    for (ti, t) in anim.tracks.iter().enumerate() {
+        let what = format!("tracks[{ti}] (node {}, {})", t.node, t.path.name());
+        if t.node >= nodes {
+            return Err(invalid(&what, format!("the file has {nodes} nodes")));
+        }
+        let want = match t.path {
+            TrackPath::Translation | TrackPath::Scale => 3,
+            TrackPath::Rotation => 4,
+            TrackPath::Weights => {
+                let mesh = root["nodes"][t.node]["mesh"].as_u64().ok_or_else(|| {
+                    invalid(&what, "weights on a node without a mesh".into())
+                })?;
+                let prims = root["meshes"][mesh as usize]["primitives"].as_array();
+                prims
+                    .and_then(|p| p.first())
+                    .and_then(|p| p["targets"].as_array())
+                    .map_or(0, Vec::len)
+            }
+        };
+        if t.width != want || want == 0 {
+            return Err(invalid(
+                &what,
+                format!("{} values per key where the file needs {want}", t.width),
+            ));
+        }
+        if t.values.len() != k * t.width {
+            return Err(invalid(
+                &what,
+                format!("{} values for {k} keys × {}", t.values.len(), t.width),
+            ));
+        }
+        if let Some(i) = t.values.iter().position(|v| !v.is_finite()) {
+            return Err(invalid(&what, format!("value {i} is not finite")));
+        }
+    }
+    Ok(())
+}
+
+/// `source` (a GLB, named `file` in messages) with `anim` appended as one more animation.
+///
+/// # Errors
+/// [`Error::Format`] for a source that is not a well-formed GLB (a `.gltf` with external buffers
+/// is refused: bake a `.glb`); [`Error::Invalid`] for an animation that does not fit the file
+/// (see [`BakedAnimation`]: times, node indices, widths, non-finite values); [`Error::Limit`] for a
+/// result over [`MAX_BAKED_BYTES`].
+pub fn append_animation(source: &[u8], file: &str, anim: &BakedAnimation) -> Result<Vec<u8>> {
+    let parts = container::split(source, file)?;
+    if !parts.glb {
+        return Err(Error::format(
+            file,
+            "container",
+            "a baked take is appended to a GLB (.glb / .vrm); convert a .gltf to .glb first",
+        ));
+    }
+    let mut root: Value = serde_json::from_slice(parts.json)
+        .map_err(|e| Error::format(file, "JSON", e.to_string()))?;
+    if !root.is_object() {
+        return Err(Error::format(file, "JSON", "not a JSON object"));
+    }
+    check(anim, &root)?;
+    let mut bin: Vec<u8> = parts.bin.map(<[u8]>::to_vec).unwrap_or_default();
+    // The BIN chunk is buffers[0] of a GLB; a GLB without one gets it.
+    let buffers = root["buffers"].as_array().map_or(0, Vec::len);
+    if parts.bin.is_none() {
+        let buf = json!({"byteLength": 0});
+        match root["buffers"].as_array_mut() {
+            Some(b) => b.insert(0, buf),
+            None => root["buffers"] = json!([buf]),
+        }
+        // Every bufferView pointing at buffer i ≥ 0 now points at i + 1.
+        if buffers > 0
+            && let Some(views) = root["bufferViews"].as_array_mut()
+        {
+            for v in views {
+                if let Some(b) = v["buffer"].as_u64() {
+                    v["buffer"] = json!(b + 1);
+                }
+            }
+        }
+    }
+    let add_view = |bin: &mut Vec<u8>, root: &mut Value, data: &[f32]| -> usize {
+        while bin.len() % 4 != 0 {
+            bin.push(0);
+        }
+        let offset = bin.len();
+        for v in data {
+            bin.extend_from_slice(&v.to_le_bytes());
+        }
+        let views = root["bufferViews"].as_array_mut();
+        let view = json!({"buffer": 0, "byteOffset": offset, "byteLength": data.len() * 4});
+        match views {
+            Some(v) => {
+                v.push(view);
+                v.len() - 1
+            }
+            None => {
+                root["bufferViews"] = json!([view]);
+                0
+            }
+        }
+    };
+    let add_accessor = |root: &mut Value, acc: Value| -> usize {
+        match root["accessors"].as_array_mut() {
+            Some(a) => {
+                a.push(acc);
+                a.len() - 1
+            }
+            None => {
+                root["accessors"] = json!([acc]);
+                0
+            }
+        }
+    };
+    let k = anim.times.len();
+    let tv = add_view(&mut bin, &mut root, &anim.times);
+    let input = add_accessor(
+        &mut root,
+        json!({
+            "bufferView": tv, "componentType": 5126, "count": k, "type": "SCALAR",
+            "min": [anim.times[0]], "max": [anim.times[k - 1]],
+        }),
+    );
+    let mut samplers = Vec::new();
+    let mut channels = Vec::new();
+    for t in &anim.tracks {
+        let v = add_view(&mut bin, &mut root, &t.values);
+        let (ty, count) = match t.path {
+            TrackPath::Translation | TrackPath::Scale => ("VEC3", k),
+            TrackPath::Rotation => ("VEC4", k),
+            TrackPath::Weights => ("SCALAR", k * t.width),
+        };
+        let output = add_accessor(
+            &mut root,
+            json!({"bufferView": v, "componentType": 5126, "count": count, "type": ty}),
+        );
+        channels.push(json!({
+            "sampler": samplers.len(),
+            "target": {"node": t.node, "path": t.path.name()},
+        }));
+        samplers.push(json!({"input": input, "output": output, "interpolation": "LINEAR"}));
+    }
+    while bin.len() % 4 != 0 {
+        bin.push(0);
+    }
+    root["buffers"][0]["byteLength"] = json!(bin.len());
+    let mut animation = json!({"name": anim.name, "channels": channels, "samplers": samplers});
+    if !anim.extras.is_null() {
+        animation["extras"] = anim.extras.clone();
+    }
+    match root["animations"].as_array_mut() {
+        Some(a) => a.push(animation),
+        None => root["animations"] = json!([animation]),
+    }
+    let mut text = serde_json::to_vec(&root).map_err(|e| Error::format(file, "JSON", e.to_string()))?;
+    while text.len() % 4 != 0 {
+        text.push(b' ');
+    }
+    let total = 12 + 8 + text.len() as u64 + 8 + bin.len() as u64;
+    if total > MAX_BAKED_BYTES {
+        return Err(Error::Limit {
+            what: "baked GLB bytes".into(),
+            limit: MAX_BAKED_BYTES,
+            found: total,
+        });
+    }
+    let mut out = Vec::with_capacity(total as usize);
+    out.extend_from_slice(b"glTF");
+    out.extend_from_slice(&2u32.to_le_bytes());
+    out.extend_from_slice(&(total as u32).to_le_bytes());
+    out.extend_from_slice(&(text.len() as u32).to_le_bytes());
+    out.extend_from_slice(&0x4E4F_534Au32.to_le_bytes());
+    out.extend_from_slice(&text);
+    out.extend_from_slice(&(bin.len() as u32).to_le_bytes());
+    out.extend_from_slice(&0x004E_4942u32.to_le_bytes());
+    out.extend_from_slice(&bin);
+    Ok(out)
+}

@@ -1,0 +1,115 @@
+//! A baked take plays back as mien posed it: the baked GLB, loaded as a character and playing its
+//! new clip, poses every vertex at every key time as the runtime that baked it did (Face Cap
+//! driven by the Live Link take: morph weights and the head motion's joints; CesiumMan walking:
+//! 57 joint channels); the bytes are the same on a second bake; the source's meshes are untouched.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use mien_runtime::bake::{BakeOptions, bake};
+use mien_runtime::{Asset, Device, Runtime, RuntimeOptions};
+
+fn data(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/data")
+        .join(rel)
+}
+
+fn runtime(asset: &Arc<Asset>) -> Runtime {
+    let o = RuntimeOptions {
+        instances: 1,
+        lift: None,
+    };
+    Runtime::new(Arc::clone(asset), &Device::Cpu, &o).unwrap()
+}
+
+/// Bake `asset` (loaded from `file`) as `setup` drives it, `frames` keys at 30 fps; reload the bake
+/// and compare the posed vertices at every key; return the baked bytes.
+fn round_trip(file: &Path, frames: u32, setup: &dyn Fn(&mut Runtime)) -> Vec<u8> {
+    let asset = Arc::new(Asset::load(file).unwrap());
+    let source = std::fs::read(file).unwrap();
+    let opts = BakeOptions {
+        fps: 30.0,
+        start_s: 0.0,
+        frames,
+        name: "mien take".into(),
+        record: serde_json::json!({"take": "test"}),
+    };
+    let mut rt = runtime(&asset);
+    setup(&mut rt);
+    let (bytes, rep) = bake(&mut rt, &source, &opts).unwrap();
+    assert_eq!(rep.keys, frames);
+    let again = {
+        let mut rt = runtime(&asset);
+        setup(&mut rt);
+        bake(&mut rt, &source, &opts).unwrap().0
+    };
+    assert!(bytes == again, "a second bake gave other bytes");
+
+    let dir = std::env::temp_dir().join(format!("mien-bake-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join(format!(
+        "{}.glb",
+        file.file_stem().unwrap().to_string_lossy()
+    ));
+    std::fs::write(&out, &bytes).unwrap();
+    let baked = Arc::new(Asset::load(&out).unwrap());
+    std::fs::remove_file(&out).ok();
+    // The meshes are the source's: same vertices, triangles and targets.
+    assert_eq!(baked.vertex_count(), asset.vertex_count());
+    assert_eq!(baked.triangles(), asset.triangles());
+    let mut want = runtime(&asset);
+    setup(&mut want);
+    let mut got = runtime(&baked);
+    got.instance_mut(0).unwrap().play_clip("mien take").unwrap();
+    let (mut worst, mut moved) = (0.0f32, 0.0f32);
+    let mut first: Option<Vec<[f32; 3]>> = None;
+    for f in 0..frames {
+        let t = f64::from(f) / 30.0;
+        want.update(t).unwrap();
+        got.update(t).unwrap();
+        let (a, b) = (want.posed(0).unwrap(), got.posed(0).unwrap());
+        let big = a
+            .positions
+            .iter()
+            .flatten()
+            .fold(1.0f32, |m, x| m.max(x.abs()));
+        for (p, q) in a.positions.iter().zip(&b.positions) {
+            for k in 0..3 {
+                let d = (p[k] - q[k]).abs() / big;
+                worst = worst.max(d);
+            }
+        }
+        let f0 = first.get_or_insert_with(|| a.positions.clone());
+        for (p, q) in a.positions.iter().zip(f0.iter()) {
+            for k in 0..3 {
+                moved = moved.max((p[k] - q[k]).abs() / big);
+            }
+        }
+    }
+    assert!(worst <= 1e-5, "baked pose differs by {worst:e} of the extent");
+    // The comparison can fail: the take moves the character far more than that.
+    assert!(moved > 1e-3, "the take barely moves: {moved:e}");
+    bytes
+}
+
+#[test]
+fn facecap_with_the_live_link_take_plays_back_from_its_bake() {
+    let take = data("livelinkface/MySlate_3_Jason_Millers_iPhone.csv");
+    let bytes = round_trip(&data("facecap/facecap.glb"), 40, &|rt: &mut Runtime| {
+        rt.instance_mut(0).unwrap().play_livelink_csv(&take).unwrap();
+    });
+    let source = std::fs::read(data("facecap/facecap.glb")).unwrap();
+    assert!(bytes.len() > source.len());
+}
+
+#[test]
+fn cesium_man_walking_plays_back_from_its_bake() {
+    round_trip(
+        &data("khronos/CesiumMan/CesiumMan_chromedays.glb"),
+        61,
+        &|rt: &mut Runtime| {
+            rt.instance_mut(0).unwrap().play_clip("0").unwrap();
+        },
+    );
+}
