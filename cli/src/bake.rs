@@ -12,8 +12,13 @@ use mien_runtime::{Device, Runtime, RuntimeOptions};
 #[derive(Debug, Args)]
 pub struct BakeArgs {
     /// The character: a .glb or .vrm (its own bytes are kept; the take is appended).
-    #[arg(long, value_name = "FILE")]
-    pub character: PathBuf,
+    #[arg(long, value_name = "FILE", required_unless_present = "verify")]
+    pub character: Option<PathBuf>,
+
+    /// Check a baked file instead of baking: its record intact, every facial part's vertex order,
+    /// positions, indices, target names and offsets unchanged.
+    #[arg(long, value_name = "BAKED", conflicts_with_all = ["character", "arkit", "clip", "out"])]
+    pub verify: Option<PathBuf>,
 
     /// An ARKit-52 stream to bake (.csv Live Link Face; .json Audio2Face or MediaPipe; .pbtxt).
     #[arg(long, value_name = "FILE", conflicts_with = "clip")]
@@ -37,8 +42,8 @@ pub struct BakeArgs {
     pub frames: Option<u32>,
 
     /// The baked GLB to write (replaced atomically).
-    #[arg(short, long, value_name = "FILE")]
-    pub out: PathBuf,
+    #[arg(short, long, value_name = "FILE", required_unless_present = "verify")]
+    pub out: Option<PathBuf>,
 }
 
 /// Bake and write; the summary to print.
@@ -46,6 +51,20 @@ pub struct BakeArgs {
 /// # Errors
 /// Flags out of range, unreadable inputs, a character that is not a GLB, a refused write.
 pub fn run(a: &BakeArgs) -> Result<String> {
+    if let Some(path) = &a.verify {
+        let bytes = mien_core::io::read::read_file_capped(path, 1 << 31)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        let r = mien_runtime::bake::verify(&bytes, &path.display().to_string())?;
+        return Ok(format!(
+            "{}: ok — {} ({} facial parts unchanged, records intact)\n",
+            path.display(),
+            r.takes.join(", "),
+            r.parts
+        ));
+    }
+    let (Some(character), Some(out)) = (&a.character, &a.out) else {
+        bail!("--character and --out are required to bake");
+    };
     if !(a.fps.is_finite() && (1.0..=1000.0).contains(&a.fps)) {
         bail!("--fps {}: must be 1 to 1000 keys per second", a.fps);
     }
@@ -55,16 +74,15 @@ pub fn run(a: &BakeArgs) -> Result<String> {
     if a.frames == Some(0) {
         bail!("--frames 0: a bake needs at least one key");
     }
-    if !a
-        .out
+    if !out
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("glb"))
     {
-        bail!("--out {}: a baked take is a .glb file", a.out.display());
+        bail!("--out {}: a baked take is a .glb file", out.display());
     }
-    let asset = Arc::new(crate::load::character(Some(&a.character))?);
-    let source = mien_core::io::read::read_file_capped(&a.character, 1 << 31)
-        .with_context(|| format!("cannot read {}", a.character.display()))?;
+    let asset = Arc::new(crate::load::character(Some(character))?);
+    let source = mien_core::io::read::read_file_capped(character, 1 << 31)
+        .with_context(|| format!("cannot read {}", character.display()))?;
     let (drive, anim) = crate::load::drive(
         &asset,
         a.arkit.as_deref(),
@@ -100,28 +118,25 @@ pub fn run(a: &BakeArgs) -> Result<String> {
     } else {
         anim.name.clone()
     };
-    let record = serde_json::json!({
-        "take": {"kind": anim.kind, "name": name},
-        "fps": a.fps,
-        "start_s": a.start,
-        "keys": frames,
-        "duration_s": f64::from(frames - 1) / a.fps,
-    });
     let opts = BakeOptions {
         fps: a.fps,
         start_s: a.start,
         frames,
         name: format!("mien: {name}"),
-        record,
+        take: serde_json::json!({"kind": anim.kind, "name": name}),
+        intervals: Vec::new(),
+        mappings: serde_json::json!({
+            "arkit": if anim.kind == "arkit" { "mien canonical ARKit-52 names, binding by name" } else { "" },
+        }),
     };
     let (bytes, rep) = bake(&mut rt, &source, &opts)?;
-    mien_core::io::atomic::write_atomic_bytes(&a.out, &bytes)
-        .with_context(|| format!("cannot write {}", a.out.display()))?;
+    mien_core::io::atomic::write_atomic_bytes(out, &bytes)
+        .with_context(|| format!("cannot write {}", out.display()))?;
     Ok(format!(
         "{}: {} baked into {} — {} keys at {} fps ({:.3}–{:.3} s), {} weight channels, {} joint channels, {} bytes\n",
-        a.out.display(),
+        out.display(),
         name,
-        a.character.display(),
+        character.display(),
         rep.keys,
         a.fps,
         a.start,

@@ -23,6 +23,11 @@ fn a_take_bakes_and_bad_input_is_refused() {
     );
     let i = mien(&["inspect", o]);
     assert!(i.ok() && i.stdout.contains("mien: "), "{}", i.stdout);
+    let v = mien(&["bake", "--verify", o]);
+    assert!(v.ok() && v.stdout.contains("ok"), "{}{}", v.stdout, v.stderr);
+    // The source itself has no record: refused.
+    let v = mien(&["bake", "--verify", f]);
+    assert!(!v.ok() && v.stderr.contains("no mien bake record"), "{}", v.stderr);
 
     let cube = data("khronos/AnimatedMorphCube/AnimatedMorphCube.gltf");
     let bad = dir.path().join("bad.glb");

@@ -10,12 +10,24 @@
 //! node that leaves its rest value in some frame (joints the clip or the head motion moves). Keys
 //! at every frame, LINEAR, so at the key times an engine's pose equals mien's; rotations are kept
 //! in one hemisphere from key to key (the shortest slerp).
+//!
+//! **The record** (seed 002's timing record and fingerprint), in the animation's
+//! `extras.mien`: the take (kind, label), its media origin and duration, the key rate and count,
+//! its intervals (speech; empty otherwise) and the mapping revisions used; one ordered content
+//! fingerprint per facial part (each mesh with morph targets: [`PartFingerprint`] — vertex order and
+//! base positions, indices, target names, target offsets) found again by the mesh's name; and an
+//! FNV-1a 64 of the record itself, so an edited record is refused too. [`verify`] reads a baked
+//! file back and checks all of it. FNV-1a is a change detector, not a cryptographic hash.
 
 use std::sync::Arc;
 
 use glam::Quat;
-use mien_core::io::gltf::bake::{BakedAnimation, BakedTrack, TrackPath, append_animation};
-use mien_core::rig::{FrameControls, RigControls};
+use mien_core::io::gltf::bake::{
+    BakedAnimation, BakedTrack, TrackPath, append_animation, bake_records,
+};
+use mien_core::rig::fingerprint::{PartFingerprint, fnv1a64};
+use mien_core::rig::{Character, FrameControls, RigControls};
+use serde_json::{Value, json};
 
 use crate::error::{Context, Error, Result};
 use crate::runtime::Runtime;
@@ -31,8 +43,46 @@ pub struct BakeOptions {
     pub frames: u32,
     /// The glTF animation's name.
     pub name: String,
-    /// `animation.extras.mien` — the take's record (JSON object), or `Null`.
-    pub record: serde_json::Value,
+    /// The take: `{"kind", "name"}` and anything else the caller records (a JSON object).
+    pub take: Value,
+    /// Speech intervals `[{"start_s", "end_s", "label"}]` (empty for other takes).
+    pub intervals: Vec<Value>,
+    /// Mapping revisions used (`{"arkit": "...", "visemes": "..."}`).
+    pub mappings: Value,
+}
+
+/// Version of the record layout in `extras.mien`.
+pub const RECORD_VERSION: u32 = 1;
+
+fn hex(v: u64) -> String {
+    format!("{v:016x}")
+}
+
+/// The record's own FNV-1a 64: over its canonical JSON (serde_json's, keys sorted) without the
+/// `record_fnv1a64` field.
+fn record_hash(record: &Value) -> u64 {
+    let mut r = record.clone();
+    if let Some(o) = r.as_object_mut() {
+        o.remove("record_fnv1a64");
+    }
+    fnv1a64(serde_json::to_string(&r).unwrap_or_default().as_bytes())
+}
+
+fn part_json(ch: &Character, mesh: usize) -> Value {
+    let m = &ch.meshes[mesh];
+    let f = PartFingerprint::of(m);
+    json!({
+        "mesh": mesh,
+        "name": m.name,
+        "vertices": m.vertex_count(),
+        "targets": m.target_count(),
+        "fingerprint": {
+            "positions": hex(f.positions),
+            "indices": hex(f.indices),
+            "target_names": hex(f.target_names),
+            "target_offsets": hex(f.target_offsets),
+        },
+    })
 }
 
 /// What a bake wrote.
@@ -159,17 +209,137 @@ pub fn bake(rt: &mut Runtime, source: &[u8], opts: &BakeOptions) -> Result<(Vec<
         });
         report.weight_channels += 1;
     }
+    // The facial parts: every mesh with morph targets (driven in this take or not), once.
+    let mut meshes: Vec<usize> = rig
+        .instances
+        .iter()
+        .filter(|i| i.target_count > 0 && i.node.index() < nodes)
+        .map(|i| i.mesh.index())
+        .collect();
+    meshes.sort_unstable();
+    meshes.dedup();
+    let parts: Vec<Value> = meshes.iter().map(|&m| part_json(ch, m)).collect();
+    let mut record = json!({
+        "version": RECORD_VERSION,
+        "take": opts.take,
+        "origin_s": opts.start_s,
+        "duration_s": f64::from(opts.frames - 1) / opts.fps,
+        "fps": opts.fps,
+        "keys": opts.frames,
+        "intervals": opts.intervals,
+        "mappings": opts.mappings,
+        "parts": parts,
+    });
+    record["record_fnv1a64"] = json!(hex(record_hash(&record)));
     let anim = BakedAnimation {
         name: opts.name.clone(),
         times,
         tracks,
-        extras: if opts.record.is_null() {
-            serde_json::Value::Null
-        } else {
-            serde_json::json!({ "mien": opts.record })
-        },
+        extras: json!({ "mien": record }),
     };
     let bytes = append_animation(source, asset.source(), &anim)?;
     report.bytes = bytes.len() as u64;
     Ok((bytes, report))
+}
+
+/// What [`verify`] found.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct VerifyReport {
+    /// The baked animations checked (by name).
+    pub takes: Vec<String>,
+    /// Facial parts whose fingerprints matched.
+    pub parts: usize,
+}
+
+/// Check a baked file: every animation with a mien record (found by `extras.mien`, never by
+/// index) has an intact record (its own FNV-1a matches, its fields are there) and every facial
+/// part it names is found by mesh name (else index) with the same fingerprints.
+///
+/// # Errors
+/// [`Error::Invalid`] naming the file, the take and what changed: no record at all, an altered or
+/// incomplete record, a missing part, or a part whose vertex order or base positions, triangle
+/// indices, target names or target offsets changed; the importer's errors.
+pub fn verify(bytes: &[u8], file: &str) -> Result<VerifyReport> {
+    let ch = mien_core::io::gltf::import_gltf_bytes(bytes, None, file)?;
+    let records = bake_records(bytes, file)?;
+    if records.is_empty() {
+        return Err(Error::invalid(
+            file,
+            "no mien bake record (no animation has extras.mien): not a file `mien bake` wrote, or its record was removed",
+        ));
+    }
+    let mut report = VerifyReport {
+        takes: Vec::new(),
+        parts: 0,
+    };
+    for (_, name, record) in &records {
+        let what = format!("{file}: take `{name}`");
+        let stored = record["record_fnv1a64"].as_str().unwrap_or("");
+        if stored != hex(record_hash(record)) {
+            return Err(Error::invalid(
+                what,
+                "its bake record was altered (the record's own fingerprint does not match)",
+            ));
+        }
+        if record["version"].as_u64() != Some(u64::from(RECORD_VERSION)) {
+            return Err(Error::invalid(
+                what,
+                format!("record version {} (mien reads {RECORD_VERSION})", record["version"]),
+            ));
+        }
+        let Some(parts) = record["parts"].as_array() else {
+            return Err(Error::invalid(what, "the record lists no facial parts"));
+        };
+        for p in parts {
+            let label = p["name"]
+                .as_str()
+                .map_or_else(|| format!("mesh {}", p["mesh"]), |n| format!("mesh `{n}`"));
+            let found = match p["name"].as_str() {
+                Some(n) => ch.meshes.iter().position(|m| m.name.as_deref() == Some(n)),
+                None => p["mesh"].as_u64().map(|i| i as usize).filter(|&i| i < ch.meshes.len()),
+            };
+            let Some(mi) = found else {
+                return Err(Error::invalid(
+                    what,
+                    format!("facial part {label} is missing from the file"),
+                ));
+            };
+            let want = PartFingerprint::of(&ch.meshes[mi]);
+            let field = |k: &str| {
+                p["fingerprint"][k]
+                    .as_str()
+                    .and_then(|h| u64::from_str_radix(h, 16).ok())
+            };
+            let (Some(a), Some(b), Some(c), Some(d)) = (
+                field("positions"),
+                field("indices"),
+                field("target_names"),
+                field("target_offsets"),
+            ) else {
+                return Err(Error::invalid(
+                    what,
+                    format!("the record's fingerprint of {label} is incomplete"),
+                ));
+            };
+            let stored = PartFingerprint {
+                positions: a,
+                indices: b,
+                target_names: c,
+                target_offsets: d,
+            };
+            let changed = stored.differences(&want);
+            if !changed.is_empty() {
+                return Err(Error::invalid(
+                    what,
+                    format!(
+                        "facial part {label} changed since the bake: {} (rebuild the bake rather than editing its facial parts)",
+                        changed.join(", ")
+                    ),
+                ));
+            }
+            report.parts += 1;
+        }
+        report.takes.push(name.clone());
+    }
+    Ok(report)
 }

@@ -33,7 +33,9 @@ fn round_trip(file: &Path, frames: u32, setup: &dyn Fn(&mut Runtime)) -> Vec<u8>
         start_s: 0.0,
         frames,
         name: "mien take".into(),
-        record: serde_json::json!({"take": "test"}),
+        take: serde_json::json!({"kind": "test", "name": "test"}),
+        intervals: Vec::new(),
+        mappings: serde_json::json!({}),
     };
     let mut rt = runtime(&asset);
     setup(&mut rt);
@@ -112,4 +114,95 @@ fn cesium_man_walking_plays_back_from_its_bake() {
             rt.instance_mut(0).unwrap().play_clip("0").unwrap();
         },
     );
+}
+
+/// Split a GLB into its JSON value and BIN chunk.
+fn split_glb(b: &[u8]) -> (serde_json::Value, Vec<u8>) {
+    let jl = u32::from_le_bytes(b[12..16].try_into().unwrap()) as usize;
+    let json = serde_json::from_slice(&b[20..20 + jl]).unwrap();
+    let bin = b[20 + jl + 8..].to_vec();
+    (json, bin)
+}
+
+/// A GLB from a JSON value and a BIN chunk.
+fn join_glb(json: &serde_json::Value, bin: &[u8]) -> Vec<u8> {
+    let mut j = serde_json::to_vec(json).unwrap();
+    while j.len() % 4 != 0 {
+        j.push(b' ');
+    }
+    let total = 12 + 8 + j.len() + 8 + bin.len();
+    let mut out = b"glTF".to_vec();
+    out.extend_from_slice(&2u32.to_le_bytes());
+    out.extend_from_slice(&(total as u32).to_le_bytes());
+    out.extend_from_slice(&(j.len() as u32).to_le_bytes());
+    out.extend_from_slice(b"JSON");
+    out.extend_from_slice(&j);
+    out.extend_from_slice(&(bin.len() as u32).to_le_bytes());
+    out.extend_from_slice(b"BIN\0");
+    out.extend_from_slice(bin);
+    out
+}
+
+/// `verify` passes an untouched bake and refuses, naming what changed: one vertex of a facial
+/// part moved (a script edits one float of the Ready Player Me head's POSITION), a target renamed,
+/// the record edited (the key rate), the record removed.
+#[test]
+fn verify_refuses_an_edited_bake_naming_what_changed() {
+    use mien_runtime::bake::verify;
+    let file = data("avatars/rpm_male.glb");
+    let take = data("livelinkface/MySlate_3_Jason_Millers_iPhone.csv");
+    let asset = Arc::new(Asset::load(&file).unwrap());
+    let mut rt = runtime(&asset);
+    rt.instance_mut(0).unwrap().play_livelink_csv(&take).unwrap();
+    let opts = BakeOptions {
+        fps: 30.0,
+        start_s: 0.0,
+        frames: 10,
+        name: "mien take".into(),
+        take: serde_json::json!({"kind": "arkit", "name": "test"}),
+        intervals: Vec::new(),
+        mappings: serde_json::json!({}),
+    };
+    let (bytes, _) = bake(&mut rt, &std::fs::read(&file).unwrap(), &opts).unwrap();
+    let ok = verify(&bytes, "baked.glb").unwrap();
+    assert!(ok.parts >= 3, "{ok:?}");
+    assert_eq!(ok.takes, vec!["mien take".to_string()]);
+
+    let (json, bin) = split_glb(&bytes);
+    let parts = json["animations"].as_array().unwrap().last().unwrap()["extras"]["mien"]["parts"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let mesh = parts[0]["mesh"].as_u64().unwrap() as usize;
+    let acc = &json["accessors"][json["meshes"][mesh]["primitives"][0]["attributes"]["POSITION"]
+        .as_u64()
+        .unwrap() as usize];
+    assert_eq!(acc["componentType"], 5126, "a float POSITION to edit");
+    let view = &json["bufferViews"][acc["bufferView"].as_u64().unwrap() as usize];
+    let at = view["byteOffset"].as_u64().unwrap_or(0) as usize
+        + acc["byteOffset"].as_u64().unwrap_or(0) as usize;
+    // One vertex's x moved by 1 mm.
+    let mut moved = bin.clone();
+    let x = f32::from_le_bytes(moved[at..at + 4].try_into().unwrap()) + 1e-3;
+    moved[at..at + 4].copy_from_slice(&x.to_le_bytes());
+    let e = verify(&join_glb(&json, &moved), "moved.glb").unwrap_err().to_string();
+    assert!(e.contains("vertex order or base positions") && e.contains("moved.glb"), "{e}");
+
+    let mut renamed = json.clone();
+    let names = &mut renamed["meshes"][mesh]["extras"]["targetNames"];
+    assert!(names.is_array(), "the part names its targets");
+    names[0] = serde_json::json!("renamed");
+    let e = verify(&join_glb(&renamed, &bin), "renamed.glb").unwrap_err().to_string();
+    assert!(e.contains("target names"), "{e}");
+
+    let mut edited = json.clone();
+    let last = edited["animations"].as_array().unwrap().len() - 1;
+    edited["animations"][last]["extras"]["mien"]["fps"] = serde_json::json!(60.0);
+    let e = verify(&join_glb(&edited, &bin), "edited.glb").unwrap_err().to_string();
+    assert!(e.contains("altered"), "{e}");
+
+    let mut removed = json.clone();
+    removed["animations"][last]["extras"] = serde_json::json!({});
+    let e = verify(&join_glb(&removed, &bin), "removed.glb").unwrap_err().to_string();
+    assert!(e.contains("no mien bake record"), "{e}");
 }

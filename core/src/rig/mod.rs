@@ -4,6 +4,7 @@
 pub mod backend;
 pub mod anchor;
 pub mod character;
+pub mod fingerprint;
 pub mod ids;
 pub mod material;
 pub mod mesh;

@@ -279,3 +279,33 @@ pub fn append_animation(source: &[u8], file: &str, anim: &BakedAnimation) -> Res
     out.extend_from_slice(&bin);
     Ok(out)
 }
+
+/// The key under an animation's `extras` where mien keeps a bake's record.
+pub const RECORD_KEY: &str = "mien";
+
+/// The bake records of a glTF file: `(animation index, animation name, extras.mien)` for every
+/// animation that has one, found by that key (never by index).
+///
+/// # Errors
+/// [`Error::Format`] for bytes that are not a glTF container or JSON.
+pub fn bake_records(bytes: &[u8], file: &str) -> Result<Vec<(usize, String, Value)>> {
+    let parts = container::split(bytes, file)?;
+    let root: Value = serde_json::from_slice(parts.json)
+        .map_err(|e| Error::format(file, "JSON", e.to_string()))?;
+    Ok(root["animations"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .enumerate()
+                .filter_map(|(i, an)| {
+                    let r = an.get("extras")?.get(RECORD_KEY)?;
+                    Some((
+                        i,
+                        an["name"].as_str().unwrap_or("").to_string(),
+                        r.clone(),
+                    ))
+                })
+                .collect()
+        })
+        .unwrap_or_default())
+}
