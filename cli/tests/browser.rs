@@ -438,3 +438,95 @@ fn baked_takes_pass_the_gltf_validator() {
         }
     }
 }
+
+/// three.js (GLTFLoader + AnimationMixer, `browser/mixer.mjs`) plays mien's baked takes as mien
+/// does: Face Cap with the Live Link take (meshopt and KTX2 load through three's decoders) and
+/// CesiumMan walking, sampled at 20 times between and on the keys — every channel's morph weights,
+/// rotation (up to sign) and translation within 1e-5 of mien's runtime playing the same file.
+#[test]
+fn three_js_plays_baked_takes_as_mien_does() {
+    use mien_runtime::{Asset, Device, Runtime, RuntimeOptions};
+    use std::sync::Arc;
+    if !ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let take = data("livelinkface/MySlate_3_Jason_Millers_iPhone.csv");
+    for (name, character, extra) in [
+        ("facecap", data("facecap/facecap.glb"), vec!["--arkit", take.to_str().unwrap()]),
+        ("cesium", data("khronos/CesiumMan/CesiumMan_chromedays.glb"), vec![]),
+    ] {
+        let out = dir.path().join(format!("{name}.glb"));
+        let o = Command::new(bin())
+            .arg("bake")
+            .arg("--character")
+            .arg(&character)
+            .args(&extra)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{name}: {}", String::from_utf8_lossy(&o.stderr));
+        let bytes = std::fs::read(&out).unwrap();
+        let jl = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
+        let json: serde_json::Value = serde_json::from_slice(&bytes[20..20 + jl]).unwrap();
+        let anim = json["animations"].as_array().unwrap().last().unwrap().clone();
+        let clip = anim["name"].as_str().unwrap().to_string();
+        let duration = anim["extras"]["mien"]["duration_s"].as_f64().unwrap();
+        // 20 times: keys and between keys.
+        let times: Vec<f64> = (0..20).map(|i| duration * f64::from(i) / 19.37).collect();
+        let o = Command::new("node")
+            .current_dir(browser_dir())
+            .arg("mixer.mjs")
+            .arg("--file")
+            .arg(&out)
+            .args(["--clip", &clip, "--times"])
+            .arg(times.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(","))
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{name}: {}", String::from_utf8_lossy(&o.stderr));
+        let three: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+
+        let asset = Arc::new(Asset::load(&out).unwrap());
+        let opts = RuntimeOptions {
+            instances: 1,
+            lift: None,
+        };
+        let mut rt = Runtime::new(Arc::clone(&asset), &Device::Cpu, &opts).unwrap();
+        rt.instance_mut(0).unwrap().play_clip(&clip).unwrap();
+        let (mut worst, mut checked) = (0.0f64, 0usize);
+        for (k, &t) in times.iter().enumerate() {
+            rt.update(t).unwrap();
+            let pose = rt.instance(0).unwrap().pose().clone();
+            for ch in anim["channels"].as_array().unwrap() {
+                let node = ch["target"]["node"].as_u64().unwrap() as usize;
+                let key = node.to_string();
+                let (theirs, mine): (Vec<f64>, Vec<f64>) = match ch["target"]["path"].as_str().unwrap() {
+                    "weights" => (
+                        three["weights"][&key][k].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect(),
+                        pose.weights[node].iter().map(|&w| f64::from(w)).collect(),
+                    ),
+                    "rotation" => {
+                        let q = pose.locals[node].rotation.to_array().map(f64::from);
+                        let th: Vec<f64> = three["rotation"][&key][k].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+                        let dot: f64 = q.iter().zip(&th).map(|(a, b)| a * b).sum();
+                        (th, q.iter().map(|x| x * dot.signum()).collect())
+                    }
+                    "translation" => (
+                        three["translation"][&key][k].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect(),
+                        pose.locals[node].translation.to_array().iter().map(|&x| f64::from(x)).collect(),
+                    ),
+                    _ => continue,
+                };
+                assert_eq!(theirs.len(), mine.len(), "{name} node {node}");
+                for (a, b) in theirs.iter().zip(&mine) {
+                    worst = worst.max((a - b).abs());
+                }
+                checked += 1;
+            }
+        }
+        eprintln!("{name}: three.js vs mien, {checked} channel samples, largest difference {worst:e}");
+        assert!(checked >= 20, "{name}: {checked}");
+        assert!(worst <= 1e-5, "{name}: three.js differs from mien by {worst:e}");
+    }
+}
