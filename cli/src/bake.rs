@@ -41,6 +41,15 @@ pub struct BakeArgs {
     #[arg(long)]
     pub frames: Option<u32>,
 
+    /// Also write the take's ARKit-52 curves as a Live Link Face CSV (the app's export layout;
+    /// --fps must be a timecode rate: 24, 25, 30, 48, 50, 60, 100 or 120).
+    #[arg(long, value_name = "FILE.csv", conflicts_with = "verify")]
+    pub csv: Option<PathBuf>,
+
+    /// Also write the take's ARKit-52 curves as Audio2Face blendshape-weight JSON.
+    #[arg(long, value_name = "FILE.json", conflicts_with = "verify")]
+    pub json: Option<PathBuf>,
+
     /// The baked GLB to write (replaced atomically).
     #[arg(short, long, value_name = "FILE", required_unless_present = "verify")]
     pub out: Option<PathBuf>,
@@ -130,8 +139,27 @@ pub fn run(a: &BakeArgs) -> Result<String> {
         }),
     };
     let (bytes, rep) = bake(&mut rt, &source, &opts)?;
+    // The curves are made (and refused) before anything is written.
+    let mut curves_text = Vec::new();
+    if a.csv.is_some() || a.json.is_some() {
+        let sampled = mien_runtime::curves::sample_arkit(&mut rt, a.fps, a.start, frames)?;
+        if let Some(p) = &a.csv {
+            let text = mien_core::io::curves::livelink_csv(&sampled.curves)
+                .with_context(|| format!("--csv {}", p.display()))?;
+            curves_text.push((p.clone(), text));
+        }
+        if let Some(p) = &a.json {
+            let text = mien_core::io::curves::audio2face_json(&sampled.curves)
+                .with_context(|| format!("--json {}", p.display()))?;
+            curves_text.push((p.clone(), text));
+        }
+    }
     mien_core::io::atomic::write_atomic_bytes(out, &bytes)
         .with_context(|| format!("cannot write {}", out.display()))?;
+    for (p, text) in &curves_text {
+        mien_core::io::atomic::write_atomic_bytes(p, text.as_bytes())
+            .with_context(|| format!("cannot write {}", p.display()))?;
+    }
     Ok(format!(
         "{}: {} baked into {} — {} keys at {} fps ({:.3}–{:.3} s), {} weight channels, {} joint channels, {} bytes\n",
         out.display(),
@@ -144,5 +172,8 @@ pub fn run(a: &BakeArgs) -> Result<String> {
         rep.weight_channels,
         rep.transform_channels,
         rep.bytes
-    ))
+    ) + &curves_text
+        .iter()
+        .map(|(p, _)| format!("{}: the take's ARKit-52 curves, {frames} frames\n", p.display()))
+        .collect::<String>())
 }

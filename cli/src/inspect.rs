@@ -19,12 +19,17 @@ pub fn run(path: &Path, as_json: bool) -> Result<String> {
         .extension()
         .and_then(|e| e.to_str())
         .map(str::to_ascii_lowercase);
+    // A .json is an Audio2Face stream when it looks like one, else a speech timing.
+    let a2f = (ext.as_deref() == Some("json"))
+        .then(|| json_stream(path))
+        .flatten();
     let value = match ext.as_deref() {
         Some("glb" | "gltf" | "vrm") => character(path)?,
         Some("csv") => stream(path)?,
         Some("ply") => splats(path)?,
         Some("spz") => spz(path)?,
         Some("aosrig") => pack(path)?,
+        Some("json") if a2f.is_some() => a2f.unwrap_or_default(),
         _ => speech(path).with_context(|| {
             format!(
                 "{}: mien reads .glb/.gltf/.vrm characters, .aosrig linear heads, Live Link Face .csv streams, 3DGS .ply and SPZ files and speech timings (TextGrid, Gentle, Rhubarb, Polly, Azure, mien JSON)",
@@ -356,6 +361,21 @@ fn vrm_section(ch: &mien_core::rig::Character, v: &Vrm) -> serde_json::Value {
 
 fn stream(path: &Path) -> Result<serde_json::Value> {
     let s = read_livelink_csv(path).with_context(|| format!("cannot read {}", path.display()))?;
+    Ok(stream_json(path, &s, "ARKit weight stream (Live Link Face CSV)"))
+}
+
+/// An Audio2Face blendshape-weight export (or a MediaPipe JSON) as a stream, when it is one.
+fn json_stream(path: &Path) -> Option<serde_json::Value> {
+    let text = mien_core::io::read::read_file_capped(path, 256 << 20).ok()?;
+    let text = std::str::from_utf8(&text).ok()?;
+    if !mien_core::io::audio2face::looks_like_audio2face(text) {
+        return None;
+    }
+    let (s, _) = mien_core::io::read_stream(path).ok()?;
+    Some(stream_json(path, &s, "ARKit weight stream (Audio2Face blendshape-weight JSON)"))
+}
+
+fn stream_json(path: &Path, s: &mien_core::anim::WeightStream, kind: &str) -> serde_json::Value {
     let channels: Vec<String> = s
         .channels
         .iter()
@@ -364,15 +384,15 @@ fn stream(path: &Path) -> Result<serde_json::Value> {
             None => format!("{n} (not ARKit)"),
         })
         .collect();
-    Ok(json!({
+    json!({
         "file": path.display().to_string(),
-        "kind": "ARKit weight stream (Live Link Face CSV)",
+        "kind": kind,
         "frames": s.frame_count(),
         "nominal_fps": s.nominal_fps,
         "duration_s": s.duration(),
         "channels": channels,
         "aux_channels": s.aux_channels,
-    }))
+    })
 }
 
 fn spz(path: &Path) -> Result<serde_json::Value> {

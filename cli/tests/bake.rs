@@ -29,6 +29,29 @@ fn a_take_bakes_and_bad_input_is_refused() {
     let v = mien(&["bake", "--verify", f]);
     assert!(!v.ok() && v.stderr.contains("no mien bake record"), "{}", v.stderr);
 
+    // The curves beside the bake: read back by mien's own readers (inspect lists 52 channels).
+    let csv = dir.path().join("take.csv");
+    let json = dir.path().join("take.json");
+    let r = mien(&[
+        "bake", "--character", f, "--arkit", take.to_str().unwrap(), "--out", o,
+        "--csv", csv.to_str().unwrap(), "--json", json.to_str().unwrap(),
+    ]);
+    assert!(r.ok(), "{}", r.stderr);
+    for p in [&csv, &json] {
+        let i = mien(&["inspect", p.to_str().unwrap()]);
+        assert!(i.ok() && i.stdout.contains("52"), "{}: {}{}", p.display(), i.stdout, i.stderr);
+    }
+    // CesiumMan has no ARKit targets: refused, nothing written.
+    let cesium = data("khronos/CesiumMan/CesiumMan_chromedays.glb");
+    let none = dir.path().join("none.glb");
+    let nocsv = dir.path().join("none.csv");
+    let r = mien(&[
+        "bake", "--character", cesium.to_str().unwrap(), "--out", none.to_str().unwrap(),
+        "--csv", nocsv.to_str().unwrap(),
+    ]);
+    assert!(!r.ok() && r.stderr.contains("ARKit"), "{}", r.stderr);
+    assert!(!none.exists() && !nocsv.exists());
+
     let cube = data("khronos/AnimatedMorphCube/AnimatedMorphCube.gltf");
     let bad = dir.path().join("bad.glb");
     let b = bad.to_str().unwrap();

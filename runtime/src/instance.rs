@@ -187,9 +187,9 @@ impl Instance {
         Ok(())
     }
 
-    /// The drive's own time at media time `t`: `t − offset`, wrapped into the drive's span when it
-    /// loops.
-    fn drive_time(&self, ch: &Character, t: f64) -> f64 {
+    /// The drive's own time at media time `t`, seconds: `t − offset`, wrapped into the drive's span
+    /// when it loops ([`InstanceMut::set_drive_timing`]).
+    pub fn drive_time(&self, ch: &Character, t: f64) -> f64 {
         let td = t - self.drive_offset;
         if !self.drive_loop {
             return td;

@@ -29,6 +29,7 @@
 pub mod asset;
 pub mod bake;
 pub mod capture;
+pub mod curves;
 pub mod device;
 pub mod engine;
 pub mod error;

@@ -206,3 +206,62 @@ fn verify_refuses_an_edited_bake_naming_what_changed() {
     let e = verify(&join_glb(&removed, &bin), "removed.glb").unwrap_err().to_string();
     assert!(e.contains("no mien bake record"), "{e}");
 }
+
+/// The take's ARKit-52 curves (Face Cap driven by the Live Link take at 30 fps) written as a Live
+/// Link Face CSV and as Audio2Face JSON read back by mien's own readers to the same values, bit
+/// for bit: every weight, every head and eye angle, every frame time.
+#[test]
+fn arkit_curves_round_trip_through_mien_readers() {
+    use mien_core::anim::arkit::ARKIT_52;
+    use mien_core::anim::canon::canonical_name;
+    let file = data("facecap/facecap.glb");
+    let take = data("livelinkface/MySlate_3_Jason_Millers_iPhone.csv");
+    let asset = Arc::new(Asset::load(&file).unwrap());
+    let mut rt = runtime(&asset);
+    rt.instance_mut(0).unwrap().play_livelink_csv(&take).unwrap();
+    let s = mien_runtime::curves::sample_arkit(&mut rt, 30.0, 0.5, 45).unwrap();
+    assert!(s.missing.is_empty(), "{:?}", s.missing);
+    let c = &s.curves;
+    assert!(c.weights.iter().any(|w| w.iter().any(|&x| x > 0.1)), "the take moves the face");
+    assert!(c.angles.iter().any(|a| a[4] != 0.0), "the take turns the eyes");
+
+    let csv = mien_core::io::curves::livelink_csv(c).unwrap();
+    let back = mien_core::io::livelink_csv::read_livelink_csv_from_str(&csv, "curves.csv").unwrap();
+    let json = mien_core::io::curves::audio2face_json(c).unwrap();
+    let a2f = mien_core::io::audio2face::read_audio2face_str(&json, "curves.json").unwrap().stream;
+    for stream in [&back, &a2f] {
+        assert_eq!(stream.times.len(), 45);
+        let cols: Vec<usize> = ARKIT_52
+            .iter()
+            .map(|n| {
+                stream
+                    .channels
+                    .iter()
+                    .position(|c| canonical_name(c) == Some(*n))
+                    .unwrap_or_else(|| panic!("{} lacks {n}", stream.source))
+            })
+            .collect();
+        let nc = stream.channels.len();
+        for (f, w) in c.weights.iter().enumerate() {
+            assert!((stream.times[f] - f as f64 / 30.0).abs() < 1e-9, "{}", stream.times[f]);
+            for (i, &col) in cols.iter().enumerate() {
+                assert_eq!(
+                    stream.values[f * nc + col].to_bits(),
+                    w[i].to_bits(),
+                    "{} frame {f} {}",
+                    stream.source,
+                    ARKIT_52[i]
+                );
+            }
+        }
+    }
+    let na = back.aux_channels.len();
+    assert_eq!(na, 9);
+    for (f, a) in c.angles.iter().enumerate() {
+        assert_eq!(&back.aux_values[f * na..f * na + 9], &a[..]);
+    }
+    // A rate the Live Link reader cannot infer is refused.
+    let mut odd = c.clone();
+    odd.fps = 29.0;
+    assert!(mien_core::io::curves::livelink_csv(&odd).is_err());
+}
