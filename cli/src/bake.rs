@@ -24,6 +24,12 @@ pub struct BakeArgs {
     #[arg(long, value_name = "FILE", conflicts_with = "clip")]
     pub arkit: Option<PathBuf>,
 
+    /// Lip-sync from a speech timing file (MFA TextGrid, Gentle JSON, Rhubarb, Polly, Azure, mien
+    /// JSON; recognised by content): the speech owns the mouth, a clip or --arkit stream the rest.
+    /// Its label, duration and every interval go into the bake's record.
+    #[arg(long, value_name = "FILE")]
+    pub speech: Option<PathBuf>,
+
     /// One of the character's own clips (name or index), `all`, or `rest`. Default: its first
     /// clip's take, or the rest pose.
     #[arg(long, value_name = "NAME|INDEX")]
@@ -97,11 +103,22 @@ pub fn run(a: &BakeArgs) -> Result<String> {
         a.arkit.as_deref(),
         None,
         a.clip.as_deref(),
-        false,
+        a.speech.is_some(),
         false,
     )?;
     let ch = asset.character();
-    let span = drive.span(ch);
+    let speech = match &a.speech {
+        Some(p) => Some(mien_runtime::Speech::from_file(
+            p,
+            &mien_runtime::speech::SpeechOptions::default(),
+            ch,
+        )?),
+        None => None,
+    };
+    let mut span = drive.span(ch);
+    if let Some(sp) = &speech {
+        span.1 = span.1.max(sp.span().1);
+    }
     let frames = match a.frames {
         Some(f) => f,
         None => {
@@ -121,21 +138,33 @@ pub fn run(a: &BakeArgs) -> Result<String> {
         lift: None,
     };
     let mut rt = Runtime::new(Arc::clone(&asset), &Device::Cpu, &options)?;
-    rt.instance_mut(0)?.set_drive(drive)?;
-    let name = if anim.name.is_empty() {
-        anim.kind.clone()
-    } else {
-        anim.name.clone()
+    let speech_report = speech.as_ref().map(|sp| sp.report().clone());
+    rt.instance_mut(0)?.set_drive(drive)?.set_speech(speech)?;
+    let name = match (&speech_report, anim.name.is_empty()) {
+        (Some(r), _) => r["label"].as_str().unwrap_or("speech").to_string(),
+        (None, true) => anim.kind.clone(),
+        (None, false) => anim.name.clone(),
     };
     let opts = BakeOptions {
         fps: a.fps,
         start_s: a.start,
         frames,
         name: format!("mien: {name}"),
-        take: serde_json::json!({"kind": anim.kind, "name": name}),
-        intervals: Vec::new(),
+        take: serde_json::json!({
+            "kind": if speech_report.is_some() { "speech" } else { anim.kind.as_str() },
+            "name": name,
+            "drive": anim.name,
+            "speech_file": speech_report.as_ref().map(|r| r["file"].clone()),
+            "speech_format": speech_report.as_ref().map(|r| r["format"].clone()),
+            "speech_duration_s": speech_report.as_ref().map(|r| r["duration_s"].clone()),
+        }),
+        intervals: speech_report
+            .as_ref()
+            .and_then(|r| r["intervals"].as_array().cloned())
+            .unwrap_or_default(),
         mappings: serde_json::json!({
-            "arkit": if anim.kind == "arkit" { "mien canonical ARKit-52 names, binding by name" } else { "" },
+            "arkit": "mien canonical ARKit-52 names (anim::canon), bound by name",
+            "visemes": if speech_report.is_some() { "mien 15-viseme set, ARPABET → viseme table (speech::viseme)" } else { "" },
         }),
     };
     let (bytes, rep) = bake(&mut rt, &source, &opts)?;

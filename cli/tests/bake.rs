@@ -69,3 +69,36 @@ fn a_take_bakes_and_bad_input_is_refused() {
         assert!(!bad.exists(), "{args:?} wrote {b}");
     }
 }
+
+/// A speech take (a Gentle alignment) bakes with its timing record: the label, the speech file's
+/// duration and every interval as read, and the mapping revisions.
+#[test]
+fn a_speech_take_records_its_intervals() {
+    let dir = tempfile::tempdir().unwrap();
+    let facecap = data("facecap/facecap.glb");
+    let gentle = data("gentle/lucier_golden.json");
+    let out = dir.path().join("speech.glb");
+    let r = mien(&[
+        "bake", "--character", facecap.to_str().unwrap(), "--speech", gentle.to_str().unwrap(),
+        "--frames", "60", "--out", out.to_str().unwrap(),
+    ]);
+    assert!(r.ok(), "{}", r.stderr);
+    let bytes = std::fs::read(&out).unwrap();
+    let jl = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
+    let json: serde_json::Value = serde_json::from_slice(&bytes[20..20 + jl]).unwrap();
+    let rec = &json["animations"].as_array().unwrap().last().unwrap()["extras"]["mien"];
+    assert_eq!(rec["take"]["kind"], "speech", "{rec}");
+    assert_eq!(rec["take"]["name"], "lucier_golden");
+    assert_eq!(rec["keys"], 60);
+    let iv = rec["intervals"].as_array().unwrap();
+    assert!(iv.len() > 100, "{} intervals", iv.len());
+    let mut last = 0.0;
+    for i in iv {
+        let (a, b) = (i["start_s"].as_f64().unwrap(), i["end_s"].as_f64().unwrap());
+        assert!(a >= last && b > a, "{i}");
+        last = b;
+    }
+    assert!(rec["mappings"]["visemes"].as_str().unwrap().contains("viseme"));
+    let v = mien(&["bake", "--verify", out.to_str().unwrap()]);
+    assert!(v.ok(), "{}", v.stderr);
+}

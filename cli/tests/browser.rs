@@ -406,7 +406,7 @@ fn validate(file: &Path) -> (u64, Vec<String>) {
 
 /// `mien bake` files pass the glTF-Validator with 0 errors and no warning the source file does not
 /// already have (Face Cap's KTX2 image, CesiumMan's skinned mesh under a transformed node): Face
-/// Cap with the Live Link take and CesiumMan walking.
+/// Cap with the Live Link take and with a Gentle alignment, CesiumMan walking.
 #[test]
 fn baked_takes_pass_the_gltf_validator() {
     if !ready() {
@@ -414,8 +414,10 @@ fn baked_takes_pass_the_gltf_validator() {
     }
     let dir = tempfile::tempdir().unwrap();
     let take = data("livelinkface/MySlate_3_Jason_Millers_iPhone.csv");
+    let gentle = data("gentle/lucier_golden.json");
     for (name, character, extra) in [
         ("facecap", data("facecap/facecap.glb"), vec!["--arkit", take.to_str().unwrap()]),
+        ("facecap-gentle", data("facecap/facecap.glb"), vec!["--speech", gentle.to_str().unwrap(), "--frames", "300"]),
         ("cesium", data("khronos/CesiumMan/CesiumMan_chromedays.glb"), vec![]),
     ] {
         let out = dir.path().join(format!("{name}.glb"));
@@ -441,7 +443,7 @@ fn baked_takes_pass_the_gltf_validator() {
 
 /// three.js (GLTFLoader + AnimationMixer, `browser/mixer.mjs`) plays mien's baked takes as mien
 /// does: Face Cap with the Live Link take (meshopt and KTX2 load through three's decoders) and
-/// CesiumMan walking, sampled at 20 times between and on the keys — every channel's morph weights,
+/// with a Gentle alignment (the first 10 s), CesiumMan walking, sampled at 20 times between and on the keys — every channel's morph weights,
 /// rotation (up to sign) and translation within 1e-5 of mien's runtime playing the same file.
 #[test]
 fn three_js_plays_baked_takes_as_mien_does() {
@@ -452,8 +454,10 @@ fn three_js_plays_baked_takes_as_mien_does() {
     }
     let dir = tempfile::tempdir().unwrap();
     let take = data("livelinkface/MySlate_3_Jason_Millers_iPhone.csv");
+    let gentle = data("gentle/lucier_golden.json");
     for (name, character, extra) in [
         ("facecap", data("facecap/facecap.glb"), vec!["--arkit", take.to_str().unwrap()]),
+        ("facecap-gentle", data("facecap/facecap.glb"), vec!["--speech", gentle.to_str().unwrap(), "--frames", "300"]),
         ("cesium", data("khronos/CesiumMan/CesiumMan_chromedays.glb"), vec![]),
     ] {
         let out = dir.path().join(format!("{name}.glb"));

@@ -147,6 +147,20 @@ impl Speech {
             "format": format.name(),
             "label": file.label(),
             "segments": file.segments().len(),
+            "duration_s": file.duration(),
+            // Every interval as read (utterance seconds; the media time adds the offset).
+            "intervals": file
+                .segments()
+                .iter()
+                .map(|g| serde_json::json!({
+                    "start_s": g.start,
+                    "end_s": g.end,
+                    "unit": match &g.unit {
+                        mien_core::io::speech::utterance::Unit::Phoneme(p) => p.clone(),
+                        mien_core::io::speech::utterance::Unit::Viseme(v) => format!("{v:?}"),
+                    },
+                }))
+                .collect::<Vec<_>>(),
             "sampler": format!("{:?}", options.sampler).to_lowercase(),
             "audio_offset_s": origin,
             "span_s": [a, b],
