@@ -43,6 +43,12 @@ pub struct BakeArgs {
     #[arg(long, default_value_t = 0.0)]
     pub start: f64,
 
+    /// Reduce keys: drop those LINEAR interpolation reproduces within WEIGHT (morph weights;
+    /// metres for translations, also scales) and DEGREES (rotations), e.g. `0.005,0.25`. Default:
+    /// a key at every frame.
+    #[arg(long, value_name = "WEIGHT,DEGREES", value_delimiter = ',', allow_negative_numbers = true)]
+    pub tolerance: Option<Vec<f64>>,
+
     /// Keys (default: the take's span at --fps).
     #[arg(long)]
     pub frames: Option<u32>,
@@ -145,7 +151,24 @@ pub fn run(a: &BakeArgs) -> Result<String> {
         (None, true) => anim.kind.clone(),
         (None, false) => anim.name.clone(),
     };
+    let tolerance = match a.tolerance.as_deref() {
+        Some([w, d]) => {
+            if !(w.is_finite() && *w >= 0.0 && *w <= 1.0 && d.is_finite() && *d >= 0.0 && *d <= 45.0) {
+                bail!("--tolerance {w},{d}: a weight from 0 to 1 and an angle from 0 to 45 degrees");
+            }
+            Some(mien_runtime::bake::Tolerance {
+                value: *w as f32,
+                angle_rad: d.to_radians() as f32,
+            })
+        }
+        Some(other) => bail!(
+            "--tolerance: two values, WEIGHT,DEGREES (e.g. 0.005,0.25), not {}",
+            other.len()
+        ),
+        None => None,
+    };
     let opts = BakeOptions {
+        tolerance,
         fps: a.fps,
         start_s: a.start,
         frames,
@@ -190,7 +213,7 @@ pub fn run(a: &BakeArgs) -> Result<String> {
             .with_context(|| format!("cannot write {}", p.display()))?;
     }
     Ok(format!(
-        "{}: {} baked into {} — {} keys at {} fps ({:.3}–{:.3} s), {} weight channels, {} joint channels, {} bytes\n",
+        "{}: {} baked into {} — {} keys at {} fps ({:.3}–{:.3} s), {} weight channels, {} joint channels, {} keys written, {} bytes\n",
         out.display(),
         name,
         character.display(),
@@ -200,6 +223,7 @@ pub fn run(a: &BakeArgs) -> Result<String> {
         a.start + f64::from(frames - 1) / a.fps,
         rep.weight_channels,
         rep.transform_channels,
+        rep.keys_written,
         rep.bytes
     ) + &curves_text
         .iter()

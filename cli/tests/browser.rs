@@ -419,6 +419,7 @@ fn baked_takes_pass_the_gltf_validator() {
         ("facecap", data("facecap/facecap.glb"), vec!["--arkit", take.to_str().unwrap()]),
         ("facecap-gentle", data("facecap/facecap.glb"), vec!["--speech", gentle.to_str().unwrap(), "--frames", "300"]),
         ("cesium", data("khronos/CesiumMan/CesiumMan_chromedays.glb"), vec![]),
+        ("cesium-reduced", data("khronos/CesiumMan/CesiumMan_chromedays.glb"), vec!["--tolerance", "0.001,0.1"]),
     ] {
         let out = dir.path().join(format!("{name}.glb"));
         let o = Command::new(bin())
@@ -443,7 +444,8 @@ fn baked_takes_pass_the_gltf_validator() {
 
 /// three.js (GLTFLoader + AnimationMixer, `browser/mixer.mjs`) plays mien's baked takes as mien
 /// does: Face Cap with the Live Link take (meshopt and KTX2 load through three's decoders) and
-/// with a Gentle alignment (the first 10 s), CesiumMan walking, sampled at 20 times between and on the keys — every channel's morph weights,
+/// with a Gentle alignment (the first 10 s), CesiumMan walking (every key, and reduced: each
+/// channel with its own key times), sampled at 20 times between and on the keys — every channel's morph weights,
 /// rotation (up to sign) and translation within 1e-5 of mien's runtime playing the same file.
 #[test]
 fn three_js_plays_baked_takes_as_mien_does() {
@@ -459,6 +461,7 @@ fn three_js_plays_baked_takes_as_mien_does() {
         ("facecap", data("facecap/facecap.glb"), vec!["--arkit", take.to_str().unwrap()]),
         ("facecap-gentle", data("facecap/facecap.glb"), vec!["--speech", gentle.to_str().unwrap(), "--frames", "300"]),
         ("cesium", data("khronos/CesiumMan/CesiumMan_chromedays.glb"), vec![]),
+        ("cesium-reduced", data("khronos/CesiumMan/CesiumMan_chromedays.glb"), vec!["--tolerance", "0.001,0.1"]),
     ] {
         let out = dir.path().join(format!("{name}.glb"));
         let o = Command::new(bin())

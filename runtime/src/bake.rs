@@ -9,7 +9,9 @@
 //! weights are not all zero in some frame, and the local translation, rotation and scale of every
 //! node that leaves its rest value in some frame (joints the clip or the head motion moves). Keys
 //! at every frame, LINEAR, so at the key times an engine's pose equals mien's; rotations are kept
-//! in one hemisphere from key to key (the shortest slerp).
+//! in one hemisphere from key to key (the shortest slerp). With a [`Tolerance`] each channel keeps
+//! only the keys interpolation cannot reproduce within it (Ramer–Douglas–Peucker; every sampled
+//! key stays within the bound), recorded in the record.
 //!
 //! **The record** (seed 002's timing record and fingerprint), in the animation's
 //! `extras.mien`: the take (kind, label), its media origin and duration, the key rate and count,
@@ -22,8 +24,9 @@
 use std::sync::Arc;
 
 use glam::Quat;
+pub use mien_core::io::gltf::bake::Tolerance;
 use mien_core::io::gltf::bake::{
-    BakedAnimation, BakedTrack, TrackPath, append_animation, bake_records,
+    BakedAnimation, BakedTrack, TrackPath, append_animation, bake_records, reduce,
 };
 use mien_core::rig::fingerprint::{PartFingerprint, fnv1a64};
 use mien_core::rig::{Character, FrameControls, RigControls};
@@ -49,6 +52,9 @@ pub struct BakeOptions {
     pub intervals: Vec<Value>,
     /// Mapping revisions used (`{"arkit": "...", "visemes": "..."}`).
     pub mappings: Value,
+    /// Drop keys that interpolation reproduces within this bound
+    /// ([`mien_core::io::gltf::bake::reduce`]); `None` keeps every key.
+    pub tolerance: Option<Tolerance>,
 }
 
 /// Version of the record layout in `extras.mien`.
@@ -88,8 +94,10 @@ fn part_json(ch: &Character, mesh: usize) -> Value {
 /// What a bake wrote.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct BakeReport {
-    /// Keys per channel.
+    /// Keys sampled per channel.
     pub keys: u32,
+    /// Keys written over all channels (after reduction; `keys × channels` without).
+    pub keys_written: u64,
     /// `weights` channels (mesh nodes).
     pub weight_channels: u32,
     /// Translation, rotation and scale channels (nodes).
@@ -118,6 +126,14 @@ pub fn bake(rt: &mut Runtime, source: &[u8], opts: &BakeOptions) -> Result<(Vec<
                 "start {} s, {} frames: the start must be ≥ 0 s and there must be a frame",
                 opts.start_s, opts.frames
             ),
+        ));
+    }
+    if let Some(t) = opts.tolerance
+        && !(t.value.is_finite() && t.value >= 0.0 && t.angle_rad.is_finite() && t.angle_rad >= 0.0)
+    {
+        return Err(Error::invalid(
+            "bake tolerance",
+            format!("{} (values), {} rad: must be finite and ≥ 0", t.value, t.angle_rad),
         ));
     }
     let asset = Arc::clone(rt.asset());
@@ -162,6 +178,7 @@ pub fn bake(rt: &mut Runtime, source: &[u8], opts: &BakeOptions) -> Result<(Vec<
                 path: TrackPath::Translation,
                 width: 3,
                 values: locals.iter().flat_map(|l| l[n].translation.to_array()).collect(),
+                times: None,
             });
         }
         if moved(&|l| l.rotation != r.rotation) {
@@ -180,6 +197,7 @@ pub fn bake(rt: &mut Runtime, source: &[u8], opts: &BakeOptions) -> Result<(Vec<
                 path: TrackPath::Rotation,
                 width: 4,
                 values,
+                times: None,
             });
         }
         if moved(&|l| l.scale != r.scale) {
@@ -188,6 +206,7 @@ pub fn bake(rt: &mut Runtime, source: &[u8], opts: &BakeOptions) -> Result<(Vec<
                 path: TrackPath::Scale,
                 width: 3,
                 values: locals.iter().flat_map(|l| l[n].scale.to_array()).collect(),
+                times: None,
             });
         }
     }
@@ -206,6 +225,7 @@ pub fn bake(rt: &mut Runtime, source: &[u8], opts: &BakeOptions) -> Result<(Vec<
             path: TrackPath::Weights,
             width: inst.target_count as usize,
             values: weights.iter().flat_map(|w| w[a..b].iter().copied()).collect(),
+            times: None,
         });
         report.weight_channels += 1;
     }
@@ -231,12 +251,24 @@ pub fn bake(rt: &mut Runtime, source: &[u8], opts: &BakeOptions) -> Result<(Vec<
         "parts": parts,
     });
     record["record_fnv1a64"] = json!(hex(record_hash(&record)));
-    let anim = BakedAnimation {
+    if let Some(t) = opts.tolerance {
+        record["tolerance"] = json!({"value": t.value, "angle_rad": t.angle_rad});
+        record["record_fnv1a64"] = json!(hex(record_hash(&record)));
+    }
+    let mut anim = BakedAnimation {
         name: opts.name.clone(),
         times,
         tracks,
         extras: json!({ "mien": record }),
     };
+    if let Some(t) = opts.tolerance {
+        anim = reduce(&anim, t);
+    }
+    report.keys_written = anim
+        .tracks
+        .iter()
+        .map(|t| t.times.as_ref().map_or(anim.times.len(), Vec::len) as u64)
+        .sum();
     let bytes = append_animation(source, asset.source(), &anim)?;
     report.bytes = bytes.len() as u64;
     Ok((bytes, report))

@@ -36,6 +36,7 @@ fn round_trip(file: &Path, frames: u32, setup: &dyn Fn(&mut Runtime)) -> Vec<u8>
         take: serde_json::json!({"kind": "test", "name": "test"}),
         intervals: Vec::new(),
         mappings: serde_json::json!({}),
+        tolerance: None,
     };
     let mut rt = runtime(&asset);
     setup(&mut rt);
@@ -162,6 +163,7 @@ fn verify_refuses_an_edited_bake_naming_what_changed() {
         take: serde_json::json!({"kind": "arkit", "name": "test"}),
         intervals: Vec::new(),
         mappings: serde_json::json!({}),
+        tolerance: None,
     };
     let (bytes, _) = bake(&mut rt, &std::fs::read(&file).unwrap(), &opts).unwrap();
     let ok = verify(&bytes, "baked.glb").unwrap();
@@ -264,4 +266,70 @@ fn arkit_curves_round_trip_through_mien_readers() {
     let mut odd = c.clone();
     odd.fps = 29.0;
     assert!(mien_core::io::curves::livelink_csv(&odd).is_err());
+}
+
+/// Key reduction within a stated bound: Face Cap's Live Link bake reduced at 0.01 (weights) and
+/// 0.5° (rotations) writes fewer keys (360 → 182: the weights track keeps a key wherever any of
+/// its 52 targets would stray), and played back at every sampled frame each weight is
+/// within 0.01 and each rotation within 0.5° of the full bake's.
+#[test]
+fn reduced_keys_stay_within_the_tolerance() {
+    use mien_runtime::bake::Tolerance;
+    let file = data("facecap/facecap.glb");
+    let take = data("livelinkface/MySlate_3_Jason_Millers_iPhone.csv");
+    let asset = Arc::new(Asset::load(&file).unwrap());
+    let source = std::fs::read(&file).unwrap();
+    let tol = Tolerance {
+        value: 0.01,
+        angle_rad: 0.5f32.to_radians(),
+    };
+    let bake_with = |tolerance: Option<Tolerance>| {
+        let mut rt = runtime(&asset);
+        rt.instance_mut(0).unwrap().play_livelink_csv(&take).unwrap();
+        let opts = BakeOptions {
+            fps: 30.0,
+            start_s: 0.0,
+            frames: 120,
+            name: "mien take".into(),
+            take: serde_json::json!({"kind": "arkit", "name": "test"}),
+            intervals: Vec::new(),
+            mappings: serde_json::json!({}),
+            tolerance,
+        };
+        bake(&mut rt, &source, &opts).unwrap()
+    };
+    let (full, rf) = bake_with(None);
+    let (small, rs) = bake_with(Some(tol));
+    eprintln!("keys written: {} → {}", rf.keys_written, rs.keys_written);
+    assert!(rs.keys_written * 4 < rf.keys_written * 3, "{rs:?} vs {rf:?}");
+    let load = |bytes: &[u8], name: &str| {
+        let dir = std::env::temp_dir().join(format!("mien-bake-reduce-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join(name);
+        std::fs::write(&p, bytes).unwrap();
+        let a = Arc::new(Asset::load(&p).unwrap());
+        std::fs::remove_file(&p).ok();
+        let mut rt = runtime(&a);
+        rt.instance_mut(0).unwrap().play_clip("mien take").unwrap();
+        rt
+    };
+    let (mut a, mut b) = (load(&full, "full.glb"), load(&small, "small.glb"));
+    let (mut dw, mut dq) = (0.0f32, 0.0f32);
+    for f in 0..120 {
+        let t = f64::from(f) / 30.0;
+        a.update(t).unwrap();
+        b.update(t).unwrap();
+        let (pa, pb) = (a.instance(0).unwrap().pose().clone(), b.instance(0).unwrap().pose().clone());
+        for (wa, wb) in pa.weights.iter().zip(&pb.weights) {
+            for (x, y) in wa.iter().zip(wb) {
+                dw = dw.max((x - y).abs());
+            }
+        }
+        for (la, lb) in pa.locals.iter().zip(&pb.locals) {
+            dq = dq.max(la.rotation.angle_between(lb.rotation));
+        }
+    }
+    eprintln!("largest differences: weight {dw}, rotation {} deg", dq.to_degrees());
+    assert!(dw <= 0.01 + 1e-6, "weight {dw}");
+    assert!(dq <= 0.5f32.to_radians() + 1e-4, "rotation {dq} rad");
 }

@@ -54,6 +54,92 @@ pub struct BakedTrack {
     pub width: usize,
     /// `(keys × width,)`, key-major.
     pub values: Vec<f32>,
+    /// This track's own key times `(K',)` after [`reduce`] (a subset of the animation's), or
+    /// `None` for the animation's.
+    pub times: Option<Vec<f32>>,
+}
+
+/// How far a reduced track may stray from the sampled keys it drops ([`reduce`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Tolerance {
+    /// Morph weights, translations and scales: largest absolute difference per component
+    /// (weights unitless, translations metres).
+    pub value: f32,
+    /// Rotations: largest angle between the interpolated and the sampled rotation, radians.
+    pub angle_rad: f32,
+}
+
+/// The largest error of interpolating `values` linearly (or by slerp for rotations) from key `a`
+/// to key `b` at the keys strictly between, and where it is.
+fn segment_error(
+    times: &[f32],
+    values: &[f32],
+    width: usize,
+    rotation: bool,
+    a: usize,
+    b: usize,
+) -> (f32, usize) {
+    let at = |k: usize| &values[k * width..(k + 1) * width];
+    let mut worst = (0.0f32, a);
+    for k in a + 1..b {
+        let u = f64::from(times[k] - times[a]) / f64::from(times[b] - times[a]);
+        let e = if rotation {
+            let q = |k: usize| glam::DQuat::from_slice(&at(k).iter().map(|&x| f64::from(x)).collect::<Vec<_>>());
+            let s = q(a).slerp(q(b), u);
+            let d = s.dot(q(k)).abs().min(1.0);
+            (2.0 * d.acos()) as f32
+        } else {
+            at(a)
+                .iter()
+                .zip(at(b))
+                .zip(at(k))
+                .map(|((&x, &y), &v)| ((f64::from(x) + u * f64::from(y - x)) - f64::from(v)).abs() as f32)
+                .fold(0.0, f32::max)
+        };
+        if e > worst.0 {
+            worst = (e, k);
+        }
+    }
+    worst
+}
+
+/// `anim` with each track's keys reduced (Ramer–Douglas–Peucker over time): a key is dropped only
+/// when interpolating between the kept keys reproduces it within `tol` (every component for
+/// weights, translations and scales; the rotation angle for rotations), so every sampled key is
+/// within the tolerance; the first and last keys are kept. Tracks get their own times.
+pub fn reduce(anim: &BakedAnimation, tol: Tolerance) -> BakedAnimation {
+    let times = &anim.times;
+    let mut out = anim.clone();
+    for t in &mut out.tracks {
+        let n = times.len();
+        if n <= 2 {
+            continue;
+        }
+        let rotation = t.path == TrackPath::Rotation;
+        let limit = if rotation { tol.angle_rad } else { tol.value };
+        let mut keep = vec![false; n];
+        keep[0] = true;
+        keep[n - 1] = true;
+        let mut stack = vec![(0usize, n - 1)];
+        while let Some((a, b)) = stack.pop() {
+            if b <= a + 1 {
+                continue;
+            }
+            let (e, k) = segment_error(times, &t.values, t.width, rotation, a, b);
+            if e > limit {
+                keep[k] = true;
+                stack.push((a, k));
+                stack.push((k, b));
+            }
+        }
+        let kept: Vec<usize> = (0..n).filter(|&k| keep[k]).collect();
+        t.values = kept
+            .iter()
+            .flat_map(|&k| t.values[k * t.width..(k + 1) * t.width].to_vec())
+            .collect();
+        t.times = Some(kept.iter().map(|&k| times[k]).collect());
+    }
+    out
 }
 
 /// An animation to bake: key times `(K,)` seconds (strictly increasing), the tracks, and extras
@@ -127,10 +213,18 @@ fn check(anim: &BakedAnimation, root: &Value) -> Result<()> {
                 format!("{} values per key where the file needs {want}", t.width),
             ));
         }
-        if t.values.len() != k * t.width {
+        let keys = t.times.as_ref().map_or(k, Vec::len);
+        if let Some(tt) = &t.times
+            && (tt.is_empty()
+                || tt.iter().any(|x| !x.is_finite())
+                || tt.windows(2).any(|w| w[1] <= w[0]))
+        {
+            return Err(invalid(&what, "its own key times must be finite and increase strictly".into()));
+        }
+        if t.values.len() != keys * t.width {
             return Err(invalid(
                 &what,
-                format!("{} values for {k} keys × {}", t.values.len(), t.width),
+                format!("{} values for {keys} keys × {}", t.values.len(), t.width),
             ));
         }
         if let Some(i) = t.values.iter().position(|v| !v.is_finite()) {
@@ -215,18 +309,29 @@ pub fn append_animation(source: &[u8], file: &str, anim: &BakedAnimation) -> Res
             }
         }
     };
-    let k = anim.times.len();
-    let tv = add_view(&mut bin, &mut root, &anim.times);
-    let input = add_accessor(
-        &mut root,
-        json!({
-            "bufferView": tv, "componentType": 5126, "count": k, "type": "SCALAR",
-            "min": [anim.times[0]], "max": [anim.times[k - 1]],
-        }),
-    );
     let mut samplers = Vec::new();
     let mut channels = Vec::new();
+    // Tracks with their own key times (after `reduce`) get their own inputs; equal time lists
+    // share one.
+    let mut inputs: Vec<(Vec<f32>, usize)> = Vec::new();
     for t in &anim.tracks {
+        let times = t.times.as_ref().unwrap_or(&anim.times);
+        let input = match inputs.iter().find(|(tt, _)| tt == times) {
+            Some((_, i)) => *i,
+            None => {
+                let tv = add_view(&mut bin, &mut root, times);
+                let i = add_accessor(
+                    &mut root,
+                    json!({
+                        "bufferView": tv, "componentType": 5126, "count": times.len(),
+                        "type": "SCALAR", "min": [times[0]], "max": [times[times.len() - 1]],
+                    }),
+                );
+                inputs.push((times.clone(), i));
+                i
+            }
+        };
+        let k = times.len();
         let v = add_view(&mut bin, &mut root, &t.values);
         let (ty, count) = match t.path {
             TrackPath::Translation | TrackPath::Scale => ("VEC3", k),
