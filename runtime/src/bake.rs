@@ -107,11 +107,14 @@ pub struct BakeReport {
 }
 
 /// Sample instance 0 of `rt` and append the take to `source`, the bytes of the character's GLB
-/// (the file `rt`'s asset was loaded from).
+/// (the file `rt`'s asset was loaded from). A linear head (`.aosrig`) has no GLB: it is exported
+/// as one first ([`mien_core::gnm::export::pack_to_glb`]: its basis as targets, its eyes as
+/// joints; `source` is not read) and the take's coefficients, gaze and joint turns are baked onto
+/// it.
 ///
 /// # Errors
-/// Options out of domain; a linear head (its pack has no glTF to bake into); a `source` that is
-/// not the asset's GLB (another node count); the runtime's frame errors; the writer's refusals.
+/// Options out of domain; a `source` that is not the asset's GLB (another node count); a pack
+/// the export refuses; the runtime's frame errors; the writer's refusals.
 pub fn bake(rt: &mut Runtime, source: &[u8], opts: &BakeOptions) -> Result<(Vec<u8>, BakeReport)> {
     if !(opts.fps.is_finite() && opts.fps > 0.0) {
         return Err(Error::invalid(
@@ -138,10 +141,7 @@ pub fn bake(rt: &mut Runtime, source: &[u8], opts: &BakeOptions) -> Result<(Vec<
     }
     let asset = Arc::clone(rt.asset());
     let Some(rig) = asset.rig() else {
-        return Err(Error::invalid(
-            asset.source(),
-            "a linear head pack has no glTF to bake a take into",
-        ));
+        return bake_linear_head(rt, opts);
     };
     let ch = asset.character();
     // A VRM's expression control node is mien's own, appended last: not in the file.
@@ -374,4 +374,132 @@ pub fn verify(bytes: &[u8], file: &str) -> Result<VerifyReport> {
         report.takes.push(name.clone());
     }
     Ok(report)
+}
+
+/// The linear-head branch of [`bake`]: export the pack, then key its coefficients as the mesh's
+/// weights, each eye's gaze as its eye joint's rotation `Q·R·Q⁻¹`, and the pack joints' local
+/// transforms where the take turns them.
+fn bake_linear_head(rt: &mut Runtime, opts: &BakeOptions) -> Result<(Vec<u8>, BakeReport)> {
+    use mien_core::gnm::export::pack_to_glb;
+    use mien_core::gnm::forward::{eye_rotation, from_row_major};
+    let asset = Arc::clone(rt.asset());
+    let Some(pack) = asset.pack() else {
+        return Err(Error::invalid(asset.source(), "neither a rig nor a linear head"));
+    };
+    let out = pack_to_glb(pack, asset.source())?;
+    let ch = mien_core::io::gltf::import_gltf_bytes(&out.glb, None, asset.source())?;
+    let e = pack.coeff_count();
+    let joints = &pack.header.joints;
+    let rest: Vec<glam::Mat4> = pack.rest_world.iter().map(from_row_major).collect();
+    let k = opts.frames as usize;
+    let (mut times, mut coeffs, mut eyes, mut locals) = (
+        Vec::with_capacity(k),
+        Vec::with_capacity(k * e),
+        [Vec::with_capacity(4 * k), Vec::with_capacity(4 * k)],
+        Vec::with_capacity(k),
+    );
+    for f in 0..opts.frames {
+        let t = opts.start_s + f64::from(f) / opts.fps;
+        rt.update(t)
+            .with_context(|| format!("baking frame {f} at {t} s"))?;
+        let Some((head_ext, world)) = rt.head_inputs(0) else {
+            return Err(Error::invalid(asset.source(), "no linear-head inputs for instance 0"));
+        };
+        let (c, gaze) = head_ext.split_at(e);
+        times.push(t as f32);
+        coeffs.extend_from_slice(c);
+        for i in 0..2 {
+            let r = eye_rotation(gaze[2 * i], gaze[2 * i + 1]);
+            let q = (out.eye_frame * r * out.eye_frame.inverse()).normalize();
+            eyes[i].extend_from_slice(&q.to_array());
+        }
+        locals.push(
+            joints
+                .iter()
+                .enumerate()
+                .map(|(j, pj)| {
+                    let l = if pj.parent >= 0 {
+                        world[pj.parent as usize].inverse() * world[j]
+                    } else {
+                        world[j]
+                    };
+                    l.to_scale_rotation_translation()
+                })
+                .collect::<Vec<_>>(),
+        );
+    }
+    let mut tracks = vec![BakedTrack {
+        node: out.mesh_node,
+        path: TrackPath::Weights,
+        width: e,
+        values: coeffs,
+        times: None,
+    }];
+    for (i, values) in eyes.into_iter().enumerate() {
+        tracks.push(BakedTrack {
+            node: out.eye_nodes[i],
+            path: TrackPath::Rotation,
+            width: 4,
+            values,
+            times: None,
+        });
+    }
+    // Pack joints the take turns (head motion's overrides): their local rotation and translation.
+    for (j, pj) in joints.iter().enumerate() {
+        let rest_local = if pj.parent >= 0 {
+            rest[pj.parent as usize].inverse() * rest[j]
+        } else {
+            rest[j]
+        };
+        let (_, r0, _) = rest_local.to_scale_rotation_translation();
+        if locals.iter().all(|l| l[j].1.angle_between(r0) < 1e-6) {
+            continue;
+        }
+        tracks.push(BakedTrack {
+            node: j,
+            path: TrackPath::Rotation,
+            width: 4,
+            values: locals.iter().flat_map(|l| l[j].1.normalize().to_array()).collect(),
+            times: None,
+        });
+    }
+    let mut report = BakeReport {
+        keys: opts.frames,
+        weight_channels: 1,
+        transform_channels: (tracks.len() - 1) as u32,
+        ..Default::default()
+    };
+    let mut record = json!({
+        "version": RECORD_VERSION,
+        "take": opts.take,
+        "origin_s": opts.start_s,
+        "duration_s": f64::from(opts.frames - 1) / opts.fps,
+        "fps": opts.fps,
+        "keys": opts.frames,
+        "intervals": opts.intervals,
+        "mappings": opts.mappings,
+        "linear_head": asset.source(),
+        "parts": [part_json(&ch, 0)],
+    });
+    if let Some(t) = opts.tolerance {
+        record["tolerance"] = json!({"value": t.value, "angle_rad": t.angle_rad});
+    }
+    record["record_fnv1a64"] = json!(hex(record_hash(&record)));
+    let mut anim = BakedAnimation {
+        name: opts.name.clone(),
+        times,
+        tracks,
+        extras: json!({ "mien": record }),
+    };
+    if let Some(t) = opts.tolerance {
+        anim = reduce(&anim, t);
+    }
+    report.keys_written = anim
+        .tracks
+        .iter()
+        .map(|t| t.times.as_ref().map_or(anim.times.len(), Vec::len) as u64)
+        .sum();
+    let bytes = append_animation(&out.glb, asset.source(), &anim)?;
+    report.bytes = bytes.len() as u64;
+    Ok((bytes, report))
 }

@@ -557,6 +557,13 @@ impl Runtime {
         self.engine.posed_cpu(i)
     }
 
+    /// A linear head's inputs of instance `i` for the last frame: head_ext `(E+4,)` (coefficients,
+    /// then the eyes' pitch and yaw, radians) and the pack's joint world matrices `(J,)`; `None`
+    /// for a rig or an instance out of range.
+    pub fn head_inputs(&self, i: usize) -> Option<(&[f32], &[Mat4])> {
+        Some((self.head_ext.get(i)?.as_slice(), self.joints.get(i)?.as_slice()))
+    }
+
     /// The rest pose's positions of instance 0 `(V,3)`, metres.
     pub fn rest_positions(&self) -> &[[f32; 3]] {
         &self.rest_positions

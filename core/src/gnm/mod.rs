@@ -9,6 +9,7 @@ pub mod backend;
 pub mod bake;
 mod check;
 pub mod controls;
+pub mod export;
 pub mod forward;
 pub mod frame;
 pub mod layout;
