@@ -49,6 +49,13 @@ pub struct BakeArgs {
     #[arg(long, value_name = "WEIGHT,DEGREES", value_delimiter = ',', allow_negative_numbers = true)]
     pub tolerance: Option<Vec<f64>>,
 
+    /// A game-face LOD of N triangles in all: the facial parts (meshes with morph targets) kept
+    /// whole, 32 reserved for every other part, the rest shared out and reduced with
+    /// meshoptimizer's simplifier (borders locked). Refused below 128 with a face, or when it
+    /// cannot be met, before anything is written.
+    #[arg(long, value_name = "TRIANGLES")]
+    pub lod: Option<u64>,
+
     /// Keys (default: the take's span at --fps).
     #[arg(long)]
     pub frames: Option<u32>,
@@ -191,6 +198,14 @@ pub fn run(a: &BakeArgs) -> Result<String> {
         }),
     };
     let (bytes, rep) = bake(&mut rt, &source, &opts)?;
+    let (bytes, lod) = match a.lod {
+        Some(n) => {
+            let ch = mien_core::io::gltf::import_gltf_bytes(&bytes, None, &out.display().to_string())?;
+            let (b, r) = mien_core::io::gltf::lod::apply_lod(&bytes, &ch, n, &out.display().to_string())?;
+            (b, Some(r))
+        }
+        None => (bytes, None),
+    };
     // The curves are made (and refused) before anything is written.
     let mut curves_text = Vec::new();
     if a.csv.is_some() || a.json.is_some() {
@@ -225,7 +240,18 @@ pub fn run(a: &BakeArgs) -> Result<String> {
         rep.transform_channels,
         rep.keys_written,
         rep.bytes
-    ) + &curves_text
+    ) + &lod
+        .map(|r| {
+            format!(
+                "  LOD: {} triangles of a budget of {} ({} facial, kept whole; {} parts reduced)\n",
+                r.total,
+                r.budget,
+                r.facial,
+                r.parts.iter().filter(|p| p.after < p.before).count()
+            )
+        })
+        .unwrap_or_default()
+        + &curves_text
         .iter()
         .map(|(p, _)| format!("{}: the take's ARKit-52 curves, {frames} frames\n", p.display()))
         .collect::<String>())

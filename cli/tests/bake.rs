@@ -102,3 +102,60 @@ fn a_speech_take_records_its_intervals() {
     let v = mien(&["bake", "--verify", out.to_str().unwrap()]);
     assert!(v.ok(), "{}", v.stderr);
 }
+
+/// Game-face LODs: the Ready Player Me avatar at 21,500 triangles keeps its facial parts (every
+/// mesh with morph targets) byte for byte — the bake still verifies — and reduces the rest under
+/// the budget; CesiumMan (no face) comes to at most 1,500; a budget under 128 with a face, or one
+/// below the facial parts plus 32 per other part, is refused with nothing written; two LODs of one
+/// character share the facial fingerprints.
+#[test]
+fn lods_keep_the_face_and_meet_the_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let rpm = data("avatars/rpm_male.glb");
+    let cesium = data("khronos/CesiumMan/CesiumMan_chromedays.glb");
+    let triangles = |p: &std::path::Path| -> u64 {
+        let ch = mien_core::io::gltf::import_gltf(p).unwrap();
+        ch.meshes
+            .iter()
+            .flat_map(|m| &m.primitives)
+            .map(|p| (p.indices.len() / 3) as u64)
+            .sum()
+    };
+    let record = |p: &std::path::Path| -> serde_json::Value {
+        let bytes = std::fs::read(p).unwrap();
+        let jl = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
+        let json: serde_json::Value = serde_json::from_slice(&bytes[20..20 + jl]).unwrap();
+        json["animations"].as_array().unwrap().last().unwrap()["extras"]["mien"]["parts"].clone()
+    };
+    let mut parts = Vec::new();
+    for budget in ["21500", "22000"] {
+        let out = dir.path().join(format!("rpm-{budget}.glb"));
+        let r = mien(&[
+            "bake", "--character", rpm.to_str().unwrap(), "--frames", "5", "--lod", budget,
+            "--out", out.to_str().unwrap(),
+        ]);
+        assert!(r.ok(), "{}", r.stderr);
+        assert!(triangles(&out) <= budget.parse().unwrap(), "{}", triangles(&out));
+        assert!(triangles(&out) < triangles(&rpm));
+        let v = mien(&["bake", "--verify", out.to_str().unwrap()]);
+        assert!(v.ok(), "{}", v.stderr);
+        parts.push(record(&out));
+    }
+    assert_eq!(parts[0], parts[1], "two LODs share the facial fingerprints");
+    let out = dir.path().join("cesium.glb");
+    let r = mien(&[
+        "bake", "--character", cesium.to_str().unwrap(), "--lod", "1500", "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(r.ok(), "{}", r.stderr);
+    assert!(triangles(&out) <= 1500 && triangles(&cesium) > 1500);
+    for (budget, says) in [("100", "at least 128"), ("5000", "cannot be met")] {
+        let bad = dir.path().join("bad.glb");
+        let r = mien(&[
+            "bake", "--character", rpm.to_str().unwrap(), "--frames", "5", "--lod", budget,
+            "--out", bad.to_str().unwrap(),
+        ]);
+        assert!(!r.ok() && r.stderr.contains(says), "{budget}: {}", r.stderr);
+        assert!(!bad.exists());
+    }
+}

@@ -418,7 +418,8 @@ fn validate(file: &Path) -> (u64, Vec<String>) {
 /// `mien bake` files pass the glTF-Validator with 0 errors and no warning the source file does not
 /// already have (Face Cap's KTX2 image, CesiumMan's skinned mesh under a transformed node): Face
 /// Cap with the Live Link take and with a Gentle alignment, CesiumMan walking, the ICT-FaceKit
-/// linear head with the Live Link take (exported as a morph-target glTF with eye joints).
+/// linear head with the Live Link take (exported as a morph-target glTF with eye joints), and
+/// game-face LODs (Ready Player Me at 21,500 triangles, CesiumMan at 1,500).
 #[test]
 fn baked_takes_pass_the_gltf_validator() {
     if !ready() {
@@ -433,6 +434,8 @@ fn baked_takes_pass_the_gltf_validator() {
         ("facecap-gentle", data("facecap/facecap.glb"), vec!["--speech", gentle.to_str().unwrap(), "--frames", "300"]),
         ("cesium", data("khronos/CesiumMan/CesiumMan_chromedays.glb"), vec![]),
         ("ict-pack", ict.clone(), vec!["--arkit", take.to_str().unwrap()]),
+        ("rpm-lod", data("avatars/rpm_male.glb"), vec!["--arkit", take.to_str().unwrap(), "--frames", "30", "--lod", "21500"]),
+        ("cesium-lod", data("khronos/CesiumMan/CesiumMan_chromedays.glb"), vec!["--lod", "1500"]),
         ("cesium-reduced", data("khronos/CesiumMan/CesiumMan_chromedays.glb"), vec!["--tolerance", "0.001,0.1"]),
     ] {
         let out = dir.path().join(format!("{name}.glb"));
@@ -481,6 +484,8 @@ fn three_js_plays_baked_takes_as_mien_does() {
         ("facecap-gentle", data("facecap/facecap.glb"), vec!["--speech", gentle.to_str().unwrap(), "--frames", "300"]),
         ("cesium", data("khronos/CesiumMan/CesiumMan_chromedays.glb"), vec![]),
         ("ict-pack", ict.clone(), vec!["--arkit", take.to_str().unwrap()]),
+        ("rpm-lod", data("avatars/rpm_male.glb"), vec!["--arkit", take.to_str().unwrap(), "--frames", "30", "--lod", "21500"]),
+        ("cesium-lod", data("khronos/CesiumMan/CesiumMan_chromedays.glb"), vec!["--lod", "1500"]),
         ("cesium-reduced", data("khronos/CesiumMan/CesiumMan_chromedays.glb"), vec!["--tolerance", "0.001,0.1"]),
     ] {
         let out = dir.path().join(format!("{name}.glb"));

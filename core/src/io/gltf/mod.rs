@@ -30,6 +30,7 @@
 mod accessor;
 mod animation;
 pub mod bake;
+pub mod lod;
 mod buffers;
 mod checks;
 mod container;
