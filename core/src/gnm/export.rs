@@ -183,7 +183,7 @@ pub fn pack_to_glb(pack: &GnmPack, file: &str) -> Result<ExportedHead> {
     let mut views: Vec<Value> = Vec::new();
     let mut accessors: Vec<Value> = Vec::new();
     let mut push = |bin: &mut Vec<u8>, bytes: &[u8], acc: Value, target: Option<u32>| -> usize {
-        while bin.len() % 4 != 0 {
+        while !bin.len().is_multiple_of(4) {
             bin.push(0);
         }
         let mut view = json!({"buffer": 0, "byteOffset": bin.len(), "byteLength": bytes.len()});
@@ -286,7 +286,7 @@ pub fn pack_to_glb(pack: &GnmPack, file: &str) -> Result<ExportedHead> {
                 .unwrap_or_else(|| format!("coefficient_{e}"))
         })
         .collect();
-    while bin.len() % 4 != 0 {
+    while !bin.len().is_multiple_of(4) {
         bin.push(0);
     }
     let skin_joints: Vec<usize> = (0..joints.len() + 2).collect();
@@ -308,7 +308,7 @@ pub fn pack_to_glb(pack: &GnmPack, file: &str) -> Result<ExportedHead> {
         "extras": {"mien": {"linear_head": file, "model": pack.header.model}},
     });
     let mut text = serde_json::to_vec(&root).map_err(|e| invalid(file, e.to_string()))?;
-    while text.len() % 4 != 0 {
+    while !text.len().is_multiple_of(4) {
         text.push(b' ');
     }
     let total = 12 + 8 + text.len() + 8 + bin.len();

@@ -277,7 +277,7 @@ pub fn append_animation(source: &[u8], file: &str, anim: &BakedAnimation) -> Res
         }
     }
     let add_view = |bin: &mut Vec<u8>, root: &mut Value, data: &[f32]| -> usize {
-        while bin.len() % 4 != 0 {
+        while !bin.len().is_multiple_of(4) {
             bin.push(0);
         }
         let offset = bin.len();
@@ -348,7 +348,7 @@ pub fn append_animation(source: &[u8], file: &str, anim: &BakedAnimation) -> Res
         }));
         samplers.push(json!({"input": input, "output": output, "interpolation": "LINEAR"}));
     }
-    while bin.len() % 4 != 0 {
+    while !bin.len().is_multiple_of(4) {
         bin.push(0);
     }
     root["buffers"][0]["byteLength"] = json!(bin.len());
@@ -361,7 +361,7 @@ pub fn append_animation(source: &[u8], file: &str, anim: &BakedAnimation) -> Res
         None => root["animations"] = json!([animation]),
     }
     let mut text = serde_json::to_vec(&root).map_err(|e| Error::format(file, "JSON", e.to_string()))?;
-    while text.len() % 4 != 0 {
+    while !text.len().is_multiple_of(4) {
         text.push(b' ');
     }
     let total = 12 + 8 + text.len() as u64 + 8 + bin.len() as u64;

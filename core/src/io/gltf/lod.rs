@@ -170,7 +170,7 @@ pub fn apply_lod(glb: &[u8], ch: &Character, budget: u64, file: &str) -> Result<
     }
     for (i, idx) in new_indices.iter().enumerate() {
         let Some(idx) = idx else { continue };
-        while bin.len() % 4 != 0 {
+        while !bin.len().is_multiple_of(4) {
             bin.push(0);
         }
         let offset = bin.len();
@@ -185,12 +185,12 @@ pub fn apply_lod(glb: &[u8], ch: &Character, budget: u64, file: &str) -> Result<
         let acc = accs.len() - 1;
         root["meshes"][parts[i].mesh]["primitives"][parts[i].primitive]["indices"] = json!(acc);
     }
-    while bin.len() % 4 != 0 {
+    while !bin.len().is_multiple_of(4) {
         bin.push(0);
     }
     root["buffers"][0]["byteLength"] = json!(bin.len());
     let mut text = serde_json::to_vec(&root).map_err(|e| Error::format(file, "JSON", e.to_string()))?;
-    while text.len() % 4 != 0 {
+    while !text.len().is_multiple_of(4) {
         text.push(b' ');
     }
     let total_bytes = 12 + 8 + text.len() + 8 + bin.len();
