@@ -8,6 +8,9 @@ use clap::Args;
 use mien_runtime::bake::{BakeOptions, bake};
 use mien_runtime::{Device, Runtime, RuntimeOptions};
 
+/// Most keys one bake samples (an hour at 250 fps); the take's span is refused beyond it.
+const MAX_KEYS: u32 = 900_000;
+
 /// `mien bake` arguments.
 #[derive(Debug, Args)]
 pub struct BakeArgs {
@@ -26,7 +29,8 @@ pub struct BakeArgs {
 
     /// Lip-sync from a speech timing file (MFA TextGrid, Gentle JSON, Rhubarb, Polly, Azure, mien
     /// JSON; recognised by content): the speech owns the mouth, a clip or --arkit stream the rest.
-    /// Its label, duration and every interval go into the bake's record.
+    /// Its label, duration and every interval go into the bake's record. Without --clip or --arkit
+    /// the rest of the face holds the rest pose (pass --clip 0 to keep the character's own clip).
     #[arg(long, value_name = "FILE")]
     pub speech: Option<PathBuf>,
 
@@ -35,12 +39,18 @@ pub struct BakeArgs {
     #[arg(long, value_name = "NAME|INDEX")]
     pub clip: Option<String>,
 
+    /// The baked animation's name (default `mien: <take>`, the take's file name without its
+    /// folder and extension, or the clip's name).
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+
     /// Keys per second (1 to 1000).
     #[arg(long, default_value_t = 30.0)]
     pub fps: f64,
 
-    /// Media time of the first key, seconds.
-    #[arg(long, default_value_t = 0.0)]
+    /// Media time of the first key, seconds; the keys keep it (an engine holds the first pose
+    /// until then).
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
     pub start: f64,
 
     /// Reduce keys: drop those LINEAR interpolation reproduces within WEIGHT (morph weights;
@@ -93,6 +103,37 @@ pub fn run(a: &BakeArgs) -> Result<String> {
     let (Some(character), Some(out)) = (&a.character, &a.out) else {
         bail!("--character and --out are required to bake");
     };
+    // No output may replace an input or another output.
+    let same = |x: &std::path::Path, y: &std::path::Path| {
+        x == y
+            || matches!((std::fs::canonicalize(x), std::fs::canonicalize(y)), (Ok(p), Ok(q)) if p == q)
+    };
+    let inputs: Vec<(&str, &std::path::Path)> = [
+        ("--character", Some(character.as_path())),
+        ("--arkit", a.arkit.as_deref()),
+        ("--speech", a.speech.as_deref()),
+    ]
+    .into_iter()
+    .filter_map(|(n, p)| p.map(|p| (n, p)))
+    .collect();
+    let outputs: Vec<(&str, &std::path::Path)> = [
+        ("--out", Some(out.as_path())),
+        ("--csv", a.csv.as_deref()),
+        ("--json", a.json.as_deref()),
+    ]
+    .into_iter()
+    .filter_map(|(n, p)| p.map(|p| (n, p)))
+    .collect();
+    for (i, (on, op)) in outputs.iter().enumerate() {
+        for (n, p) in inputs.iter().chain(&outputs[..i]) {
+            if same(op, p) {
+                bail!("{on} {} is also {n}: an output must not replace an input or another output", op.display());
+            }
+        }
+    }
+    if a.frames.is_some_and(|f| f > MAX_KEYS) {
+        bail!("--frames {}: at most {MAX_KEYS} keys per take", a.frames.unwrap_or(0));
+    }
     if !(a.fps.is_finite() && (1.0..=1000.0).contains(&a.fps)) {
         bail!("--fps {}: must be 1 to 1000 keys per second", a.fps);
     }
@@ -143,9 +184,19 @@ pub fn run(a: &BakeArgs) -> Result<String> {
                     span.1
                 );
             }
-            (keys as u64 + 1).min(1_000_000) as u32
+            let keys = keys as u64 + 1;
+            if keys > u64::from(MAX_KEYS) {
+                bail!(
+                    "the take is {keys} keys at {} fps, over the {MAX_KEYS} a bake samples: pass --frames or a lower --fps",
+                    a.fps
+                );
+            }
+            keys as u32
         }
     };
+    if a.start > span.1 {
+        bail!("--start {} s is past the take's end ({} s)", a.start, span.1);
+    }
     let options = RuntimeOptions {
         instances: 1,
         lift: None,
@@ -153,10 +204,21 @@ pub fn run(a: &BakeArgs) -> Result<String> {
     let mut rt = Runtime::new(Arc::clone(&asset), &Device::Cpu, &options)?;
     let speech_report = speech.as_ref().map(|sp| sp.report().clone());
     rt.instance_mut(0)?.set_drive(drive)?.set_speech(speech)?;
-    let name = match (&speech_report, anim.name.is_empty()) {
-        (Some(r), _) => r["label"].as_str().unwrap_or("speech").to_string(),
-        (None, true) => anim.kind.clone(),
-        (None, false) => anim.name.clone(),
+    // The take's label without folders (the bytes must not depend on how a path was typed).
+    let stem = |p: &std::path::Path| {
+        p.file_stem()
+            .map_or_else(|| p.display().to_string(), |s| s.to_string_lossy().into_owned())
+    };
+    let name = match (&speech_report, &a.arkit, anim.name.is_empty()) {
+        (Some(r), _, _) => r["label"].as_str().unwrap_or("speech").to_string(),
+        (None, Some(p), _) => stem(p),
+        (None, None, true) => anim.kind.clone(),
+        (None, None, false) => anim.name.clone(),
+    };
+    let file_name = |v: &serde_json::Value| {
+        v.as_str()
+            .map(|s| stem(std::path::Path::new(s)))
+            .map_or(serde_json::Value::Null, serde_json::Value::from)
     };
     let tolerance = match a.tolerance.as_deref() {
         Some([w, d]) => {
@@ -179,12 +241,12 @@ pub fn run(a: &BakeArgs) -> Result<String> {
         fps: a.fps,
         start_s: a.start,
         frames,
-        name: format!("mien: {name}"),
+        name: a.name.clone().unwrap_or_else(|| format!("mien: {name}")),
         take: serde_json::json!({
             "kind": if speech_report.is_some() { "speech" } else { anim.kind.as_str() },
             "name": name,
-            "drive": anim.name,
-            "speech_file": speech_report.as_ref().map(|r| r["file"].clone()),
+            "drive": if a.arkit.is_some() { serde_json::Value::from(name.clone()) } else { serde_json::Value::from(anim.name.clone()) },
+            "speech_file": speech_report.as_ref().map(|r| file_name(&r["file"])),
             "speech_format": speech_report.as_ref().map(|r| r["format"].clone()),
             "speech_duration_s": speech_report.as_ref().map(|r| r["duration_s"].clone()),
         }),
@@ -194,7 +256,7 @@ pub fn run(a: &BakeArgs) -> Result<String> {
             .unwrap_or_default(),
         mappings: serde_json::json!({
             "arkit": "mien canonical ARKit-52 names (anim::canon), bound by name",
-            "visemes": if speech_report.is_some() { "mien 15-viseme set, ARPABET → viseme table (speech::viseme)" } else { "" },
+            "visemes": speech_report.as_ref().map(|_| "mien 15-viseme set, ARPABET → viseme table (speech::viseme)"),
         }),
     };
     let (bytes, rep) = bake(&mut rt, &source, &opts)?;
@@ -228,7 +290,7 @@ pub fn run(a: &BakeArgs) -> Result<String> {
             .with_context(|| format!("cannot write {}", p.display()))?;
     }
     Ok(format!(
-        "{}: {} baked into {} — {} keys at {} fps ({:.3}–{:.3} s), {} weight channels, {} joint channels, {} keys written, {} bytes\n",
+        "{}: {} baked into {} — {} keys at {} fps ({:.3}–{:.3} s), {} weight channel(s), {} joint channel(s), {} keys written, {} bytes\n",
         out.display(),
         name,
         character.display(),
@@ -239,7 +301,7 @@ pub fn run(a: &BakeArgs) -> Result<String> {
         rep.weight_channels,
         rep.transform_channels,
         rep.keys_written,
-        rep.bytes
+        bytes.len()
     ) + &lod
         .map(|r| {
             format!(

@@ -17,7 +17,7 @@ fn a_take_bakes_and_bad_input_is_refused() {
     let r = mien(&["bake", "--character", f, "--arkit", take.to_str().unwrap(), "--out", o]);
     assert!(r.ok(), "{}", r.stderr);
     assert!(
-        r.stdout.contains("1 weight channels") && r.stdout.contains("keys at 30 fps"),
+        r.stdout.contains("1 weight channel(s)") && r.stdout.contains("keys at 30 fps"),
         "{}",
         r.stdout
     );
@@ -52,6 +52,18 @@ fn a_take_bakes_and_bad_input_is_refused() {
     assert!(!r.ok() && r.stderr.contains("ARKit"), "{}", r.stderr);
     assert!(!none.exists() && !nocsv.exists());
 
+    // No output may replace an input or another output.
+    for args in [
+        vec!["bake", "--character", f, "--out", o, "--csv", o],
+        vec!["bake", "--character", f, "--out", o, "--json", f],
+        vec!["bake", "--character", f, "--arkit", take.to_str().unwrap(), "--out", o, "--csv", take.to_str().unwrap()],
+    ] {
+        let before = std::fs::read(&out).unwrap();
+        let r = mien(&args);
+        assert!(!r.ok() && r.stderr.contains("must not replace"), "{args:?}: {}", r.stderr);
+        assert_eq!(std::fs::read(&out).unwrap(), before);
+    }
+
     let cube = data("khronos/AnimatedMorphCube/AnimatedMorphCube.gltf");
     let bad = dir.path().join("bad.glb");
     let b = bad.to_str().unwrap();
@@ -60,6 +72,9 @@ fn a_take_bakes_and_bad_input_is_refused() {
         (vec!["bake", "--character", f, "--fps", "0", "--out", b], "--fps"),
         (vec!["bake", "--character", f, "--frames", "0", "--out", b], "--frames"),
         (vec!["bake", "--character", f, "--start", "999", "--out", b], "--start"),
+        (vec!["bake", "--character", f, "--start", "999", "--frames", "3", "--out", b], "--start"),
+        (vec!["bake", "--character", f, "--start", "-1", "--out", b], "--start"),
+        (vec!["bake", "--character", f, "--frames", "100000000", "--out", b], "--frames"),
         (vec!["bake", "--character", cube.to_str().unwrap(), "--out", b], ".glb"),
         (vec!["bake", "--character", f, "--clip", "nope", "--out", b], "clip"),
     ] {

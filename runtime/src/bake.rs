@@ -26,7 +26,8 @@ use std::sync::Arc;
 use glam::Quat;
 pub use mien_core::io::gltf::bake::Tolerance;
 use mien_core::io::gltf::bake::{
-    BakedAnimation, BakedTrack, TrackPath, append_animation, bake_records, reduce,
+    BakedAnimation, BakedTrack, TrackPath, append_animation, bake_records, keys_fingerprint,
+    read_keys_fingerprint, reduce,
 };
 use mien_core::rig::fingerprint::{PartFingerprint, fnv1a64};
 use mien_core::rig::{Character, FrameControls, RigControls};
@@ -250,20 +251,21 @@ pub fn bake(rt: &mut Runtime, source: &[u8], opts: &BakeOptions) -> Result<(Vec<
         "mappings": opts.mappings,
         "parts": parts,
     });
-    record["record_fnv1a64"] = json!(hex(record_hash(&record)));
     if let Some(t) = opts.tolerance {
         record["tolerance"] = json!({"value": t.value, "angle_rad": t.angle_rad});
-        record["record_fnv1a64"] = json!(hex(record_hash(&record)));
     }
     let mut anim = BakedAnimation {
         name: opts.name.clone(),
         times,
         tracks,
-        extras: json!({ "mien": record }),
+        extras: Value::Null,
     };
     if let Some(t) = opts.tolerance {
         anim = reduce(&anim, t);
     }
+    record["keys_fnv1a64"] = json!(hex(keys_fingerprint(&anim)));
+    record["record_fnv1a64"] = json!(hex(record_hash(&record)));
+    anim.extras = json!({ "mien": record });
     report.keys_written = anim
         .tracks
         .iter()
@@ -304,7 +306,7 @@ pub fn verify(bytes: &[u8], file: &str) -> Result<VerifyReport> {
         takes: Vec::new(),
         parts: 0,
     };
-    for (_, name, record) in &records {
+    for (index, name, record) in &records {
         let what = format!("{file}: take `{name}`");
         let stored = record["record_fnv1a64"].as_str().unwrap_or("");
         if stored != hex(record_hash(record)) {
@@ -317,6 +319,13 @@ pub fn verify(bytes: &[u8], file: &str) -> Result<VerifyReport> {
             return Err(Error::invalid(
                 what,
                 format!("record version {} (mien reads {RECORD_VERSION})", record["version"]),
+            ));
+        }
+        let keys = read_keys_fingerprint(bytes, file, *index)?;
+        if record["keys_fnv1a64"].as_str() != Some(hex(keys).as_str()) {
+            return Err(Error::invalid(
+                what,
+                "its animation keys were changed since the bake (times or values differ from the record's fingerprint)",
             ));
         }
         let Some(parts) = record["parts"].as_array() else {
@@ -478,22 +487,26 @@ fn bake_linear_head(rt: &mut Runtime, opts: &BakeOptions) -> Result<(Vec<u8>, Ba
         "keys": opts.frames,
         "intervals": opts.intervals,
         "mappings": opts.mappings,
-        "linear_head": asset.source(),
+        "linear_head": std::path::Path::new(asset.source())
+            .file_name()
+            .map_or_else(|| asset.source().to_string(), |f| f.to_string_lossy().into_owned()),
         "parts": [part_json(&ch, 0)],
     });
     if let Some(t) = opts.tolerance {
         record["tolerance"] = json!({"value": t.value, "angle_rad": t.angle_rad});
     }
-    record["record_fnv1a64"] = json!(hex(record_hash(&record)));
     let mut anim = BakedAnimation {
         name: opts.name.clone(),
         times,
         tracks,
-        extras: json!({ "mien": record }),
+        extras: Value::Null,
     };
     if let Some(t) = opts.tolerance {
         anim = reduce(&anim, t);
     }
+    record["keys_fnv1a64"] = json!(hex(keys_fingerprint(&anim)));
+    record["record_fnv1a64"] = json!(hex(record_hash(&record)));
+    anim.extras = json!({ "mien": record });
     report.keys_written = anim
         .tracks
         .iter()

@@ -146,7 +146,7 @@ fn join_glb(json: &serde_json::Value, bin: &[u8]) -> Vec<u8> {
 
 /// `verify` passes an untouched bake and refuses, naming what changed: one vertex of a facial
 /// part moved (a script edits one float of the Ready Player Me head's POSITION), a target renamed,
-/// the record edited (the key rate), the record removed.
+/// the record edited (the key rate), one key of the take changed, the record removed.
 #[test]
 fn verify_refuses_an_edited_bake_naming_what_changed() {
     use mien_runtime::bake::verify;
@@ -202,6 +202,24 @@ fn verify_refuses_an_edited_bake_naming_what_changed() {
     edited["animations"][last]["extras"]["mien"]["fps"] = serde_json::json!(60.0);
     let e = verify(&join_glb(&edited, &bin), "edited.glb").unwrap_err().to_string();
     assert!(e.contains("altered"), "{e}");
+
+    // One key of the take changed.
+    let anim = json["animations"].as_array().unwrap().last().unwrap().clone();
+    let ch = anim["channels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["target"]["path"] == "weights")
+        .unwrap();
+    let sampler = &anim["samplers"][ch["sampler"].as_u64().unwrap() as usize];
+    let out_acc = &json["accessors"][sampler["output"].as_u64().unwrap() as usize];
+    let view = &json["bufferViews"][out_acc["bufferView"].as_u64().unwrap() as usize];
+    let at = view["byteOffset"].as_u64().unwrap_or(0) as usize;
+    let mut keyed = bin.clone();
+    let v = f32::from_le_bytes(keyed[at..at + 4].try_into().unwrap()) + 0.25;
+    keyed[at..at + 4].copy_from_slice(&v.to_le_bytes());
+    let e = verify(&join_glb(&json, &keyed), "keyed.glb").unwrap_err().to_string();
+    assert!(e.contains("keys were changed"), "{e}");
 
     let mut removed = json.clone();
     removed["animations"][last]["extras"] = serde_json::json!({});

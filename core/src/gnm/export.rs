@@ -305,7 +305,10 @@ pub fn pack_to_glb(pack: &GnmPack, file: &str) -> Result<ExportedHead> {
         "accessors": accessors,
         "bufferViews": views,
         "buffers": [{"byteLength": bin.len()}],
-        "extras": {"mien": {"linear_head": file, "model": pack.header.model}},
+        "extras": {"mien": {
+            "linear_head": std::path::Path::new(file).file_name().map_or_else(|| file.to_string(), |f| f.to_string_lossy().into_owned()),
+            "model": pack.header.model,
+        }},
     });
     let mut text = serde_json::to_vec(&root).map_err(|e| invalid(file, e.to_string()))?;
     while !text.len().is_multiple_of(4) {

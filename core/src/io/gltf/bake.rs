@@ -414,3 +414,61 @@ pub fn bake_records(bytes: &[u8], file: &str) -> Result<Vec<(usize, String, Valu
         })
         .unwrap_or_default())
 }
+
+/// FNV-1a 64 over an animation's keys as [`append_animation`] writes them: for each track in
+/// order, its key times then its values, as little-endian f32 bits.
+pub fn keys_fingerprint(anim: &BakedAnimation) -> u64 {
+    let mut bytes = Vec::new();
+    for t in &anim.tracks {
+        let times = t.times.as_ref().unwrap_or(&anim.times);
+        for v in times.iter().chain(&t.values) {
+            bytes.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+    crate::rig::fingerprint::fnv1a64(&bytes)
+}
+
+/// The same fingerprint read back from animation `index` of a GLB: for each channel in order, its
+/// sampler's input then output accessor (FLOAT, tightly packed, in the BIN chunk).
+///
+/// # Errors
+/// [`Error::Format`] for a file that is not a GLB, an animation or accessor that is missing or not
+/// FLOAT data inside the BIN chunk.
+pub fn read_keys_fingerprint(bytes: &[u8], file: &str, index: usize) -> Result<u64> {
+    let parts = container::split(bytes, file)?;
+    let root: Value = serde_json::from_slice(parts.json)
+        .map_err(|e| Error::format(file, "JSON", e.to_string()))?;
+    let bin = parts.bin.unwrap_or(&[]);
+    let anim = &root["animations"][index];
+    let bad = |what: String| Error::format(file, format!("animations[{index}]"), what);
+    let read = |acc: &Value, out: &mut Vec<u8>| -> Result<()> {
+        let i = acc.as_u64().ok_or_else(|| bad("a sampler without its accessor".into()))? as usize;
+        let a = &root["accessors"][i];
+        let width = match a["type"].as_str() {
+            Some("SCALAR") => 1,
+            Some("VEC3") => 3,
+            Some("VEC4") => 4,
+            _ => return Err(bad(format!("accessor {i} is not SCALAR/VEC3/VEC4"))),
+        };
+        if a["componentType"] != 5126 {
+            return Err(bad(format!("accessor {i} is not FLOAT")));
+        }
+        let count = a["count"].as_u64().unwrap_or(0) as usize;
+        let view = &root["bufferViews"][a["bufferView"].as_u64().unwrap_or(u64::MAX) as usize];
+        let start = view["byteOffset"].as_u64().unwrap_or(0) as usize
+            + a["byteOffset"].as_u64().unwrap_or(0) as usize;
+        let len = count * width * 4;
+        let data = bin
+            .get(start..start.saturating_add(len))
+            .ok_or_else(|| bad(format!("accessor {i} reads past the BIN chunk")))?;
+        out.extend_from_slice(data);
+        Ok(())
+    };
+    let mut data = Vec::new();
+    for c in anim["channels"].as_array().ok_or_else(|| bad("no channels".into()))? {
+        let s = &anim["samplers"][c["sampler"].as_u64().unwrap_or(u64::MAX) as usize];
+        read(&s["input"], &mut data)?;
+        read(&s["output"], &mut data)?;
+    }
+    Ok(crate::rig::fingerprint::fnv1a64(&data))
+}

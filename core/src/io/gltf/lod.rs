@@ -1,7 +1,8 @@
 //! Game-face LODs (seed 002's budget rules): a GLB's triangle total brought under a budget without
-//! touching its face. Parts are the mesh primitives; a **facial part** is one whose mesh has morph
-//! targets (face, mouth, eyes) and is reserved first and never simplified (the simplifier cannot
-//! carry targets onto new topology, so such parts are refused by it, not resampled). Every other
+//! touching its face. Parts are the mesh primitives; a part **kept whole** is one whose mesh has
+//! morph targets (the face and mouth — and any other morph-bearing mesh: the simplifier cannot
+//! carry targets onto new topology, so such parts are refused by it, not resampled) or sits on an
+//! eye joint (head motion's standard eye names); those are reserved first and never simplified. Every other
 //! part is reserved `min(32, its triangles)`; the rest of the budget is shared out in proportion to
 //! their triangles; each is reduced with meshoptimizer's simplifier (borders locked) to its share.
 //! The actual total is checked after simplification and any excess reclaimed from the reducible
@@ -93,9 +94,29 @@ pub fn apply_lod(glb: &[u8], ch: &Character, budget: u64, file: &str) -> Result<
     if meshes != ch.meshes.len() {
         return Err(refuse(file, format!("{meshes} meshes in the file, {} imported", ch.meshes.len())));
     }
+    // The eyes: meshes on the eye joints (by head motion's standard names) or below them.
+    let names: Vec<Option<&str>> = ch.nodes.iter().map(|n| n.name.as_deref()).collect();
+    let eyes = crate::anim::head::HeadJoints::find(&names, &Default::default())
+        .map(|j| [j.left_eye, j.right_eye])
+        .unwrap_or([None, None]);
+    let mut on_eye = vec![false; ch.nodes.len()];
+    for &id in ch.hierarchy.order() {
+        let i = id.index();
+        on_eye[i] = eyes.contains(&Some(i)) || ch.nodes[i].parent.is_some_and(|p| on_eye[p.index()]);
+    }
+    let eye_mesh: Vec<bool> = (0..ch.meshes.len())
+        .map(|m| {
+            ch.nodes
+                .iter()
+                .enumerate()
+                .any(|(i, n)| n.mesh.is_some_and(|x| x.index() == m) && on_eye[i])
+        })
+        .collect();
     let mut parts = Vec::new();
     for (m, mesh) in ch.meshes.iter().enumerate() {
-        let facial = mesh.target_count() > 0;
+        // Kept whole: the face and mouth (meshes with morph targets: the simplifier cannot carry
+        // targets onto new topology) and the eyes.
+        let facial = mesh.target_count() > 0 || eye_mesh[m];
         let prims = root["meshes"][m]["primitives"].as_array().map_or(0, Vec::len);
         if prims != mesh.primitives.len() {
             return Err(refuse(file, format!("mesh {m}: {prims} primitives in the file, {} imported", mesh.primitives.len())));
@@ -116,8 +137,22 @@ pub fn apply_lod(glb: &[u8], ch: &Character, budget: u64, file: &str) -> Result<
         return Err(refuse(file, format!("a budget of {budget} triangles: a character with facial animation needs at least {MIN_FACIAL_BUDGET}")));
     }
     if budget < facial + reserved {
+        let kept: Vec<String> = parts
+            .iter()
+            .filter(|p| p.facial)
+            .map(|p| {
+                let m = &ch.meshes[p.mesh];
+                format!(
+                    "{} ({} triangles, {})",
+                    m.name.as_deref().map_or_else(|| format!("mesh {}", p.mesh), |n| format!("`{n}`")),
+                    p.before,
+                    if m.target_count() > 0 { "morph targets" } else { "an eye" }
+                )
+            })
+            .collect();
         return Err(refuse(file, format!(
-            "a budget of {budget} triangles cannot be met: the facial parts keep {facial} and the {} other parts need {reserved} in reserve",
+            "a budget of {budget} triangles cannot be met: the parts kept whole hold {facial} — {} — and the {} other parts need {reserved} in reserve",
+            kept.join(", "),
             others.len()
         )));
     }
