@@ -133,9 +133,7 @@ fn sink_for(
 }
 
 /// The workload's surface setup, or why the surface rows are n/a.
-pub(crate) fn surface_of(
-    w: &Workload,
-) -> Result<Arc<mien_core::lift::BoundSetup>, CaseError> {
+pub(crate) fn surface_of(w: &Workload) -> Result<Arc<mien_core::lift::BoundSetup>, CaseError> {
     w.surface().ok_or_else(|| {
         CaseError::NotApplicable(format!(
             "the surface lift cannot be built on {} (no triangles)",

@@ -272,10 +272,7 @@ impl<G: BenchDevice> Bench for GpuBench<G> {
     ) -> Result<Box<dyn Case>, CaseError> {
         let v = w.vertices();
         let data = match lift {
-            LiftMode::Surface => Some(GpuBoundData::upload(
-                &self.g,
-                crate::cpu::surface_of(w)?,
-            )?),
+            LiftMode::Surface => Some(GpuBoundData::upload(&self.g, crate::cpu::surface_of(w)?)?),
             _ => None,
         };
         let slots = w.slots(lift);

@@ -56,7 +56,12 @@ pub struct BakeArgs {
     /// Reduce keys: drop those LINEAR interpolation reproduces within WEIGHT (morph weights;
     /// metres for translations, also scales) and DEGREES (rotations), e.g. `0.005,0.25`. Default:
     /// a key at every frame.
-    #[arg(long, value_name = "WEIGHT,DEGREES", value_delimiter = ',', allow_negative_numbers = true)]
+    #[arg(
+        long,
+        value_name = "WEIGHT,DEGREES",
+        value_delimiter = ',',
+        allow_negative_numbers = true
+    )]
     pub tolerance: Option<Vec<f64>>,
 
     /// A game-face LOD of N triangles in all: the facial parts (meshes with morph targets) kept
@@ -127,12 +132,18 @@ pub fn run(a: &BakeArgs) -> Result<String> {
     for (i, (on, op)) in outputs.iter().enumerate() {
         for (n, p) in inputs.iter().chain(&outputs[..i]) {
             if same(op, p) {
-                bail!("{on} {} is also {n}: an output must not replace an input or another output", op.display());
+                bail!(
+                    "{on} {} is also {n}: an output must not replace an input or another output",
+                    op.display()
+                );
             }
         }
     }
     if a.frames.is_some_and(|f| f > MAX_KEYS) {
-        bail!("--frames {}: at most {MAX_KEYS} keys per take", a.frames.unwrap_or(0));
+        bail!(
+            "--frames {}: at most {MAX_KEYS} keys per take",
+            a.frames.unwrap_or(0)
+        );
     }
     if !(a.fps.is_finite() && (1.0..=1000.0).contains(&a.fps)) {
         bail!("--fps {}: must be 1 to 1000 keys per second", a.fps);
@@ -195,7 +206,11 @@ pub fn run(a: &BakeArgs) -> Result<String> {
         }
     };
     if a.start > span.1 {
-        bail!("--start {} s is past the take's end ({} s)", a.start, span.1);
+        bail!(
+            "--start {} s is past the take's end ({} s)",
+            a.start,
+            span.1
+        );
     }
     let options = RuntimeOptions {
         instances: 1,
@@ -206,8 +221,10 @@ pub fn run(a: &BakeArgs) -> Result<String> {
     rt.instance_mut(0)?.set_drive(drive)?.set_speech(speech)?;
     // The take's label without folders (the bytes must not depend on how a path was typed).
     let stem = |p: &std::path::Path| {
-        p.file_stem()
-            .map_or_else(|| p.display().to_string(), |s| s.to_string_lossy().into_owned())
+        p.file_stem().map_or_else(
+            || p.display().to_string(),
+            |s| s.to_string_lossy().into_owned(),
+        )
     };
     let name = match (&speech_report, &a.arkit, anim.name.is_empty()) {
         (Some(r), _, _) => r["label"].as_str().unwrap_or("speech").to_string(),
@@ -222,8 +239,16 @@ pub fn run(a: &BakeArgs) -> Result<String> {
     };
     let tolerance = match a.tolerance.as_deref() {
         Some([w, d]) => {
-            if !(w.is_finite() && *w >= 0.0 && *w <= 1.0 && d.is_finite() && *d >= 0.0 && *d <= 45.0) {
-                bail!("--tolerance {w},{d}: a weight from 0 to 1 and an angle from 0 to 45 degrees");
+            if !(w.is_finite()
+                && *w >= 0.0
+                && *w <= 1.0
+                && d.is_finite()
+                && *d >= 0.0
+                && *d <= 45.0)
+            {
+                bail!(
+                    "--tolerance {w},{d}: a weight from 0 to 1 and an angle from 0 to 45 degrees"
+                );
             }
             Some(mien_runtime::bake::Tolerance {
                 value: *w as f32,
@@ -262,8 +287,10 @@ pub fn run(a: &BakeArgs) -> Result<String> {
     let (bytes, rep) = bake(&mut rt, &source, &opts)?;
     let (bytes, lod) = match a.lod {
         Some(n) => {
-            let ch = mien_core::io::gltf::import_gltf_bytes(&bytes, None, &out.display().to_string())?;
-            let (b, r) = mien_core::io::gltf::lod::apply_lod(&bytes, &ch, n, &out.display().to_string())?;
+            let ch =
+                mien_core::io::gltf::import_gltf_bytes(&bytes, None, &out.display().to_string())?;
+            let (b, r) =
+                mien_core::io::gltf::lod::apply_lod(&bytes, &ch, n, &out.display().to_string())?;
             (b, Some(r))
         }
         None => (bytes, None),
@@ -314,7 +341,12 @@ pub fn run(a: &BakeArgs) -> Result<String> {
         })
         .unwrap_or_default()
         + &curves_text
-        .iter()
-        .map(|(p, _)| format!("{}: the take's ARKit-52 curves, {frames} frames\n", p.display()))
-        .collect::<String>())
+            .iter()
+            .map(|(p, _)| {
+                format!(
+                    "{}: the take's ARKit-52 curves, {frames} frames\n",
+                    p.display()
+                )
+            })
+            .collect::<String>())
 }

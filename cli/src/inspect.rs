@@ -361,7 +361,11 @@ fn vrm_section(ch: &mien_core::rig::Character, v: &Vrm) -> serde_json::Value {
 
 fn stream(path: &Path) -> Result<serde_json::Value> {
     let s = read_livelink_csv(path).with_context(|| format!("cannot read {}", path.display()))?;
-    Ok(stream_json(path, &s, "ARKit weight stream (Live Link Face CSV)"))
+    Ok(stream_json(
+        path,
+        &s,
+        "ARKit weight stream (Live Link Face CSV)",
+    ))
 }
 
 /// An Audio2Face blendshape-weight export (or a MediaPipe JSON) as a stream, when it is one.
@@ -372,7 +376,11 @@ fn json_stream(path: &Path) -> Option<serde_json::Value> {
         return None;
     }
     let (s, _) = mien_core::io::read_stream(path).ok()?;
-    Some(stream_json(path, &s, "ARKit weight stream (Audio2Face blendshape-weight JSON)"))
+    Some(stream_json(
+        path,
+        &s,
+        "ARKit weight stream (Audio2Face blendshape-weight JSON)",
+    ))
 }
 
 fn stream_json(path: &Path, s: &mien_core::anim::WeightStream, kind: &str) -> serde_json::Value {
@@ -414,10 +422,13 @@ fn splats(path: &Path) -> Result<serde_json::Value> {
     let c = read_splat_ply(path).with_context(|| format!("cannot read {}", path.display()))?;
     let mut v = cloud_json(path, &c);
     // A bound capture (`mien bind`) says what it is bound to.
-    let bytes = mien_core::io::read::read_file_capped(path, mien_core::io::bound_ply::MAX_BOUND_BYTES)
-        .unwrap_or_default();
+    let bytes =
+        mien_core::io::read::read_file_capped(path, mien_core::io::bound_ply::MAX_BOUND_BYTES)
+            .unwrap_or_default();
     if let Ok(b) = mien_core::io::bound_ply::parse_bound_ply(&bytes, &path.display().to_string()) {
-        v["kind"] = json!("mien bound capture (3D Gaussian Splatting .ply + an embedding on a character's triangles; play it with animate --capture)");
+        v["kind"] = json!(
+            "mien bound capture (3D Gaussian Splatting .ply + an embedding on a character's triangles; play it with animate --capture)"
+        );
         v["bound_to"] = json!(b.character);
         v["topology"] = json!(format!(
             "{} vertices, {} triangles, fingerprint {:016x}",

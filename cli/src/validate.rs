@@ -79,7 +79,8 @@ pub fn flags(args: &AnimateArgs) -> Result<()> {
             ("--sigma", args.sigma.is_some(), LiftChoice::Debug),
             ("--shading", args.shading.is_some(), LiftChoice::Debug),
         ];
-        if let Some((flag, _, owner)) = wrong.iter().find(|(_, set, owner)| *set && *owner != lift) {
+        if let Some((flag, _, owner)) = wrong.iter().find(|(_, set, owner)| *set && *owner != lift)
+        {
             bail!(
                 "{flag} applies to the {} lift, but this run uses the {} lift: add --lift {}, or leave {flag} out",
                 owner.name(),

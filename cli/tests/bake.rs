@@ -14,7 +14,15 @@ fn a_take_bakes_and_bad_input_is_refused() {
     let take = data("livelinkface/MySlate_3_Jason_Millers_iPhone.csv");
     let out = dir.path().join("baked.glb");
     let o = out.to_str().unwrap();
-    let r = mien(&["bake", "--character", f, "--arkit", take.to_str().unwrap(), "--out", o]);
+    let r = mien(&[
+        "bake",
+        "--character",
+        f,
+        "--arkit",
+        take.to_str().unwrap(),
+        "--out",
+        o,
+    ]);
     assert!(r.ok(), "{}", r.stderr);
     assert!(
         r.stdout.contains("1 weight channel(s)") && r.stdout.contains("keys at 30 fps"),
@@ -24,30 +32,59 @@ fn a_take_bakes_and_bad_input_is_refused() {
     let i = mien(&["inspect", o]);
     assert!(i.ok() && i.stdout.contains("mien: "), "{}", i.stdout);
     let v = mien(&["bake", "--verify", o]);
-    assert!(v.ok() && v.stdout.contains("ok"), "{}{}", v.stdout, v.stderr);
+    assert!(
+        v.ok() && v.stdout.contains("ok"),
+        "{}{}",
+        v.stdout,
+        v.stderr
+    );
     // The source itself has no record: refused.
     let v = mien(&["bake", "--verify", f]);
-    assert!(!v.ok() && v.stderr.contains("no mien bake record"), "{}", v.stderr);
+    assert!(
+        !v.ok() && v.stderr.contains("no mien bake record"),
+        "{}",
+        v.stderr
+    );
 
     // The curves beside the bake: read back by mien's own readers (inspect lists 52 channels).
     let csv = dir.path().join("take.csv");
     let json = dir.path().join("take.json");
     let r = mien(&[
-        "bake", "--character", f, "--arkit", take.to_str().unwrap(), "--out", o,
-        "--csv", csv.to_str().unwrap(), "--json", json.to_str().unwrap(),
+        "bake",
+        "--character",
+        f,
+        "--arkit",
+        take.to_str().unwrap(),
+        "--out",
+        o,
+        "--csv",
+        csv.to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
     ]);
     assert!(r.ok(), "{}", r.stderr);
     for p in [&csv, &json] {
         let i = mien(&["inspect", p.to_str().unwrap()]);
-        assert!(i.ok() && i.stdout.contains("52"), "{}: {}{}", p.display(), i.stdout, i.stderr);
+        assert!(
+            i.ok() && i.stdout.contains("52"),
+            "{}: {}{}",
+            p.display(),
+            i.stdout,
+            i.stderr
+        );
     }
     // CesiumMan has no ARKit targets: refused, nothing written.
     let cesium = data("khronos/CesiumMan/CesiumMan_chromedays.glb");
     let none = dir.path().join("none.glb");
     let nocsv = dir.path().join("none.csv");
     let r = mien(&[
-        "bake", "--character", cesium.to_str().unwrap(), "--out", none.to_str().unwrap(),
-        "--csv", nocsv.to_str().unwrap(),
+        "bake",
+        "--character",
+        cesium.to_str().unwrap(),
+        "--out",
+        none.to_str().unwrap(),
+        "--csv",
+        nocsv.to_str().unwrap(),
     ]);
     assert!(!r.ok() && r.stderr.contains("ARKit"), "{}", r.stderr);
     assert!(!none.exists() && !nocsv.exists());
@@ -56,11 +93,25 @@ fn a_take_bakes_and_bad_input_is_refused() {
     for args in [
         vec!["bake", "--character", f, "--out", o, "--csv", o],
         vec!["bake", "--character", f, "--out", o, "--json", f],
-        vec!["bake", "--character", f, "--arkit", take.to_str().unwrap(), "--out", o, "--csv", take.to_str().unwrap()],
+        vec![
+            "bake",
+            "--character",
+            f,
+            "--arkit",
+            take.to_str().unwrap(),
+            "--out",
+            o,
+            "--csv",
+            take.to_str().unwrap(),
+        ],
     ] {
         let before = std::fs::read(&out).unwrap();
         let r = mien(&args);
-        assert!(!r.ok() && r.stderr.contains("must not replace"), "{args:?}: {}", r.stderr);
+        assert!(
+            !r.ok() && r.stderr.contains("must not replace"),
+            "{args:?}: {}",
+            r.stderr
+        );
         assert_eq!(std::fs::read(&out).unwrap(), before);
     }
 
@@ -69,14 +120,56 @@ fn a_take_bakes_and_bad_input_is_refused() {
     let b = bad.to_str().unwrap();
     for (args, says) in [
         (vec!["bake", "--character", f, "--out", "x.gltf"], "--out"),
-        (vec!["bake", "--character", f, "--fps", "0", "--out", b], "--fps"),
-        (vec!["bake", "--character", f, "--frames", "0", "--out", b], "--frames"),
-        (vec!["bake", "--character", f, "--start", "999", "--out", b], "--start"),
-        (vec!["bake", "--character", f, "--start", "999", "--frames", "3", "--out", b], "--start"),
-        (vec!["bake", "--character", f, "--start", "-1", "--out", b], "--start"),
-        (vec!["bake", "--character", f, "--frames", "100000000", "--out", b], "--frames"),
-        (vec!["bake", "--character", cube.to_str().unwrap(), "--out", b], ".glb"),
-        (vec!["bake", "--character", f, "--clip", "nope", "--out", b], "clip"),
+        (
+            vec!["bake", "--character", f, "--fps", "0", "--out", b],
+            "--fps",
+        ),
+        (
+            vec!["bake", "--character", f, "--frames", "0", "--out", b],
+            "--frames",
+        ),
+        (
+            vec!["bake", "--character", f, "--start", "999", "--out", b],
+            "--start",
+        ),
+        (
+            vec![
+                "bake",
+                "--character",
+                f,
+                "--start",
+                "999",
+                "--frames",
+                "3",
+                "--out",
+                b,
+            ],
+            "--start",
+        ),
+        (
+            vec!["bake", "--character", f, "--start", "-1", "--out", b],
+            "--start",
+        ),
+        (
+            vec![
+                "bake",
+                "--character",
+                f,
+                "--frames",
+                "100000000",
+                "--out",
+                b,
+            ],
+            "--frames",
+        ),
+        (
+            vec!["bake", "--character", cube.to_str().unwrap(), "--out", b],
+            ".glb",
+        ),
+        (
+            vec!["bake", "--character", f, "--clip", "nope", "--out", b],
+            "clip",
+        ),
     ] {
         let r = mien(&args);
         assert!(!r.ok(), "{args:?} was accepted");
@@ -94,8 +187,15 @@ fn a_speech_take_records_its_intervals() {
     let gentle = data("gentle/lucier_golden.json");
     let out = dir.path().join("speech.glb");
     let r = mien(&[
-        "bake", "--character", facecap.to_str().unwrap(), "--speech", gentle.to_str().unwrap(),
-        "--frames", "60", "--out", out.to_str().unwrap(),
+        "bake",
+        "--character",
+        facecap.to_str().unwrap(),
+        "--speech",
+        gentle.to_str().unwrap(),
+        "--frames",
+        "60",
+        "--out",
+        out.to_str().unwrap(),
     ]);
     assert!(r.ok(), "{}", r.stderr);
     let bytes = std::fs::read(&out).unwrap();
@@ -113,7 +213,12 @@ fn a_speech_take_records_its_intervals() {
         assert!(a >= last && b > a, "{i}");
         last = b;
     }
-    assert!(rec["mappings"]["visemes"].as_str().unwrap().contains("viseme"));
+    assert!(
+        rec["mappings"]["visemes"]
+            .as_str()
+            .unwrap()
+            .contains("viseme")
+    );
     let v = mien(&["bake", "--verify", out.to_str().unwrap()]);
     assert!(v.ok(), "{}", v.stderr);
 }
@@ -146,11 +251,22 @@ fn lods_keep_the_face_and_meet_the_budget() {
     for budget in ["21500", "22000"] {
         let out = dir.path().join(format!("rpm-{budget}.glb"));
         let r = mien(&[
-            "bake", "--character", rpm.to_str().unwrap(), "--frames", "5", "--lod", budget,
-            "--out", out.to_str().unwrap(),
+            "bake",
+            "--character",
+            rpm.to_str().unwrap(),
+            "--frames",
+            "5",
+            "--lod",
+            budget,
+            "--out",
+            out.to_str().unwrap(),
         ]);
         assert!(r.ok(), "{}", r.stderr);
-        assert!(triangles(&out) <= budget.parse().unwrap(), "{}", triangles(&out));
+        assert!(
+            triangles(&out) <= budget.parse().unwrap(),
+            "{}",
+            triangles(&out)
+        );
         assert!(triangles(&out) < triangles(&rpm));
         let v = mien(&["bake", "--verify", out.to_str().unwrap()]);
         assert!(v.ok(), "{}", v.stderr);
@@ -159,7 +275,12 @@ fn lods_keep_the_face_and_meet_the_budget() {
     assert_eq!(parts[0], parts[1], "two LODs share the facial fingerprints");
     let out = dir.path().join("cesium.glb");
     let r = mien(&[
-        "bake", "--character", cesium.to_str().unwrap(), "--lod", "1500", "--out",
+        "bake",
+        "--character",
+        cesium.to_str().unwrap(),
+        "--lod",
+        "1500",
+        "--out",
         out.to_str().unwrap(),
     ]);
     assert!(r.ok(), "{}", r.stderr);
@@ -167,8 +288,15 @@ fn lods_keep_the_face_and_meet_the_budget() {
     for (budget, says) in [("100", "at least 128"), ("5000", "cannot be met")] {
         let bad = dir.path().join("bad.glb");
         let r = mien(&[
-            "bake", "--character", rpm.to_str().unwrap(), "--frames", "5", "--lod", budget,
-            "--out", bad.to_str().unwrap(),
+            "bake",
+            "--character",
+            rpm.to_str().unwrap(),
+            "--frames",
+            "5",
+            "--lod",
+            budget,
+            "--out",
+            bad.to_str().unwrap(),
         ]);
         assert!(!r.ok() && r.stderr.contains(says), "{budget}: {}", r.stderr);
         assert!(!bad.exists());

@@ -78,7 +78,10 @@ fn quick_cpu_run_writes_bench_json() {
     // --quick: batches 1 and 16; lift off, debug and surface.
     assert_eq!(rows.len(), 6);
     let lifts: Vec<&str> = rows.iter().map(|r| r["lift"].as_str().unwrap()).collect();
-    assert_eq!(lifts, ["off", "debug", "surface", "off", "debug", "surface"]);
+    assert_eq!(
+        lifts,
+        ["off", "debug", "surface", "off", "debug", "surface"]
+    );
     for r in rows {
         assert_eq!(r["status"], "ok", "{r}");
         assert_eq!(r["frames"], 3);
@@ -101,8 +104,14 @@ fn quick_cpu_run_writes_bench_json() {
     let w = &j["workloads"][0];
     let v = w["vertices"].as_u64().unwrap();
     let bytes = |k: &str, rw: &str| w["bytes_per_character"][k][rw].as_u64().unwrap();
-    assert_eq!(bytes("lift_debug", "reads") - bytes("lift_off", "reads"), v * 28);
-    assert_eq!(bytes("lift_debug", "writes") - bytes("lift_off", "writes"), v * 52);
+    assert_eq!(
+        bytes("lift_debug", "reads") - bytes("lift_off", "reads"),
+        v * 28
+    );
+    assert_eq!(
+        bytes("lift_debug", "writes") - bytes("lift_off", "writes"),
+        v * 52
+    );
     let g = w["surface_gaussians"].as_u64().unwrap();
     assert!((90_000..=110_000).contains(&g), "{g} surface gaussians");
     let t = mien_core::rig::RigData::from_character(
@@ -115,7 +124,10 @@ fn quick_cpu_run_writes_bench_json() {
         bytes("lift_surface", "reads") - bytes("lift_off", "reads"),
         v * 24 + t * 12 + g * 48
     );
-    assert_eq!(bytes("lift_surface", "writes") - bytes("lift_off", "writes"), g * 52);
+    assert_eq!(
+        bytes("lift_surface", "writes") - bytes("lift_off", "writes"),
+        g * 52
+    );
     for r in rows {
         let want = match r["lift"].as_str().unwrap() {
             "off" => 0,

@@ -324,7 +324,13 @@ fn every_character_opens_in_spark_like_mien() {
     let ict = dir.path().join("ict.aosrig");
     let ict_dir = data("ict-facekit");
     let o = Command::new(bin())
-        .args(["pack", ict_dir.to_str().unwrap(), "--out", ict.to_str().unwrap(), "--quiet"])
+        .args([
+            "pack",
+            ict_dir.to_str().unwrap(),
+            "--out",
+            ict.to_str().unwrap(),
+            "--quiet",
+        ])
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -344,7 +350,16 @@ fn every_character_opens_in_spark_like_mien() {
     for (name, character, extra) in cases {
         let out = dir.path().join(name);
         let o = Command::new(bin())
-            .args(["animate", "--quiet", "--backend", "cpu", "--frames", "1", "--sheet", "0"])
+            .args([
+                "animate",
+                "--quiet",
+                "--backend",
+                "cpu",
+                "--frames",
+                "1",
+                "--sheet",
+                "0",
+            ])
             .args(["--gaussians", "30000", "--character"])
             .arg(character)
             .args(extra)
@@ -352,21 +367,37 @@ fn every_character_opens_in_spark_like_mien() {
             .arg(&out)
             .output()
             .unwrap();
-        assert!(o.status.success(), "{name}: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            o.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         let ply = out.join("frames/frame_00000.ply");
         let cloud = mien_core::io::ply::read_splat_ply(&ply).unwrap();
         let (buffers, ranges) = cloud.to_buffers().unwrap();
         let (center, radius) = splat_bounds(&buffers, &ranges).unwrap().unwrap().sphere();
         // VRM 0.x avatars face −z: look at them from there.
-        let yaw = if name == "vrm" { std::f64::consts::PI } else { 0.0 };
+        let yaw = if name == "vrm" {
+            std::f64::consts::PI
+        } else {
+            0.0
+        };
         let cam = Camera::framing(center, radius, 256, 256, 0.6, yaw).unwrap();
         let mine = rasterize(&cam, &buffers, &ranges, [0.0; 3]).unwrap().image;
         let outdir = keep.clone().unwrap_or_else(|| dir.path().to_path_buf());
         mine.save(outdir.join(format!("mien_{name}.png"))).unwrap();
-        let theirs = view("spark", &ply, &cam, &outdir.join(format!("spark_{name}.png")));
+        let theirs = view(
+            "spark",
+            &ply,
+            &cam,
+            &outdir.join(format!("spark_{name}.png")),
+        );
         let (whole, _) = psnr(&mine, &theirs);
         let inside = psnr_interior(&mine, &theirs);
-        let lit = theirs.pixels().filter(|p| p.0.iter().any(|&c| c > 8)).count();
+        let lit = theirs
+            .pixels()
+            .filter(|p| p.0.iter().any(|&c| c > 8))
+            .count();
         lines.push(format!(
             "{name}: {} splats, PSNR {whole:.2} dB, {inside:.2} dB inside, {lit} px lit",
             cloud.len()
@@ -387,7 +418,13 @@ fn every_character_opens_in_spark_like_mien() {
 fn ict_pack(dir: &Path) -> PathBuf {
     let ict = dir.join("ict.aosrig");
     let o = Command::new(bin())
-        .args(["pack", data("ict-facekit").to_str().unwrap(), "--out", ict.to_str().unwrap(), "--quiet"])
+        .args([
+            "pack",
+            data("ict-facekit").to_str().unwrap(),
+            "--out",
+            ict.to_str().unwrap(),
+            "--quiet",
+        ])
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -430,13 +467,48 @@ fn baked_takes_pass_the_gltf_validator() {
     let gentle = data("gentle/lucier_golden.json");
     let ict = ict_pack(dir.path());
     for (name, character, extra) in [
-        ("facecap", data("facecap/facecap.glb"), vec!["--arkit", take.to_str().unwrap()]),
-        ("facecap-gentle", data("facecap/facecap.glb"), vec!["--speech", gentle.to_str().unwrap(), "--frames", "300"]),
-        ("cesium", data("khronos/CesiumMan/CesiumMan_chromedays.glb"), vec![]),
-        ("ict-pack", ict.clone(), vec!["--arkit", take.to_str().unwrap()]),
-        ("rpm-lod", data("avatars/rpm_male.glb"), vec!["--arkit", take.to_str().unwrap(), "--frames", "30", "--lod", "21500"]),
-        ("cesium-lod", data("khronos/CesiumMan/CesiumMan_chromedays.glb"), vec!["--lod", "1500"]),
-        ("cesium-reduced", data("khronos/CesiumMan/CesiumMan_chromedays.glb"), vec!["--tolerance", "0.001,0.1"]),
+        (
+            "facecap",
+            data("facecap/facecap.glb"),
+            vec!["--arkit", take.to_str().unwrap()],
+        ),
+        (
+            "facecap-gentle",
+            data("facecap/facecap.glb"),
+            vec!["--speech", gentle.to_str().unwrap(), "--frames", "300"],
+        ),
+        (
+            "cesium",
+            data("khronos/CesiumMan/CesiumMan_chromedays.glb"),
+            vec![],
+        ),
+        (
+            "ict-pack",
+            ict.clone(),
+            vec!["--arkit", take.to_str().unwrap()],
+        ),
+        (
+            "rpm-lod",
+            data("avatars/rpm_male.glb"),
+            vec![
+                "--arkit",
+                take.to_str().unwrap(),
+                "--frames",
+                "30",
+                "--lod",
+                "21500",
+            ],
+        ),
+        (
+            "cesium-lod",
+            data("khronos/CesiumMan/CesiumMan_chromedays.glb"),
+            vec!["--lod", "1500"],
+        ),
+        (
+            "cesium-reduced",
+            data("khronos/CesiumMan/CesiumMan_chromedays.glb"),
+            vec!["--tolerance", "0.001,0.1"],
+        ),
     ] {
         let out = dir.path().join(format!("{name}.glb"));
         let o = Command::new(bin())
@@ -448,7 +520,11 @@ fn baked_takes_pass_the_gltf_validator() {
             .arg(&out)
             .output()
             .unwrap();
-        assert!(o.status.success(), "{name}: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            o.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         let (errors, warnings) = validate(&out);
         let before = if character.extension().is_some_and(|e| e == "aosrig") {
             Vec::new()
@@ -480,13 +556,48 @@ fn three_js_plays_baked_takes_as_mien_does() {
     let gentle = data("gentle/lucier_golden.json");
     let ict = ict_pack(dir.path());
     for (name, character, extra) in [
-        ("facecap", data("facecap/facecap.glb"), vec!["--arkit", take.to_str().unwrap()]),
-        ("facecap-gentle", data("facecap/facecap.glb"), vec!["--speech", gentle.to_str().unwrap(), "--frames", "300"]),
-        ("cesium", data("khronos/CesiumMan/CesiumMan_chromedays.glb"), vec![]),
-        ("ict-pack", ict.clone(), vec!["--arkit", take.to_str().unwrap()]),
-        ("rpm-lod", data("avatars/rpm_male.glb"), vec!["--arkit", take.to_str().unwrap(), "--frames", "30", "--lod", "21500"]),
-        ("cesium-lod", data("khronos/CesiumMan/CesiumMan_chromedays.glb"), vec!["--lod", "1500"]),
-        ("cesium-reduced", data("khronos/CesiumMan/CesiumMan_chromedays.glb"), vec!["--tolerance", "0.001,0.1"]),
+        (
+            "facecap",
+            data("facecap/facecap.glb"),
+            vec!["--arkit", take.to_str().unwrap()],
+        ),
+        (
+            "facecap-gentle",
+            data("facecap/facecap.glb"),
+            vec!["--speech", gentle.to_str().unwrap(), "--frames", "300"],
+        ),
+        (
+            "cesium",
+            data("khronos/CesiumMan/CesiumMan_chromedays.glb"),
+            vec![],
+        ),
+        (
+            "ict-pack",
+            ict.clone(),
+            vec!["--arkit", take.to_str().unwrap()],
+        ),
+        (
+            "rpm-lod",
+            data("avatars/rpm_male.glb"),
+            vec![
+                "--arkit",
+                take.to_str().unwrap(),
+                "--frames",
+                "30",
+                "--lod",
+                "21500",
+            ],
+        ),
+        (
+            "cesium-lod",
+            data("khronos/CesiumMan/CesiumMan_chromedays.glb"),
+            vec!["--lod", "1500"],
+        ),
+        (
+            "cesium-reduced",
+            data("khronos/CesiumMan/CesiumMan_chromedays.glb"),
+            vec!["--tolerance", "0.001,0.1"],
+        ),
     ] {
         let out = dir.path().join(format!("{name}.glb"));
         let o = Command::new(bin())
@@ -498,11 +609,20 @@ fn three_js_plays_baked_takes_as_mien_does() {
             .arg(&out)
             .output()
             .unwrap();
-        assert!(o.status.success(), "{name}: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            o.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         let bytes = std::fs::read(&out).unwrap();
         let jl = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
         let json: serde_json::Value = serde_json::from_slice(&bytes[20..20 + jl]).unwrap();
-        let anim = json["animations"].as_array().unwrap().last().unwrap().clone();
+        let anim = json["animations"]
+            .as_array()
+            .unwrap()
+            .last()
+            .unwrap()
+            .clone();
         let clip = anim["name"].as_str().unwrap().to_string();
         let duration = anim["extras"]["mien"]["duration_s"].as_f64().unwrap();
         // 20 times: keys and between keys.
@@ -513,10 +633,20 @@ fn three_js_plays_baked_takes_as_mien_does() {
             .arg("--file")
             .arg(&out)
             .args(["--clip", &clip, "--times"])
-            .arg(times.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(","))
+            .arg(
+                times
+                    .iter()
+                    .map(|t| t.to_string())
+                    .collect::<Vec<_>>()
+                    .join(","),
+            )
             .output()
             .unwrap();
-        assert!(o.status.success(), "{name}: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            o.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         let three: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
 
         let asset = Arc::new(Asset::load(&out).unwrap());
@@ -533,23 +663,44 @@ fn three_js_plays_baked_takes_as_mien_does() {
             for ch in anim["channels"].as_array().unwrap() {
                 let node = ch["target"]["node"].as_u64().unwrap() as usize;
                 let key = node.to_string();
-                let (theirs, mine): (Vec<f64>, Vec<f64>) = match ch["target"]["path"].as_str().unwrap() {
-                    "weights" => (
-                        three["weights"][&key][k].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect(),
-                        pose.weights[node].iter().map(|&w| f64::from(w)).collect(),
-                    ),
-                    "rotation" => {
-                        let q = pose.locals[node].rotation.to_array().map(f64::from);
-                        let th: Vec<f64> = three["rotation"][&key][k].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
-                        let dot: f64 = q.iter().zip(&th).map(|(a, b)| a * b).sum();
-                        (th, q.iter().map(|x| x * dot.signum()).collect())
-                    }
-                    "translation" => (
-                        three["translation"][&key][k].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect(),
-                        pose.locals[node].translation.to_array().iter().map(|&x| f64::from(x)).collect(),
-                    ),
-                    _ => continue,
-                };
+                let (theirs, mine): (Vec<f64>, Vec<f64>) =
+                    match ch["target"]["path"].as_str().unwrap() {
+                        "weights" => (
+                            three["weights"][&key][k]
+                                .as_array()
+                                .unwrap()
+                                .iter()
+                                .map(|v| v.as_f64().unwrap())
+                                .collect(),
+                            pose.weights[node].iter().map(|&w| f64::from(w)).collect(),
+                        ),
+                        "rotation" => {
+                            let q = pose.locals[node].rotation.to_array().map(f64::from);
+                            let th: Vec<f64> = three["rotation"][&key][k]
+                                .as_array()
+                                .unwrap()
+                                .iter()
+                                .map(|v| v.as_f64().unwrap())
+                                .collect();
+                            let dot: f64 = q.iter().zip(&th).map(|(a, b)| a * b).sum();
+                            (th, q.iter().map(|x| x * dot.signum()).collect())
+                        }
+                        "translation" => (
+                            three["translation"][&key][k]
+                                .as_array()
+                                .unwrap()
+                                .iter()
+                                .map(|v| v.as_f64().unwrap())
+                                .collect(),
+                            pose.locals[node]
+                                .translation
+                                .to_array()
+                                .iter()
+                                .map(|&x| f64::from(x))
+                                .collect(),
+                        ),
+                        _ => continue,
+                    };
                 assert_eq!(theirs.len(), mine.len(), "{name} node {node}");
                 for (a, b) in theirs.iter().zip(&mine) {
                     worst = worst.max((a - b).abs());
@@ -557,8 +708,13 @@ fn three_js_plays_baked_takes_as_mien_does() {
                 checked += 1;
             }
         }
-        eprintln!("{name}: three.js vs mien, {checked} channel samples, largest difference {worst:e}");
+        eprintln!(
+            "{name}: three.js vs mien, {checked} channel samples, largest difference {worst:e}"
+        );
         assert!(checked >= 20, "{name}: {checked}");
-        assert!(worst <= 1e-5, "{name}: three.js differs from mien by {worst:e}");
+        assert!(
+            worst <= 1e-5,
+            "{name}: three.js differs from mien by {worst:e}"
+        );
     }
 }

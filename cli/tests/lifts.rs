@@ -414,9 +414,8 @@ fn far_captured_gaussians_ride_a_joint() {
             .sum::<f32>()
             .sqrt()
     };
-    let trace = |s: &mien_core::sink::SplatBuffers, k: usize| {
-        s.cov_a[k][0] + s.cov_a[k][3] + s.cov_b[k][1]
-    };
+    let trace =
+        |s: &mien_core::sink::SplatBuffers, k: usize| s.cov_a[k][0] + s.cov_a[k][3] + s.cov_b[k][1];
     let moved = (0..3)
         .map(|i| (a.center[n][i] - b.center[n][i]).powi(2))
         .sum::<f32>()
@@ -443,8 +442,16 @@ fn a_flag_of_another_lift_is_refused_and_glb_frames_are_splats() {
     let out = dir.path().join("o");
     for (flags, flag, owner) in [
         (&["--texel-res", "64"][..], "--texel-res", "texel"),
-        (&["--lift", "debug", "--gaussians", "5"][..], "--gaussians", "surface"),
-        (&["--lift", "texel", "--sigma", "0.01"][..], "--sigma", "debug"),
+        (
+            &["--lift", "debug", "--gaussians", "5"][..],
+            "--gaussians",
+            "surface",
+        ),
+        (
+            &["--lift", "texel", "--sigma", "0.01"][..],
+            "--sigma",
+            "debug",
+        ),
         (&["--shading", "flat"][..], "--shading", "debug"),
     ] {
         let mut a = vec!["--character", f, "--frames", "1"];
@@ -476,7 +483,9 @@ fn a_flag_of_another_lift_is_refused_and_glb_frames_are_splats() {
     let glb = out.join("frames/frame_00000.glb");
     let i = mien(&["inspect", glb.to_str().unwrap()]);
     assert!(i.ok(), "{}", i.stderr);
-    let n = report(&out)["outputs"]["splats_per_frame"].as_u64().unwrap();
+    let n = report(&out)["outputs"]["splats_per_frame"]
+        .as_u64()
+        .unwrap();
     assert!(
         i.stdout.contains("KHR_gaussian_splatting") && i.stdout.contains(&format!("splats: {n}")),
         "{}",
@@ -496,16 +505,35 @@ fn a_rest_pose_capture_binds_and_a_posed_one_is_refused_whatever_the_rule() {
     let c = cesium.to_str().unwrap();
     let frame = |name: &str, extra: &[&str]| {
         let out = dir.path().join(name);
-        let mut a = vec!["--character", c, "--frames", "1", "--sheet", "0", "--gaussians", "3000"];
+        let mut a = vec![
+            "--character",
+            c,
+            "--frames",
+            "1",
+            "--sheet",
+            "0",
+            "--gaussians",
+            "3000",
+        ];
         a.extend_from_slice(extra);
         let r = animate(&out, &a);
         assert!(r.ok(), "{}", r.stderr);
         out.join("frames/frame_00000.ply")
     };
     let rest = frame("rest", &["--clip", "rest"]);
-    assert_eq!(report(&dir.path().join("rest"))["animation"]["kind"], "rest");
+    assert_eq!(
+        report(&dir.path().join("rest"))["animation"]["kind"],
+        "rest"
+    );
     let bound = dir.path().join("bound.ply");
-    let b = mien(&["bind", rest.to_str().unwrap(), "--to", c, "--out", bound.to_str().unwrap()]);
+    let b = mien(&[
+        "bind",
+        rest.to_str().unwrap(),
+        "--to",
+        c,
+        "--out",
+        bound.to_str().unwrap(),
+    ]);
     assert!(b.ok(), "{}", b.stderr);
     assert!(
         b.stdout.contains("0 beyond") && !b.stdout.contains("bound anyway"),
@@ -532,7 +560,11 @@ fn a_rest_pose_capture_binds_and_a_posed_one_is_refused_whatever_the_rule() {
             "--far",
             rule,
         ]);
-        assert!(!b.ok(), "--far {rule} accepted a posed capture: {}", b.stdout);
+        assert!(
+            !b.ok(),
+            "--far {rule} accepted a posed capture: {}",
+            b.stdout
+        );
         assert!(b.stderr.contains("rest pose"), "{}", b.stderr);
         assert!(!out.exists());
     }
@@ -540,11 +572,23 @@ fn a_rest_pose_capture_binds_and_a_posed_one_is_refused_whatever_the_rule() {
     let played = dir.path().join("played");
     let r = animate(
         &played,
-        &["--character", c, "--capture", bound.to_str().unwrap(), "--frames", "2", "--sheet", "0"],
+        &[
+            "--character",
+            c,
+            "--capture",
+            bound.to_str().unwrap(),
+            "--frames",
+            "2",
+            "--sheet",
+            "0",
+        ],
     );
     assert!(r.ok(), "{}", r.stderr);
     let cap = &report(&played)["splats"]["capture"];
-    assert!(cap["bound_to"].as_str().unwrap().contains("CesiumMan"), "{cap}");
+    assert!(
+        cap["bound_to"].as_str().unwrap().contains("CesiumMan"),
+        "{cap}"
+    );
     assert_eq!(cap["joint_anchors"], 0);
     let facecap = data("facecap/facecap.glb");
     let r = animate(

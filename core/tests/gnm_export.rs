@@ -33,7 +33,9 @@ fn the_ict_pack_exported_as_gltf_poses_as_the_pack() {
             .wrapping_add(1442695040888963407);
         (state >> 11) as f32 / (1u64 << 53) as f32
     };
-    let coeffs: Vec<f32> = (0..pack.coeff_count()).map(|_| -0.3 + 1.2 * rnd()).collect();
+    let coeffs: Vec<f32> = (0..pack.coeff_count())
+        .map(|_| -0.3 + 1.2 * rnd())
+        .collect();
     let gaze = [0.2f32, -0.15, 0.1, 0.25];
     let mut head_ext = coeffs.clone();
     head_ext.extend_from_slice(&gaze);

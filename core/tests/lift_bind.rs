@@ -178,8 +178,15 @@ fn a_real_capture_binds_to_a_real_character() {
         max_distance_m: 1e5,
         ..Default::default()
     };
-    let (lift, rep) =
-        bind_splats(&cloud, &rig.positions, &rig.normals, &rig.triangles, None, &o).unwrap();
+    let (lift, rep) = bind_splats(
+        &cloud,
+        &rig.positions,
+        &rig.normals,
+        &rig.triangles,
+        None,
+        &o,
+    )
+    .unwrap();
     assert_eq!(rep.splats as usize, cloud.len());
     assert_eq!(rep.sh_degree_dropped, 3);
     assert_eq!(rep.bound as usize, lift.gaussians.len());
@@ -267,7 +274,12 @@ fn far_gaussians_left_rigid_to_a_joint_move_with_it() {
     assert_eq!((rep.far, rep.rigid, rep.dropped, rep.bound), (2, 2, 0, 500));
     assert_eq!(lift.gaussians[3].triangle, tri.len() as u32 + 1);
     assert_eq!(lift.gaussians[9].triangle, tri.len() as u32);
-    assert!(lift.gaussians.iter().enumerate().all(|(i, g)| i == 3 || i == 9 || (g.triangle as usize) < tri.len()));
+    assert!(
+        lift.gaussians
+            .iter()
+            .enumerate()
+            .all(|(i, g)| i == 3 || i == 9 || (g.triangle as usize) < tri.len())
+    );
     // Pose: entry 1 turned 0.7 rad about y through the joint and lifted 0.2 m; entry 0 fixed.
     let m = DMat4::from_translation(joint_at + DVec3::new(0.0, 0.2, 0.0))
         * DMat4::from_quat(DQuat::from_rotation_y(0.7))

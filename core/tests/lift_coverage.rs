@@ -179,7 +179,10 @@ fn coverage(cam: &Camera, buffers: &SplatBuffers, mask: &[bool]) -> (f64, f64) {
         inside > (SIDE * SIDE / 4) as u64,
         "the face fills the view: {inside} px"
     );
-    (covered as f64 / inside as f64, strict as f64 / inside as f64)
+    (
+        covered as f64 / inside as f64,
+        strict as f64 / inside as f64,
+    )
 }
 
 fn buffers_of(splats: impl Iterator<Item = mien_core::lift::LiftedSplat>) -> SplatBuffers {

@@ -293,7 +293,11 @@ fn a_sliver_is_split_along_its_length_within_the_budget() {
     };
     let lift = surface_lift(&pos, &nrm, &tri, &colors, &opts).unwrap();
     let sliver: Vec<_> = lift.gaussians.iter().filter(|g| g.triangle == 2).collect();
-    assert!(sliver.len() >= 25, "{} gaussians on the sliver", sliver.len());
+    assert!(
+        sliver.len() >= 25,
+        "{} gaussians on the sliver",
+        sliver.len()
+    );
     let k = triangle_frame([pos[4], pos[5], pos[6]], [nrm[0]; 3]).k;
     for g in &sliver {
         let long = f64::from(k) * f64::from(g.log_scale[0]).exp();
@@ -535,8 +539,8 @@ fn vertex_normals_of_surfaces_posed_without_them() {
 /// over twice the share of gaussians it gets at density 1, within the same total.
 #[test]
 fn a_full_body_avatars_face_gets_the_density() {
-    let ch =
-        mien_core::io::gltf::import_gltf(&support::data_dir().join("avatars/rpm_male.glb")).unwrap();
+    let ch = mien_core::io::gltf::import_gltf(&support::data_dir().join("avatars/rpm_male.glb"))
+        .unwrap();
     let rig = RigData::from_character(&ch).unwrap();
     let colors = SurfaceColors::from_character(&ch, &rig).unwrap();
     // The palette entries of `Head` and every node below it.
@@ -575,7 +579,10 @@ fn a_full_body_avatars_face_gets_the_density() {
             .iter()
             .filter(|g| face[g.triangle as usize])
             .count();
-        (on_face as f64 / lift.gaussians.len() as f64, lift.gaussians.len())
+        (
+            on_face as f64 / lift.gaussians.len() as f64,
+            lift.gaussians.len(),
+        )
     };
     let (plain, n1) = share(&[]);
     let weights: Vec<f32> = face

@@ -38,7 +38,9 @@ fn takes(c: &mut Criterion) {
                     "livelink" => {
                         rt.instance_mut(0)
                             .unwrap()
-                            .play_livelink_csv(data("livelinkface/MySlate_3_Jason_Millers_iPhone.csv"))
+                            .play_livelink_csv(data(
+                                "livelinkface/MySlate_3_Jason_Millers_iPhone.csv",
+                            ))
                             .unwrap();
                     }
                     _ => {

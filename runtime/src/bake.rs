@@ -137,7 +137,10 @@ pub fn bake(rt: &mut Runtime, source: &[u8], opts: &BakeOptions) -> Result<(Vec<
     {
         return Err(Error::invalid(
             "bake tolerance",
-            format!("{} (values), {} rad: must be finite and ≥ 0", t.value, t.angle_rad),
+            format!(
+                "{} (values), {} rad: must be finite and ≥ 0",
+                t.value, t.angle_rad
+            ),
         ));
     }
     let asset = Arc::clone(rt.asset());
@@ -172,13 +175,17 @@ pub fn bake(rt: &mut Runtime, source: &[u8], opts: &BakeOptions) -> Result<(Vec<
     };
     for n in 0..nodes {
         let r = &rest.locals[n];
-        let moved = |f: &dyn Fn(&mien_core::rig::Transform) -> bool| locals.iter().any(|l| f(&l[n]));
+        let moved =
+            |f: &dyn Fn(&mien_core::rig::Transform) -> bool| locals.iter().any(|l| f(&l[n]));
         if moved(&|l| l.translation != r.translation) {
             tracks.push(BakedTrack {
                 node: n,
                 path: TrackPath::Translation,
                 width: 3,
-                values: locals.iter().flat_map(|l| l[n].translation.to_array()).collect(),
+                values: locals
+                    .iter()
+                    .flat_map(|l| l[n].translation.to_array())
+                    .collect(),
                 times: None,
             });
         }
@@ -218,14 +225,20 @@ pub fn bake(rt: &mut Runtime, source: &[u8], opts: &BakeOptions) -> Result<(Vec<
             inst.weight_base as usize,
             (inst.weight_base + inst.target_count) as usize,
         );
-        if n >= nodes || inst.target_count == 0 || weights.iter().all(|w| w[a..b].iter().all(|x| *x == 0.0)) {
+        if n >= nodes
+            || inst.target_count == 0
+            || weights.iter().all(|w| w[a..b].iter().all(|x| *x == 0.0))
+        {
             continue;
         }
         tracks.push(BakedTrack {
             node: n,
             path: TrackPath::Weights,
             width: inst.target_count as usize,
-            values: weights.iter().flat_map(|w| w[a..b].iter().copied()).collect(),
+            values: weights
+                .iter()
+                .flat_map(|w| w[a..b].iter().copied())
+                .collect(),
             times: None,
         });
         report.weight_channels += 1;
@@ -318,7 +331,10 @@ pub fn verify(bytes: &[u8], file: &str) -> Result<VerifyReport> {
         if record["version"].as_u64() != Some(u64::from(RECORD_VERSION)) {
             return Err(Error::invalid(
                 what,
-                format!("record version {} (mien reads {RECORD_VERSION})", record["version"]),
+                format!(
+                    "record version {} (mien reads {RECORD_VERSION})",
+                    record["version"]
+                ),
             ));
         }
         let keys = read_keys_fingerprint(bytes, file, *index)?;
@@ -337,7 +353,10 @@ pub fn verify(bytes: &[u8], file: &str) -> Result<VerifyReport> {
                 .map_or_else(|| format!("mesh {}", p["mesh"]), |n| format!("mesh `{n}`"));
             let found = match p["name"].as_str() {
                 Some(n) => ch.meshes.iter().position(|m| m.name.as_deref() == Some(n)),
-                None => p["mesh"].as_u64().map(|i| i as usize).filter(|&i| i < ch.meshes.len()),
+                None => p["mesh"]
+                    .as_u64()
+                    .map(|i| i as usize)
+                    .filter(|&i| i < ch.meshes.len()),
             };
             let Some(mi) = found else {
                 return Err(Error::invalid(
@@ -393,7 +412,10 @@ fn bake_linear_head(rt: &mut Runtime, opts: &BakeOptions) -> Result<(Vec<u8>, Ba
     use mien_core::gnm::forward::{eye_rotation, from_row_major};
     let asset = Arc::clone(rt.asset());
     let Some(pack) = asset.pack() else {
-        return Err(Error::invalid(asset.source(), "neither a rig nor a linear head"));
+        return Err(Error::invalid(
+            asset.source(),
+            "neither a rig nor a linear head",
+        ));
     };
     let out = pack_to_glb(pack, asset.source())?;
     let ch = mien_core::io::gltf::import_gltf_bytes(&out.glb, None, asset.source())?;
@@ -412,7 +434,10 @@ fn bake_linear_head(rt: &mut Runtime, opts: &BakeOptions) -> Result<(Vec<u8>, Ba
         rt.update(t)
             .with_context(|| format!("baking frame {f} at {t} s"))?;
         let Some((head_ext, world)) = rt.head_inputs(0) else {
-            return Err(Error::invalid(asset.source(), "no linear-head inputs for instance 0"));
+            return Err(Error::invalid(
+                asset.source(),
+                "no linear-head inputs for instance 0",
+            ));
         };
         let (c, gaze) = head_ext.split_at(e);
         times.push(t as f32);
@@ -468,7 +493,10 @@ fn bake_linear_head(rt: &mut Runtime, opts: &BakeOptions) -> Result<(Vec<u8>, Ba
             node: j,
             path: TrackPath::Rotation,
             width: 4,
-            values: locals.iter().flat_map(|l| l[j].1.normalize().to_array()).collect(),
+            values: locals
+                .iter()
+                .flat_map(|l| l[j].1.normalize().to_array())
+                .collect(),
             times: None,
         });
     }

@@ -74,7 +74,10 @@ pub fn bind_capture(
     let mut rt = Runtime::new(Arc::clone(&posing), &Device::Cpu, &options)?;
     let rest = rt.posed(0)?;
     let tris = posing.triangles();
-    let dominant = asset.rig().map(|r| r.dominant_palette()).unwrap_or_default();
+    let dominant = asset
+        .rig()
+        .map(|r| r.dominant_palette())
+        .unwrap_or_default();
     let anchors = joint.then(|| JointAnchors {
         first_triangle: asset.triangles().len() as u32,
         dominant: &dominant,

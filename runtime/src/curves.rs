@@ -27,11 +27,18 @@ pub struct SampledCurves {
 /// # Errors
 /// A rate or span out of domain; a character with no ARKit-named morph target at all; the
 /// runtime's frame errors.
-pub fn sample_arkit(rt: &mut Runtime, fps: f64, start_s: f64, frames: u32) -> Result<SampledCurves> {
+pub fn sample_arkit(
+    rt: &mut Runtime,
+    fps: f64,
+    start_s: f64,
+    frames: u32,
+) -> Result<SampledCurves> {
     if !(fps.is_finite() && fps > 0.0 && start_s.is_finite() && start_s >= 0.0) || frames == 0 {
         return Err(Error::invalid(
             "ARKit curves",
-            format!("{fps} fps from {start_s} s, {frames} frames: a positive rate, a start ≥ 0 s and at least one frame"),
+            format!(
+                "{fps} fps from {start_s} s, {frames} frames: a positive rate, a start ≥ 0 s and at least one frame"
+            ),
         ));
     }
     let asset = std::sync::Arc::clone(rt.asset());

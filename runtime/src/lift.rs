@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use crate::asset::Asset;
 use crate::engine::{self, Engine};
-use crate::runtime::{DEFAULT_SIGMA_EDGES, NO_EDGE_M, SIGMA_RANGE_M, median_edge};
 use crate::error::{Context, Error, Result};
+use crate::runtime::{DEFAULT_SIGMA_EDGES, NO_EDGE_M, SIGMA_RANGE_M, median_edge};
 use mien_core::lift::{DebugLiftParams, DebugShading};
 
 /// Where a splat's colour comes from.
@@ -239,8 +239,7 @@ pub(crate) fn attach(
                     crate::text::num(hi)
                 ),
                 None => {
-                    "cannot derive a gaussian size from degenerate geometry; pass --sigma"
-                        .into()
+                    "cannot derive a gaussian size from degenerate geometry; pass --sigma".into()
                 }
             },
         ));
@@ -258,8 +257,7 @@ pub(crate) fn attach(
     let (spec, bound, setup) = match l.kind {
         LiftKind::Debug => (engine::LiftSpec::Debug(params), None, None),
         LiftKind::Surface(_) | LiftKind::Texel(_) | LiftKind::Capture(_) => {
-            let (setup, report) =
-                surface_setup(asset, engine, rest_pos, &l.kind)?;
+            let (setup, report) = surface_setup(asset, engine, rest_pos, &l.kind)?;
             let setup = Arc::new(setup);
             (
                 engine::LiftSpec::Bound(Arc::clone(&setup)),

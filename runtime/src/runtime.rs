@@ -561,7 +561,10 @@ impl Runtime {
     /// then the eyes' pitch and yaw, radians) and the pack's joint world matrices `(J,)`; `None`
     /// for a rig or an instance out of range.
     pub fn head_inputs(&self, i: usize) -> Option<(&[f32], &[Mat4])> {
-        Some((self.head_ext.get(i)?.as_slice(), self.joints.get(i)?.as_slice()))
+        Some((
+            self.head_ext.get(i)?.as_slice(),
+            self.joints.get(i)?.as_slice(),
+        ))
     }
 
     /// The rest pose's positions of instance 0 `(V,3)`, metres.

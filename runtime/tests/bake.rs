@@ -90,7 +90,10 @@ fn round_trip(file: &Path, frames: u32, setup: &dyn Fn(&mut Runtime)) -> Vec<u8>
             }
         }
     }
-    assert!(worst <= 1e-5, "baked pose differs by {worst:e} of the extent");
+    assert!(
+        worst <= 1e-5,
+        "baked pose differs by {worst:e} of the extent"
+    );
     // The comparison can fail: the take moves the character far more than that.
     assert!(moved > 1e-3, "the take barely moves: {moved:e}");
     bytes
@@ -100,7 +103,10 @@ fn round_trip(file: &Path, frames: u32, setup: &dyn Fn(&mut Runtime)) -> Vec<u8>
 fn facecap_with_the_live_link_take_plays_back_from_its_bake() {
     let take = data("livelinkface/MySlate_3_Jason_Millers_iPhone.csv");
     let bytes = round_trip(&data("facecap/facecap.glb"), 40, &|rt: &mut Runtime| {
-        rt.instance_mut(0).unwrap().play_livelink_csv(&take).unwrap();
+        rt.instance_mut(0)
+            .unwrap()
+            .play_livelink_csv(&take)
+            .unwrap();
     });
     let source = std::fs::read(data("facecap/facecap.glb")).unwrap();
     assert!(bytes.len() > source.len());
@@ -154,7 +160,10 @@ fn verify_refuses_an_edited_bake_naming_what_changed() {
     let take = data("livelinkface/MySlate_3_Jason_Millers_iPhone.csv");
     let asset = Arc::new(Asset::load(&file).unwrap());
     let mut rt = runtime(&asset);
-    rt.instance_mut(0).unwrap().play_livelink_csv(&take).unwrap();
+    rt.instance_mut(0)
+        .unwrap()
+        .play_livelink_csv(&take)
+        .unwrap();
     let opts = BakeOptions {
         fps: 30.0,
         start_s: 0.0,
@@ -187,24 +196,38 @@ fn verify_refuses_an_edited_bake_naming_what_changed() {
     let mut moved = bin.clone();
     let x = f32::from_le_bytes(moved[at..at + 4].try_into().unwrap()) + 1e-3;
     moved[at..at + 4].copy_from_slice(&x.to_le_bytes());
-    let e = verify(&join_glb(&json, &moved), "moved.glb").unwrap_err().to_string();
-    assert!(e.contains("vertex order or base positions") && e.contains("moved.glb"), "{e}");
+    let e = verify(&join_glb(&json, &moved), "moved.glb")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("vertex order or base positions") && e.contains("moved.glb"),
+        "{e}"
+    );
 
     let mut renamed = json.clone();
     let names = &mut renamed["meshes"][mesh]["extras"]["targetNames"];
     assert!(names.is_array(), "the part names its targets");
     names[0] = serde_json::json!("renamed");
-    let e = verify(&join_glb(&renamed, &bin), "renamed.glb").unwrap_err().to_string();
+    let e = verify(&join_glb(&renamed, &bin), "renamed.glb")
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("target names"), "{e}");
 
     let mut edited = json.clone();
     let last = edited["animations"].as_array().unwrap().len() - 1;
     edited["animations"][last]["extras"]["mien"]["fps"] = serde_json::json!(60.0);
-    let e = verify(&join_glb(&edited, &bin), "edited.glb").unwrap_err().to_string();
+    let e = verify(&join_glb(&edited, &bin), "edited.glb")
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("altered"), "{e}");
 
     // One key of the take changed.
-    let anim = json["animations"].as_array().unwrap().last().unwrap().clone();
+    let anim = json["animations"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
     let ch = anim["channels"]
         .as_array()
         .unwrap()
@@ -218,12 +241,16 @@ fn verify_refuses_an_edited_bake_naming_what_changed() {
     let mut keyed = bin.clone();
     let v = f32::from_le_bytes(keyed[at..at + 4].try_into().unwrap()) + 0.25;
     keyed[at..at + 4].copy_from_slice(&v.to_le_bytes());
-    let e = verify(&join_glb(&json, &keyed), "keyed.glb").unwrap_err().to_string();
+    let e = verify(&join_glb(&json, &keyed), "keyed.glb")
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("keys were changed"), "{e}");
 
     let mut removed = json.clone();
     removed["animations"][last]["extras"] = serde_json::json!({});
-    let e = verify(&join_glb(&removed, &bin), "removed.glb").unwrap_err().to_string();
+    let e = verify(&join_glb(&removed, &bin), "removed.glb")
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("no mien bake record"), "{e}");
 }
 
@@ -238,17 +265,28 @@ fn arkit_curves_round_trip_through_mien_readers() {
     let take = data("livelinkface/MySlate_3_Jason_Millers_iPhone.csv");
     let asset = Arc::new(Asset::load(&file).unwrap());
     let mut rt = runtime(&asset);
-    rt.instance_mut(0).unwrap().play_livelink_csv(&take).unwrap();
+    rt.instance_mut(0)
+        .unwrap()
+        .play_livelink_csv(&take)
+        .unwrap();
     let s = mien_runtime::curves::sample_arkit(&mut rt, 30.0, 0.5, 45).unwrap();
     assert!(s.missing.is_empty(), "{:?}", s.missing);
     let c = &s.curves;
-    assert!(c.weights.iter().any(|w| w.iter().any(|&x| x > 0.1)), "the take moves the face");
-    assert!(c.angles.iter().any(|a| a[4] != 0.0), "the take turns the eyes");
+    assert!(
+        c.weights.iter().any(|w| w.iter().any(|&x| x > 0.1)),
+        "the take moves the face"
+    );
+    assert!(
+        c.angles.iter().any(|a| a[4] != 0.0),
+        "the take turns the eyes"
+    );
 
     let csv = mien_core::io::curves::livelink_csv(c).unwrap();
     let back = mien_core::io::livelink_csv::read_livelink_csv_from_str(&csv, "curves.csv").unwrap();
     let json = mien_core::io::curves::audio2face_json(c).unwrap();
-    let a2f = mien_core::io::audio2face::read_audio2face_str(&json, "curves.json").unwrap().stream;
+    let a2f = mien_core::io::audio2face::read_audio2face_str(&json, "curves.json")
+        .unwrap()
+        .stream;
     for stream in [&back, &a2f] {
         assert_eq!(stream.times.len(), 45);
         let cols: Vec<usize> = ARKIT_52
@@ -263,7 +301,11 @@ fn arkit_curves_round_trip_through_mien_readers() {
             .collect();
         let nc = stream.channels.len();
         for (f, w) in c.weights.iter().enumerate() {
-            assert!((stream.times[f] - f as f64 / 30.0).abs() < 1e-9, "{}", stream.times[f]);
+            assert!(
+                (stream.times[f] - f as f64 / 30.0).abs() < 1e-9,
+                "{}",
+                stream.times[f]
+            );
             for (i, &col) in cols.iter().enumerate() {
                 assert_eq!(
                     stream.values[f * nc + col].to_bits(),
@@ -303,7 +345,10 @@ fn reduced_keys_stay_within_the_tolerance() {
     };
     let bake_with = |tolerance: Option<Tolerance>| {
         let mut rt = runtime(&asset);
-        rt.instance_mut(0).unwrap().play_livelink_csv(&take).unwrap();
+        rt.instance_mut(0)
+            .unwrap()
+            .play_livelink_csv(&take)
+            .unwrap();
         let opts = BakeOptions {
             fps: 30.0,
             start_s: 0.0,
@@ -319,7 +364,10 @@ fn reduced_keys_stay_within_the_tolerance() {
     let (full, rf) = bake_with(None);
     let (small, rs) = bake_with(Some(tol));
     eprintln!("keys written: {} → {}", rf.keys_written, rs.keys_written);
-    assert!(rs.keys_written * 4 < rf.keys_written * 3, "{rs:?} vs {rf:?}");
+    assert!(
+        rs.keys_written * 4 < rf.keys_written * 3,
+        "{rs:?} vs {rf:?}"
+    );
     let load = |bytes: &[u8], name: &str| {
         let dir = std::env::temp_dir().join(format!("mien-bake-reduce-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -337,7 +385,10 @@ fn reduced_keys_stay_within_the_tolerance() {
         let t = f64::from(f) / 30.0;
         a.update(t).unwrap();
         b.update(t).unwrap();
-        let (pa, pb) = (a.instance(0).unwrap().pose().clone(), b.instance(0).unwrap().pose().clone());
+        let (pa, pb) = (
+            a.instance(0).unwrap().pose().clone(),
+            b.instance(0).unwrap().pose().clone(),
+        );
         for (wa, wb) in pa.weights.iter().zip(&pb.weights) {
             for (x, y) in wa.iter().zip(wb) {
                 dw = dw.max((x - y).abs());
@@ -347,7 +398,10 @@ fn reduced_keys_stay_within_the_tolerance() {
             dq = dq.max(la.rotation.angle_between(lb.rotation));
         }
     }
-    eprintln!("largest differences: weight {dw}, rotation {} deg", dq.to_degrees());
+    eprintln!(
+        "largest differences: weight {dw}, rotation {} deg",
+        dq.to_degrees()
+    );
     assert!(dw <= 0.01 + 1e-6, "weight {dw}");
     assert!(dq <= 0.5f32.to_radians() + 1e-4, "rotation {dq} rad");
 }
@@ -362,14 +416,21 @@ fn the_ict_linear_head_bakes_to_a_gltf_that_plays_as_the_pack() {
     let dir = std::env::temp_dir().join(format!("mien-bake-ict-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let pack_path = dir.join("ict.aosrig");
-    bake_obj_folder(&data("ict-facekit"), &PackOptions::default(), &mut |_, _, _| {})
-        .unwrap()
-        .write(&pack_path)
-        .unwrap();
+    bake_obj_folder(
+        &data("ict-facekit"),
+        &PackOptions::default(),
+        &mut |_, _, _| {},
+    )
+    .unwrap()
+    .write(&pack_path)
+    .unwrap();
     let take = data("livelinkface/MySlate_3_Jason_Millers_iPhone.csv");
     let head = Arc::new(Asset::load(&pack_path).unwrap());
     let setup = |rt: &mut Runtime| {
-        rt.instance_mut(0).unwrap().play_livelink_csv(&take).unwrap();
+        rt.instance_mut(0)
+            .unwrap()
+            .play_livelink_csv(&take)
+            .unwrap();
     };
     let mut rt = runtime(&head);
     setup(&mut rt);
@@ -414,7 +475,11 @@ fn the_ict_linear_head_bakes_to_a_gltf_that_plays_as_the_pack() {
             .map(|v| rig.pose_vertex(v, &c.weights, &c.palette, &np).0)
             .collect();
         assert_eq!(a.positions.len(), b.len());
-        let big = a.positions.iter().flatten().fold(1e-6f32, |m, x| m.max(x.abs()));
+        let big = a
+            .positions
+            .iter()
+            .flatten()
+            .fold(1e-6f32, |m, x| m.max(x.abs()));
         for (p, q) in a.positions.iter().zip(&b) {
             for k in 0..3 {
                 worst = worst.max((p[k] - q[k]).abs() / big);

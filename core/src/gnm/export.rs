@@ -65,7 +65,10 @@ pub fn pack_to_glb(pack: &GnmPack, file: &str) -> Result<ExportedHead> {
     }
     let rest: Vec<Mat4> = pack.rest_world.iter().map(from_row_major).collect();
     if let Some(j) = rest.iter().position(|m| m.determinant().abs() < 1e-12) {
-        return Err(invalid(file, format!("joint {j}'s rest matrix is singular")));
+        return Err(invalid(
+            file,
+            format!("joint {j}'s rest matrix is singular"),
+        ));
     }
     let bind = from_row_major(&pack.header.bind_transform);
     // Normalised skin (the pack renormalises its f16 weights); a vertex without weights is held
@@ -102,11 +105,17 @@ pub fn pack_to_glb(pack: &GnmPack, file: &str) -> Result<ExportedHead> {
             let [j] = on[..] else {
                 return Err(invalid(
                     file,
-                    format!("eye vertex {v} is skinned to {} joints; an eye joint needs one", on.len()),
+                    format!(
+                        "eye vertex {v} is skinned to {} joints; an eye joint needs one",
+                        on.len()
+                    ),
                 ));
             };
             if pack.seam.as_ref().is_some_and(|s| s[v] != [0.0; 3]) {
-                return Err(invalid(file, format!("eye vertex {v} has a neck-seam offset")));
+                return Err(invalid(
+                    file,
+                    format!("eye vertex {v} has a neck-seam offset"),
+                ));
             }
             match carrier[i] {
                 None => carrier[i] = Some(j),
@@ -229,7 +238,11 @@ pub fn pack_to_glb(pack: &GnmPack, file: &str) -> Result<ExportedHead> {
         json!({"componentType": 5125, "count": pack.faces.len() * 3, "type": "SCALAR"}),
         Some(34963),
     );
-    let jbytes: Vec<u8> = skin_j.iter().flatten().flat_map(|j| j.to_le_bytes()).collect();
+    let jbytes: Vec<u8> = skin_j
+        .iter()
+        .flatten()
+        .flat_map(|j| j.to_le_bytes())
+        .collect();
     let a_j = push(
         &mut bin,
         &jbytes,

@@ -294,7 +294,11 @@ pub fn parse_bound_ply(bytes: &[u8], file: &str) -> Result<BoundCapture> {
     {
         Some(a) => {
             let a: u32 = a.trim().parse().ok().filter(|&a| a > 0).ok_or_else(|| {
-                Error::format(file, "header line 6", "joint anchors is `<count>`, a positive integer")
+                Error::format(
+                    file,
+                    "header line 6",
+                    "joint anchors is `<count>`, a positive integer",
+                )
             })?;
             (a, 1)
         }

@@ -284,9 +284,9 @@ pub fn bind_splats(
                     .iter()
                     .flatten()
                     .all(|&v| (v as usize) < a.dominant.len())
-                && a.dominant.iter().all(|&p| {
-                    (a.first_triangle as u64 + u64::from(p)) < triangles.len() as u64
-                });
+                && a.dominant
+                    .iter()
+                    .all(|&p| (a.first_triangle as u64 + u64::from(p)) < triangles.len() as u64);
             if !fits {
                 return Err(Error::Invalid {
                     what: "bind joint anchors".into(),

@@ -64,8 +64,9 @@ impl RigData {
                     if !(det.is_finite() && det.abs() > 1e-12) {
                         return Err(Error::Invalid {
                             what: format!("rig palette[{i}]"),
-                            reason: "its inverse bind matrix is singular: no joint origin to anchor to"
-                                .into(),
+                            reason:
+                                "its inverse bind matrix is singular: no joint origin to anchor to"
+                                    .into(),
                         });
                     }
                     inverse_bind.inverse().w_axis.truncate()
@@ -115,7 +116,11 @@ mod tests {
             triangles: vec![[0, 1, 2]],
             morph_offsets: vec![0; 4],
             joints: vec![[0, 1, 0, 0], [1, 0, 0, 0], [0; 4]],
-            weights: vec![[0.25, 0.75, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0], [0.5, 0.5, 0.0, 0.0]],
+            weights: vec![
+                [0.25, 0.75, 0.0, 0.0],
+                [1.0, 0.0, 0.0, 0.0],
+                [0.5, 0.5, 0.0, 0.0],
+            ],
             ..Default::default()
         }
     }
@@ -139,7 +144,8 @@ mod tests {
         // Posed by the joint's palette matrix world·IB, the anchor is the joint's world frame:
         // a turned and moved joint carries the triangle rigidly (hand-worked: origin → world
         // position of the joint, edges rotated).
-        let world = Mat4::from_rotation_translation(Quat::from_rotation_z(0.5), Vec3::new(1.0, 0.0, 2.0));
+        let world =
+            Mat4::from_rotation_translation(Quat::from_rotation_z(0.5), Vec3::new(1.0, 0.0, 2.0));
         let palette = [world * Mat4::from_translation(-at), Mat4::IDENTITY];
         let normals = palette.map(|m| crate::rig::skin::normal_matrix(&m));
         let pose = |v: usize| {

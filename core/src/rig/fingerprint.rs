@@ -90,10 +90,16 @@ impl PartFingerprint {
     /// indices`, `target names`, `target offsets`); empty when nothing does.
     pub fn differences(&self, other: &PartFingerprint) -> Vec<&'static str> {
         [
-            (self.positions != other.positions, "vertex order or base positions"),
+            (
+                self.positions != other.positions,
+                "vertex order or base positions",
+            ),
             (self.indices != other.indices, "triangle indices"),
             (self.target_names != other.target_names, "target names"),
-            (self.target_offsets != other.target_offsets, "target offsets"),
+            (
+                self.target_offsets != other.target_offsets,
+                "target offsets",
+            ),
         ]
         .into_iter()
         .filter_map(|(d, w)| d.then_some(w))

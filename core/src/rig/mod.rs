@@ -1,8 +1,8 @@
 //! The rig: data model (meshes, morph targets, skins, hierarchy, characters), the CPU reference math
 //! (CSR morph blend, LBS), the flattened [`RigData`] backends upload, and the [`RigBackend`] seam.
 
-pub mod backend;
 pub mod anchor;
+pub mod backend;
 pub mod character;
 pub mod fingerprint;
 pub mod ids;
@@ -13,6 +13,7 @@ pub mod rigdata;
 pub mod skeleton;
 pub mod skin;
 
+pub use anchor::ANCHOR_EDGE_M;
 pub use backend::{PosedVertices, RigBackend, RigHandle, check_batch_args, set_each, whole_batch};
 pub use character::{Character, ImportNote, Pose};
 pub use ids::{ClipId, MeshId, NodeId, SkinId};
@@ -22,7 +23,6 @@ pub use morph::{
     ACTIVE_MORPH_LIMIT, DenseTarget, LimitStats, MORPH_WEIGHT_LIMIT, MorphLimiter, MorphSet,
     MorphVertex, orthonormalize_or,
 };
-pub use anchor::ANCHOR_EDGE_M;
 pub use rigdata::{ControlStats, FrameControls, MeshInstance, PaletteEntry, RigControls, RigData};
 pub use skeleton::{Hierarchy, Node, Transform};
 pub use skin::{InfluenceFixes, Influences, Skin, skin_tangent};

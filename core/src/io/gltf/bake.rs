@@ -84,7 +84,9 @@ fn segment_error(
     for k in a + 1..b {
         let u = f64::from(times[k] - times[a]) / f64::from(times[b] - times[a]);
         let e = if rotation {
-            let q = |k: usize| glam::DQuat::from_slice(&at(k).iter().map(|&x| f64::from(x)).collect::<Vec<_>>());
+            let q = |k: usize| {
+                glam::DQuat::from_slice(&at(k).iter().map(|&x| f64::from(x)).collect::<Vec<_>>())
+            };
             let s = q(a).slerp(q(b), u);
             let d = s.dot(q(k)).abs().min(1.0);
             (2.0 * d.acos()) as f32
@@ -93,7 +95,9 @@ fn segment_error(
                 .iter()
                 .zip(at(b))
                 .zip(at(k))
-                .map(|((&x, &y), &v)| ((f64::from(x) + u * f64::from(y - x)) - f64::from(v)).abs() as f32)
+                .map(|((&x, &y), &v)| {
+                    ((f64::from(x) + u * f64::from(y - x)) - f64::from(v)).abs() as f32
+                })
                 .fold(0.0, f32::max)
         };
         if e > worst.0 {
@@ -197,9 +201,9 @@ fn check(anim: &BakedAnimation, root: &Value) -> Result<()> {
             TrackPath::Translation | TrackPath::Scale => 3,
             TrackPath::Rotation => 4,
             TrackPath::Weights => {
-                let mesh = root["nodes"][t.node]["mesh"].as_u64().ok_or_else(|| {
-                    invalid(&what, "weights on a node without a mesh".into())
-                })?;
+                let mesh = root["nodes"][t.node]["mesh"]
+                    .as_u64()
+                    .ok_or_else(|| invalid(&what, "weights on a node without a mesh".into()))?;
                 let prims = root["meshes"][mesh as usize]["primitives"].as_array();
                 prims
                     .and_then(|p| p.first())
@@ -219,7 +223,10 @@ fn check(anim: &BakedAnimation, root: &Value) -> Result<()> {
                 || tt.iter().any(|x| !x.is_finite())
                 || tt.windows(2).any(|w| w[1] <= w[0]))
         {
-            return Err(invalid(&what, "its own key times must be finite and increase strictly".into()));
+            return Err(invalid(
+                &what,
+                "its own key times must be finite and increase strictly".into(),
+            ));
         }
         if t.values.len() != keys * t.width {
             return Err(invalid(
@@ -360,7 +367,8 @@ pub fn append_animation(source: &[u8], file: &str, anim: &BakedAnimation) -> Res
         Some(a) => a.push(animation),
         None => root["animations"] = json!([animation]),
     }
-    let mut text = serde_json::to_vec(&root).map_err(|e| Error::format(file, "JSON", e.to_string()))?;
+    let mut text =
+        serde_json::to_vec(&root).map_err(|e| Error::format(file, "JSON", e.to_string()))?;
     while !text.len().is_multiple_of(4) {
         text.push(b' ');
     }
@@ -404,11 +412,7 @@ pub fn bake_records(bytes: &[u8], file: &str) -> Result<Vec<(usize, String, Valu
                 .enumerate()
                 .filter_map(|(i, an)| {
                     let r = an.get("extras")?.get(RECORD_KEY)?;
-                    Some((
-                        i,
-                        an["name"].as_str().unwrap_or("").to_string(),
-                        r.clone(),
-                    ))
+                    Some((i, an["name"].as_str().unwrap_or("").to_string(), r.clone()))
                 })
                 .collect()
         })
@@ -442,7 +446,9 @@ pub fn read_keys_fingerprint(bytes: &[u8], file: &str, index: usize) -> Result<u
     let anim = &root["animations"][index];
     let bad = |what: String| Error::format(file, format!("animations[{index}]"), what);
     let read = |acc: &Value, out: &mut Vec<u8>| -> Result<()> {
-        let i = acc.as_u64().ok_or_else(|| bad("a sampler without its accessor".into()))? as usize;
+        let i = acc
+            .as_u64()
+            .ok_or_else(|| bad("a sampler without its accessor".into()))? as usize;
         let a = &root["accessors"][i];
         let width = match a["type"].as_str() {
             Some("SCALAR") => 1,
@@ -465,7 +471,10 @@ pub fn read_keys_fingerprint(bytes: &[u8], file: &str, index: usize) -> Result<u
         Ok(())
     };
     let mut data = Vec::new();
-    for c in anim["channels"].as_array().ok_or_else(|| bad("no channels".into()))? {
+    for c in anim["channels"]
+        .as_array()
+        .ok_or_else(|| bad("no channels".into()))?
+    {
         let s = &anim["samplers"][c["sampler"].as_u64().unwrap_or(u64::MAX) as usize];
         read(&s["input"], &mut data)?;
         read(&s["output"], &mut data)?;

@@ -83,16 +83,28 @@ fn reduce(indices: &[u32], positions: &[[f32; 3]], target: u64) -> Vec<u32> {
 /// budget below the facial triangles plus every other part's reserve, a total the simplifier
 /// cannot bring under the budget, a file whose meshes do not match `ch`; [`Error::Format`] for
 /// bytes that are not a GLB.
-pub fn apply_lod(glb: &[u8], ch: &Character, budget: u64, file: &str) -> Result<(Vec<u8>, LodReport)> {
+pub fn apply_lod(
+    glb: &[u8],
+    ch: &Character,
+    budget: u64,
+    file: &str,
+) -> Result<(Vec<u8>, LodReport)> {
     let parts_in = container::split(glb, file)?;
     if !parts_in.glb {
-        return Err(Error::format(file, "container", "a LOD is written into a GLB"));
+        return Err(Error::format(
+            file,
+            "container",
+            "a LOD is written into a GLB",
+        ));
     }
     let mut root: Value = serde_json::from_slice(parts_in.json)
         .map_err(|e| Error::format(file, "JSON", e.to_string()))?;
     let meshes = root["meshes"].as_array().map_or(0, Vec::len);
     if meshes != ch.meshes.len() {
-        return Err(refuse(file, format!("{meshes} meshes in the file, {} imported", ch.meshes.len())));
+        return Err(refuse(
+            file,
+            format!("{meshes} meshes in the file, {} imported", ch.meshes.len()),
+        ));
     }
     // The eyes: meshes on the eye joints (by head motion's standard names) or below them.
     let names: Vec<Option<&str>> = ch.nodes.iter().map(|n| n.name.as_deref()).collect();
@@ -102,7 +114,8 @@ pub fn apply_lod(glb: &[u8], ch: &Character, budget: u64, file: &str) -> Result<
     let mut on_eye = vec![false; ch.nodes.len()];
     for &id in ch.hierarchy.order() {
         let i = id.index();
-        on_eye[i] = eyes.contains(&Some(i)) || ch.nodes[i].parent.is_some_and(|p| on_eye[p.index()]);
+        on_eye[i] =
+            eyes.contains(&Some(i)) || ch.nodes[i].parent.is_some_and(|p| on_eye[p.index()]);
     }
     let eye_mesh: Vec<bool> = (0..ch.meshes.len())
         .map(|m| {
@@ -117,14 +130,28 @@ pub fn apply_lod(glb: &[u8], ch: &Character, budget: u64, file: &str) -> Result<
         // Kept whole: the face and mouth (meshes with morph targets: the simplifier cannot carry
         // targets onto new topology) and the eyes.
         let facial = mesh.target_count() > 0 || eye_mesh[m];
-        let prims = root["meshes"][m]["primitives"].as_array().map_or(0, Vec::len);
+        let prims = root["meshes"][m]["primitives"]
+            .as_array()
+            .map_or(0, Vec::len);
         if prims != mesh.primitives.len() {
-            return Err(refuse(file, format!("mesh {m}: {prims} primitives in the file, {} imported", mesh.primitives.len())));
+            return Err(refuse(
+                file,
+                format!(
+                    "mesh {m}: {prims} primitives in the file, {} imported",
+                    mesh.primitives.len()
+                ),
+            ));
         }
         for (p, prim) in mesh.primitives.iter().enumerate() {
             let t = (prim.indices.len() / 3) as u64;
             if t > 0 {
-                parts.push(LodPart { mesh: m, primitive: p, facial, before: t, after: t });
+                parts.push(LodPart {
+                    mesh: m,
+                    primitive: p,
+                    facial,
+                    before: t,
+                    after: t,
+                });
             }
         }
     }
@@ -134,7 +161,12 @@ pub fn apply_lod(glb: &[u8], ch: &Character, budget: u64, file: &str) -> Result<
     let reserve = |i: usize| reserves[i];
     let reserved: u64 = others.iter().map(|&i| reserve(i)).sum();
     if facial > 0 && budget < MIN_FACIAL_BUDGET {
-        return Err(refuse(file, format!("a budget of {budget} triangles: a character with facial animation needs at least {MIN_FACIAL_BUDGET}")));
+        return Err(refuse(
+            file,
+            format!(
+                "a budget of {budget} triangles: a character with facial animation needs at least {MIN_FACIAL_BUDGET}"
+            ),
+        ));
     }
     if budget < facial + reserved {
         let kept: Vec<String> = parts
@@ -144,17 +176,26 @@ pub fn apply_lod(glb: &[u8], ch: &Character, budget: u64, file: &str) -> Result<
                 let m = &ch.meshes[p.mesh];
                 format!(
                     "{} ({} triangles, {})",
-                    m.name.as_deref().map_or_else(|| format!("mesh {}", p.mesh), |n| format!("`{n}`")),
+                    m.name
+                        .as_deref()
+                        .map_or_else(|| format!("mesh {}", p.mesh), |n| format!("`{n}`")),
                     p.before,
-                    if m.target_count() > 0 { "morph targets" } else { "an eye" }
+                    if m.target_count() > 0 {
+                        "morph targets"
+                    } else {
+                        "an eye"
+                    }
                 )
             })
             .collect();
-        return Err(refuse(file, format!(
-            "a budget of {budget} triangles cannot be met: the parts kept whole hold {facial} — {} — and the {} other parts need {reserved} in reserve",
-            kept.join(", "),
-            others.len()
-        )));
+        return Err(refuse(
+            file,
+            format!(
+                "a budget of {budget} triangles cannot be met: the parts kept whole hold {facial} — {} — and the {} other parts need {reserved} in reserve",
+                kept.join(", "),
+                others.len()
+            ),
+        ));
     }
     // Shares: the reserve plus the rest in proportion to size.
     let spare = budget - facial - reserved;
@@ -162,7 +203,11 @@ pub fn apply_lod(glb: &[u8], ch: &Character, budget: u64, file: &str) -> Result<
     let mut new_indices: Vec<Option<Vec<u32>>> = vec![None; parts.len()];
     for &i in &others {
         let p = &parts[i];
-        let extra = if pool == 0 { 0 } else { ((p.before - reserve(i)) as u128 * spare as u128 / pool as u128) as u64 };
+        let extra = if pool == 0 {
+            0
+        } else {
+            ((p.before - reserve(i)) as u128 * spare as u128 / pool as u128) as u64
+        };
         let share = (reserve(i) + extra).min(p.before);
         let prim = &ch.meshes[p.mesh].primitives[p.primitive];
         if share < p.before {
@@ -194,14 +239,21 @@ pub fn apply_lod(glb: &[u8], ch: &Character, budget: u64, file: &str) -> Result<
         }
     }
     if total > budget {
-        return Err(refuse(file, format!(
-            "the simplifier brings the total to {total} triangles, over the budget of {budget} (borders locked; facial parts kept whole)"
-        )));
+        return Err(refuse(
+            file,
+            format!(
+                "the simplifier brings the total to {total} triangles, over the budget of {budget} (borders locked; facial parts kept whole)"
+            ),
+        ));
     }
     // Write: new u32 index accessors at the end of the BIN chunk.
     let mut bin = parts_in.bin.map(<[u8]>::to_vec).unwrap_or_default();
     if parts_in.bin.is_none() {
-        return Err(Error::format(file, "container", "a GLB without a BIN chunk has no geometry to reduce"));
+        return Err(Error::format(
+            file,
+            "container",
+            "a GLB without a BIN chunk has no geometry to reduce",
+        ));
     }
     for (i, idx) in new_indices.iter().enumerate() {
         let Some(idx) = idx else { continue };
@@ -212,10 +264,14 @@ pub fn apply_lod(glb: &[u8], ch: &Character, budget: u64, file: &str) -> Result<
         for v in idx {
             bin.extend_from_slice(&v.to_le_bytes());
         }
-        let views = root["bufferViews"].as_array_mut().ok_or_else(|| Error::format(file, "bufferViews", "missing"))?;
+        let views = root["bufferViews"]
+            .as_array_mut()
+            .ok_or_else(|| Error::format(file, "bufferViews", "missing"))?;
         views.push(json!({"buffer": 0, "byteOffset": offset, "byteLength": idx.len() * 4, "target": 34963}));
         let view = views.len() - 1;
-        let accs = root["accessors"].as_array_mut().ok_or_else(|| Error::format(file, "accessors", "missing"))?;
+        let accs = root["accessors"]
+            .as_array_mut()
+            .ok_or_else(|| Error::format(file, "accessors", "missing"))?;
         accs.push(json!({"bufferView": view, "componentType": 5125, "count": idx.len(), "type": "SCALAR"}));
         let acc = accs.len() - 1;
         root["meshes"][parts[i].mesh]["primitives"][parts[i].primitive]["indices"] = json!(acc);
@@ -224,7 +280,8 @@ pub fn apply_lod(glb: &[u8], ch: &Character, budget: u64, file: &str) -> Result<
         bin.push(0);
     }
     root["buffers"][0]["byteLength"] = json!(bin.len());
-    let mut text = serde_json::to_vec(&root).map_err(|e| Error::format(file, "JSON", e.to_string()))?;
+    let mut text =
+        serde_json::to_vec(&root).map_err(|e| Error::format(file, "JSON", e.to_string()))?;
     while !text.len().is_multiple_of(4) {
         text.push(b' ');
     }
@@ -239,5 +296,13 @@ pub fn apply_lod(glb: &[u8], ch: &Character, budget: u64, file: &str) -> Result<
     out.extend_from_slice(&(bin.len() as u32).to_le_bytes());
     out.extend_from_slice(&0x004E_4942u32.to_le_bytes());
     out.extend_from_slice(&bin);
-    Ok((out, LodReport { budget, facial, total, parts }))
+    Ok((
+        out,
+        LodReport {
+            budget,
+            facial,
+            total,
+            parts,
+        },
+    ))
 }

@@ -30,12 +30,12 @@
 mod accessor;
 mod animation;
 pub mod bake;
-pub mod lod;
 mod buffers;
 mod checks;
 mod container;
 mod limits;
 mod links;
+pub mod lod;
 mod material;
 mod mesh;
 mod meshopt;
