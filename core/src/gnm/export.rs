@@ -323,28 +323,7 @@ pub fn pack_to_glb(pack: &GnmPack, file: &str) -> Result<ExportedHead> {
             "model": pack.header.model,
         }},
     });
-    let mut text = serde_json::to_vec(&root).map_err(|e| invalid(file, e.to_string()))?;
-    while !text.len().is_multiple_of(4) {
-        text.push(b' ');
-    }
-    let total = 12 + 8 + text.len() + 8 + bin.len();
-    if total as u64 > u64::from(u32::MAX) {
-        return Err(Error::Limit {
-            what: "exported GLB bytes".into(),
-            limit: u64::from(u32::MAX),
-            found: total as u64,
-        });
-    }
-    let mut glb = Vec::with_capacity(total);
-    glb.extend_from_slice(b"glTF");
-    glb.extend_from_slice(&2u32.to_le_bytes());
-    glb.extend_from_slice(&(total as u32).to_le_bytes());
-    glb.extend_from_slice(&(text.len() as u32).to_le_bytes());
-    glb.extend_from_slice(&0x4E4F_534Au32.to_le_bytes());
-    glb.extend_from_slice(&text);
-    glb.extend_from_slice(&(bin.len() as u32).to_le_bytes());
-    glb.extend_from_slice(&0x004E_4942u32.to_le_bytes());
-    glb.extend_from_slice(&bin);
+    let glb = crate::io::gltf::write_glb(&root, bin, file)?;
     Ok(ExportedHead {
         glb,
         mesh_node,

@@ -141,34 +141,7 @@ pub fn write_splat_glb(
         "bufferViews": views,
         "accessors": accessors,
     });
-    let mut text = serde_json::to_vec(&json).map_err(|e| Error::Invalid {
-        what: "glb JSON".into(),
-        reason: e.to_string(),
-    })?;
-    while !text.len().is_multiple_of(4) {
-        text.push(b' ');
-    }
-    while !bin.len().is_multiple_of(4) {
-        bin.push(0);
-    }
-    let total = 12 + 8 + text.len() as u64 + 8 + bin.len() as u64;
-    if total > u64::from(u32::MAX) {
-        return Err(Error::Limit {
-            what: "glb bytes".into(),
-            limit: u64::from(u32::MAX),
-            found: total,
-        });
-    }
-    let mut out = Vec::with_capacity(total as usize);
-    out.extend_from_slice(b"glTF");
-    out.extend_from_slice(&2u32.to_le_bytes());
-    out.extend_from_slice(&(total as u32).to_le_bytes());
-    out.extend_from_slice(&(text.len() as u32).to_le_bytes());
-    out.extend_from_slice(b"JSON");
-    out.extend_from_slice(&text);
-    out.extend_from_slice(&(bin.len() as u32).to_le_bytes());
-    out.extend_from_slice(b"BIN\0");
-    out.extend_from_slice(&bin);
+    let out = crate::io::gltf::write_glb(&json, bin, "splat glb")?;
     rep.written = n as u64;
     Ok((out, rep))
 }

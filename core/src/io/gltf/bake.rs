@@ -160,9 +160,6 @@ pub struct BakedAnimation {
     pub extras: Value,
 }
 
-/// Largest baked file, bytes (a GLB's 32-bit length).
-pub const MAX_BAKED_BYTES: u64 = u32::MAX as u64;
-
 fn invalid(what: &str, reason: String) -> Error {
     Error::Invalid {
         what: format!("bake: {what}"),
@@ -247,7 +244,7 @@ fn check(anim: &BakedAnimation, root: &Value) -> Result<()> {
 /// [`Error::Format`] for a source that is not a well-formed GLB (a `.gltf` with external buffers
 /// is refused: bake a `.glb`); [`Error::Invalid`] for an animation that does not fit the file
 /// (see [`BakedAnimation`]: times, node indices, widths, non-finite values); [`Error::Limit`] for a
-/// result over [`MAX_BAKED_BYTES`].
+/// result over a GLB's 32-bit length.
 pub fn append_animation(source: &[u8], file: &str, anim: &BakedAnimation) -> Result<Vec<u8>> {
     let parts = container::split(source, file)?;
     if !parts.glb {
@@ -367,30 +364,7 @@ pub fn append_animation(source: &[u8], file: &str, anim: &BakedAnimation) -> Res
         Some(a) => a.push(animation),
         None => root["animations"] = json!([animation]),
     }
-    let mut text =
-        serde_json::to_vec(&root).map_err(|e| Error::format(file, "JSON", e.to_string()))?;
-    while !text.len().is_multiple_of(4) {
-        text.push(b' ');
-    }
-    let total = 12 + 8 + text.len() as u64 + 8 + bin.len() as u64;
-    if total > MAX_BAKED_BYTES {
-        return Err(Error::Limit {
-            what: "baked GLB bytes".into(),
-            limit: MAX_BAKED_BYTES,
-            found: total,
-        });
-    }
-    let mut out = Vec::with_capacity(total as usize);
-    out.extend_from_slice(b"glTF");
-    out.extend_from_slice(&2u32.to_le_bytes());
-    out.extend_from_slice(&(total as u32).to_le_bytes());
-    out.extend_from_slice(&(text.len() as u32).to_le_bytes());
-    out.extend_from_slice(&0x4E4F_534Au32.to_le_bytes());
-    out.extend_from_slice(&text);
-    out.extend_from_slice(&(bin.len() as u32).to_le_bytes());
-    out.extend_from_slice(&0x004E_4942u32.to_le_bytes());
-    out.extend_from_slice(&bin);
-    Ok(out)
+    container::write_glb(&root, bin, file)
 }
 
 /// The key under an animation's `extras` where mien keeps a bake's record.

@@ -280,22 +280,7 @@ pub fn apply_lod(
         bin.push(0);
     }
     root["buffers"][0]["byteLength"] = json!(bin.len());
-    let mut text =
-        serde_json::to_vec(&root).map_err(|e| Error::format(file, "JSON", e.to_string()))?;
-    while !text.len().is_multiple_of(4) {
-        text.push(b' ');
-    }
-    let total_bytes = 12 + 8 + text.len() + 8 + bin.len();
-    let mut out = Vec::with_capacity(total_bytes);
-    out.extend_from_slice(b"glTF");
-    out.extend_from_slice(&2u32.to_le_bytes());
-    out.extend_from_slice(&(total_bytes as u32).to_le_bytes());
-    out.extend_from_slice(&(text.len() as u32).to_le_bytes());
-    out.extend_from_slice(&0x4E4F_534Au32.to_le_bytes());
-    out.extend_from_slice(&text);
-    out.extend_from_slice(&(bin.len() as u32).to_le_bytes());
-    out.extend_from_slice(&0x004E_4942u32.to_le_bytes());
-    out.extend_from_slice(&bin);
+    let out = container::write_glb(&root, bin, file)?;
     Ok((
         out,
         LodReport {

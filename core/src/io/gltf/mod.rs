@@ -33,6 +33,7 @@ pub mod bake;
 mod buffers;
 mod checks;
 mod container;
+pub use container::write_glb;
 mod limits;
 mod links;
 pub mod lod;
