@@ -253,6 +253,32 @@ pub fn bake(rt: &mut Runtime, source: &[u8], opts: &BakeOptions) -> Result<(Vec<
     meshes.sort_unstable();
     meshes.dedup();
     let parts: Vec<Value> = meshes.iter().map(|&m| part_json(ch, m)).collect();
+    finish(
+        opts,
+        times,
+        tracks,
+        parts,
+        None,
+        source,
+        asset.source(),
+        report,
+    )
+}
+
+/// The record (take, span, intervals, mappings, facial parts, tolerance, the keys' and its own
+/// fingerprints), key reduction, and the animation appended to `glb` — shared by the rig and the
+/// linear-head paths. `extra` is one more record field.
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    opts: &BakeOptions,
+    times: Vec<f32>,
+    tracks: Vec<BakedTrack>,
+    parts: Vec<Value>,
+    extra: Option<(&str, Value)>,
+    glb: &[u8],
+    file: &str,
+    mut report: BakeReport,
+) -> Result<(Vec<u8>, BakeReport)> {
     let mut record = json!({
         "version": RECORD_VERSION,
         "take": opts.take,
@@ -264,6 +290,9 @@ pub fn bake(rt: &mut Runtime, source: &[u8], opts: &BakeOptions) -> Result<(Vec<
         "mappings": opts.mappings,
         "parts": parts,
     });
+    if let Some((k, v)) = extra {
+        record[k] = v;
+    }
     if let Some(t) = opts.tolerance {
         record["tolerance"] = json!({"value": t.value, "angle_rad": t.angle_rad});
     }
@@ -284,7 +313,7 @@ pub fn bake(rt: &mut Runtime, source: &[u8], opts: &BakeOptions) -> Result<(Vec<
         .iter()
         .map(|t| t.times.as_ref().map_or(anim.times.len(), Vec::len) as u64)
         .sum();
-    let bytes = append_animation(source, asset.source(), &anim)?;
+    let bytes = append_animation(glb, file, &anim)?;
     report.bytes = bytes.len() as u64;
     Ok((bytes, report))
 }
@@ -500,47 +529,26 @@ fn bake_linear_head(rt: &mut Runtime, opts: &BakeOptions) -> Result<(Vec<u8>, Ba
             times: None,
         });
     }
-    let mut report = BakeReport {
+    let report = BakeReport {
         keys: opts.frames,
         weight_channels: 1,
         transform_channels: (tracks.len() - 1) as u32,
         ..Default::default()
     };
-    let mut record = json!({
-        "version": RECORD_VERSION,
-        "take": opts.take,
-        "origin_s": opts.start_s,
-        "duration_s": f64::from(opts.frames - 1) / opts.fps,
-        "fps": opts.fps,
-        "keys": opts.frames,
-        "intervals": opts.intervals,
-        "mappings": opts.mappings,
-        "linear_head": std::path::Path::new(asset.source())
-            .file_name()
-            .map_or_else(|| asset.source().to_string(), |f| f.to_string_lossy().into_owned()),
-        "parts": [part_json(&ch, 0)],
-    });
-    if let Some(t) = opts.tolerance {
-        record["tolerance"] = json!({"value": t.value, "angle_rad": t.angle_rad});
-    }
-    let mut anim = BakedAnimation {
-        name: opts.name.clone(),
+    let name = std::path::Path::new(asset.source())
+        .file_name()
+        .map_or_else(
+            || asset.source().to_string(),
+            |f| f.to_string_lossy().into_owned(),
+        );
+    finish(
+        opts,
         times,
         tracks,
-        extras: Value::Null,
-    };
-    if let Some(t) = opts.tolerance {
-        anim = reduce(&anim, t);
-    }
-    record["keys_fnv1a64"] = json!(hex(keys_fingerprint(&anim)));
-    record["record_fnv1a64"] = json!(hex(record_hash(&record)));
-    anim.extras = json!({ "mien": record });
-    report.keys_written = anim
-        .tracks
-        .iter()
-        .map(|t| t.times.as_ref().map_or(anim.times.len(), Vec::len) as u64)
-        .sum();
-    let bytes = append_animation(&out.glb, asset.source(), &anim)?;
-    report.bytes = bytes.len() as u64;
-    Ok((bytes, report))
+        vec![part_json(&ch, 0)],
+        Some(("linear_head", json!(name))),
+        &out.glb,
+        asset.source(),
+        report,
+    )
 }
