@@ -116,6 +116,25 @@ pub struct BakeReport {
 /// # Errors
 /// Options out of domain; a `source` that is not the asset's GLB (another node count); a pack
 /// the export refuses; the runtime's frame errors; the writer's refusals.
+///
+/// ```
+/// use std::sync::Arc;
+/// use mien_runtime::bake::{BakeOptions, bake, verify};
+/// use mien_runtime::{Asset, Device, Runtime, RuntimeOptions};
+/// let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/facecap/facecap.glb");
+/// let asset = Arc::new(Asset::load(&file)?);
+/// let mut rt = Runtime::new(asset, &Device::Cpu, &RuntimeOptions { instances: 1, lift: None })?;
+/// rt.instance_mut(0)?.play_clip("0")?; // the character's own take
+/// let opts = BakeOptions {
+///     fps: 30.0, start_s: 0.0, frames: 10, name: "take".into(),
+///     take: serde_json::json!({"kind": "clip", "name": "0"}),
+///     intervals: Vec::new(), mappings: serde_json::json!({}), tolerance: None,
+/// };
+/// let (glb, report) = bake(&mut rt, &std::fs::read(&file)?, &opts)?;
+/// assert_eq!(report.keys, 10);
+/// assert_eq!(verify(&glb, "take.glb")?.takes, vec!["take".to_string()]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn bake(rt: &mut Runtime, source: &[u8], opts: &BakeOptions) -> Result<(Vec<u8>, BakeReport)> {
     if !(opts.fps.is_finite() && opts.fps > 0.0) {
         return Err(Error::invalid(
