@@ -50,7 +50,7 @@ pub enum Command {
     /// so it animates with the character's morph targets and skin: each gaussian is embedded in
     /// its nearest triangle of the rest pose. Writes a .ply every viewer opens as the capture, with
     /// the embedding beside it; play it with `mien animate --character … --capture FILE`.
-    Bind(BindArgs),
+    Bind(crate::bind::BindArgs),
     /// Bake a take into the character's own GLB: the meshes, skin and morph targets unchanged, one
     /// animation appended with LINEAR keys at --fps for the morph weights mien poses with (after
     /// the per-frame rules) and every joint the take moves. Deterministic bytes.
@@ -547,50 +547,6 @@ pub struct LiveArgs {
     /// Write the session report (counts, latency percentiles) here as JSON.
     #[arg(long, value_name = "FILE.json")]
     pub report: Option<PathBuf>,
-}
-
-/// `mien bind` arguments.
-#[derive(Debug, Args)]
-pub struct BindArgs {
-    /// The capture: a 3DGS .ply (INRIA, SH 0–3; or SuperSplat compressed) or an .spz, in the
-    /// character's world space at its rest pose (metres).
-    #[arg(value_name = "SPLATS")]
-    pub splats: PathBuf,
-
-    /// The character (.glb, .gltf, .vrm).
-    #[arg(long, value_name = "CHARACTER")]
-    pub to: PathBuf,
-
-    /// The bound capture to write (replaced atomically).
-    #[arg(short, long, value_name = "FILE")]
-    pub out: PathBuf,
-
-    /// Gaussians farther than this from the surface, metres (1e-6 to 1e6), are far: counted, and
-    /// handled by --far. More than half far with `--far bind` is refused (a capture not in the
-    /// rest pose).
-    #[arg(
-        long,
-        value_name = "METRES",
-        default_value_t = 0.05,
-        allow_negative_numbers = true
-    )]
-    pub max_distance: f64,
-
-    /// What happens to far gaussians: bind (to their nearest triangle anyway), drop, or joint
-    /// (left rigid to the joint their nearest surface point follows most: hair, hats, floaters).
-    #[arg(long, value_enum, value_name = "RULE", default_value = "bind")]
-    pub far: FarArg,
-}
-
-/// `mien bind --far`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum FarArg {
-    /// Bind to the nearest triangle anyway.
-    Bind,
-    /// Drop from the bound capture.
-    Drop,
-    /// Rigid to the nearest joint.
-    Joint,
 }
 
 /// `mien inspect` arguments.

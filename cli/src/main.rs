@@ -7,6 +7,7 @@ mod args;
 mod bake;
 mod bench;
 mod bench_check;
+mod bind;
 mod inspect;
 mod interrupt;
 mod live;
@@ -47,7 +48,7 @@ fn main() -> ExitCode {
         Command::Inspect(i) => inspect::run(&i.file, i.json).map(|text| print!("{text}")),
         Command::Pack(p) => pack::run(p).map(|text| print!("{text}")),
         Command::Calibrate(c) => calibrate(c).map(|text| print!("{text}")),
-        Command::Bind(b) => bind(b).map(|text| print!("{text}")),
+        Command::Bind(b) => bind::run(b).map(|text| print!("{text}")),
         Command::Bake(b) => bake::run(&b).map(|text| print!("{text}")),
         Command::Live(l) => {
             let _ = interrupt::install_stop_only();
@@ -77,89 +78,6 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
-}
-
-/// `mien bind`: a capture bound to a character's rest pose, written as a bound-capture .ply.
-fn bind(b: &args::BindArgs) -> anyhow::Result<String> {
-    use anyhow::Context;
-    if !(b.max_distance.is_finite() && (1e-6..=1e6).contains(&b.max_distance)) {
-        anyhow::bail!(
-            "--max-distance {}: must be a length from 1e-6 to 1e6 metres",
-            b.max_distance
-        );
-    }
-    if !b
-        .out
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("ply"))
-    {
-        anyhow::bail!(
-            "--out {}: a bound capture is a .ply file (viewers open it as the capture)",
-            b.out.display()
-        );
-    }
-    if let Some(dir) = b.out.parent().filter(|d| !d.as_os_str().is_empty())
-        && !dir.is_dir()
-    {
-        anyhow::bail!(
-            "--out {}: the folder {} does not exist",
-            b.out.display(),
-            dir.display()
-        );
-    }
-    let asset = std::sync::Arc::new(
-        mien_runtime::Asset::load(&b.to)
-            .with_context(|| format!("cannot load character {}", b.to.display()))?,
-    );
-    let cloud = mien_runtime::capture::read_capture(&b.splats)
-        .with_context(|| format!("cannot read capture {}", b.splats.display()))?;
-    let opts = mien_core::lift::BindOptions {
-        max_distance_m: b.max_distance as f32,
-        far: match b.far {
-            args::FarArg::Bind => mien_core::lift::FarGaussians::Bind,
-            args::FarArg::Drop => mien_core::lift::FarGaussians::Drop,
-            args::FarArg::Joint => mien_core::lift::FarGaussians::Joint,
-        },
-    };
-    let bound = mien_runtime::capture::bind_capture(&asset, &cloud, &opts)?;
-    mien_core::io::atomic::write_atomic_bytes(&b.out, &bound.bytes)
-        .with_context(|| format!("cannot write {}", b.out.display()))?;
-    let r = &bound.report;
-    let mut s = format!(
-        "{}: {} of {} gaussians of {} bound to {} ({} triangles)\n  distance to the surface: median {:.4} m, largest {:.4} m; {} beyond {} m{}\n",
-        b.out.display(),
-        r.bound,
-        r.splats,
-        b.splats.display(),
-        b.to.display(),
-        asset.triangles().len(),
-        r.median_distance_m,
-        r.max_distance_m,
-        r.far,
-        b.max_distance,
-        match b.far {
-            args::FarArg::Drop => format!(", {} dropped", r.dropped),
-            args::FarArg::Joint => format!(", {} left rigid to a joint", r.rigid),
-            args::FarArg::Bind if r.far > 0 => {
-                " (bound anyway; --far drop drops them, --far joint leaves them rigid to a joint)"
-                    .into()
-            }
-            args::FarArg::Bind => String::new(),
-        },
-    );
-    if r.sh_degree_dropped > 0 {
-        s += &format!(
-            "  view-dependent colour (SH degree {}) not carried: the DC colour is kept\n",
-            r.sh_degree_dropped
-        );
-    }
-    if r.approximate > 0 {
-        s += &format!(
-            "  {} gaussians on sliver triangles bound approximately\n",
-            r.approximate
-        );
-    }
-    Ok(s)
 }
 
 /// `mien calibrate`: fit offsets from a neutral take and write them.
