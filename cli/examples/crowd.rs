@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use mien::core::anim::WeightStream;
 use mien::core::sample::sample_performance;
-use mien::{Asset, Backend, Device, Runtime, RuntimeOptions};
+use mien::{Asset, Backend, Device, LiftKind, LiftOptions, Runtime, RuntimeOptions};
 
 /// Instance `k`'s stream: the built-in performance scaled by `0.6 + 0.4·(k mod 5)/4` (each
 /// instance also starts it at its own point and loops it: [`drive_offset`]).
@@ -31,14 +31,22 @@ fn drive_offset(k: usize) -> f64 {
     -(k as f64) * 0.37
 }
 
+/// `n` instances with the debug lift (one splat per vertex: a crowd seen from afar; the surface
+/// lift, the default, binds about 100,000 gaussians to each head).
+fn options(n: u32) -> RuntimeOptions {
+    RuntimeOptions {
+        instances: n,
+        lift: Some(LiftOptions {
+            kind: LiftKind::Debug,
+            ..Default::default()
+        }),
+    }
+}
+
 /// Pose `n` heads on `device` for `frames` frames at 30 fps; returns the runtime.
 fn crowd(n: u32, device: &Device, frames: u32) -> mien::Result<Runtime> {
     let asset = Arc::new(Asset::builtin());
-    let options = RuntimeOptions {
-        instances: n,
-        ..Default::default()
-    };
-    let mut rt = Runtime::new(asset, device, &options)?;
+    let mut rt = Runtime::new(asset, device, &options(n))?;
     for k in 0..n as usize {
         rt.instance_mut(k)?
             .play_stream(stream(k))?
@@ -96,7 +104,7 @@ mod tests {
         let mut batch = crowd(100, &Device::Cpu, rt_frames).unwrap();
         for k in [0usize, 1, 37, 99] {
             let asset = Arc::new(Asset::builtin());
-            let mut one = Runtime::new(asset, &Device::Cpu, &RuntimeOptions::default()).unwrap();
+            let mut one = Runtime::new(asset, &Device::Cpu, &options(1)).unwrap();
             one.instance_mut(0)
                 .unwrap()
                 .play_stream(stream(k))

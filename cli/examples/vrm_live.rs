@@ -33,7 +33,12 @@ struct Session {
 
 fn run(avatar: &Path, take: &Path) -> mien::Result<Session> {
     let asset = Arc::new(Asset::load(avatar)?);
-    let mut rt = Runtime::new(asset.clone(), &Device::Cpu, &RuntimeOptions::default())?;
+    // Pose only: this example reads expressions and joints, not splats.
+    let pose_only = RuntimeOptions {
+        instances: 1,
+        lift: None,
+    };
+    let mut rt = Runtime::new(asset.clone(), &Device::Cpu, &pose_only)?;
     let ch = asset.character();
     let vrm = ch.vrm.as_ref().expect("a VRM avatar");
     let control = vrm.control_node.index();

@@ -60,7 +60,7 @@ fn run(frames: u32) -> mien::Result<Option<(Centres, Centres)>> {
     let SinkRef::Wgpu(sink) = rt.sink() else {
         unreachable!("a wgpu runtime has a wgpu sink")
     };
-    let range = rt.slot_range(0)?;
+    let range = rt.sink_range(0)?;
     let bytes = u64::from(range.count) * 16;
     let readback = device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("the application's copy of the centres"),

@@ -203,7 +203,7 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
         report.splats.shading = Some(format!("{:?}", lift.shading).to_lowercase());
     }
     report.timings_ms.load = ms(t_load.elapsed());
-    let range = rt.slot_range(0)?;
+    let range = rt.sink_range(0)?;
     let mem = rt.memory();
     report.memory.sink_slots = mem.sink_slots as u32;
     report.memory.character_slots = range.count;
@@ -289,21 +289,18 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
                 .join("frames")
                 .join(format!("frame_{i:05}.{ext}"));
             report.outputs.splats_per_frame = match args.format {
+                // `splats` is instance 0's read-out: instance-local slots, all of them.
                 FrameFormat::Ply => {
-                    write_splat_ply_with(&path, splats, &[range], &ply_options)?.written
+                    write_splat_ply_with(&path, splats, &[splats.all()], &ply_options)?.written
                 }
                 FrameFormat::Spz => {
-                    let (bytes, st) = mien_core::io::spz::write_spz(splats, &[range])?;
-                    std::fs::create_dir_all(path.parent().unwrap_or(staging.path()))?;
-                    write_atomic_bytes(&path, &bytes)?;
+                    let st = mien_core::io::spz::write_spz(&path, splats, &[splats.all()])?;
                     report.outputs.spz_scales_clamped += st.scales_clamped;
                     st.written
                 }
                 FrameFormat::Glb => {
-                    let (bytes, st) = mien_core::io::splat_glb::write_splat_glb(splats, &[range])?;
-                    std::fs::create_dir_all(path.parent().unwrap_or(staging.path()))?;
-                    write_atomic_bytes(&path, &bytes)?;
-                    st.written
+                    mien_core::io::splat_glb::write_splat_glb(&path, splats, &[splats.all()])?
+                        .written
                 }
             };
             report.outputs.ply_bytes += std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);

@@ -232,11 +232,6 @@ pub fn run(a: &BakeArgs) -> Result<String> {
         (None, None, true) => anim.kind.clone(),
         (None, None, false) => anim.name.clone(),
     };
-    let file_name = |v: &serde_json::Value| {
-        v.as_str()
-            .map(|s| stem(std::path::Path::new(s)))
-            .map_or(serde_json::Value::Null, serde_json::Value::from)
-    };
     let tolerance = match a.tolerance.as_deref() {
         Some([w, d]) => {
             if !(w.is_finite()
@@ -267,21 +262,11 @@ pub fn run(a: &BakeArgs) -> Result<String> {
         start_s: a.start,
         frames,
         name: a.name.clone().unwrap_or_else(|| format!("mien: {name}")),
+        // The speech's timing record and the mapping revisions are the library's to record.
         take: serde_json::json!({
             "kind": if speech_report.is_some() { "speech" } else { anim.kind.as_str() },
             "name": name,
             "drive": if a.arkit.is_some() { serde_json::Value::from(name.clone()) } else { serde_json::Value::from(anim.name.clone()) },
-            "speech_file": speech_report.as_ref().map(|r| file_name(&r["file"])),
-            "speech_format": speech_report.as_ref().map(|r| r["format"].clone()),
-            "speech_duration_s": speech_report.as_ref().map(|r| r["duration_s"].clone()),
-        }),
-        intervals: speech_report
-            .as_ref()
-            .and_then(|r| r["intervals"].as_array().cloned())
-            .unwrap_or_default(),
-        mappings: serde_json::json!({
-            "arkit": "mien canonical ARKit-52 names (anim::canon), bound by name",
-            "visemes": speech_report.as_ref().map(|_| "mien 15-viseme set, ARPABET → viseme table (speech::viseme)"),
         }),
     };
     let (bytes, rep) = bake(&mut rt, &source, &opts)?;

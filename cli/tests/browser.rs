@@ -539,6 +539,96 @@ fn baked_takes_pass_the_gltf_validator() {
     }
 }
 
+/// The error codes of the glTF-Validator's report of `file`.
+fn error_codes(file: &Path) -> Vec<String> {
+    let o = Command::new("node")
+        .current_dir(browser_dir())
+        .arg("validate.mjs")
+        .arg(file)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    report["issues"]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["severity"] == 0)
+        .map(|m| m["code"].as_str().unwrap_or("").to_string())
+        .collect()
+}
+
+/// A take that moves nothing (CesiumMan at rest) is refused with nothing written — before issue 25
+/// it was baked as an animation with empty `channels` and `samplers`. That file, made here by
+/// emptying a valid bake's animation, is what the glTF-Validator rejects (EMPTY_ENTITY), and
+/// `mien bake --verify` refuses it by the same code: verify applies the validator's rules.
+#[test]
+fn a_still_take_is_refused_and_verify_agrees_with_the_validator() {
+    if !ready() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let cesium = data("khronos/CesiumMan/CesiumMan_chromedays.glb");
+    let still = dir.path().join("still.glb");
+    let o = Command::new(bin())
+        .args(["bake", "--clip", "rest", "--character"])
+        .arg(&cesium)
+        .arg("--out")
+        .arg(&still)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && stderr.contains("moves nothing"),
+        "{stderr}"
+    );
+    assert!(!still.exists(), "a refused bake wrote its output");
+
+    let walk = dir.path().join("walk.glb");
+    let o = Command::new(bin())
+        .args(["bake", "--frames", "10", "--character"])
+        .arg(&cesium)
+        .arg("--out")
+        .arg(&walk)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(error_codes(&walk), Vec::<String>::new());
+    // The old output: the baked animation (the last) with no channels and no samplers.
+    let b = std::fs::read(&walk).unwrap();
+    let jl = u32::from_le_bytes(b[12..16].try_into().unwrap()) as usize;
+    let mut json: serde_json::Value = serde_json::from_slice(&b[20..20 + jl]).unwrap();
+    let last = json["animations"].as_array().unwrap().len() - 1;
+    json["animations"][last]["channels"] = serde_json::json!([]);
+    json["animations"][last]["samplers"] = serde_json::json!([]);
+    let mut j = serde_json::to_vec(&json).unwrap();
+    while j.len() % 4 != 0 {
+        j.push(b' ');
+    }
+    let bin = &b[20 + jl..];
+    let mut out = b"glTF".to_vec();
+    out.extend_from_slice(&2u32.to_le_bytes());
+    out.extend_from_slice(&((20 + j.len() + bin.len()) as u32).to_le_bytes());
+    out.extend_from_slice(&(j.len() as u32).to_le_bytes());
+    out.extend_from_slice(b"JSON");
+    out.extend_from_slice(&j);
+    out.extend_from_slice(bin);
+    let empty = dir.path().join("empty.glb");
+    std::fs::write(&empty, &out).unwrap();
+    let codes = error_codes(&empty);
+    assert!(codes.iter().any(|c| c == "EMPTY_ENTITY"), "{codes:?}");
+    let o = Command::new(bin())
+        .args(["bake", "--verify"])
+        .arg(&empty)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && stderr.contains("EMPTY_ENTITY"),
+        "{stderr}"
+    );
+}
+
 /// three.js (GLTFLoader + AnimationMixer, `browser/mixer.mjs`) plays mien's baked takes as mien
 /// does: Face Cap with the Live Link take (meshopt and KTX2 load through three's decoders) and
 /// with a Gentle alignment (the first 10 s), CesiumMan walking (every key, and reduced: each

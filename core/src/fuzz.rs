@@ -354,7 +354,7 @@ pub fn run(target: Target, data: &[u8]) {
             if let Ok(c) = io::spz::parse_spz(data, label)
                 && let Ok((b, r)) = c.to_buffers()
             {
-                let _ = io::spz::write_spz(&b, &r);
+                let _ = io::spz::encode_spz(&b, &r);
             }
         }
         Target::Calibration => {
@@ -388,7 +388,7 @@ fn spz_seed() -> Vec<u8> {
         b.cov_b[i] = [0.0, 3e-4, 0.0, 0.0];
         b.color[i] = crate::sink::pack4x8unorm([0.3, 0.5, 0.7, 0.9]);
     }
-    io::spz::write_spz(
+    io::spz::encode_spz(
         &b,
         &[crate::sink::SlotRange {
             offset: 0,

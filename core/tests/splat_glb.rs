@@ -4,7 +4,7 @@
 //! cleared slot skipped, degenerate geometry never non-finite.
 
 use mien_core::io::ply::gaussian::{SH_C0, compose_covariance};
-use mien_core::io::splat_glb::write_splat_glb;
+use mien_core::io::splat_glb::encode_splat_glb;
 use mien_core::sink::{SlotRange, SplatBuffers, pack4x8unorm};
 
 fn sample() -> SplatBuffers {
@@ -60,7 +60,7 @@ fn floats(json: &serde_json::Value, bin: &[u8], name: &str) -> (String, Vec<f32>
 #[test]
 fn every_attribute_carries_the_sink_values() {
     let b = sample();
-    let (glb, rep) = write_splat_glb(
+    let (glb, rep) = encode_splat_glb(
         &b,
         &[SlotRange {
             offset: 0,

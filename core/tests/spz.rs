@@ -6,7 +6,7 @@ mod support;
 
 use std::io::Read;
 
-use mien_core::io::spz::{pack_smallest_three, parse_spz, unpack_smallest_three, write_spz};
+use mien_core::io::spz::{encode_spz, pack_smallest_three, parse_spz, unpack_smallest_three};
 use mien_core::sink::{SlotRange, SplatBuffers, pack4x8unorm};
 use proptest::prelude::*;
 
@@ -131,7 +131,7 @@ fn sample_buffers() -> SplatBuffers {
 #[test]
 fn mien_v3_files_read_back_within_the_format_steps() {
     let b = sample_buffers();
-    let (bytes, rep) = write_spz(
+    let (bytes, rep) = encode_spz(
         &b,
         &[SlotRange {
             offset: 0,
@@ -208,7 +208,7 @@ fn damaged_files_are_refused_naming_the_field() {
     // A centre beyond the 24-bit range is refused by the writer.
     let mut s = sample_buffers();
     s.center[0][0] = 5000.0;
-    let e = write_spz(
+    let e = encode_spz(
         &s,
         &[SlotRange {
             offset: 0,

@@ -14,20 +14,26 @@
 //! key stays within the bound), recorded in the record.
 //!
 //! **The record** (seed 002's timing record and fingerprint), in the animation's
-//! `extras.mien`: the take (kind, label), its media origin and duration, the key rate and count,
-//! its intervals (speech; empty otherwise) and the mapping revisions used; one ordered content
+//! `extras.mien`: the take (as the caller describes it), its media origin and duration, the key
+//! rate and count, the speech's timing record (label, file, format, origin, duration, every
+//! interval; [`alignment`] recovers it) and the revisions of the mappings used ([`revisions`]:
+//! `mien-arkit52-names-v2`, `mien-arpabet-viseme-v1`, `mien-audio-clock-half-open-held-v1`);
+//! one ordered content
 //! fingerprint per facial part (each mesh with morph targets: [`PartFingerprint`] — vertex order and
 //! base positions, indices, target names, target offsets) found again by the mesh's name; and an
 //! FNV-1a 64 of the record itself, so an edited record is refused too. [`verify`] reads a baked
-//! file back and checks all of it. FNV-1a is a change detector, not a cryptographic hash.
+//! file back and checks all of it: the record, the revisions against this mien's, the facial
+//! parts, the keys, and the glTF-Validator's animation rules the bake relies on
+//! ([`mien_core::io::gltf::bake::check_animation`]). A take that moves nothing is refused, never
+//! written as an empty animation. FNV-1a is a change detector, not a cryptographic hash.
 
 use std::sync::Arc;
 
 use glam::Quat;
 pub use mien_core::io::gltf::bake::Tolerance;
 use mien_core::io::gltf::bake::{
-    BakedAnimation, BakedTrack, TrackPath, append_animation, bake_records, keys_fingerprint,
-    read_keys_fingerprint, reduce,
+    BakedAnimation, BakedTrack, TrackPath, append_animation, bake_records, check_animation,
+    keys_fingerprint, read_keys_fingerprint, reduce,
 };
 use mien_core::rig::fingerprint::{PartFingerprint, fnv1a64};
 use mien_core::rig::{Character, FrameControls, RigControls};
@@ -36,7 +42,10 @@ use serde_json::{Value, json};
 use crate::error::{Context, Error, Result};
 use crate::runtime::Runtime;
 
-/// What to sample.
+/// What to sample, and how the animation is named.
+///
+/// The record's speech (label, file, format, origin, duration, every interval) and its mapping
+/// and timing revisions are taken from instance 0's attached [`crate::Speech`], not from here.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BakeOptions {
     /// Key rate, frames per second (> 0).
@@ -45,21 +54,81 @@ pub struct BakeOptions {
     pub start_s: f64,
     /// Keys (≥ 1).
     pub frames: u32,
-    /// The glTF animation's name.
+    /// The glTF animation's name (what [`alignment`] and engines find the take by).
     pub name: String,
-    /// The take: `{"kind", "name"}` and anything else the caller records (a JSON object).
+    /// The take as the caller describes it, kept in the record: a JSON object such as
+    /// `{"kind": "arkit", "name": "take"}` (`{}` for nothing).
     pub take: Value,
-    /// Speech intervals `[{"start_s", "end_s", "label"}]` (empty for other takes).
-    pub intervals: Vec<Value>,
-    /// Mapping revisions used (`{"arkit": "...", "visemes": "..."}`).
-    pub mappings: Value,
     /// Drop keys that interpolation reproduces within this bound
     /// ([`mien_core::io::gltf::bake::reduce`]); `None` keeps every key.
     pub tolerance: Option<Tolerance>,
 }
 
+impl BakeOptions {
+    /// `frames` keys at `fps` from media time 0, every key kept, into an animation named `name`.
+    pub fn new(name: impl Into<String>, fps: f64, frames: u32) -> Self {
+        BakeOptions {
+            fps,
+            start_s: 0.0,
+            frames,
+            name: name.into(),
+            take: json!({}),
+            tolerance: None,
+        }
+    }
+}
+
+/// The revisions of the mappings a bake used, recorded in `extras.mien.revisions` and compared by
+/// [`verify`] with the reader's own: `(record key, revision)`. The ARKit-52 name binding always;
+/// the phoneme → viseme table and the speech timing rule for a take with speech (seed 002: "both
+/// mapping revisions" in the timing record).
+///
+/// `speech` is the speech's sampler (`"held"` or `"envelope"`), `None` for a take without speech.
+pub fn revisions(speech: Option<&str>) -> Vec<(&'static str, &'static str)> {
+    let mut r = vec![("arkit", mien_core::anim::canon::NAMES_REVISION)];
+    if let Some(sampler) = speech {
+        r.push(("visemes", mien_core::speech::viseme::MAPPING_REVISION));
+        r.push((
+            "timing",
+            if sampler == "envelope" {
+                mien_core::speech::envelope::ENVELOPE_REVISION
+            } else {
+                mien_core::speech::aligned::TIMING_REVISION
+            },
+        ));
+    }
+    r
+}
+
+/// Instance 0's speech as the record keeps it (seed 002's timing record): label, file (its name
+/// without folders), format, sampler, origin on the media clock (the audio offset), duration and
+/// every interval in utterance seconds; `None` without speech.
+fn speech_record(rt: &Runtime) -> Result<Option<Value>> {
+    let Some(sp) = rt.instance(0)?.speech() else {
+        return Ok(None);
+    };
+    let r = sp.report();
+    let file = r["file"].as_str().map(|f| {
+        std::path::Path::new(f)
+            .file_name()
+            .map_or_else(|| f.to_string(), |n| n.to_string_lossy().into_owned())
+    });
+    Ok(Some(json!({
+        "label": r["label"],
+        "file": file,
+        "format": r["format"],
+        "sampler": r["sampler"],
+        "origin_s": r["audio_offset_s"],
+        "duration_s": r["duration_s"],
+        "intervals": r["intervals"],
+    })))
+}
+
 /// Version of the record layout in `extras.mien`.
-pub const RECORD_VERSION: u32 = 1;
+///
+/// 2 (issue 25): the speech's timing record under `speech`, revision identifiers under
+/// `revisions`; version 1 files are refused by [`verify`] (bake them again).
+pub const RECORD_VERSION: u32 = 2;
 
 fn hex(v: u64) -> String {
     format!("{v:016x}")
@@ -125,11 +194,7 @@ pub struct BakeReport {
 /// let asset = Arc::new(Asset::load(&file)?);
 /// let mut rt = Runtime::new(asset, &Device::Cpu, &RuntimeOptions { instances: 1, lift: None })?;
 /// rt.instance_mut(0)?.play_clip("0")?; // the character's own take
-/// let opts = BakeOptions {
-///     fps: 30.0, start_s: 0.0, frames: 10, name: "take".into(),
-///     take: serde_json::json!({"kind": "clip", "name": "0"}),
-///     intervals: Vec::new(), mappings: serde_json::json!({}), tolerance: None,
-/// };
+/// let opts = BakeOptions::new("take", 30.0, 10); // 10 keys at 30 fps from 0 s
 /// let (glb, report) = bake(&mut rt, &std::fs::read(&file)?, &opts)?;
 /// assert_eq!(report.keys, 10);
 /// assert_eq!(verify(&glb, "take.glb")?.takes, vec!["take".to_string()]);
@@ -272,12 +337,30 @@ pub fn bake(rt: &mut Runtime, source: &[u8], opts: &BakeOptions) -> Result<(Vec<
     meshes.sort_unstable();
     meshes.dedup();
     let parts: Vec<Value> = meshes.iter().map(|&m| part_json(ch, m)).collect();
+    if tracks.is_empty() {
+        return Err(Error::invalid(
+            asset.source(),
+            format!(
+                "the take moves nothing over its {} keys ({:.3}–{:.3} s): no morph weight leaves 0 and no \
+                 node leaves its rest pose, and glTF has no valid animation without channels \
+                 (glTF-Validator EMPTY_ENTITY). A character at rest, or a take none of whose channels \
+                 bind to the character (`mien animate` reports the binding) — nothing was written",
+                opts.frames,
+                opts.start_s,
+                opts.start_s + f64::from(opts.frames - 1) / opts.fps
+            ),
+        ));
+    }
+    let extra: Vec<(&str, Value)> = speech_record(rt)?
+        .map(|v| ("speech", v))
+        .into_iter()
+        .collect();
     finish(
         opts,
         times,
         tracks,
         parts,
-        None,
+        extra,
         source,
         asset.source(),
         report,
@@ -293,11 +376,19 @@ fn finish(
     times: Vec<f32>,
     tracks: Vec<BakedTrack>,
     parts: Vec<Value>,
-    extra: Option<(&str, Value)>,
+    extra: Vec<(&str, Value)>,
     glb: &[u8],
     file: &str,
     mut report: BakeReport,
 ) -> Result<(Vec<u8>, BakeReport)> {
+    let speech = extra
+        .iter()
+        .find(|(k, _)| *k == "speech")
+        .map(|(_, v)| v["sampler"].as_str().unwrap_or("held").to_string());
+    let revisions: serde_json::Map<String, Value> = revisions(speech.as_deref())
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), json!(v)))
+        .collect();
     let mut record = json!({
         "version": RECORD_VERSION,
         "take": opts.take,
@@ -305,11 +396,11 @@ fn finish(
         "duration_s": f64::from(opts.frames - 1) / opts.fps,
         "fps": opts.fps,
         "keys": opts.frames,
-        "intervals": opts.intervals,
-        "mappings": opts.mappings,
+        "speech": Value::Null,
+        "revisions": revisions,
         "parts": parts,
     });
-    if let Some((k, v)) = extra {
+    for (k, v) in extra {
         record[k] = v;
     }
     if let Some(t) = opts.tolerance {
@@ -355,7 +446,6 @@ pub struct VerifyReport {
 /// incomplete record, a missing part, or a part whose vertex order or base positions, triangle
 /// indices, target names or target offsets changed; the importer's errors.
 pub fn verify(bytes: &[u8], file: &str) -> Result<VerifyReport> {
-    let ch = mien_core::io::gltf::import_gltf_bytes(bytes, None, file)?;
     let records = bake_records(bytes, file)?;
     if records.is_empty() {
         return Err(Error::invalid(
@@ -363,6 +453,12 @@ pub fn verify(bytes: &[u8], file: &str) -> Result<VerifyReport> {
             "no mien bake record (no animation has extras.mien): not a file `mien bake` wrote, or its record was removed",
         ));
     }
+    // First the glTF-Validator's rules the bake relies on (an empty or broken animation), before
+    // the importer reads the animations.
+    for (index, _, _) in &records {
+        check_animation(bytes, file, *index)?;
+    }
+    let ch = mien_core::io::gltf::import_gltf_bytes(bytes, None, file)?;
     let mut report = VerifyReport {
         takes: Vec::new(),
         parts: 0,
@@ -384,6 +480,30 @@ pub fn verify(bytes: &[u8], file: &str) -> Result<VerifyReport> {
                     record["version"]
                 ),
             ));
+        }
+        let sampler = record["speech"]["sampler"].as_str().unwrap_or("held");
+        let speech = (!record["speech"].is_null()).then_some(sampler);
+        for (k, want) in revisions(speech) {
+            match record["revisions"][k].as_str() {
+                Some(got) if got == want => {}
+                Some(got) => {
+                    return Err(Error::invalid(
+                        what,
+                        format!(
+                            "baked with the {k} mapping revision `{got}`; this mien reads `{want}` \
+                             (bake the take again with this mien)"
+                        ),
+                    ));
+                }
+                None => {
+                    return Err(Error::invalid(
+                        what,
+                        format!(
+                            "the record names no {k} mapping revision (this mien reads `{want}`)"
+                        ),
+                    ));
+                }
+            }
         }
         let keys = read_keys_fingerprint(bytes, file, *index)?;
         if record["keys_fnv1a64"].as_str() != Some(hex(keys).as_str()) {
@@ -450,6 +570,136 @@ pub fn verify(bytes: &[u8], file: &str) -> Result<VerifyReport> {
         report.takes.push(name.clone());
     }
     Ok(report)
+}
+
+/// One interval of a [`TimingRecord`]: `[start_s, end_s)` utterance seconds (the media time adds
+/// [`TimingRecord::origin_s`]) and what the speech file said there (an ARPABET phoneme or a viseme).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct TimedUnit {
+    /// Start, seconds (utterance time, ≥ 0).
+    pub start_s: f64,
+    /// End, seconds (> `start_s`, half-open).
+    pub end_s: f64,
+    /// The phoneme or viseme.
+    pub unit: String,
+}
+
+/// A baked take's timing record, recovered from the file and validated (seed 002's
+/// `binding.alignment(scene)`): the utterance's label, origin, duration and every interval, and
+/// the mapping and timing revisions it was baked with — what an application needs to play the same
+/// audio against the baked animation. Audio bytes are never in the file.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct TimingRecord {
+    /// The baked animation's name.
+    pub take: String,
+    /// The utterance label (the speech file's own, else its file name).
+    pub label: String,
+    /// The speech file's name (without folders), when it came from a file.
+    pub file: Option<String>,
+    /// The speech file's format (`textgrid`, `gentle`, `rhubarb`, …).
+    pub format: Option<String>,
+    /// Where utterance time 0 lies on the media clock, seconds (the audio offset).
+    pub origin_s: f64,
+    /// The utterance's duration, seconds.
+    pub duration_s: f64,
+    /// Every interval, in file order.
+    pub intervals: Vec<TimedUnit>,
+    /// The phoneme → viseme table's revision ([`mien_core::speech::viseme::MAPPING_REVISION`]).
+    pub mapping_revision: String,
+    /// The timing rule's revision ([`mien_core::speech::aligned::TIMING_REVISION`], or the
+    /// envelope's).
+    pub timing_revision: String,
+}
+
+/// Recover the timing record of take `take` (the baked animation's name) from a baked file,
+/// after [`verify`] has checked the whole file: `Ok(None)` for a take baked without speech.
+///
+/// Validated: origin and duration finite (duration ≥ 0); every interval finite with
+/// `0 ≤ start < end`, in order of start, ending by the duration (10 µs of rounding allowed).
+///
+/// # Errors
+/// Everything [`verify`] refuses; [`Error::Invalid`] naming the file and take for a take the file
+/// does not have (listing the ones it has), and naming the field and interval index of a timing
+/// record that breaks a rule above.
+pub fn alignment(bytes: &[u8], file: &str, take: &str) -> Result<Option<TimingRecord>> {
+    verify(bytes, file)?;
+    let records = bake_records(bytes, file)?;
+    let Some((_, _, record)) = records.iter().find(|(_, n, _)| n == take) else {
+        let names: Vec<&str> = records.iter().map(|(_, n, _)| n.as_str()).collect();
+        return Err(Error::invalid(
+            format!("{file}: take `{take}`"),
+            format!(
+                "no baked take of that name (the file has: {})",
+                names.join(", ")
+            ),
+        ));
+    };
+    let sp = &record["speech"];
+    if sp.is_null() {
+        return Ok(None);
+    }
+    let what = |field: &str| format!("{file}: take `{take}`: speech.{field}");
+    let num = |field: &str| -> Result<f64> {
+        sp[field].as_f64().filter(|x| x.is_finite()).ok_or_else(|| {
+            Error::invalid(what(field), format!("{} is not a finite number", sp[field]))
+        })
+    };
+    let origin_s = num("origin_s")?;
+    let duration_s = num("duration_s")?;
+    if duration_s < 0.0 {
+        return Err(Error::invalid(
+            what("duration_s"),
+            format!("{duration_s} s is negative"),
+        ));
+    }
+    let mut intervals = Vec::new();
+    let empty = Vec::new();
+    for (i, iv) in sp["intervals"]
+        .as_array()
+        .unwrap_or(&empty)
+        .iter()
+        .enumerate()
+    {
+        let at = what(&format!("intervals[{i}]"));
+        let (Some(a), Some(b), Some(unit)) = (
+            iv["start_s"].as_f64(),
+            iv["end_s"].as_f64(),
+            iv["unit"].as_str(),
+        ) else {
+            return Err(Error::invalid(at, "needs start_s, end_s and unit"));
+        };
+        if !(a.is_finite() && b.is_finite() && a >= 0.0 && a < b && b <= duration_s + 1e-5) {
+            return Err(Error::invalid(
+                at,
+                format!("[{a}, {b}) s: needs 0 ≤ start < end ≤ the duration {duration_s} s"),
+            ));
+        }
+        if let Some(prev) = intervals.last().map(|p: &TimedUnit| p.start_s)
+            && a < prev
+        {
+            return Err(Error::invalid(
+                at,
+                format!("starts at {a} s, before the previous interval ({prev} s)"),
+            ));
+        }
+        intervals.push(TimedUnit {
+            start_s: a,
+            end_s: b,
+            unit: unit.to_string(),
+        });
+    }
+    let rev = |k: &str| record["revisions"][k].as_str().unwrap_or("").to_string();
+    Ok(Some(TimingRecord {
+        take: take.to_string(),
+        label: sp["label"].as_str().unwrap_or("").to_string(),
+        file: sp["file"].as_str().map(str::to_string),
+        format: sp["format"].as_str().map(str::to_string),
+        origin_s,
+        duration_s,
+        intervals,
+        mapping_revision: rev("visemes"),
+        timing_revision: rev("timing"),
+    }))
 }
 
 /// The linear-head branch of [`bake`]: export the pack, then key its coefficients as the mesh's
@@ -565,7 +815,9 @@ fn bake_linear_head(rt: &mut Runtime, opts: &BakeOptions) -> Result<(Vec<u8>, Ba
         times,
         tracks,
         vec![part_json(&ch, 0)],
-        Some(("linear_head", json!(name))),
+        std::iter::once(("linear_head", json!(name)))
+            .chain(speech_record(rt)?.map(|v| ("speech", v)))
+            .collect(),
         &out.glb,
         asset.source(),
         report,

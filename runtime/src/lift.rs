@@ -24,11 +24,11 @@ pub enum Shading {
     Flat,
 }
 
-/// Which lift turns posed vertices into gaussians (seed 000).
-#[derive(Clone, Debug, Default, PartialEq)]
+/// Which lift turns posed vertices into gaussians (seed 000). The default is the surface lift
+/// with its default options, as `mien animate`'s.
+#[derive(Clone, Debug, PartialEq)]
 pub enum LiftKind {
     /// One isotropic gaussian per posed vertex, σ and shading from [`LiftOptions`].
-    #[default]
     Debug,
     /// Gaussians spread over every triangle and bound to it, coloured by the character's
     /// base-colour textures ([`mien_core::lift::surface`]).
@@ -42,8 +42,16 @@ pub enum LiftKind {
     Capture(Arc<mien_core::io::bound_ply::BoundCapture>),
 }
 
+impl Default for LiftKind {
+    /// The surface lift ([`mien_core::lift::SurfaceOptions::default`]: about 100,000 textured
+    /// gaussians bound to the triangles), the default everywhere: library, CLI, examples.
+    fn default() -> Self {
+        LiftKind::Surface(mien_core::lift::SurfaceOptions::default())
+    }
+}
+
 impl LiftKind {
-    /// `debug` or `surface`.
+    /// `debug`, `surface`, `texel` or `capture`.
     pub fn name(&self) -> &'static str {
         match self {
             LiftKind::Debug => "debug",
@@ -54,8 +62,9 @@ impl LiftKind {
     }
 }
 
-/// The lift a runtime attaches: seed 000's debug vertex lift (one isotropic gaussian per posed
-/// vertex; the default) or the surface lift ([`LiftKind::Surface`]).
+/// The lift a runtime attaches: the surface lift ([`LiftKind::Surface`], the default), the texel
+/// lift, a bound capture, or seed 000's debug vertex lift (one isotropic gaussian per posed
+/// vertex, [`LiftKind::Debug`]).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LiftOptions {
     /// Which lift. `sigma` and `shading` apply to the debug lift only.

@@ -109,7 +109,8 @@ pub struct MemoryReport {
 /// for k in 0..60 {
 ///     rt.update(k as f64 / 30.0)?;
 /// }
-/// let splats = rt.splats(0)?; // centres (V,4) metres, covariances, colours
+/// let splats = rt.splats(0)?; // instance 0's gaussians: centres (G,4) metres, covariances, colours
+/// mien_core::io::splat_file::write_splats("frame.spz".as_ref(), &splats, &[splats.all()])?;
 /// # let _ = splats; Ok(()) }
 /// ```
 pub struct Runtime {
@@ -521,9 +522,14 @@ impl Runtime {
         &self.device
     }
 
-    /// Instance `i`'s splats of the last frame (a copy on the CPU, a readback on a GPU): centres
-    /// `(V,4)` metres, colours `(V,)` RGBA8, covariances `(V,4)` + `(V,4)` (DESIGN "Splat sink").
-    /// On a GPU the centres are checked against the rest pose's rule.
+    /// Instance `i`'s splats of the last frame, **instance-local**: slots `0..S` for the `S`
+    /// gaussians of the lift ([`LiftInfo::slots`]; V for the debug lift) — a copy on the CPU, a
+    /// readback on a GPU. Centres `(S,4)` metres, colours `(S,)` RGBA8, covariances `(S,4)` +
+    /// `(S,4)` m² (DESIGN "Splat sink"). Write it whole with [`SplatBuffers::all`]:
+    /// `write_splats(path, &s, &[s.all()])`. On a GPU the centres are checked against the rest
+    /// pose's rule.
+    ///
+    /// The sink-global view is [`Runtime::splats_all`] with [`Runtime::sink_range`].
     ///
     /// # Errors
     /// No lift attached; an unknown instance; [`Error::Posed`]; backend failures.
@@ -582,14 +588,33 @@ impl Runtime {
         self.lift.as_ref()
     }
 
-    /// Instance `i`'s slots in the sink: `i·S .. (i+1)·S` for `S` slots per instance (V for the
-    /// debug lift, the gaussian count for the surface lift).
+    /// Instance `i`'s slots in the sink, **sink-global**: `i·S .. (i+1)·S` for `S` slots per
+    /// instance (V for the debug lift, the gaussian count for the surface lift) — the range into
+    /// the sink's buffers ([`Runtime::sink`]) and into [`Runtime::splats_all`].
     ///
     /// # Errors
     /// [`Error::Invalid`] for an instance the runtime does not have.
-    pub fn slot_range(&self, i: usize) -> Result<SlotRange> {
+    pub fn sink_range(&self, i: usize) -> Result<SlotRange> {
         self.instance(i)?;
         Ok(engine::slot_range(i, self.slots_per_instance()))
+    }
+
+    /// Every instance's splats of the last frame in sink order, `(N·S,…)`: instance `i` at
+    /// [`Runtime::sink_range`]`(i)`, equal to [`Runtime::splats`]`(i)` there. One file of all
+    /// instances: `write_splats(path, &all, &[all.all()])`.
+    ///
+    /// # Errors
+    /// As [`Runtime::splats`].
+    pub fn splats_all(&mut self) -> Result<SplatBuffers> {
+        let mut all = SplatBuffers::default();
+        for i in 0..self.instances.len() {
+            let s = self.splats(i)?;
+            all.center.extend_from_slice(&s.center);
+            all.color.extend_from_slice(&s.color);
+            all.cov_a.extend_from_slice(&s.cov_a);
+            all.cov_b.extend_from_slice(&s.cov_b);
+        }
+        Ok(all)
     }
 
     /// Slots (gaussians) per instance: the lift's count, V without a lift.

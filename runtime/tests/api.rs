@@ -63,8 +63,8 @@ fn bad_times_indices_poses_and_sigmas_are_refused() {
     );
     rt.update_with_poses(0.0, &[rest.clone(), rest]).unwrap();
     invalid(rt.render_rest().err().unwrap(), &["already posed"]);
-    invalid(rt.slot_range(2).err().unwrap(), &["instance 2"]);
-    invalid(rt.slot_range(usize::MAX).err().unwrap(), &["instance"]);
+    invalid(rt.sink_range(2).err().unwrap(), &["instance 2"]);
+    invalid(rt.sink_range(usize::MAX).err().unwrap(), &["instance"]);
     let mut zero = rt.asset().character().rest_pose();
     zero.locals[0].rotation = glam::Quat::from_xyzw(0.0, 0.0, 0.0, 0.0);
     let rest = rt.asset().character().rest_pose();

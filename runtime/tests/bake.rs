@@ -9,6 +9,9 @@ use std::sync::Arc;
 use mien_runtime::bake::{BakeOptions, bake};
 use mien_runtime::{Asset, Device, Runtime, RuntimeOptions};
 
+mod glb;
+use glb::{join_glb, split_glb};
+
 fn data(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../shared/data")
@@ -34,8 +37,6 @@ fn round_trip(file: &Path, frames: u32, setup: &dyn Fn(&mut Runtime)) -> Vec<u8>
         frames,
         name: "mien take".into(),
         take: serde_json::json!({"kind": "test", "name": "test"}),
-        intervals: Vec::new(),
-        mappings: serde_json::json!({}),
         tolerance: None,
     };
     let mut rt = runtime(&asset);
@@ -123,33 +124,6 @@ fn cesium_man_walking_plays_back_from_its_bake() {
     );
 }
 
-/// Split a GLB into its JSON value and BIN chunk.
-fn split_glb(b: &[u8]) -> (serde_json::Value, Vec<u8>) {
-    let jl = u32::from_le_bytes(b[12..16].try_into().unwrap()) as usize;
-    let json = serde_json::from_slice(&b[20..20 + jl]).unwrap();
-    let bin = b[20 + jl + 8..].to_vec();
-    (json, bin)
-}
-
-/// A GLB from a JSON value and a BIN chunk.
-fn join_glb(json: &serde_json::Value, bin: &[u8]) -> Vec<u8> {
-    let mut j = serde_json::to_vec(json).unwrap();
-    while j.len() % 4 != 0 {
-        j.push(b' ');
-    }
-    let total = 12 + 8 + j.len() + 8 + bin.len();
-    let mut out = b"glTF".to_vec();
-    out.extend_from_slice(&2u32.to_le_bytes());
-    out.extend_from_slice(&(total as u32).to_le_bytes());
-    out.extend_from_slice(&(j.len() as u32).to_le_bytes());
-    out.extend_from_slice(b"JSON");
-    out.extend_from_slice(&j);
-    out.extend_from_slice(&(bin.len() as u32).to_le_bytes());
-    out.extend_from_slice(b"BIN\0");
-    out.extend_from_slice(bin);
-    out
-}
-
 /// `verify` passes an untouched bake and refuses, naming what changed: one vertex of a facial
 /// part moved (a script edits one float of the Ready Player Me head's POSITION), a target renamed,
 /// the record edited (the key rate), one key of the take changed, the record removed.
@@ -170,8 +144,6 @@ fn verify_refuses_an_edited_bake_naming_what_changed() {
         frames: 10,
         name: "mien take".into(),
         take: serde_json::json!({"kind": "arkit", "name": "test"}),
-        intervals: Vec::new(),
-        mappings: serde_json::json!({}),
         tolerance: None,
     };
     let (bytes, _) = bake(&mut rt, &std::fs::read(&file).unwrap(), &opts).unwrap();
@@ -355,8 +327,6 @@ fn reduced_keys_stay_within_the_tolerance() {
             frames: 120,
             name: "mien take".into(),
             take: serde_json::json!({"kind": "arkit", "name": "test"}),
-            intervals: Vec::new(),
-            mappings: serde_json::json!({}),
             tolerance,
         };
         bake(&mut rt, &source, &opts).unwrap()
@@ -441,8 +411,6 @@ fn the_ict_linear_head_bakes_to_a_gltf_that_plays_as_the_pack() {
         frames,
         name: "mien take".into(),
         take: serde_json::json!({"kind": "arkit", "name": "test"}),
-        intervals: Vec::new(),
-        mappings: serde_json::json!({}),
         tolerance: None,
     };
     let (bytes, rep) = bake(&mut rt, &[], &opts).unwrap();

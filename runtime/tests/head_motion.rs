@@ -33,7 +33,15 @@ fn node(rt: &Runtime, name: &str) -> usize {
 
 fn facecap() -> Runtime {
     let asset = Arc::new(Asset::load(data("facecap/facecap.glb")).unwrap());
-    Runtime::new(asset, &Device::Cpu, &RuntimeOptions::default()).unwrap()
+    Runtime::new(
+        asset,
+        &Device::Cpu,
+        &RuntimeOptions {
+            instances: 1,
+            lift: None,
+        },
+    )
+    .unwrap()
 }
 
 /// The angle of `a·b⁻¹`, radians (from its vector part: acos of w is coarse near 1).

@@ -97,7 +97,15 @@ fn a_replay_with_bad_datagrams_mixed_in_counts_each_and_plays_the_rest() {
 fn each_played_packet_poses_the_character_as_its_values_say() {
     let raw = read_recording(&data("livelink-udp/dao.gesichter")).unwrap();
     let asset = Arc::new(Asset::builtin());
-    let mut rt = Runtime::new(asset.clone(), &Device::Cpu, &RuntimeOptions::default()).unwrap();
+    let mut rt = Runtime::new(
+        asset.clone(),
+        &Device::Cpu,
+        &RuntimeOptions {
+            instances: 1,
+            lift: None,
+        },
+    )
+    .unwrap();
     let head = asset.character().mesh_nodes()[0].index();
     let names = &asset.character().meshes[0].target_names;
     let jaw_t = names.iter().position(|n| n == "jawOpen").unwrap();

@@ -17,7 +17,15 @@ fn data(rel: &str) -> PathBuf {
 }
 
 fn runtime(asset: Asset) -> Runtime {
-    Runtime::new(Arc::new(asset), &Device::Cpu, &RuntimeOptions::default()).unwrap()
+    Runtime::new(
+        Arc::new(asset),
+        &Device::Cpu,
+        &RuntimeOptions {
+            instances: 1,
+            lift: None,
+        },
+    )
+    .unwrap()
 }
 
 #[test]

@@ -24,7 +24,15 @@ fn data(rel: &str) -> PathBuf {
 
 fn runtime(rel: &str) -> Runtime {
     let asset = Arc::new(Asset::load(data(rel)).unwrap());
-    Runtime::new(asset, &Device::Cpu, &RuntimeOptions::default()).unwrap()
+    Runtime::new(
+        asset,
+        &Device::Cpu,
+        &RuntimeOptions {
+            instances: 1,
+            lift: None,
+        },
+    )
+    .unwrap()
 }
 
 fn node(rt: &Runtime, name: &str) -> usize {

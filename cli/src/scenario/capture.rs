@@ -10,7 +10,7 @@ use anyhow::{Result, bail};
 use glam::Mat4;
 use image::RgbImage;
 use mien_core::rig::{Character, Pose};
-use mien_runtime::{Asset, Device, Runtime, RuntimeOptions};
+use mien_runtime::{Asset, Device, LiftKind, LiftOptions, Runtime, RuntimeOptions};
 
 use crate::preview::{self, Knobs};
 
@@ -39,7 +39,15 @@ impl Capturer {
             );
         }
         let nv = asset.vertex_count();
-        let mut rt = Runtime::new(Arc::new(asset), &Device::Cpu, &RuntimeOptions::default())?;
+        // The debug lift: the goldens are drawn from one splat per vertex (docs/scenarios.md).
+        let options = RuntimeOptions {
+            instances: 1,
+            lift: Some(LiftOptions {
+                kind: LiftKind::Debug,
+                ..Default::default()
+            }),
+        };
+        let mut rt = Runtime::new(Arc::new(asset), &Device::Cpu, &options)?;
         let sigma = rt.lift().map_or(0.0, |l| l.sigma);
         let splats = rt.render_rest()?;
         let mut sizes = cells.to_vec();

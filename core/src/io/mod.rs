@@ -12,6 +12,7 @@ pub mod mediapipe;
 pub mod ply;
 pub mod read;
 pub mod speech;
+pub mod splat_file;
 pub mod splat_glb;
 pub mod spz;
 

@@ -41,7 +41,7 @@ pub use reader::{
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::io::atomic::write_atomic;
+use crate::io::atomic::write_atomic_bytes;
 use crate::sink::{SlotRange, SplatBuffers};
 
 /// Number of `f_rest_*` coefficients at SH degree 3: `3·((3+1)² − 1)`.
@@ -128,21 +128,36 @@ pub fn write_splat_ply(
     write_splat_ply_with(path, buffers, ranges, &PlyOptions::default())
 }
 
-/// Write the slots `ranges` of `buffers` (in range order, then slot order) to `path` as a
-/// binary little-endian 3DGS `.ply` in the layout and conventions of the module docs, through
-/// [`write_atomic`]. Every splat is converted before the file is opened.
+/// [`encode_splat_ply`], then the bytes written to `path` atomically ([`write_atomic_bytes`]: the
+/// target keeps its old content, or stays absent, on any error).
 ///
 /// # Errors
-/// [`Error::Mismatch`] / [`Error::Slots`] for inconsistent buffers or a range outside them;
-/// [`Error::Format`] (file `splat buffers`, field `center` or `covariance`, index = slot) for a
-/// written slot with a non-finite centre or covariance; [`Error::Io`] when writing fails (the
-/// target is then left as it was).
+/// As [`encode_splat_ply`]; [`Error::Io`] when writing fails.
 pub fn write_splat_ply_with(
     path: &Path,
     buffers: &SplatBuffers,
     ranges: &[SlotRange],
     options: &PlyOptions,
 ) -> Result<PlyStats> {
+    let (bytes, stats) = encode_splat_ply(buffers, ranges, options)?;
+    write_atomic_bytes(path, &bytes)?;
+    Ok(stats)
+}
+
+/// Encode the slots `ranges` of `buffers` (in range order, then slot order) as a binary
+/// little-endian 3DGS `.ply` in the layout and conventions of the module docs: the bytes and
+/// what was written. The same shape as [`crate::io::spz::encode_spz`] and
+/// [`crate::io::splat_glb::encode_splat_glb`]; every splat is converted before any byte is made.
+///
+/// # Errors
+/// [`Error::Mismatch`] / [`Error::Slots`] for inconsistent buffers or a range outside them;
+/// [`Error::Format`] (file `splat buffers`, field `center` or `covariance`, index = slot) for a
+/// written slot with a non-finite centre or covariance.
+pub fn encode_splat_ply(
+    buffers: &SplatBuffers,
+    ranges: &[SlotRange],
+    options: &PlyOptions,
+) -> Result<(Vec<u8>, PlyStats)> {
     buffers.check_ranges(ranges)?;
     let mut stats = PlyStats::default();
     let mut records = Vec::new();
@@ -174,24 +189,19 @@ pub fn write_splat_ply_with(
     } else {
         0
     };
-    write_atomic(path, |w| {
-        w.write_all(header.as_bytes())?;
-        let mut row: Vec<u8> = Vec::with_capacity(4 * names.len());
-        for rec in &records {
-            row.clear();
-            let mut put = |v: f32| row.extend_from_slice(&v.to_le_bytes());
-            rec.center.iter().for_each(|&v| put(v));
-            (0..3).for_each(|_| put(0.0));
-            rec.f_dc.iter().for_each(|&v| put(v));
-            (0..f_rest).for_each(|_| put(0.0));
-            put(rec.opacity);
-            rec.scale.iter().for_each(|&v| put(v));
-            rec.rot.iter().for_each(|&v| put(v));
-            w.write_all(&row)?;
-        }
-        Ok(())
-    })?;
-    Ok(stats)
+    let mut out: Vec<u8> = Vec::with_capacity(header.len() + records.len() * 4 * names.len());
+    out.extend_from_slice(header.as_bytes());
+    for rec in &records {
+        let mut put = |v: f32| out.extend_from_slice(&v.to_le_bytes());
+        rec.center.iter().for_each(|&v| put(v));
+        (0..3).for_each(|_| put(0.0));
+        rec.f_dc.iter().for_each(|&v| put(v));
+        (0..f_rest).for_each(|_| put(0.0));
+        put(rec.opacity);
+        rec.scale.iter().for_each(|&v| put(v));
+        rec.rot.iter().for_each(|&v| put(v));
+    }
+    Ok((out, stats))
 }
 
 /// Convert slot `i` to file units, counting clamps.

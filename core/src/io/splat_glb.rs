@@ -18,7 +18,7 @@ use crate::io::ply::gaussian::{SH_C0, decompose_covariance};
 use crate::sink::{SlotRange, SplatBuffers};
 use crate::texture::srgb_to_linear;
 
-/// What [`write_splat_glb`] did.
+/// What [`encode_splat_glb`] did.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct GlbWriteReport {
     /// Splats written.
@@ -29,13 +29,29 @@ pub struct GlbWriteReport {
     pub scales_floored: u64,
 }
 
+/// [`encode_splat_glb`], then the bytes written to `path` atomically
+/// ([`crate::io::atomic::write_atomic_bytes`]: the target keeps its old content, or stays absent,
+/// on any error). The same shape as [`crate::io::ply::write_splat_ply`].
+///
+/// # Errors
+/// As [`encode_splat_glb`]; [`Error::Io`] naming `path` when writing fails.
+pub fn write_splat_glb(
+    path: &std::path::Path,
+    buffers: &SplatBuffers,
+    ranges: &[SlotRange],
+) -> Result<GlbWriteReport> {
+    let (bytes, report) = encode_splat_glb(buffers, ranges)?;
+    crate::io::atomic::write_atomic_bytes(path, &bytes)?;
+    Ok(report)
+}
+
 /// Encode the slots `ranges` of `buffers` as a `.glb` with one `KHR_gaussian_splatting` point
 /// primitive (slots of opacity 0 skipped and counted).
 ///
 /// # Errors
 /// [`Error::Invalid`] naming the slot for a non-finite centre or covariance; [`Error::Slots`] for a
 /// range outside the buffers; [`Error::Limit`] past the GLB's 4 GiB length field.
-pub fn write_splat_glb(
+pub fn encode_splat_glb(
     buffers: &SplatBuffers,
     ranges: &[SlotRange],
 ) -> Result<(Vec<u8>, GlbWriteReport)> {

@@ -393,7 +393,7 @@ fn decode(h: &Header, s: &[&[u8]], file: &str) -> Result<SplatCloud> {
     Ok(out)
 }
 
-/// What [`write_spz`] did.
+/// What [`encode_spz`] did.
 #[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct SpzWriteReport {
     /// Splats written.
@@ -403,6 +403,22 @@ pub struct SpzWriteReport {
     pub transparent_skipped: u64,
     /// Log-scales outside SPZ's `[−10, 5.94]` clamped to it (σ under 45 µm or over 380 m).
     pub scales_clamped: u64,
+}
+
+/// [`encode_spz`], then the bytes written to `path` atomically
+/// ([`crate::io::atomic::write_atomic_bytes`]: the target keeps its old content, or stays absent,
+/// on any error). The same shape as [`crate::io::ply::write_splat_ply`].
+///
+/// # Errors
+/// As [`encode_spz`]; [`Error::Io`] naming `path` when writing fails.
+pub fn write_spz(
+    path: &std::path::Path,
+    buffers: &SplatBuffers,
+    ranges: &[SlotRange],
+) -> Result<SpzWriteReport> {
+    let (bytes, report) = encode_spz(buffers, ranges)?;
+    crate::io::atomic::write_atomic_bytes(path, &bytes)?;
+    Ok(report)
 }
 
 /// Encode the slots `ranges` of `buffers` as an SPZ version 3 file (gzip, SH degree 0, 12
@@ -418,20 +434,20 @@ pub struct SpzWriteReport {
 /// ±2048 m (the 24-bit fixed-point range); [`Error::Slots`] for a range outside the buffers.
 ///
 /// ```
-/// use mien_core::io::spz::{parse_spz, write_spz};
+/// use mien_core::io::spz::{parse_spz, encode_spz};
 /// use mien_core::sink::{SlotRange, SplatBuffers, pack4x8unorm};
 /// let mut b = SplatBuffers::new(1);
 /// b.center[0] = [0.25, 1.5, -0.5, 0.0];
 /// b.cov_a[0] = [1e-4, 0.0, 0.0, 1e-4]; // σ = 1 cm, round
 /// b.cov_b[0] = [0.0, 1e-4, 0.0, 0.0];
 /// b.color[0] = pack4x8unorm([0.8, 0.4, 0.2, 1.0]);
-/// let (bytes, report) = write_spz(&b, &[SlotRange { offset: 0, count: 1 }])?;
+/// let (bytes, report) = encode_spz(&b, &[SlotRange { offset: 0, count: 1 }])?;
 /// assert_eq!(report.written, 1);
 /// let back = parse_spz(&bytes, "one.spz")?;
 /// assert!((back.center[0][1] - 1.5).abs() < 1.0 / 4096.0);
 /// # Ok::<(), mien_core::Error>(())
 /// ```
-pub fn write_spz(
+pub fn encode_spz(
     buffers: &SplatBuffers,
     ranges: &[SlotRange],
 ) -> Result<(Vec<u8>, SpzWriteReport)> {

@@ -77,6 +77,15 @@ impl SplatBuffers {
         self.center.is_empty()
     }
 
+    /// Every slot of these buffers, `0..len`: the range to write a whole read-out with (an
+    /// instance's `Runtime::splats(i)`, or all of `Runtime::splats_all()`).
+    pub fn all(&self) -> SlotRange {
+        SlotRange {
+            offset: 0,
+            count: u32::try_from(self.len()).unwrap_or(u32::MAX),
+        }
+    }
+
     /// Check that the four arrays have one length and every range lies inside them.
     ///
     /// # Errors

@@ -11,6 +11,11 @@
 use super::viseme::{VISEME_COUNT, Viseme, phoneme_viseme};
 use crate::error::{Error, Result};
 
+/// The timing revision of [`EnvelopeTrack`] (recorded with anything baked from it, as
+/// [`super::aligned::TIMING_REVISION`] is for held visemes). v2: the minimum hold holds each kept
+/// shape (issue 25).
+pub const ENVELOPE_REVISION: &str = "mien-envelope-attack-hold-release-v2";
+
 /// Envelope timing, seconds.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct EnvelopeParams {

@@ -408,6 +408,11 @@ mod tests {
     }
 }
 
+/// The revision of the name binding ([`ALIASES`], the canonicaliser and the binding's rules):
+/// recorded with anything baked through it and compared when a bake is verified.
+/// v2 (issue 25): an exact ARKit spelling wins over an alias; the VRoid `Fcl_*` table.
+pub const NAMES_REVISION: &str = "mien-arkit52-names-v2";
+
 /// Target names a report suggests for a name that did not bind.
 pub const NEAREST_LISTED: usize = 3;
 

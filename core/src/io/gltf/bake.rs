@@ -17,7 +17,10 @@
 use serde_json::{Value, json};
 
 use super::container;
+
+mod check;
 use crate::error::{Error, Result};
+pub use check::{AnimationCheck, UNIT_TOLERANCE, check_animation};
 
 /// Which property of a node a baked track drives (glTF `channel.target.path`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -174,6 +177,14 @@ fn check(anim: &BakedAnimation, root: &Value) -> Result<()> {
     let k = anim.times.len();
     if k == 0 {
         return Err(invalid("times", "no keys".into()));
+    }
+    if anim.tracks.is_empty() {
+        return Err(invalid(
+            "tracks",
+            "no channel: glTF refuses an animation without channels and samplers \
+             (glTF-Validator EMPTY_ENTITY)"
+                .into(),
+        ));
     }
     if let Some(i) = anim.times.iter().position(|t| !t.is_finite()) {
         return Err(invalid(&format!("times[{i}]"), "not finite".into()));
@@ -360,11 +371,20 @@ pub fn append_animation(source: &[u8], file: &str, anim: &BakedAnimation) -> Res
     if !anim.extras.is_null() {
         animation["extras"] = anim.extras.clone();
     }
-    match root["animations"].as_array_mut() {
-        Some(a) => a.push(animation),
-        None => root["animations"] = json!([animation]),
-    }
-    container::write_glb(&root, bin, file)
+    let index = match root["animations"].as_array_mut() {
+        Some(a) => {
+            a.push(animation);
+            a.len() - 1
+        }
+        None => {
+            root["animations"] = json!([animation]);
+            0
+        }
+    };
+    let out = container::write_glb(&root, bin, file)?;
+    // What was written passes the validator's animation rules (check.rs), or nothing is returned.
+    check_animation(&out, file, index)?;
+    Ok(out)
 }
 
 /// The key under an animation's `extras` where mien keeps a bake's record.
