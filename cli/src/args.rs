@@ -25,7 +25,8 @@ pub const EXIT_CODES: &str = "Exit codes:
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Animate a character and write splat frames (.ply), a PNG contact sheet and report.json.
+    /// Animate a character and write splat frames (.spz; --format ply|glb), a PNG contact sheet
+    /// and report.json.
     ///
     /// With no arguments: the built-in sample head (52 ARKit morph targets) performs a few seconds of
     /// speech, blinks, a smile and gaze, written to ./mien-out/.
@@ -390,12 +391,14 @@ pub struct AnimateArgs {
     )]
     pub out: PathBuf,
 
-    /// Format of the per-frame splat files (`frames/frame_00000.ply` or `.spz`, numbered so
-    /// viewers play them as a sequence).
-    #[arg(long, value_enum, default_value_t = FrameFormat::Ply, help_heading = "Output")]
+    /// Format of the per-frame splat files (`frames/frame_00000.spz`, `.ply` or `.glb`, numbered
+    /// so viewers play them as a sequence). SPZ by default: the built-in head's 181 frames of
+    /// 105,000 gaussians are about 100 MB as SPZ, 1.2 GB as `.ply` (`--format ply`).
+    #[arg(long, value_enum, default_value_t = FrameFormat::Spz, help_heading = "Output")]
     pub format: FrameFormat,
 
-    /// Layout of the per-frame `.ply` files (`none`: no frame files in any format).
+    /// Layout of the per-frame `.ply` files with `--format ply` (`none`: no frame files in any
+    /// format).
     #[arg(long, value_enum, default_value_t = PlyLayout::Dc, help_heading = "Output")]
     pub ply: PlyLayout,
 

@@ -32,6 +32,10 @@ fn mien(args: &[&str]) -> (bool, String, String) {
 
 fn animate(out: &Path, extra: &[&str]) -> Value {
     let mut args = vec!["animate", "--quiet", "--out", out.to_str().unwrap()];
+    // These tests read the frames back as .ply (SPZ is the default).
+    if !extra.contains(&"--format") {
+        args.extend_from_slice(&["--format", "ply"]);
+    }
     args.extend_from_slice(extra);
     let (ok, stdout, stderr) = mien(&args);
     assert!(ok, "mien {args:?} failed:\n{stderr}\n{stdout}");

@@ -140,6 +140,8 @@ fn a_failed_run_keeps_the_previous_results() {
         "2",
         "--ply",
         "dc",
+        "--format",
+        "ply",
     ]);
     assert!(ok, "{e}");
     let before = std::fs::read(out.join("report.json")).unwrap();

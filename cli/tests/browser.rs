@@ -360,7 +360,7 @@ fn every_character_opens_in_spark_like_mien() {
                 "--sheet",
                 "0",
             ])
-            .args(["--gaussians", "30000", "--character"])
+            .args(["--gaussians", "30000", "--format", "ply", "--character"])
             .arg(character)
             .args(extra)
             .arg("--out")

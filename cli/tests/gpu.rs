@@ -68,6 +68,8 @@ fn animate(out: &Path, args: &[&str]) -> serde_json::Value {
         .args([
             "animate",
             "--quiet",
+            "--format",
+            "ply",
             "--lift",
             "debug",
             "--sheet",

@@ -67,7 +67,7 @@ pub fn mien(args: &[&str]) -> Run {
     finish(command(args))
 }
 
-/// Run `mien animate --quiet --backend cpu --out <out> extra…`.
+/// Run `mien animate --quiet --backend cpu --out <out> [--format ply] extra…`.
 pub fn animate(out: &Path, extra: &[&str]) -> Run {
     let mut args = vec![
         "animate",
@@ -77,6 +77,10 @@ pub fn animate(out: &Path, extra: &[&str]) -> Run {
         "--out",
         out.to_str().unwrap(),
     ];
+    // The tests read frames back as .ply (SPZ is the default): `--format` in `extra` overrides.
+    if !extra.contains(&"--format") {
+        args.extend_from_slice(&["--format", "ply"]);
+    }
     args.extend_from_slice(extra);
     mien(&args)
 }
