@@ -20,12 +20,16 @@
 //! for frame in 0..90 {
 //!     rt.update(frame as f64 / 30.0)?; // media time, seconds
 //! }
-//! let splats = rt.splats(0)?; // centres (V,4) m, colours, covariances
-//! # let _ = splats; Ok(()) }
+//! // Instance 0's gaussians (the surface lift, the default): centres (G,4) m, colours (G,),
+//! // covariances (G,4) + (G,4) m²; written whole as SPZ (or .ply / .glb by the extension).
+//! let splats = rt.splats(0)?;
+//! mien::core::io::splat_file::write_splats("frame.spz".as_ref(), &splats, &[splats.all()])?;
+//! # Ok(()) }
 //! ```
 //!
-//! The `mien` command-line tool (`mien animate`, `inspect`, `pack`, `scenario`, `bench`) is built
-//! on this API; `examples/` shows it in use.
+//! The `mien` command-line tool (`mien animate`, `inspect`, `bind`, `bake`, `pack`, `calibrate`,
+//! `live`, `scenario`, `bench`) is built on this API; `examples/` shows it in use (`embed`,
+//! `splat_files`, `bake_take`, `crowd`, `speech_clock`, `wgpu_device`, `vrm_live`).
 
 pub use mien_core as core;
 pub use mien_cpu as cpu;

@@ -17,7 +17,7 @@
 //! let mut rt = Runtime::new(asset.into(), &device, &RuntimeOptions::default())?;
 //! rt.instance_mut(0)?.play_livelink_csv("take.csv")?;
 //! rt.update(0.5)?;
-//! let splats = rt.splats(0)?;
+//! let splats = rt.splats(0)?; // instance 0's G gaussians (the surface lift by default)
 //! println!("{} splats", splats.len());
 //! # Ok(()) }
 //! ```
