@@ -97,13 +97,30 @@ pub fn run(a: &BakeArgs) -> Result<String> {
     if let Some(path) = &a.verify {
         let bytes = mien_core::io::read::read_file_capped(path, 1 << 31)
             .with_context(|| format!("cannot read {}", path.display()))?;
-        let r = mien_runtime::bake::verify(&bytes, &path.display().to_string())?;
-        return Ok(format!(
-            "{}: ok — {} ({} facial parts unchanged, records intact)\n",
+        let file = path.display().to_string();
+        let r = mien_runtime::bake::verify(&bytes, &file)?;
+        let mut text = format!(
+            "{}: ok — {} ({} facial parts unchanged, records intact, the glTF-Validator's animation rules met, mapping revisions this mien's)\n",
             path.display(),
             r.takes.join(", "),
             r.parts
-        ));
+        );
+        // Each speech take's timing record, as `bake::alignment` recovers it.
+        for take in &r.takes {
+            if let Some(t) = mien_runtime::bake::alignment(&bytes, &file, take)? {
+                text.push_str(&format!(
+                    "  {take}: utterance `{}` ({}) at {} s on the media clock, {:.3} s, {} intervals; {}, {}\n",
+                    t.label,
+                    t.file.as_deref().unwrap_or("no file"),
+                    t.origin_s,
+                    t.duration_s,
+                    t.intervals.len(),
+                    t.mapping_revision,
+                    t.timing_revision
+                ));
+            }
+        }
+        return Ok(text);
     }
     let (Some(character), Some(out)) = (&a.character, &a.out) else {
         bail!("--character and --out are required to bake");

@@ -226,6 +226,13 @@ fn a_speech_take_records_its_intervals() {
     assert_eq!(rec["revisions"]["arkit"], "mien-arkit52-names-v2");
     let v = mien(&["bake", "--verify", out.to_str().unwrap()]);
     assert!(v.ok(), "{}", v.stderr);
+    // The timing record read back: the Gentle file's name, and its interval count.
+    assert!(
+        v.stdout.contains("lucier_golden.json")
+            && v.stdout.contains(&format!("{} intervals", iv.len())),
+        "{}",
+        v.stdout
+    );
 }
 
 /// Game-face LODs: the Ready Player Me avatar at 21,500 triangles keeps its facial parts (every
@@ -255,10 +262,14 @@ fn lods_keep_the_face_and_meet_the_budget() {
     let mut parts = Vec::new();
     for budget in ["21500", "22000"] {
         let out = dir.path().join(format!("rpm-{budget}.glb"));
+        // A take that moves the face: a still one is refused (no empty animation is written).
+        let take = data("livelinkface/MySlate_3_Jason_Millers_iPhone.csv");
         let r = mien(&[
             "bake",
             "--character",
             rpm.to_str().unwrap(),
+            "--arkit",
+            take.to_str().unwrap(),
             "--frames",
             "5",
             "--lod",
@@ -292,10 +303,13 @@ fn lods_keep_the_face_and_meet_the_budget() {
     assert!(triangles(&out) <= 1500 && triangles(&cesium) > 1500);
     for (budget, says) in [("100", "at least 128"), ("5000", "cannot be met")] {
         let bad = dir.path().join("bad.glb");
+        let take = data("livelinkface/MySlate_3_Jason_Millers_iPhone.csv");
         let r = mien(&[
             "bake",
             "--character",
             rpm.to_str().unwrap(),
+            "--arkit",
+            take.to_str().unwrap(),
             "--frames",
             "5",
             "--lod",

@@ -605,14 +605,14 @@ fn a_still_take_is_refused_and_verify_agrees_with_the_validator() {
     while j.len() % 4 != 0 {
         j.push(b' ');
     }
-    let bin = &b[20 + jl..];
+    let bin_chunk = &b[20 + jl..];
     let mut out = b"glTF".to_vec();
     out.extend_from_slice(&2u32.to_le_bytes());
-    out.extend_from_slice(&((20 + j.len() + bin.len()) as u32).to_le_bytes());
+    out.extend_from_slice(&((20 + j.len() + bin_chunk.len()) as u32).to_le_bytes());
     out.extend_from_slice(&(j.len() as u32).to_le_bytes());
     out.extend_from_slice(b"JSON");
     out.extend_from_slice(&j);
-    out.extend_from_slice(bin);
+    out.extend_from_slice(bin_chunk);
     let empty = dir.path().join("empty.glb");
     std::fs::write(&empty, &out).unwrap();
     let codes = error_codes(&empty);

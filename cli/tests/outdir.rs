@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{animate, command, leftovers, names, ply_count, report, triangle_gltf};
+use common::{animate, command, frame_count, leftovers, names, report, triangle_gltf};
 
 /// A small previous run in `out` (2 frames of the triangle); returns its report bytes.
 fn previous_run(dir: &Path, out: &Path) -> Vec<u8> {
@@ -26,7 +26,7 @@ fn previous_run(dir: &Path, out: &Path) -> Vec<u8> {
         ],
     );
     assert!(r.ok(), "{}", r.stderr);
-    assert_eq!(ply_count(out), 2);
+    assert_eq!(frame_count(out), 2);
     std::fs::read(out.join("report.json")).unwrap()
 }
 
@@ -240,7 +240,7 @@ fn interrupted(signal: &str) {
         names(dir.path())
     );
     assert_eq!(std::fs::read(out.join("report.json")).unwrap(), before);
-    assert_eq!(ply_count(&out), 2, "the previous frames are intact");
+    assert_eq!(frame_count(&out), 2, "the previous frames are intact");
 }
 
 #[test]
@@ -292,7 +292,7 @@ fn concurrent_runs_end_with_one_consistent_run() {
         let n = r["frames"]["count"].as_u64().unwrap();
         assert!(n == 4 || n == 5, "round {round}: {n}");
         assert_eq!(
-            ply_count(&out) as u64,
+            frame_count(&out) as u64,
             n,
             "round {round}: the report and the frames come from one run"
         );
@@ -337,7 +337,7 @@ fn an_immutable_report_still_ends_with_one_consistent_run() {
     );
     // Whatever happened, the folder holds one run: the new one (5 frames) or the old (2).
     let n = report(&out)["frames"]["count"].as_u64().unwrap();
-    let consistent = ply_count(&out) as u64 == n;
+    let consistent = frame_count(&out) as u64 == n;
     // Undo the flag wherever the old report went, so the temporary folder can be removed.
     for name in leftovers(dir.path()) {
         chattr("-i", &dir.path().join(name).join("report.json"));
@@ -346,7 +346,7 @@ fn an_immutable_report_still_ends_with_one_consistent_run() {
     assert!(
         consistent,
         "report says {n} frames, frames/ holds {}",
-        ply_count(&out)
+        frame_count(&out)
     );
     assert!(r.ok(), "{}", r.stderr);
     assert_eq!(n, 5);
@@ -429,7 +429,7 @@ fn stale_folders_of_dead_runs_are_cleaned_up() {
         "{}",
         report(&out)["outputs"]["notes"]
     );
-    assert_eq!(ply_count(&out), 3);
+    assert_eq!(frame_count(&out), 3);
 }
 
 #[test]

@@ -127,7 +127,7 @@ fn motion_within_the_bound_still_runs() {
         ],
     );
     assert!(r.ok(), "{}", r.stderr);
-    assert_eq!(common::ply_count(&out), 5);
+    assert_eq!(common::frame_count(&out), 5);
 }
 
 /// `dir/<name>.gltf`: one triangle whose morph target moves every vertex `delta` metres up, and a

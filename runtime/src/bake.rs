@@ -344,7 +344,8 @@ pub fn bake(rt: &mut Runtime, source: &[u8], opts: &BakeOptions) -> Result<(Vec<
                 "the take moves nothing over its {} keys ({:.3}–{:.3} s): no morph weight leaves 0 and no \
                  node leaves its rest pose, and glTF has no valid animation without channels \
                  (glTF-Validator EMPTY_ENTITY). A character at rest, or a take none of whose channels \
-                 bind to the character (`mien animate` reports the binding) — nothing was written",
+                 bind to the character (`mien animate` reports the binding); a LOD or a record needs a \
+                 take that moves the character — nothing was written",
                 opts.frames,
                 opts.start_s,
                 opts.start_s + f64::from(opts.frames - 1) / opts.fps

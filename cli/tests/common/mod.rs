@@ -104,11 +104,11 @@ pub fn names(dir: &Path) -> Vec<String> {
     v
 }
 
-/// `.ply` files in `out/frames`.
-pub fn ply_count(out: &Path) -> usize {
+/// Frame files in `out/frames` (`.spz`, the default, `.ply` or `.glb`).
+pub fn frame_count(out: &Path) -> usize {
     names(&out.join("frames"))
         .iter()
-        .filter(|n| n.ends_with(".ply"))
+        .filter(|n| n.ends_with(".ply") || n.ends_with(".spz") || n.ends_with(".glb"))
         .count()
 }
 
