@@ -9,6 +9,9 @@
 //! character (named [`CONTROL_NODE_NAME`], a mesh without geometry whose target names are the
 //! expression names), so every driver that binds by target name — streams, speech visemes, the
 //! face controller, `set_controls` — drives expressions exactly as it drives morph targets.
+//! A morph bind that moves nothing (a 1.0 bind on a node without a mesh, a target index the mesh
+//! lacks) is skipped and reported ([`Vrm::skipped_binds`]); [`parse::ReadOptions::strict`] and
+//! [`Vrm::require_all_binds`] refuse such an avatar instead.
 //!
 //! **Evaluation** ([`Vrm::apply`], once per frame after every driver), VRMC_vrm-1.0
 //! `expressions.md` and `lookAt.md`:
