@@ -109,8 +109,9 @@ pub struct IgnoredChannel {
 }
 
 /// Channels and/or targets that compete for one canonical channel (two spellings of one ARKit
-/// channel, a name that appears twice, a whole channel next to its halves). None of them is bound:
-/// the ambiguity is reported, never resolved by order.
+/// channel, both ARKit or both aliases; a name that appears twice; a whole channel next to its
+/// halves). None of them is bound: the ambiguity is reported, never resolved by order. An alias
+/// next to an ARKit spelling is no ambiguity: the ARKit spelling wins ([`Shadowed`]).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Ambiguity {
     /// The ARKit channel they canonicalise to, or `None` for a repeated non-ARKit name.
