@@ -383,15 +383,28 @@ fn the_vroid_alternatives_take_over_when_the_first_choice_is_missing() {
             "mouthSmileRight",
             "eyeWideLeft",
             "eyeSquintRight",
+            "jawOpen",
+            "cheekPuff",
         ],
         &targets,
         VROID_FCL,
         &[],
     );
     let mut w = [0.0f32; 4];
-    b.apply(&[1.0, 0.0, 0.8, 0.4, 0.6, 0.2], &mut w);
+    b.apply(&[1.0, 0.0, 0.8, 0.4, 0.6, 0.2, 0.9, 0.9], &mut w);
     // Close = ½·1 + ½·0; ALL_Joy = ½·0.8 + ½·0.4; Surprised = ½·0.6; EYE_Joy = ½·0.2.
     assert_eq!(w, [0.5, 0.6, 0.3, 0.1]);
+    // Unbound: jawOpen names the table target the face lacks, cheekPuff has no entry at all.
+    let u = &b.report().unmatched_channels;
+    assert_eq!(u.len(), 2);
+    assert!(
+        u[0].name == "jawOpen" && u[0].reason.contains("Fcl_MTH_A"),
+        "{u:?}"
+    );
+    assert!(
+        u[1].name == "cheekPuff" && !u[1].reason.contains("name-table"),
+        "{u:?}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

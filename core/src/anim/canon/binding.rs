@@ -548,8 +548,19 @@ impl Binding {
         b.report.unmatched_channels.retain(|u| !routed(u.index));
         b.report.ignored_channels.retain(|u| !routed(u.index));
         for u in &mut b.report.unmatched_channels {
-            if matches!(canonicalize(&u.name), Some(Canon::Arkit(_))) {
-                u.reason = format!("{} (nor an entry of the name table)", u.reason);
+            if let Some(Canon::Arkit(k)) = canonicalize(&u.name) {
+                let entries: Vec<&str> = table
+                    .iter()
+                    .filter(|e| e.arkit == ARKIT_52[k])
+                    .map(|e| e.target)
+                    .collect();
+                if !entries.is_empty() {
+                    u.reason = format!(
+                        "{} (nor any of its name-table targets: {})",
+                        u.reason,
+                        entries.join(", ")
+                    );
+                }
             }
         }
         b.report.unmatched_channels.sort_by_key(|u| u.index);
