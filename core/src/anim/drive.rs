@@ -16,8 +16,12 @@ pub struct StreamDrive {
 }
 
 impl StreamDrive {
-    /// Bind `stream`'s channels by name ([`Binding::new`]) to the targets of each drawn mesh node of
-    /// `character`.
+    /// Bind `stream`'s channels by name to the targets of each drawn mesh node of `character`:
+    /// [`Binding::with_table`] with VRoid's table ([`super::canon::vroid::VROID_FCL`]: a face of
+    /// `Fcl_*` shapes takes the ARKit channels no target takes by name; an ARKit-named face never
+    /// reaches the table); a VRM avatar's meshes bind by name only ([`Binding::new`]: its
+    /// expressions, and their overrides, are the way in) and its expression control node through
+    /// [`crate::vrm::table::ARKIT_TO_VRM`] and by exact expression name (a column `happy`).
     ///
     /// # Errors
     /// [`WeightStream::validate`]'s errors; [`Error::Invalid`] when no channel binds to any morph
@@ -34,7 +38,19 @@ impl StreamDrive {
             if mesh.target_count() == 0 || Some(node) == control {
                 continue;
             }
-            bindings.push((node, Binding::new(&stream.channels, &mesh.target_names)));
+            bindings.push((
+                node,
+                if control.is_some() {
+                    Binding::new(&stream.channels, &mesh.target_names)
+                } else {
+                    Binding::with_table(
+                        &stream.channels,
+                        &mesh.target_names,
+                        super::canon::vroid::VROID_FCL,
+                        &[],
+                    )
+                },
+            ));
         }
         // A VRM's expressions: by name (perfect-sync custom expressions), then the ARKit → VRM
         // table, for the channels no morph target takes by name.

@@ -155,7 +155,8 @@ impl FaceController {
     ///
     /// # Errors
     /// [`Error::Invalid`] when the definition drives nothing on this character (no target of any
-    /// expression, blink or look binds), or joints were asked for and not found.
+    /// expression, blink or look binds, and no VRM lookAt the gaze moves:
+    /// [`crate::vrm::Vrm::gaze_moves`]), or joints were asked for and not found.
     pub fn new(character: &Character, def: FaceDef, t0: f64, interval: (f64, f64)) -> Result<Self> {
         let mut meshes = Vec::new();
         let mut any = false;
@@ -295,7 +296,10 @@ impl FaceController {
                 None => Eyes::None,
             },
         };
-        if !any && eyes == Eyes::None {
+        // A VRM avatar's lookAt takes the look-at point itself (the runtime feeds it the gaze), so
+        // a VRM whose only expressions are the `look*` ones is driven by the face too.
+        let vrm_gaze = character.vrm.as_ref().is_some_and(|v| v.gaze_moves());
+        if !any && eyes == Eyes::None && !vrm_gaze {
             return Err(Error::Invalid {
                 what: format!("face → {}", character.source),
                 reason: "no expression, blink or look target of the face definition exists on the character".into(),

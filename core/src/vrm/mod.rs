@@ -9,6 +9,9 @@
 //! character (named [`CONTROL_NODE_NAME`], a mesh without geometry whose target names are the
 //! expression names), so every driver that binds by target name — streams, speech visemes, the
 //! face controller, `set_controls` — drives expressions exactly as it drives morph targets.
+//! A morph bind that moves nothing (a 1.0 bind on a node without a mesh, a target index the mesh
+//! lacks) is skipped and reported ([`Vrm::skipped_binds`]); [`parse::ReadOptions::strict`] and
+//! [`Vrm::require_all_binds`] refuse such an avatar instead.
 //!
 //! **Evaluation** ([`Vrm::apply`], once per frame after every driver), VRMC_vrm-1.0
 //! `expressions.md` and `lookAt.md`:
@@ -41,6 +44,7 @@ pub mod table;
 
 use glam::{Mat4, Quat};
 
+use crate::error::{Error, Result};
 use crate::rig::{NodeId, Pose};
 
 pub use look_at::{LookAt, LookAtKind, RangeMap};
@@ -171,6 +175,20 @@ pub struct Vrm {
     pub humanoid: Vec<HumanBone>,
     /// The lookAt definition.
     pub look_at: LookAt,
+    /// Morph binds that move nothing, skipped on import and reported ([`parse`] module doc);
+    /// [`Vrm::require_all_binds`] refuses an avatar that has any.
+    pub skipped_binds: Vec<SkippedBind>,
+}
+
+/// A morph bind skipped on import because it moves nothing (a 1.0 bind on a node without a mesh,
+/// a target index the mesh lacks, a 0.x bind of a mesh no node instances).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct SkippedBind {
+    /// The field, in the importer's dotted form
+    /// (`extensions.VRMC_vrm.expressions.preset.happy.morphTargetBinds[0].node`).
+    pub field: String,
+    /// Why it moves nothing (`node 2 has no mesh`).
+    pub reason: String,
 }
 
 /// The gaze a frame feeds lookAt, in the lookAt space (VRMC_vrm-1.0 `lookAt.md`): degrees.
@@ -195,6 +213,43 @@ impl Vrm {
     /// The index of the expression named `name`.
     pub fn expression(&self, name: &str) -> Option<usize> {
         self.expressions.iter().position(|e| e.name == name)
+    }
+
+    /// The strict reading of [`parse::ReadOptions::strict`], for an avatar already imported: refuse
+    /// it when any morph bind was skipped.
+    ///
+    /// # Errors
+    /// [`Error::Format`] naming `file`, the bind's field and why it moves nothing, one per skipped
+    /// bind ([`Error::Many`] when several).
+    pub fn require_all_binds(&self, file: &str) -> Result<()> {
+        Error::collect(
+            self.skipped_binds
+                .iter()
+                .map(|s| {
+                    Error::format(
+                        file,
+                        &s.field,
+                        format!(
+                            "{}: the bind moves nothing (strict reading refuses it)",
+                            s.reason
+                        ),
+                    )
+                })
+                .collect(),
+        )
+    }
+
+    /// Whether a gaze moves anything on this avatar through its lookAt: a lookAt of type
+    /// expression with at least one of `lookUp`, `lookDown`, `lookLeft`, `lookRight`, or of type
+    /// bone with a humanoid `leftEye` or `rightEye` (VRMC_vrm-1.0 `lookAt.md`). A face driver
+    /// whose only job on the avatar is its look-at relies on this.
+    pub fn gaze_moves(&self) -> bool {
+        match self.look_at.kind {
+            LookAtKind::Expression => ["lookUp", "lookDown", "lookLeft", "lookRight"]
+                .iter()
+                .any(|n| self.expression(n).is_some()),
+            LookAtKind::Bone => self.bone("leftEye").is_some() || self.bone("rightEye").is_some(),
+        }
     }
 
     /// A humanoid bone's node.

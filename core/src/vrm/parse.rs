@@ -1,16 +1,21 @@
 //! Reading the `VRM` (0.x) and `VRMC_vrm` (1.0) root extensions into a [`Vrm`].
 //!
 //! Sources: VRM 0.x `blendShapeMaster`, `humanoid`, `firstPerson` (vrm-specification 0.0
-//! schema); VRMC_vrm-1.0 `expressions.md`, `humanoid.md`, `lookAt.md`. Problems that make a
-//! bind or bone point nowhere are errors naming the field; what mien cannot apply (material and
-//! texture binds) or corrects (a bind weight above its range, an expression output scale above 1)
-//! is a note.
+//! schema); VRMC_vrm-1.0 `expressions.md`, `humanoid.md`, `lookAt.md`. An index outside its
+//! array (a bind of a mesh or node the file lacks, a humanoid bone on a missing node) and a value
+//! of the wrong type are errors naming the field. A morph bind that names a real object but moves
+//! nothing — a 1.0 bind on a node without a mesh, a bind of a target index its mesh lacks (either
+//! version), a 0.x bind of a mesh no node instances — is **skipped and reported**: a note naming
+//! the field and an entry of [`Vrm::skipped_binds`], the avatar's other expressions intact (UniVRM
+//! and three-vrm skip such binds too); [`ReadOptions::strict`] refuses the avatar instead. What
+//! mien cannot apply (material and texture binds) or corrects (a bind weight above its range, an
+//! expression output scale above 1) is a note.
 
 use serde_json::{Map, Value};
 
 use super::look_at::{LookAt, LookAtKind, RangeMap};
 use super::table::{V1_PRESETS, v1_preset_of_v0};
-use super::{Expression, HumanBone, MorphBind, Override, Vrm, VrmVersion};
+use super::{Expression, HumanBone, MorphBind, Override, SkippedBind, Vrm, VrmVersion};
 use crate::error::{Error, Result};
 use crate::rig::{ImportNote, Mesh, Node, NodeId};
 
@@ -24,24 +29,54 @@ pub struct Scene<'a> {
     pub meshes: &'a [Mesh],
 }
 
-/// Read the VRM extension of a glTF's root `extensions` (`VRMC_vrm` preferred when both are
-/// present, which is noted). `control_node` is the index the importer will give the expression
-/// control node. Returns `None` for a file with neither.
+/// How [`read_with`] treats a morph bind that moves nothing (module doc).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReadOptions {
+    /// Refuse the avatar when a morph bind moves nothing (a 1.0 bind on a node without a mesh, a
+    /// target index the mesh lacks, a 0.x bind of a mesh no node instances), instead of skipping
+    /// and reporting it. Default `false`, as the importer ([`crate::io::gltf`]) reads.
+    pub strict: bool,
+}
+
+/// [`read_with`] with the default [`ReadOptions`] (binds that move nothing are skipped and
+/// reported), as the glTF importer reads.
 ///
 /// # Errors
-/// [`Error::Format`] naming `extensions.VRM…` / `extensions.VRMC_vrm…` and the index: a bind of
-/// a mesh, node or target that does not exist, a negative or non-finite weight, a humanoid bone
-/// on a missing node, an unknown override or lookAt type, a value of the wrong JSON type.
+/// As [`read_with`].
 pub fn read(
     ext: &Map<String, Value>,
     scene: &Scene,
     control_node: NodeId,
     notes: &mut Vec<ImportNote>,
 ) -> Result<Option<Vrm>> {
+    read_with(ext, scene, control_node, notes, ReadOptions::default())
+}
+
+/// Read the VRM extension of a glTF's root `extensions` (`VRMC_vrm` preferred when both are
+/// present, which is noted). `control_node` is the index the importer will give the expression
+/// control node. Returns `None` for a file with neither.
+///
+/// # Errors
+/// [`Error::Format`] naming `extensions.VRM…` / `extensions.VRMC_vrm…` and the index: a bind of
+/// a mesh or node that does not exist, a negative or non-finite weight, a humanoid bone on a
+/// missing node, an unknown override or lookAt type, a value of the wrong JSON type. With
+/// [`ReadOptions::strict`], every bind that moves nothing too ([`Error::Many`] when several,
+/// each naming its field).
+pub fn read_with(
+    ext: &Map<String, Value>,
+    scene: &Scene,
+    control_node: NodeId,
+    notes: &mut Vec<ImportNote>,
+    options: ReadOptions,
+) -> Result<Option<Vrm>> {
     let v1 = ext.get("VRMC_vrm");
     let v0 = ext.get("VRM");
-    let mut r = Reader { scene, notes };
-    match (v1, v0) {
+    let mut r = Reader {
+        scene,
+        notes,
+        skipped: Vec::new(),
+    };
+    let vrm = match (v1, v0) {
         (Some(v), other) => {
             if other.is_some() {
                 r.note(
@@ -49,11 +84,15 @@ pub fn read(
                     "the file has both VRM 0.x and VRMC_vrm 1.0: the 1.0 extension is used",
                 );
             }
-            r.v1(v, control_node).map(Some)
+            r.v1(v, control_node)?
         }
-        (None, Some(v)) => r.v0(v, control_node).map(Some),
-        (None, None) => Ok(None),
+        (None, Some(v)) => r.v0(v, control_node)?,
+        (None, None) => return Ok(None),
+    };
+    if options.strict {
+        vrm.require_all_binds(scene.file)?;
     }
+    Ok(Some(vrm))
 }
 
 /// Where each version keeps its lookAt fields.
@@ -107,6 +146,8 @@ impl LookAtKeys {
 struct Reader<'a, 'b> {
     scene: &'a Scene<'a>,
     notes: &'b mut Vec<ImportNote>,
+    /// Binds that move nothing, skipped (module doc).
+    skipped: Vec<SkippedBind>,
 }
 
 fn obj(v: &Value) -> Option<&Map<String, Value>> {
@@ -123,6 +164,15 @@ impl Reader<'_, '_> {
             field: field.into(),
             message: message.into(),
         });
+    }
+
+    /// Skip a bind that moves nothing: noted and listed in [`Vrm::skipped_binds`].
+    fn skip(&mut self, field: String, reason: String) {
+        self.note(
+            &field,
+            format!("{reason}: the bind moves nothing and is skipped"),
+        );
+        self.skipped.push(SkippedBind { field, reason });
     }
 
     fn object<'v>(&self, v: &'v Value, field: &str) -> Result<&'v Map<String, Value>> {
@@ -207,17 +257,23 @@ impl Reader<'_, '_> {
         Ok(w / max)
     }
 
-    fn target(&self, mesh: usize, v: Option<&Value>, field: &str) -> Result<usize> {
+    /// A bind's morph target index in `mesh`; `None` (skipped, reported) for an index the mesh
+    /// lacks.
+    fn target(&mut self, mesh: usize, v: Option<&Value>, field: &str) -> Result<Option<usize>> {
         let n = self.scene.meshes[mesh].target_count();
         let i = v
             .and_then(Value::as_u64)
             .ok_or_else(|| self.err(field, "missing or not a non-negative integer"))?;
-        usize::try_from(i).ok().filter(|&i| i < n).ok_or_else(|| {
-            self.err(
-                field,
-                format!("morph target {i} does not exist: mesh {mesh} has {n} target(s)"),
-            )
-        })
+        match usize::try_from(i).ok().filter(|&i| i < n) {
+            Some(t) => Ok(Some(t)),
+            None => {
+                self.skip(
+                    field.to_owned(),
+                    format!("morph target {i} does not exist: mesh {mesh} has {n} target(s)"),
+                );
+                Ok(None)
+            }
+        }
     }
 
     fn v0(&mut self, v: &Value, control_node: NodeId) -> Result<Vrm> {
@@ -282,7 +338,10 @@ impl Reader<'_, '_> {
                     self.scene.meshes.len(),
                     "mesh",
                 )?;
-                let target = self.target(mesh, b.get("index"), &format!("{bf}.index"))?;
+                let Some(target) = self.target(mesh, b.get("index"), &format!("{bf}.index"))?
+                else {
+                    continue;
+                };
                 let weight = self.weight(b.get("weight"), &format!("{bf}.weight"), 100.0, true)?;
                 let nodes: Vec<NodeId> = self
                     .scene
@@ -293,10 +352,7 @@ impl Reader<'_, '_> {
                     .map(|(i, _)| NodeId(i as u32))
                     .collect();
                 if nodes.is_empty() {
-                    self.note(
-                        &bf,
-                        format!("no node instances mesh {mesh}: the bind moves nothing"),
-                    );
+                    self.skip(bf.clone(), format!("no node instances mesh {mesh}"));
                 }
                 binds.extend(nodes.into_iter().map(|node| MorphBind {
                     node,
@@ -343,6 +399,7 @@ impl Reader<'_, '_> {
             control_node,
             humanoid,
             look_at,
+            skipped_binds: std::mem::take(&mut self.skipped),
         };
         self.check_eyes(&vrm, base);
         Ok(vrm)
@@ -399,12 +456,14 @@ impl Reader<'_, '_> {
                             "node",
                         )?;
                         let Some(mesh) = self.scene.nodes[node].mesh else {
-                            return Err(
-                                self.err(format!("{bf}.node"), format!("node {node} has no mesh"))
-                            );
+                            self.skip(format!("{bf}.node"), format!("node {node} has no mesh"));
+                            continue;
                         };
-                        let target =
-                            self.target(mesh.index(), b.get("index"), &format!("{bf}.index"))?;
+                        let Some(target) =
+                            self.target(mesh.index(), b.get("index"), &format!("{bf}.index"))?
+                        else {
+                            continue;
+                        };
                         let weight =
                             self.weight(b.get("weight"), &format!("{bf}.weight"), 1.0, false)?;
                         binds.push(MorphBind {
@@ -467,6 +526,7 @@ impl Reader<'_, '_> {
             control_node,
             humanoid,
             look_at,
+            skipped_binds: std::mem::take(&mut self.skipped),
         };
         self.check_eyes(&vrm, base);
         Ok(vrm)

@@ -8,10 +8,10 @@
 use std::collections::HashMap;
 
 use super::report::{
-    Ambiguity, BindingReport, FanUse, IgnoredChannel, MatchedPair, NamedIndex, RouteRule,
-    UnmatchedChannel,
+    Ambiguity, BindingReport, BindingSide, FanUse, IgnoredChannel, MatchedPair, NamedIndex,
+    RouteRule, Shadowed, UnmatchedChannel,
 };
-use super::{Canon, FAN_OUT_GAIN, Side, canonicalize};
+use super::{Canon, FAN_OUT_GAIN, Side, Spelling, canonicalize, canonicalize_spelling};
 use crate::anim::arkit::{ARKIT_52, ARKIT_COUNT};
 use crate::error::{Error, Result};
 
@@ -33,17 +33,53 @@ pub struct Binding {
     report: BindingReport,
 }
 
+/// One entry of a documented name table for [`Binding::with_table`]: the stream's ARKit channel
+/// `arkit` drives the target named exactly `target` with `gain`, unless the character has a
+/// target named in `unless` (a preferred alternative: first present wins, so one channel never
+/// drives two alternatives).
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct TableRoute {
+    /// The ARKit-52 channel (canonical spelling).
+    pub arkit: &'static str,
+    /// The target's exact name.
+    pub target: &'static str,
+    /// Unitless gain.
+    pub gain: f32,
+    /// Targets whose presence disables this entry (their own entries win).
+    pub unless: &'static [&'static str],
+}
+
+impl TableRoute {
+    /// An entry with no alternative.
+    pub const fn new(arkit: &'static str, target: &'static str, gain: f32) -> Self {
+        TableRoute {
+            arkit,
+            target,
+            gain,
+            unless: &[],
+        }
+    }
+
+    /// This entry, used only when the character has none of the targets `unless`.
+    pub const fn unless(self, unless: &'static [&'static str]) -> Self {
+        TableRoute { unless, ..self }
+    }
+}
+
 /// The channels (or targets) that canonicalise to one ARKit channel.
 #[derive(Clone, Debug, Default)]
 struct Slot {
     whole: Vec<usize>,
     left: Vec<usize>,
     right: Vec<usize>,
+    /// Whole-channel names that are [`super::ALIASES`] entries.
+    alias: Vec<usize>,
 }
 
 impl Slot {
-    fn push(&mut self, c: Canon, i: usize) {
+    fn push(&mut self, c: Canon, spelling: Spelling, i: usize) {
         match c {
+            Canon::Arkit(_) if spelling == Spelling::Alias => self.alias.push(i),
             Canon::Arkit(_) => self.whole.push(i),
             Canon::Half {
                 side: Side::Left, ..
@@ -67,6 +103,19 @@ impl Slot {
     }
     fn is_empty(&self) -> bool {
         self.whole.is_empty() && self.left.is_empty() && self.right.is_empty()
+    }
+    /// The exact name wins over an alias: with a canonical spelling present, the aliases leave
+    /// the slot and are returned (shadowed); without one, they take the whole channel's place.
+    fn resolve_aliases(&mut self) -> Vec<usize> {
+        if self.alias.is_empty() {
+            return Vec::new();
+        }
+        if self.is_empty() {
+            self.whole = std::mem::take(&mut self.alias);
+            Vec::new()
+        } else {
+            std::mem::take(&mut self.alias)
+        }
     }
     /// Why this side of a slot is ambiguous, if it is.
     fn conflict(&self) -> Option<&'static str> {
@@ -102,16 +151,27 @@ impl Binding {
     ///
     /// Rules per ARKit channel: whole → whole and half → same half are direct (gain 1); whole →
     /// halves is a fan-out (gain [`FAN_OUT_GAIN`] to each half present); halves → whole is a fan-in
-    /// (the mean of the halves present: gain 1/n). A channel or target that competes with another
-    /// for the same canonical channel, or a name repeated on one side, is reported in
+    /// (the mean of the halves present: gain 1/n). On each side the exact name wins over an alias
+    /// ([`super::ALIASES`]): an alias next to an ARKit spelling of its channel is left unbound and
+    /// reported in [`BindingReport::shadowed`] with the spelling chosen; an alias alone stands for
+    /// its channel ([`MatchedPair::target_alias`]). A channel or target that otherwise competes
+    /// with another for the same canonical channel, or a name repeated on one side, is reported in
     /// [`BindingReport::ambiguous`] and not bound. Targets that are not ARKit names are never
     /// driven; a character without ARKit targets gets an empty binding (see
     /// [`Binding::require_routes`]). Never fails: everything is in the report.
     pub fn new<S: AsRef<str>, T: AsRef<str>>(channels: &[S], targets: &[T]) -> Binding {
-        let c_canon: Vec<Option<Canon>> =
-            channels.iter().map(|n| canonicalize(n.as_ref())).collect();
-        let t_canon: Vec<Option<Canon>> =
-            targets.iter().map(|n| canonicalize(n.as_ref())).collect();
+        let c_spell: Vec<Option<(Canon, Spelling)>> = channels
+            .iter()
+            .map(|n| canonicalize_spelling(n.as_ref()))
+            .collect();
+        let t_spell: Vec<Option<(Canon, Spelling)>> = targets
+            .iter()
+            .map(|n| canonicalize_spelling(n.as_ref()))
+            .collect();
+        let c_canon: Vec<Option<Canon>> = c_spell.iter().map(|c| c.map(|x| x.0)).collect();
+        let t_canon: Vec<Option<Canon>> = t_spell.iter().map(|c| c.map(|x| x.0)).collect();
+        let is_alias =
+            |v: &[Option<(Canon, Spelling)>], i: usize| matches!(v[i], Some((_, Spelling::Alias)));
         let mut report = BindingReport {
             channel_count: channels.len(),
             target_count: targets.len(),
@@ -119,18 +179,41 @@ impl Binding {
         };
         let mut src = vec![Slot::default(); ARKIT_COUNT];
         let mut dst = vec![Slot::default(); ARKIT_COUNT];
-        for (i, c) in c_canon.iter().enumerate() {
-            if let Some(c) = *c
+        for (i, c) in c_spell.iter().enumerate() {
+            if let Some((c, sp)) = *c
                 && let Some(s) = slot_of(c)
             {
-                src[s].push(c, i);
+                src[s].push(c, sp, i);
             }
         }
-        for (i, c) in t_canon.iter().enumerate() {
-            if let Some(c) = *c
+        for (i, c) in t_spell.iter().enumerate() {
+            if let Some((c, sp)) = *c
                 && let Some(s) = slot_of(c)
             {
-                dst[s].push(c, i);
+                dst[s].push(c, sp, i);
+            }
+        }
+        // The exact name wins over an alias, on each side; the shadowed aliases are reported.
+        let mut shadowed_channel = vec![false; channels.len()];
+        for k in 0..ARKIT_COUNT {
+            let shadowed = src[k].resolve_aliases();
+            if !shadowed.is_empty() {
+                shadowed.iter().for_each(|&i| shadowed_channel[i] = true);
+                report.shadowed.push(Shadowed {
+                    arkit: ARKIT_52[k],
+                    side: BindingSide::Stream,
+                    chosen: named(channels, &src[k].all()),
+                    shadowed: named(channels, &shadowed),
+                });
+            }
+            let shadowed = dst[k].resolve_aliases();
+            if !shadowed.is_empty() {
+                report.shadowed.push(Shadowed {
+                    arkit: ARKIT_52[k],
+                    side: BindingSide::Character,
+                    chosen: named(targets, &dst[k].all()),
+                    shadowed: named(targets, &shadowed),
+                });
             }
         }
         // Repeated names that no ARKit slot will catch.
@@ -267,10 +350,12 @@ impl Binding {
                 arkit: ARKIT_52[*k],
                 gain: r.gain,
                 rule: *rule,
+                channel_alias: is_alias(&c_spell, r.channel),
+                target_alias: is_alias(&t_spell, r.target),
             });
         }
         for (i, c) in c_canon.iter().enumerate() {
-            if ambiguous_channel[i] {
+            if ambiguous_channel[i] || shadowed_channel[i] {
                 continue;
             }
             match c {
@@ -359,18 +444,26 @@ impl Binding {
         }
     }
 
-    /// [`Binding::new`], then the `table`'s routes `(ARKit channel, target name, gain)` for the
-    /// channels it left unbound: a table route is added when the stream has the whole ARKit
-    /// channel (by canonical name), the target exists by exact name, no by-name route already
-    /// drives that target, and `taken[channel]` is false (a channel another mesh's targets take
-    /// by name, so it is not applied twice). `taken` `(C,)` also removes this binding's own
-    /// by-name routes of those channels; a taken channel appears in no list of this binding's
-    /// report (it is reported where it binds). Table routes are reported with
-    /// [`RouteRule::Table`].
+    /// [`Binding::new`], then two more kinds of route for the channels it left unbound:
+    ///
+    /// 1. **Exact name** ([`RouteRule::ExactName`], gain 1): a channel that is not an ARKit name
+    ///    (unknown to the canonicaliser, or an ignored name) drives the target of exactly its own
+    ///    name, when that name appears once on each side (a stream column `happy`, `aa` or
+    ///    `blink` → the VRM expression of that name).
+    /// 2. **Table** ([`RouteRule::Table`]): an entry `(arkit, target, gain, unless)` of `table`
+    ///    is added when the stream has the whole ARKit channel (by canonical name), the target
+    ///    exists by exact name, the character has none of the targets in `unless` (alternatives:
+    ///    first present wins), and no by-name or exact-name route already drives that target
+    ///    (a column `aa` and `jawOpen` → `aa` never add up).
+    ///
+    /// A channel with `taken[channel]` true (a channel another mesh's targets take by name, so
+    /// it is not applied twice) gets no route here; `taken` `(C,)` (shorter: the rest false)
+    /// also removes this binding's own by-name routes of those channels, and a taken channel
+    /// appears in no list of this binding's report (it is reported where it binds).
     pub fn with_table<S: AsRef<str>, T: AsRef<str>>(
         channels: &[S],
         targets: &[T],
-        table: &[(&str, &str, f32)],
+        table: &[TableRoute],
         taken: &[bool],
     ) -> Binding {
         let mut b = Binding::new(channels, targets);
@@ -378,50 +471,96 @@ impl Binding {
         b.routes.retain(|r| !is_taken(r.channel));
         b.report.matched.retain(|m| !is_taken(m.channel_index));
         let by_name: Vec<usize> = b.routes.iter().map(|r| r.target).collect();
-        let mut added: Vec<Route> = Vec::new();
-        for (c, name) in channels.iter().enumerate() {
-            if is_taken(c) || b.routes.iter().any(|r| r.channel == c) {
+        let has_target = |n: &str| targets.iter().any(|x| x.as_ref() == n);
+        let count = |list: &[&str], n: &str| list.iter().filter(|x| **x == n).count();
+        let c_names: Vec<&str> = channels.iter().map(AsRef::as_ref).collect();
+        let t_names: Vec<&str> = targets.iter().map(AsRef::as_ref).collect();
+        let mut added: Vec<(Route, RouteRule, &'static str)> = Vec::new();
+        let open =
+            |c: usize, routes: &[Route]| !is_taken(c) && !routes.iter().any(|r| r.channel == c);
+        // 1. Exact names first: a target a column names exactly is never also a table route's.
+        for (c, name) in c_names.iter().enumerate() {
+            if !open(c, &b.routes)
+                || !matches!(canonicalize(name), None | Some(Canon::Ignored { .. }))
+                || count(&c_names, name) != 1
+                || count(&t_names, name) != 1
+            {
                 continue;
             }
-            let Some(Canon::Arkit(k)) = canonicalize(name.as_ref()) else {
+            let Some(t) = t_names.iter().position(|x| x == name) else {
                 continue;
             };
-            for (arkit, target, gain) in table {
-                if *arkit != ARKIT_52[k] {
-                    continue;
-                }
-                let Some(t) = targets.iter().position(|x| x.as_ref() == *target) else {
-                    continue;
-                };
-                if by_name.contains(&t) {
-                    continue;
-                }
-                added.push(Route {
+            if !by_name.contains(&t) {
+                let route = Route {
                     channel: c,
                     target: t,
-                    gain: *gain,
-                });
-                b.report.matched.push(MatchedPair {
-                    channel: name.as_ref().to_owned(),
-                    channel_index: c,
-                    target: (*target).to_owned(),
-                    target_index: t,
-                    arkit: ARKIT_52[k],
-                    gain: *gain,
-                    rule: RouteRule::Table,
-                });
+                    gain: 1.0,
+                };
+                added.push((route, RouteRule::ExactName, ""));
             }
         }
-        b.routes.extend(added);
+        let exact: Vec<usize> = added.iter().map(|(r, _, _)| r.target).collect();
+        // 2. The table, for the whole ARKit channels still unbound.
+        for (c, name) in c_names.iter().enumerate() {
+            let Some(Canon::Arkit(k)) = canonicalize(name) else {
+                continue;
+            };
+            if !open(c, &b.routes) {
+                continue;
+            }
+            for e in table {
+                if e.arkit != ARKIT_52[k] || e.unless.iter().any(|u| has_target(u)) {
+                    continue;
+                }
+                let Some(t) = t_names.iter().position(|x| *x == e.target) else {
+                    continue;
+                };
+                if by_name.contains(&t) || exact.contains(&t) {
+                    continue;
+                }
+                let route = Route {
+                    channel: c,
+                    target: t,
+                    gain: e.gain,
+                };
+                added.push((route, RouteRule::Table, ARKIT_52[k]));
+            }
+        }
+        for (r, rule, arkit) in &added {
+            b.report.matched.push(MatchedPair {
+                channel: c_names[r.channel].to_owned(),
+                channel_index: r.channel,
+                target: t_names[r.target].to_owned(),
+                target_index: r.target,
+                arkit,
+                gain: r.gain,
+                rule: *rule,
+                channel_alias: false,
+                target_alias: false,
+            });
+        }
+        b.routes.extend(added.into_iter().map(|(r, _, _)| r));
         b.routes.sort_by_key(|r| (r.target, r.channel));
         b.report
             .matched
             .sort_by_key(|m| (m.target_index, m.channel_index));
         let routed = |c: usize| b.routes.iter().any(|r| r.channel == c);
         b.report.unmatched_channels.retain(|u| !routed(u.index));
+        b.report.ignored_channels.retain(|u| !routed(u.index));
         for u in &mut b.report.unmatched_channels {
-            if matches!(canonicalize(&u.name), Some(Canon::Arkit(_))) {
-                u.reason = format!("{} (nor an entry of the name table)", u.reason);
+            if let Some(Canon::Arkit(k)) = canonicalize(&u.name) {
+                let entries: Vec<&str> = table
+                    .iter()
+                    .filter(|e| e.arkit == ARKIT_52[k])
+                    .map(|e| e.target)
+                    .collect();
+                if !entries.is_empty() {
+                    u.reason = format!(
+                        "{} (nor any of its name-table targets: {})",
+                        u.reason,
+                        entries.join(", ")
+                    );
+                }
             }
         }
         b.report.unmatched_channels.sort_by_key(|u| u.index);

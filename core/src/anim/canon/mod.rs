@@ -24,12 +24,13 @@
 mod binding;
 mod bound;
 mod report;
+pub mod vroid;
 
-pub use binding::{Binding, Route};
+pub use binding::{Binding, Route, TableRoute};
 pub use bound::BoundStream;
 pub use report::{
-    Ambiguity, BindingReport, FanUse, IgnoredChannel, MatchedPair, NamedIndex, RouteRule,
-    UnmatchedChannel,
+    Ambiguity, BindingReport, BindingSide, FanUse, IgnoredChannel, MatchedPair, NamedIndex,
+    RouteRule, Shadowed, UnmatchedChannel,
 };
 
 use std::collections::HashMap;
@@ -148,10 +149,18 @@ pub const IGNORED_CHANNELS: [(&str, &str); 10] = [
 /// | SRanipal | `Mouth_Pout` | `mouthPucker` |
 /// | SRanipal | `Tongue_LongStep1` | `tongueOut` |
 ///
+/// An alias is a second spelling, never a rival: when a character (or a stream) carries both the
+/// ARKit spelling and an alias of one channel (`eyeBlinkLeft` *and* `Fcl_EYE_Close_L`, common in
+/// VRoid exports converted for ARKit trackers), the ARKit spelling binds and the alias is
+/// reported as shadowed ([`Shadowed`]); an alias binds only where no ARKit spelling of its channel
+/// exists ([`Spelling`], [`canonicalize_spelling`]).
+///
 /// VRoid's vowels (`Fcl_MTH_A/I/U/E/O`) are visemes, not ARKit channels: speech reaches them
-/// through [`crate::speech::VisemeMap::vroid`]. Its emotion shapes (`Fcl_BRW_Angry`,
-/// `Fcl_ALL_Joy` …) and SRanipal's sideways gaze (whose side convention differs between
-/// exporters) have no entry: they stay unbound and are reported with their nearest names.
+/// through [`crate::speech::VisemeMap::vroid`]. VRoid's emotion and vowel shapes are not aliases
+/// (none of them *is* an ARKit channel); a stream reaches them through the documented table
+/// [`vroid::VROID_FCL`] instead, for the ARKit channels no target takes by name. SRanipal's
+/// sideways gaze (whose side convention differs between exporters) has no entry: it stays
+/// unbound and is reported with its nearest names.
 pub const ALIASES: [(&str, &str); 22] = [
     ("Fcl_EYE_Close_L", "eyeBlinkLeft"),
     ("Fcl_EYE_Close_R", "eyeBlinkRight"),
@@ -257,13 +266,24 @@ pub fn name_key(name: &str) -> NameKey {
     NameKey { base, side }
 }
 
+/// Whether a name reached its channel through the ARKit spelling (any reduction of it: case,
+/// separators, side markers, namespaces) or through an entry of [`ALIASES`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Spelling {
+    /// A spelling of the ARKit name itself (or of an [`IGNORED_CHANNELS`] name).
+    Canonical,
+    /// An [`ALIASES`] entry: used only where no canonical spelling of the channel is present.
+    Alias,
+}
+
 /// Table key: stem + resolved side.
 type Key = (String, Option<Side>);
 
-/// The lookup table built from [`ARKIT_52`] and [`IGNORED_CHANNELS`]: a canonical spelling's
-/// trailing letter is part of its word (`mouthFunnel`), only `Left`/`Right` are sides.
-fn table() -> &'static HashMap<Key, Canon> {
-    static TABLE: OnceLock<HashMap<Key, Canon>> = OnceLock::new();
+/// The lookup table built from [`ARKIT_52`], [`IGNORED_CHANNELS`] and [`ALIASES`]: a canonical
+/// spelling's trailing letter is part of its word (`mouthFunnel`), only `Left`/`Right` are sides.
+fn table() -> &'static HashMap<Key, (Canon, Spelling)> {
+    static TABLE: OnceLock<HashMap<Key, (Canon, Spelling)>> = OnceLock::new();
     TABLE.get_or_init(|| {
         let canonical_key = |name: &str| -> Key {
             let k = name_key(name);
@@ -279,28 +299,31 @@ fn table() -> &'static HashMap<Key, Canon> {
         };
         let mut t = HashMap::new();
         for (i, name) in ARKIT_52.iter().enumerate() {
-            t.insert(canonical_key(name), Canon::Arkit(i));
+            t.insert(canonical_key(name), (Canon::Arkit(i), Spelling::Canonical));
         }
         for (name, reason) in IGNORED_CHANNELS {
-            t.insert(canonical_key(name), Canon::Ignored { reason });
+            t.insert(
+                canonical_key(name),
+                (Canon::Ignored { reason }, Spelling::Canonical),
+            );
         }
         for (alias, arkit) in ALIASES.iter() {
             let i = arkit_index(arkit).expect("an alias names an ARKit-52 channel");
-            t.insert(canonical_key(alias), Canon::Arkit(i));
+            t.insert(canonical_key(alias), (Canon::Arkit(i), Spelling::Alias));
         }
         t
     })
 }
 
-fn lookup(base: &str, side: Option<Side>) -> Option<Canon> {
+fn lookup(base: &str, side: Option<Side>) -> Option<(Canon, Spelling)> {
     let t = table();
     if let Some(c) = t.get(&(base.to_owned(), side)) {
         return Some(*c);
     }
     let side = side?;
     match t.get(&(base.to_owned(), None)) {
-        Some(Canon::Arkit(i)) if SPLIT_CHANNELS.contains(&ARKIT_52[*i]) => {
-            Some(Canon::Half { arkit: *i, side })
+        Some((Canon::Arkit(i), spelling)) if SPLIT_CHANNELS.contains(&ARKIT_52[*i]) => {
+            Some((Canon::Half { arkit: *i, side }, *spelling))
         }
         _ => None,
     }
@@ -312,6 +335,13 @@ fn lookup(base: &str, side: Option<Side>) -> Option<Canon> {
 /// For a bare trailing `l`/`r` ([`SideMark::Trailing`]) the whole word is tried first
 /// (`mouthFunnel`), then the letter as a side (`eyeBlinkL`).
 pub fn canonicalize(name: &str) -> Option<Canon> {
+    canonicalize_spelling(name).map(|(c, _)| c)
+}
+
+/// [`canonicalize`], and whether `name` is a spelling of the ARKit name or an [`ALIASES`] entry
+/// (`"eyeBlink_L"` → `(Arkit(eyeBlinkLeft), Canonical)`, `"Fcl_EYE_Close_L"` →
+/// `(Arkit(eyeBlinkLeft), Alias)`).
+pub fn canonicalize_spelling(name: &str) -> Option<(Canon, Spelling)> {
     let k = name_key(name);
     match k.side {
         SideMark::None => lookup(&k.base, None),
@@ -383,6 +413,18 @@ mod tests {
     fn canonical_spellings_map_to_themselves() {
         for (i, name) in ARKIT_52.iter().enumerate() {
             assert_eq!(canonicalize(name), Some(Canon::Arkit(i)), "{name}");
+            assert_eq!(
+                canonicalize_spelling(name),
+                Some((Canon::Arkit(i), Spelling::Canonical)),
+                "{name}"
+            );
+        }
+        for (alias, _) in ALIASES.iter() {
+            assert_eq!(
+                canonicalize_spelling(alias).map(|(_, s)| s),
+                Some(Spelling::Alias),
+                "{alias}"
+            );
         }
     }
 

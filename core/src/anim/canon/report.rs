@@ -14,8 +14,22 @@ pub enum RouteRule {
     /// The stream's halves drive one whole target: their mean ([`super::SPLIT_CHANNELS`]).
     FanIn,
     /// A documented name table (a VRM avatar's ARKit → expression table,
-    /// [`crate::vrm::table::ARKIT_TO_VRM`]).
+    /// [`crate::vrm::table::ARKIT_TO_VRM`]; VRoid's shapes, [`super::vroid::VROID_FCL`]), through
+    /// [`super::Binding::with_table`].
     Table,
+    /// A channel that is no ARKit name, bound to the target of exactly its own name (a stream
+    /// column `happy` to a VRM's `happy` expression), through [`super::Binding::with_table`].
+    ExactName,
+}
+
+/// Which side of a binding a name is on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BindingSide {
+    /// The stream's channels.
+    Stream,
+    /// The character's morph targets.
+    Character,
 }
 
 /// A name and its index in the list it came from.
@@ -38,12 +52,35 @@ pub struct MatchedPair {
     pub target: String,
     /// Morph target index.
     pub target_index: usize,
-    /// The canonical ARKit-52 channel they met on.
+    /// The canonical ARKit-52 channel they met on (empty for a [`RouteRule::ExactName`] route,
+    /// whose name is no ARKit channel).
     pub arkit: &'static str,
     /// Gain of the route.
     pub gain: f32,
     /// The rule that made it.
     pub rule: RouteRule,
+    /// The channel's name is an [`super::ALIASES`] entry, not a spelling of the ARKit name.
+    pub channel_alias: bool,
+    /// The target's name is an [`super::ALIASES`] entry (`Fcl_EYE_Close_L`), bound because the
+    /// character has no ARKit spelling of that channel.
+    pub target_alias: bool,
+}
+
+/// Names on one side that an ARKit spelling of the same channel shadows: the ARKit spelling binds,
+/// the aliases ([`super::ALIASES`]) do not (a character with `eyeBlinkLeft` *and*
+/// `Fcl_EYE_Close_L`). A shadowed target is also in [`BindingReport::undriven_targets`]; a
+/// shadowed channel is in no other list.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Shadowed {
+    /// The ARKit channel.
+    pub arkit: &'static str,
+    /// Stream or character.
+    pub side: BindingSide,
+    /// The ARKit spellings chosen (one, or two halves of a [`super::SPLIT_CHANNELS`] channel;
+    /// several only when they are themselves ambiguous, see [`BindingReport::ambiguous`]).
+    pub chosen: Vec<NamedIndex>,
+    /// The aliases left unbound.
+    pub shadowed: Vec<NamedIndex>,
 }
 
 /// A stream channel that drives nothing, and why.
@@ -72,8 +109,9 @@ pub struct IgnoredChannel {
 }
 
 /// Channels and/or targets that compete for one canonical channel (two spellings of one ARKit
-/// channel, a name that appears twice, a whole channel next to its halves). None of them is bound:
-/// the ambiguity is reported, never resolved by order.
+/// channel, both ARKit or both aliases; a name that appears twice; a whole channel next to its
+/// halves). None of them is bound: the ambiguity is reported, never resolved by order. An alias
+/// next to an ARKit spelling is no ambiguity: the ARKit spelling wins ([`Shadowed`]).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Ambiguity {
     /// The ARKit channel they canonicalise to, or `None` for a repeated non-ARKit name.
@@ -102,8 +140,9 @@ pub struct FanUse {
 }
 
 /// What a [`super::Binding`] did with every channel and target. Every stream channel appears in exactly
-/// one of `matched` (as a channel), `unmatched_channels`, `ignored_channels`, `ambiguous`;
-/// `undriven_targets` lists every target no route writes (including ambiguous ones).
+/// one of `matched` (as a channel), `unmatched_channels`, `ignored_channels`, `ambiguous`,
+/// `shadowed`; `undriven_targets` lists every target no route writes (including ambiguous and
+/// shadowed ones).
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct BindingReport {
     /// Stream channels C.
@@ -122,4 +161,7 @@ pub struct BindingReport {
     pub ambiguous: Vec<Ambiguity>,
     /// Fan-out / fan-in rules used.
     pub fan: Vec<FanUse>,
+    /// Aliases left unbound because an ARKit spelling of their channel is present (which
+    /// spelling was chosen, which were shadowed).
+    pub shadowed: Vec<Shadowed>,
 }
