@@ -6,7 +6,7 @@ mod support;
 use mien_core::speech::viseme::{PHONEMES, phoneme_viseme, strict_phoneme};
 use mien_core::speech::{
     AlignedSpeech, EnvelopeParams, EnvelopeTrack, SpeechPlayback, SpeechSampler, TimedViseme,
-    Transport, VISEMES, Viseme,
+    Transport, VISEMES, Viseme, apply_min_hold,
 };
 use proptest::prelude::*;
 
@@ -241,6 +241,124 @@ fn envelope_overlaps_never_sum_above_one_and_errors_name_every_symbol() {
     .unwrap();
     // min_hold is f32 seconds: 0.12 f32 is 0.1199999973 s.
     assert!((t.segments()[0].end - 1.12).abs() < 1e-7);
+}
+
+/// aa and PP alternating every 60 ms from 0 to 2.04 s (34 segments, aa first).
+fn alternating() -> Vec<(Viseme, f64, f64)> {
+    (0..34)
+        .map(|k| {
+            let v = if k % 2 == 0 { Viseme::AA } else { Viseme::PP };
+            (v, f64::from(k) * 0.06, f64::from(k + 1) * 0.06)
+        })
+        .collect()
+}
+
+/// Runs of the dominant viseme (the largest weight, the first on ties; `None` when all are 0)
+/// sampled at 1 kHz over `[0, ms)` milliseconds: `(viseme, samples, largest weight in the run)`.
+fn dominant_runs(t: &EnvelopeTrack, ms: u32) -> Vec<(Option<usize>, usize, f32)> {
+    let mut runs: Vec<(Option<usize>, usize, f32)> = Vec::new();
+    let mut o = [0.0f32; 15];
+    for i in 0..ms {
+        t.weights_at(f64::from(i) / 1000.0, &mut o);
+        let (k, w) = o
+            .iter()
+            .enumerate()
+            .fold((0, 0.0f32), |b, (k, &w)| if w > b.1 { (k, w) } else { b });
+        let d = (w > 0.0).then_some(k);
+        match runs.last_mut() {
+            Some(r) if r.0 == d => {
+                r.1 += 1;
+                r.2 = r.2.max(w);
+            }
+            _ => runs.push((d, 1, w)),
+        }
+    }
+    runs
+}
+
+#[test]
+fn min_hold_holds_fast_alternating_shapes_instead_of_blending() {
+    let p = EnvelopeParams {
+        min_hold: 0.125,
+        ..Default::default()
+    };
+    let t = EnvelopeTrack::from_visemes("alt", 0.0, p, &alternating()).unwrap();
+    // Inside a run the shape is alone at full weight (today's rule stretched each 60 ms segment
+    // to 125 ms, so aa and PP both sat at envelope 1 and were scaled to 0.5 each).
+    let mut o = [0.0f32; 15];
+    t.weights_at(0.1, &mut o);
+    assert_eq!(o[Viseme::AA.index()], 1.0);
+    assert_eq!(o[Viseme::PP.index()], 0.0);
+    // Sampled at 1 kHz over the 2.04 s: the dominant viseme changes 22.5 ms after each of the 10
+    // run boundaries (where PP's rise, (t − b + 0.03) / 0.07, meets aa's release,
+    // 1 − (t − b) / 0.09), so 10 changes, 4.9 a second (≤ 8 = 1 / 0.125 s).
+    let runs = dominant_runs(&t, 2040);
+    let changes = runs.len() - 1;
+    assert!(changes as f64 / 2.04 <= 8.0, "{changes} changes: {runs:?}");
+    assert_eq!(changes, 10, "{runs:?}");
+    // Every run between the ends lasts at least the hold minus one sample (here 180 ± 1 samples)
+    // and reaches full weight: held, not blended.
+    for r in &runs[1..runs.len() - 1] {
+        assert!(r.1 >= 124, "{runs:?}");
+        assert!((179..=181).contains(&r.1), "{runs:?}");
+        assert!(r.2 >= 0.999, "{runs:?}");
+        assert!(r.0.is_some());
+    }
+    // Hand-worked (core/src/speech/hold.rs): every 60 ms piece is short and none can lend, so
+    // the earliest merges with its shorter neighbour and joins the next of its shape: runs of
+    // three, aa 0–0.18, PP 0.18–0.36, …; the last PP (1.98–2.04) merges into the aa before it.
+    let segs = t.segments();
+    assert_eq!(segs.len(), 11, "{segs:?}");
+    for (g, s) in segs.iter().enumerate() {
+        let v = if g % 2 == 0 { Viseme::AA } else { Viseme::PP };
+        let end = if g == 10 { 2.04 } else { (g + 1) as f64 * 0.18 };
+        assert_eq!(s.viseme, v, "run {g}");
+        assert!((s.start - g as f64 * 0.18).abs() < 1e-9, "run {g}: {s:?}");
+        assert!((s.end - end).abs() < 1e-9, "run {g}: {s:?}");
+    }
+}
+
+#[test]
+fn min_hold_rule_hand_worked() {
+    let (aa, pp, oh) = (Viseme::AA, Viseme::PP, Viseme::OH);
+    let close = |got: Vec<(Viseme, f64, f64)>, want: &[(Viseme, f64, f64)]| {
+        assert_eq!(got.len(), want.len(), "{got:?}");
+        for (g, w) in got.iter().zip(want) {
+            assert!(
+                g.0 == w.0 && (g.1 - w.1).abs() < 1e-9 && (g.2 - w.2).abs() < 1e-9,
+                "{got:?}"
+            );
+        }
+    };
+    // A 30 ms PP between long shapes borrows 95 ms from the next one (300 − 95 ≥ 125).
+    close(
+        apply_min_hold(&[(aa, 0.0, 0.3), (pp, 0.3, 0.33), (oh, 0.33, 0.63)], 0.125),
+        &[(aa, 0.0, 0.3), (pp, 0.3, 0.425), (oh, 0.425, 0.63)],
+    );
+    // The next (70 ms) cannot lend, the previous can: PP starts 95 ms earlier; then the 70 ms oh,
+    // unable to borrow from the 125 ms PP, merges with it and the longer PP shows.
+    close(
+        apply_min_hold(&[(aa, 0.0, 0.3), (pp, 0.3, 0.33), (oh, 0.33, 0.4)], 0.125),
+        &[(aa, 0.0, 0.205), (pp, 0.205, 0.4)],
+    );
+    // A 50 ms gap is filled by the shape before it; a 300 ms gap stays rest and lends to a
+    // 40 ms PP after it (the PP holds 125 ms, the gap after it shrinks to 275 ms).
+    close(
+        apply_min_hold(&[(aa, 0.0, 0.2), (oh, 0.25, 0.5)], 0.125),
+        &[(aa, 0.0, 0.25), (oh, 0.25, 0.5)],
+    );
+    close(
+        apply_min_hold(&[(aa, 0.0, 0.3), (pp, 0.6, 0.64), (oh, 1.0, 1.3)], 0.125),
+        &[(aa, 0.0, 0.3), (pp, 0.6, 0.725), (oh, 1.0, 1.3)],
+    );
+    // Adjacent segments of one viseme join; a lone short shape is lengthened to the hold.
+    close(
+        apply_min_hold(&[(aa, 0.0, 0.05), (aa, 0.05, 0.1)], 0.125),
+        &[(aa, 0.0, 0.125)],
+    );
+    // No hold: unchanged, overlaps and all.
+    let raw = [(aa, 0.0, 0.1), (pp, 0.05, 0.08)];
+    assert_eq!(apply_min_hold(&raw, 0.0), raw.to_vec());
 }
 
 #[test]
