@@ -351,6 +351,12 @@ fn min_hold_rule_hand_worked() {
         apply_min_hold(&[(aa, 0.0, 0.3), (pp, 0.6, 0.64), (oh, 1.0, 1.3)], 0.125),
         &[(aa, 0.0, 0.3), (pp, 0.6, 0.725), (oh, 1.0, 1.3)],
     );
+    // A last 40 ms PP after a 130 ms pause takes 85 ms of the pause (a gap is rest, not a shape,
+    // and may shrink below the hold; it never swallows a shape).
+    close(
+        apply_min_hold(&[(aa, 0.0, 0.3), (pp, 0.43, 0.47)], 0.125),
+        &[(aa, 0.0, 0.3), (pp, 0.345, 0.47)],
+    );
     // Adjacent segments of one viseme join; a lone short shape is lengthened to the hold.
     close(
         apply_min_hold(&[(aa, 0.0, 0.05), (aa, 0.05, 0.1)], 0.125),
@@ -432,5 +438,51 @@ proptest! {
             let again = p.seek(pos).unwrap();
             prop_assert_eq!(again, got, "a repeated or backward seek gives the same weights");
         }
+    }
+}
+
+proptest! {
+    #![proptest_config(support::proptest_config(256))]
+
+    /// Whatever the segments (gaps, overlaps, zero lengths, repeats) and the hold, the rule
+    /// keeps every shape at least the hold, in order without overlap, starts at the first
+    /// segment's start, ends at the last segment's end (a lone shape may run past it to the
+    /// hold), and shows no two adjacent runs of one viseme.
+    #[test]
+    fn min_hold_invariants(
+        hold_ms in 1u32..400,
+        parts in proptest::collection::vec((0u32..200, 0u32..200, 0usize..4), 1..60),
+    ) {
+        let hold = f64::from(hold_ms) / 1000.0;
+        let shapes = [Viseme::AA, Viseme::PP, Viseme::OH, Viseme::Sil];
+        let mut t = 0.0;
+        let mut segs = Vec::new();
+        for (gap, len, k) in &parts {
+            // A gap (or, from 150 up, an overlap back into the previous segment) then a segment.
+            let start = if *gap >= 150 { (t - f64::from(gap - 150) / 1000.0).max(segs.last().map_or(0.0, |s: &(Viseme, f64, f64)| s.1)) } else { t + f64::from(*gap) / 1000.0 };
+            let end = start + f64::from(*len) / 1000.0;
+            segs.push((shapes[*k], start, end));
+            t = end;
+        }
+        let (first, last_end) = (segs[0].1, segs[segs.len() - 1].2);
+        let out = apply_min_hold(&segs, hold);
+        prop_assert!(!out.is_empty());
+        prop_assert_eq!(out[0].1, first, "{:?}", out);
+        let mut prev: Option<(Viseme, f64, f64)> = None;
+        for s in &out {
+            prop_assert!(s.2 - s.1 >= hold - 1e-9, "{s:?} shorter than {hold}: {out:?}");
+            if let Some(p) = prev {
+                prop_assert!(s.1 >= p.2 - 1e-12, "overlap: {out:?}");
+                prop_assert!(!(p.0 == s.0 && (s.1 - p.2).abs() < 1e-12), "unjoined: {out:?}");
+            }
+            prev = Some(*s);
+        }
+        // The last segment's end, or a lone shape lengthened to the hold.
+        let (ls, end) = (out[out.len() - 1].1, out[out.len() - 1].2);
+        prop_assert!(end == last_end || (out.len() == 1 && (end - ls - hold).abs() < 1e-9), "{end} ≠ {last_end}: {out:?}");
+        // Envelopes built from the same segments agree.
+        let p = EnvelopeParams { min_hold: hold as f32, ..Default::default() };
+        let tr = EnvelopeTrack::from_visemes("p", 0.0, p, &segs).unwrap();
+        prop_assert_eq!(tr.segments().len(), apply_min_hold(&segs, f64::from(hold as f32)).len());
     }
 }

@@ -19,20 +19,25 @@
 //!
 //! 1. A short gap is filled by the shape before it (the mouth keeps it through the pause).
 //! 2. Adjacent pieces of one shape join (also after every later step).
-//! 3. While a short piece remains, take the shortest (ties: the earliest) and let `d = h − len`:
-//!    1. if the **next** piece would still be at least `h` long after giving `d`, the boundary
-//!       moves `d` later (the short shape holds longer, the next one starts later);
-//!    2. else if the **previous** piece could give `d`, the boundary moves `d` earlier;
+//! 3. While a short shape remains (gaps are rest, not shapes: they are never short), take the
+//!    shortest (ties: the earliest) and let `d = h − len`:
+//!    1. if the **next** piece can give `d` — a shape that is still at least `h` long after it, or
+//!       a gap with some of it left — the boundary moves `d` later (the short shape holds longer,
+//!       the next one starts later);
+//!    2. else if the **previous** piece can give `d`, the boundary moves `d` earlier;
 //!    3. else it **merges** with its shorter neighbour (ties: the previous one) into one piece
-//!       covering both, showing the shape of the longer of the two (ties: the earlier one);
+//!       covering both, showing the shape of the longer of the two (ties: the earlier one; a gap
+//!       never wins, so no shape turns into rest);
 //!    4. else (it is the only piece) it ends at `start + h`.
 //! 4. The pieces that are not rest are the result.
 //!
 //! Every kept shape is then held at least `h`, with no exception at the utterance's ends: a
-//! short first or last piece borrows from or merges with its one neighbour, and a lone piece is
-//! lengthened past the last segment's end (step 3.4, as the earlier rule did). Rest pieces (gaps)
-//! of at least `h` may shrink to `h`, not below. Otherwise the result spans the input's first
-//! start to its last end. Two shapes alternating every 60 ms with `h = 0.125`
+//! short first or last shape borrows from or merges with its one neighbour, and a lone shape is
+//! lengthened past the last segment's end (step 3.4, as the earlier rule did). Gaps may shrink
+//! below `h` (the envelopes release and rise across them). The result starts at the first
+//! segment's start and ends at the last segment's end (or later by step 3.4); a shape is only
+//! ever dropped by merging into a neighbouring shape. Two shapes alternating every 60 ms with
+//! `h = 0.125`
 //! become runs of three (aa PP aa → aa 180 ms, then PP aa PP → PP 180 ms, …): each shape still
 //! shows, at most 1 / 0.18 times a second. Each step removes a short piece or a piece, so the
 //! rule ends after at most twice the number of segments steps, `O(n log n)` in all.
@@ -103,8 +108,8 @@ impl Timeline {
         self.short.remove(&(ns(self.len(i)), i));
     }
 
-    /// Put `i` in the short set if it is short (after its length changed). Gaps are never queued:
-    /// step 1 filled the short ones and the long ones never shrink below the hold.
+    /// Put `i` in the short set if it is a short shape (after its length changed). Gaps are never
+    /// queued: they are rest, held by nothing.
     fn remember(&mut self, i: usize) {
         if self.p[i].shape.is_some() && self.is_short(i) {
             self.short.insert((ns(self.len(i)), i));
@@ -154,8 +159,14 @@ impl Timeline {
     /// Step 3 on the short piece `i`.
     fn fix(&mut self, i: usize) {
         let d = self.hold - self.len(i);
-        let can_give =
-            |t: &Timeline, k: usize| k != NONE && t.len(k) - d >= t.hold - HOLD_TOLERANCE_S;
+        // A shape can give `d` if it keeps the hold; a gap (rest, no shape) if some of it is left.
+        let can_give = |t: &Timeline, k: usize| {
+            k != NONE
+                && match t.p[k].shape {
+                    Some(_) => t.len(k) - d >= t.hold - HOLD_TOLERANCE_S,
+                    None => t.len(k) - d > HOLD_TOLERANCE_S,
+                }
+        };
         let (prev, next) = (self.p[i].prev, self.p[i].next);
         if can_give(self, next) {
             self.forget(next);
@@ -175,7 +186,8 @@ impl Timeline {
                 (p, _) => p,
             };
             let (li, lq) = (ns(self.len(i)), ns(self.len(q)));
-            let shape = if lq > li || (lq == li && q == prev) {
+            let q_wins = self.p[q].shape.is_some() && (lq > li || (lq == li && q == prev));
+            let shape = if q_wins {
                 self.p[q].shape
             } else {
                 self.p[i].shape
