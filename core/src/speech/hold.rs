@@ -3,12 +3,14 @@
 //! merging it with a neighbour — never by stretching shapes over each other (which two fast
 //! alternating shapes turn into a steady blend).
 //!
-//! Source and rationale: chattering, shapes under about 100 ms, reads as noise on a face; animation
-//! practice and the lip-sync tools hold each mouth shape for a minimum time instead (Rhubarb Lip
-//! Sync's animation step shortens or removes cues that are too short to show; Oculus / Meta's
-//! OVRLipSync smooths its viseme output over about 70–100 ms). A minimum hold of `h` seconds lets
-//! the shown shape change at most `1 / h` times a second (8 at the 0.125 s of a 24 fps animator's
-//! "on threes").
+//! Source and rationale: chattering — shapes under about 100 ms — reads as noise on a face, and
+//! lip-sync tools hold each mouth shape a minimum time instead. Rhubarb Lip Sync
+//! (`rhubarb/src/animation/timingOptimization.cpp`) does both halves of this rule: shapes under
+//! its `minShapeDuration` (7 cs) are reduced to one representative shape — the one with the
+//! longest total duration among them — and mouth segments under `minSegmentDuration` (8 cs) are
+//! lengthened into the neighbouring time (at most 6 cs). mien makes the hold a parameter and the
+//! order exact. A minimum hold of `h` seconds lets the shown shape change at most `1 / h` times a
+//! second: 8 at 0.125 s, an animator's 24 fps "on threes".
 //!
 //! # The rule ([`apply_min_hold`])
 //!
@@ -37,10 +39,10 @@
 //! below `h` (the envelopes release and rise across them). The result starts at the first
 //! segment's start and ends at the last segment's end (or later by step 3.4); a shape is only
 //! ever dropped by merging into a neighbouring shape. Two shapes alternating every 60 ms with
-//! `h = 0.125`
-//! become runs of three (aa PP aa → aa 180 ms, then PP aa PP → PP 180 ms, …): each shape still
-//! shows, at most 1 / 0.18 times a second. Each step removes a short piece or a piece, so the
-//! rule ends after at most twice the number of segments steps, `O(n log n)` in all.
+//! `h = 0.125` become runs of three (aa PP aa → aa 180 ms, then PP aa PP → PP 180 ms, …): each
+//! shape still shows, changing 1 / 0.18 ≈ 5.6 times a second. Each step of 3 either lengthens a
+//! short shape to `h` (3.1, 3.2, 3.4) or removes a piece (3.3), so the rule ends after at most
+//! twice as many steps as segments, `O(n log n)` in all.
 
 use std::collections::BTreeSet;
 
