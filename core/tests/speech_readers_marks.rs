@@ -332,4 +332,25 @@ fn polly_times_in_the_wrong_unit_are_refused() {
         reason.contains("870 s apart on average") && reason.contains("100-ns ticks"),
         "{reason}"
     );
+    // Two marks never trip the spacing bound, but the audio's end, when given, shows the same
+    // confusion: the last mark 1250 s in, 2500× past a 0.5 s audio.
+    let two = "{\"time\":0,\"type\":\"viseme\",\"value\":\"p\"}\n\
+               {\"time\":1250000,\"type\":\"viseme\",\"value\":\"a\"}\n";
+    assert!(read_speech_bytes(two.as_bytes(), "two.marks", None).is_ok());
+    match polly::read_polly_str(two, "two.marks", Some(0.5)).unwrap_err() {
+        Error::Invalid { what, reason } => {
+            assert_eq!(what, "two.marks: end time");
+            assert!(
+                reason.contains("2500× past the audio's end")
+                    && reason.contains("finer than Polly's milliseconds"),
+                "{reason}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    // A mark only a little past the end is refused without the unit hint.
+    match polly::read_polly_str(two, "two.marks", Some(1000.0)).unwrap_err() {
+        Error::Invalid { reason, .. } => assert!(!reason.contains("past the audio"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
 }

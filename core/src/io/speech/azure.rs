@@ -86,8 +86,9 @@ pub fn azure_viseme(id: u64) -> Option<Viseme> {
 /// events; offsets in the wrong unit — distinct offsets under 1 ms apart on average
 /// ([`super::MIN_MEAN_MARK_SPACING_S`]: "these look like milliseconds, Azure's AudioOffset is in
 /// 100-ns ticks (×10,000)") or over 5 s apart ([`super::MAX_MEAN_MARK_SPACING_S`]), named at the
-/// last event's `audioOffset`; [`Error::Invalid`] for an `end` before the last event; then
-/// [`SpeechFile::new`]'s checks.
+/// last event's `audioOffset`; [`Error::Invalid`] for an `end` before the last event (naming
+/// the likely unit when the last event lies 10× or more past it); then [`SpeechFile::new`]'s
+/// checks.
 pub fn read_azure_str(text: &str, file: &str, end: Option<f64>) -> Result<SpeechFile> {
     read_azure_value(&super::json::parse(text, file)?, file, end)
 }
@@ -195,6 +196,6 @@ pub fn read_azure_value(v: &Value, file: &str, end: Option<f64>) -> Result<Speec
     }
     Error::collect(unknown)?;
     check_mark_spacing(&marks, file, &AZURE_UNIT)?;
-    let (segments, duration) = hold_marks(&marks, end, &mut report, file)?;
+    let (segments, duration) = hold_marks(&marks, end, &mut report, file, &AZURE_UNIT)?;
     SpeechFile::with_report(&label_of(file), duration, segments, report)
 }

@@ -23,6 +23,10 @@ pub(crate) struct Mark {
     pub(crate) index: usize,
 }
 
+/// How far past the audio's given end the last mark must lie for [`hold_marks`] to name a unit
+/// mix-up: 10× (a wrong unit is off by 1000× or more; a mark a little late is a trimming issue).
+const MARKS_PAST_END_FACTOR: f64 = 10.0;
+
 /// `x` to 4 significant digits for messages, plain decimals from 1e-9 to 1e9 (`0.000025`, not
 /// `2.4999999999999998e-5`), scientific beyond.
 fn sig4(x: f64) -> String {
@@ -99,21 +103,35 @@ pub(crate) fn check_mark_spacing(marks: &[Mark], file: &str, unit: &MarkUnit) ->
 
 /// Segments and duration from time-ordered marks (order is checked by the callers, which can
 /// name the line or pointer). `end` is the explicit end of the audio, seconds.
+///
+/// An `end` before the last mark is refused; when the last mark lies at least
+/// [`MARKS_PAST_END_FACTOR`]× past a positive `end`, the message adds `unit.too_coarse` (the audio
+/// is the better witness of a unit mix-up than the marks' spacing).
 pub(crate) fn hold_marks(
     marks: &[Mark],
     end: Option<f64>,
     report: &mut ConversionReport,
     file: &str,
+    unit: &MarkUnit,
 ) -> Result<(Vec<SpeechSegment>, f64)> {
     let Some(last) = marks.last() else {
         return Err(Error::format(file, "marks", "no viseme marks"));
     };
     let end = match end {
         Some(e) if !(e.is_finite() && e >= last.time) => {
+            let hint = if e > 0.0 && last.time >= MARKS_PAST_END_FACTOR * e {
+                format!(
+                    "; the last mark lies {}× past the audio's end: {}",
+                    sig4(last.time / e),
+                    unit.too_coarse
+                )
+            } else {
+                String::new()
+            };
             return Err(Error::Invalid {
                 what: format!("{file}: end time"),
                 reason: format!(
-                    "{e} s is not a finite time at or after the last mark ({})",
+                    "{e} s is not a finite time at or after the last mark ({}){hint}",
                     last.what
                 ),
             });

@@ -72,7 +72,8 @@ pub fn polly_viseme(letter: &str) -> Option<Viseme> {
 /// distinct viseme times under 1 ms apart on average ([`super::MIN_MEAN_MARK_SPACING_S`]:
 /// seconds written as milliseconds) or over 5 s apart ([`super::MAX_MEAN_MARK_SPACING_S`]:
 /// ticks or microseconds), named at the last viseme's line; [`Error::Invalid`] for an `end`
-/// before the last mark; then [`SpeechFile::new`]'s checks.
+/// before the last mark (naming the likely unit when the last mark lies 10× or more past it);
+/// then [`SpeechFile::new`]'s checks.
 pub fn read_polly_str(text: &str, file: &str, end: Option<f64>) -> Result<SpeechFile> {
     let mut report = ConversionReport::new(Some(SpeechFormat::Polly), file);
     let mut marks: Vec<Mark> = Vec::new();
@@ -140,6 +141,6 @@ pub fn read_polly_str(text: &str, file: &str, end: Option<f64>) -> Result<Speech
     }
     Error::collect(unknown)?;
     check_mark_spacing(&marks, file, &POLLY_UNIT)?;
-    let (segments, duration) = hold_marks(&marks, end, &mut report, file)?;
+    let (segments, duration) = hold_marks(&marks, end, &mut report, file, &POLLY_UNIT)?;
     SpeechFile::with_report(&label_of(file), duration, segments, report)
 }
