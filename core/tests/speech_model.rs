@@ -351,11 +351,12 @@ fn min_hold_rule_hand_worked() {
         apply_min_hold(&[(aa, 0.0, 0.3), (pp, 0.6, 0.64), (oh, 1.0, 1.3)], 0.125),
         &[(aa, 0.0, 0.3), (pp, 0.6, 0.725), (oh, 1.0, 1.3)],
     );
-    // A last 40 ms PP after a 130 ms pause takes 85 ms of the pause (a gap is rest, not a shape,
-    // and may shrink below the hold; it never swallows a shape).
+    // A last 40 ms PP after a 130 ms pause: the pause cannot give 85 ms and keep 125, so the PP
+    // merges with it and takes it whole (a pause never swallows a shape, nor shrinks below the
+    // hold).
     close(
         apply_min_hold(&[(aa, 0.0, 0.3), (pp, 0.43, 0.47)], 0.125),
-        &[(aa, 0.0, 0.3), (pp, 0.345, 0.47)],
+        &[(aa, 0.0, 0.3), (pp, 0.3, 0.47)],
     );
     // Adjacent segments of one viseme join; a lone short shape is lengthened to the hold.
     close(
@@ -445,9 +446,9 @@ proptest! {
     #![proptest_config(support::proptest_config(256))]
 
     /// Whatever the segments (gaps, overlaps, zero lengths, repeats) and the hold, the rule
-    /// keeps every shape at least the hold, in order without overlap, starts at the first
-    /// segment's start, ends at the last segment's end (a lone shape may run past it to the
-    /// hold), and shows no two adjacent runs of one viseme.
+    /// keeps every shape and every pause at least the hold, in order without overlap, starts at
+    /// the first segment's start, ends at the last segment's end (a lone shape may run past it to
+    /// the hold), and shows no two adjacent runs of one viseme.
     #[test]
     fn min_hold_invariants(
         hold_ms in 1u32..400,
@@ -473,6 +474,7 @@ proptest! {
             prop_assert!(s.2 - s.1 >= hold - 1e-9, "{s:?} shorter than {hold}: {out:?}");
             if let Some(p) = prev {
                 prop_assert!(s.1 >= p.2 - 1e-12, "overlap: {out:?}");
+                prop_assert!(s.1 == p.2 || s.1 - p.2 >= hold - 1e-9, "short pause: {out:?}");
                 prop_assert!(!(p.0 == s.0 && (s.1 - p.2).abs() < 1e-12), "unjoined: {out:?}");
             }
             prev = Some(*s);

@@ -21,26 +21,25 @@
 //!
 //! 1. A short gap is filled by the shape before it (the mouth keeps it through the pause).
 //! 2. Adjacent pieces of one shape join (also after every later step).
-//! 3. While a short shape remains (gaps are rest, not shapes: they are never short), take the
-//!    shortest (ties: the earliest) and let `d = h − len`:
-//!    1. if the **next** piece can give `d` — a shape that is still at least `h` long after it, or
-//!       a gap with some of it left — the boundary moves `d` later (the short shape holds longer,
-//!       the next one starts later);
+//! 3. While a short shape remains (gaps are never short after step 1), take the shortest (ties:
+//!    the earliest) and let `d = h − len`:
+//!    1. if the **next** piece — shape or gap — is still at least `h` long after giving `d`, the
+//!       boundary moves `d` later (the short shape holds longer, the next one starts later);
 //!    2. else if the **previous** piece can give `d`, the boundary moves `d` earlier;
 //!    3. else it **merges** with its shorter neighbour (ties: the previous one) into one piece
-//!       covering both, showing the shape of the longer of the two (ties: the earlier one; a gap
-//!       never wins, so no shape turns into rest);
+//!       covering both, showing the shape of the longer of the two (ties: the earlier one); a gap
+//!       never wins, so a shape is never turned into rest (it takes the whole pause instead);
 //!    4. else (it is the only piece) it ends at `start + h`.
 //! 4. The pieces that are not rest are the result.
 //!
-//! Every kept shape is then held at least `h`, with no exception at the utterance's ends: a
-//! short first or last shape borrows from or merges with its one neighbour, and a lone shape is
-//! lengthened past the last segment's end (step 3.4, as the earlier rule did). Gaps may shrink
-//! below `h` (the envelopes release and rise across them). The result starts at the first
-//! segment's start and ends at the last segment's end (or later by step 3.4); a shape is only
-//! ever dropped by merging into a neighbouring shape. Two shapes alternating every 60 ms with
-//! `h = 0.125` become runs of three (aa PP aa → aa 180 ms, then PP aa PP → PP 180 ms, …): each
-//! shape still shows, changing 1 / 0.18 ≈ 5.6 times a second. Each step of 3 either lengthens a
+//! Every piece — each kept shape and each pause between them — is then at least `h` long, with no
+//! exception at the utterance's ends (a short first or last shape borrows from or merges with its
+//! one neighbour; a lone shape is lengthened past the last segment's end, step 3.4, as the
+//! earlier rule did), so what is shown changes at most `1 / h` times a second. The result starts
+//! at the first segment's start and ends at the last segment's end (or later by step 3.4); a
+//! shape is only ever dropped by merging into a neighbouring shape. Two shapes alternating every
+//! 60 ms with `h = 0.125` become runs of three (aa PP aa → aa 180 ms, then PP aa PP → PP 180 ms,
+//! …): each shape still shows, changing 1 / 0.18 ≈ 5.6 times a second. Each step of 3 either lengthens a
 //! short shape to `h` (3.1, 3.2, 3.4) or removes a piece (3.3), so the rule ends after at most
 //! twice as many steps as segments, `O(n log n)` in all.
 
@@ -161,14 +160,9 @@ impl Timeline {
     /// Step 3 on the short piece `i`.
     fn fix(&mut self, i: usize) {
         let d = self.hold - self.len(i);
-        // A shape can give `d` if it keeps the hold; a gap (rest, no shape) if some of it is left.
-        let can_give = |t: &Timeline, k: usize| {
-            k != NONE
-                && match t.p[k].shape {
-                    Some(_) => t.len(k) - d >= t.hold - HOLD_TOLERANCE_S,
-                    None => t.len(k) - d > HOLD_TOLERANCE_S,
-                }
-        };
+        // A neighbour (shape or gap) can give `d` if it keeps the hold itself.
+        let can_give =
+            |t: &Timeline, k: usize| k != NONE && t.len(k) - d >= t.hold - HOLD_TOLERANCE_S;
         let (prev, next) = (self.p[i].prev, self.p[i].next);
         if can_give(self, next) {
             self.forget(next);
