@@ -363,6 +363,14 @@ fn min_hold_rule_hand_worked() {
         apply_min_hold(&[(aa, 0.0, 0.05), (aa, 0.05, 0.1)], 0.125),
         &[(aa, 0.0, 0.125)],
     );
+    // Large inputs stay O(n log n): 60,000 alternating 60 ms segments become 20,000 runs.
+    let long: Vec<(Viseme, f64, f64)> = (0..60_000)
+        .map(|k| {
+            let v = if k % 2 == 0 { aa } else { pp };
+            (v, f64::from(k) * 0.06, f64::from(k + 1) * 0.06)
+        })
+        .collect();
+    assert_eq!(apply_min_hold(&long, 0.125).len(), 20_000);
     // No hold: unchanged, overlaps and all.
     let raw = [(aa, 0.0, 0.1), (pp, 0.05, 0.08)];
     assert_eq!(apply_min_hold(&raw, 0.0), raw.to_vec());
