@@ -264,8 +264,10 @@ pub struct AnimateArgs {
     #[arg(long, value_enum, default_value_t = Sampler::Held, requires = "speech", help_heading = "Speech")]
     pub sampler: Sampler,
 
-    /// With `--sampler envelope` only: hold every shape at least this long, 0–1 s (0.12 s stops
-    /// sub-100 ms shapes from chattering; 0 = off).
+    /// With `--sampler envelope` only: hold every kept mouth shape at least this long, 0–1 s
+    /// (0 = off). A shorter shape borrows time from a neighbour that can spare it, else merges
+    /// with its shorter neighbour (the shortest first; the longer shape shows), so the shape
+    /// changes at most 1/SECONDS times a second: 0.125 s allows 8 (stops sub-100 ms chattering).
     #[arg(
         long,
         default_value_t = 0.0,

@@ -253,3 +253,121 @@ fn an_absurd_utterance_duration_names_the_file_and_field() {
         r.stderr
     );
 }
+
+/// mien's utterance JSON of aa and PP alternating every 60 ms over 2.04 s (34 segments).
+fn alternating_utterance(path: &std::path::Path) {
+    let segs: Vec<String> = (0..34)
+        .map(|k| {
+            let v = if k % 2 == 0 { "aa" } else { "PP" };
+            format!(
+                r#"{{"start":{},"end":{},"value":"{v}"}}"#,
+                f64::from(k) * 0.06,
+                f64::from(k + 1) * 0.06
+            )
+        })
+        .collect();
+    std::fs::write(
+        path,
+        format!(
+            r#"{{"format":"mien-utterance","version":1,"label":"alt","duration":2.04,"units":"visemes","segments":[{}]}}"#,
+            segs.join(",")
+        ),
+    )
+    .unwrap();
+}
+
+#[test]
+fn min_hold_holds_alternating_visemes() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("alt.json");
+    alternating_utterance(&p);
+    let r = animate(
+        &dir.path().join("out"),
+        &[
+            "--speech",
+            p.to_str().unwrap(),
+            "--sampler",
+            "envelope",
+            "--min-hold",
+            "0.125",
+            "--frames",
+            "2",
+            "--ply",
+            "none",
+            "--sheet",
+            "0",
+        ],
+    );
+    assert!(r.ok(), "{}", r.stderr);
+    let sp = &report(&dir.path().join("out"))["animation"]["speech"];
+    assert_eq!(sp["min_hold_s"], 0.125);
+    // The rule of core/src/speech/hold.rs, hand-worked: runs of three 60 ms segments (aa PP aa →
+    // aa, PP aa PP → PP, …), the last PP merged into the aa before it: 11 shapes, 10 changes in
+    // 2.04 s (4.9 a second, ≤ 1 / 0.125 = 8), each held ≥ 0.125 s (0.18 s, the last 0.24 s).
+    let held = sp["held"].as_array().unwrap();
+    assert_eq!(held.len(), 11, "{held:?}");
+    let mut prev_end = 0.0;
+    for (g, h) in held.iter().enumerate() {
+        let (s, e) = (h["start_s"].as_f64().unwrap(), h["end_s"].as_f64().unwrap());
+        assert_eq!(
+            h["viseme"],
+            if g % 2 == 0 { "aa" } else { "PP" },
+            "{held:?}"
+        );
+        assert!(
+            (s - prev_end).abs() < 1e-9 && e - s >= 0.125 - 1e-9,
+            "{held:?}"
+        );
+        let want = if g == 10 { 0.24 } else { 0.18 };
+        assert!((e - s - want).abs() < 1e-9, "{held:?}");
+        prev_end = e;
+    }
+    assert!((prev_end - 2.04).abs() < 1e-9);
+    assert!((held.len() - 1) as f64 / 2.04 <= 8.0);
+    // Without --min-hold the report has no `held` and the envelopes are as before.
+    let r = animate(
+        &dir.path().join("plain"),
+        &[
+            "--speech",
+            p.to_str().unwrap(),
+            "--sampler",
+            "envelope",
+            "--frames",
+            "2",
+            "--ply",
+            "none",
+            "--sheet",
+            "0",
+        ],
+    );
+    assert!(r.ok(), "{}", r.stderr);
+    let sp = &report(&dir.path().join("plain"))["animation"]["speech"];
+    assert!(
+        sp.get("held").is_none() && sp.get("min_hold_s").is_none(),
+        "{sp}"
+    );
+}
+
+#[test]
+fn azure_offsets_in_milliseconds_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("line1.json");
+    // Offsets in milliseconds (50 … 300) instead of 100-ns ticks: read as ticks the utterance
+    // would sit inside 25 µs.
+    std::fs::write(
+        &p,
+        r#"[{"audioOffset":50,"visemeId":0},{"audioOffset":100,"visemeId":21},{"audioOffset":175,"visemeId":2},{"audioOffset":250,"visemeId":19},{"audioOffset":300,"visemeId":0}]"#,
+    )
+    .unwrap();
+    let r = animate(&dir.path().join("out"), &["--speech", p.to_str().unwrap()]);
+    assert!(!r.ok());
+    for needle in [
+        "line1.json",
+        "/4/audioOffset",
+        "these look like milliseconds, Azure's AudioOffset is in 100-ns ticks (×10,000)",
+        "multiply every offset by 10,000",
+    ] {
+        assert!(r.stderr.contains(needle), "lacks `{needle}`:\n{}", r.stderr);
+    }
+    assert!(!dir.path().join("out").exists());
+}

@@ -252,3 +252,105 @@ fn schema_matches_the_reader() {
         mien_core::speech::viseme::PHONEMES
     );
 }
+
+#[test]
+fn azure_offsets_in_milliseconds_are_refused() {
+    // The fixture's events with their offsets written in milliseconds (50, 100, 175, 250, 300)
+    // instead of 100-ns ticks: read as ticks the five events span 250 ticks = 25 µs, 6.25 µs
+    // apart on average (under the 1 ms floor) — today a 0.1 s utterance of one `sil`.
+    let ms = r#"[
+  {"audioOffset": 50, "visemeId": 0},
+  {"audioOffset": 100, "visemeId": 21},
+  {"audioOffset": 175, "visemeId": 2},
+  {"audioOffset": 250, "visemeId": 19},
+  {"audioOffset": 300, "visemeId": 0}
+]"#;
+    let (file, field, index, reason) =
+        format_err(read_speech_bytes(ms.as_bytes(), "take/line1.json", None).unwrap_err());
+    assert_eq!(file, "take/line1.json");
+    assert_eq!((field.as_str(), index), ("/4/audioOffset", Some(4)));
+    assert!(
+        reason.contains(
+            "these look like milliseconds, Azure's AudioOffset is in 100-ns ticks (×10,000)"
+        ) && reason.contains("5 distinct mark times span 250 ticks (0.000025 s)")
+            && reason.contains("0.00000625 s apart on average"),
+        "{reason}"
+    );
+    // The same refusal with the audio's end given, and in the SDK's spelling (named as spelt).
+    assert!(azure::read_azure_str(ms, "a.json", Some(0.35)).is_err());
+    let pascal = ms.replace("audioOffset", "AudioOffset");
+    let (_, field, _, _) = format_err(azure::read_azure_str(&pascal, "a.json", None).unwrap_err());
+    assert_eq!(field, "/4/AudioOffset");
+    // ×10,000 fixes it: the fixture itself (tested above) reads.
+    // The other way: nanoseconds (×100 the ticks) put 5 events 7.5 s apart on average.
+    let ns = r#"[{"audioOffset": 50000000, "visemeId": 0}, {"audioOffset": 100000000, "visemeId": 21},
+      {"audioOffset": 175000000, "visemeId": 2}, {"audioOffset": 250000000, "visemeId": 19},
+      {"audioOffset": 350000000, "visemeId": 0}]"#;
+    let (_, field, _, reason) =
+        format_err(read_speech_bytes(ns.as_bytes(), "n.json", None).unwrap_err());
+    assert_eq!(field, "/4/audioOffset");
+    assert!(
+        reason.contains("7.5 s apart on average (over 5 s")
+            && reason.contains("finer than Azure's 100-ns ticks"),
+        "{reason}"
+    );
+    // Boundaries: exactly 1 ms apart reads; simultaneous events count once; two events never
+    // trip the upper bound (one long pause is possible).
+    let ok = r#"[{"audioOffset": 0, "visemeId": 21}, {"audioOffset": 10000, "visemeId": 2}, {"audioOffset": 20000, "visemeId": 0}]"#;
+    assert!(azure::read_azure_str(ok, "ok.json", None).is_ok());
+    let same = r#"[{"audioOffset": 0, "visemeId": 21}, {"audioOffset": 0, "visemeId": 2}, {"audioOffset": 10000, "visemeId": 0}]"#;
+    assert!(azure::read_azure_str(same, "same.json", None).is_ok());
+    let pause = r#"[{"audioOffset": 0, "visemeId": 0}, {"audioOffset": 600000000, "visemeId": 2}]"#;
+    assert!(azure::read_azure_str(pause, "pause.json", None).is_ok());
+}
+
+#[test]
+fn polly_times_in_the_wrong_unit_are_refused() {
+    // Seconds where Polly writes milliseconds: 0.006 … 0.6 "ms" span 0.594 ms over 3 distinct
+    // times, 0.297 ms apart on average.
+    let s = "{\"time\":0.006,\"type\":\"viseme\",\"value\":\"p\"}\n\
+             {\"time\":0.073,\"type\":\"viseme\",\"value\":\"E\"}\n\
+             {\"time\":0.6,\"type\":\"viseme\",\"value\":\"sil\"}\n";
+    let (file, field, index, reason) =
+        format_err(read_speech_bytes(s.as_bytes(), "mary.marks", None).unwrap_err());
+    assert_eq!(file, "mary.marks");
+    assert_eq!((field.as_str(), index), ("line 3: time", Some(3)));
+    assert!(
+        reason.contains("these look like seconds, Polly's `time` is in milliseconds (×1000)")
+            && reason.contains("0.000297 s apart on average"),
+        "{reason}"
+    );
+    // Azure ticks in Polly's `time` (TalkingHead #33's confusion): 60,000 ms apart on average.
+    let t = "{\"time\":60000,\"type\":\"viseme\",\"value\":\"p\"}\n\
+             {\"time\":730000,\"type\":\"viseme\",\"value\":\"E\"}\n\
+             {\"time\":1800000,\"type\":\"viseme\",\"value\":\"r\"}\n\
+             {\"time\":6000000,\"type\":\"word\",\"value\":\"x\"}\n";
+    let (_, field, _, reason) =
+        format_err(read_speech_bytes(t.as_bytes(), "t.marks", None).unwrap_err());
+    assert_eq!(field, "line 3: time");
+    assert!(
+        reason.contains("870 s apart on average") && reason.contains("100-ns ticks"),
+        "{reason}"
+    );
+    // Two marks never trip the spacing bound, but the audio's end, when given, shows the same
+    // confusion: the last mark 1250 s in, 2500× past a 0.5 s audio.
+    let two = "{\"time\":0,\"type\":\"viseme\",\"value\":\"p\"}\n\
+               {\"time\":1250000,\"type\":\"viseme\",\"value\":\"a\"}\n";
+    assert!(read_speech_bytes(two.as_bytes(), "two.marks", None).is_ok());
+    match polly::read_polly_str(two, "two.marks", Some(0.5)).unwrap_err() {
+        Error::Invalid { what, reason } => {
+            assert_eq!(what, "two.marks: end time");
+            assert!(
+                reason.contains("2500× past the audio's end")
+                    && reason.contains("finer than Polly's milliseconds"),
+                "{reason}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    // A mark only a little past the end is refused without the unit hint.
+    match polly::read_polly_str(two, "two.marks", Some(1000.0)).unwrap_err() {
+        Error::Invalid { reason, .. } => assert!(!reason.contains("past the audio"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
+}

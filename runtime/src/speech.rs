@@ -39,8 +39,10 @@ pub struct SpeechOptions {
     /// Where the utterance's time 0 lies on the media clock, seconds, within
     /// ±[`MAX_AUDIO_OFFSET_S`].
     pub audio_offset: f64,
-    /// Envelope sampler only: the shortest time a viseme is held, seconds, in
-    /// `[0, MAX_MIN_HOLD_S]` (0 with the held sampler).
+    /// Envelope sampler only: the shortest time a kept viseme is held, seconds, in
+    /// `[0, MAX_MIN_HOLD_S]` (0 with the held sampler; 0 = off). Short shapes borrow time from a
+    /// neighbour that can spare it, else merge with one, so the shown shape changes at most
+    /// `1 / min_hold` times a second (the rule: [`mien_core::speech::hold`]).
     pub min_hold: f64,
     /// The viseme map of a face definition file (and the file, for messages); `None`: each mesh
     /// gets its built-in map (`viseme_*` targets, else the documented ARKit combinations).
@@ -123,6 +125,8 @@ impl Speech {
         let (file, format) = read_speech(path, options.format)
             .with_context(|| format!("cannot read speech {}", path.display()))?;
         let origin = options.audio_offset;
+        // With a minimum hold, the segments the envelopes are built from (after its rule).
+        let mut held = None;
         let sampler: Box<dyn SpeechSampler + Send + Sync> = match options.sampler {
             Sampler::Held => Box::new(
                 file.to_aligned(origin)
@@ -133,10 +137,25 @@ impl Speech {
                     min_hold: options.min_hold as f32,
                     ..EnvelopeParams::default()
                 };
-                Box::new(
-                    file.to_envelope(origin, params)
-                        .with_context(|| format!("{}: cannot build envelopes", path.display()))?,
-                )
+                let track = file
+                    .to_envelope(origin, params)
+                    .with_context(|| format!("{}: cannot build envelopes", path.display()))?;
+                if options.min_hold > 0.0 {
+                    held = Some(
+                        track
+                            .segments()
+                            .iter()
+                            .map(|s| {
+                                serde_json::json!({
+                                    "start_s": s.start,
+                                    "end_s": s.end,
+                                    "viseme": s.viseme.name(),
+                                })
+                            })
+                            .collect::<Vec<_>>(),
+                    );
+                }
+                Box::new(track)
             }
         };
         let mut speech = Self::from_sampler(sampler, ch, options.visemes.as_ref())?;
@@ -168,6 +187,10 @@ impl Speech {
             "bindings": bindings,
             "face_file": options.face_file,
         });
+        if let Some(held) = held {
+            speech.report["min_hold_s"] = options.min_hold.into();
+            speech.report["held"] = held.into();
+        }
         Ok(speech)
     }
 
@@ -212,7 +235,9 @@ impl Speech {
         self.layer.span()
     }
 
-    /// What the report says about the speech: file, format, sampler, span, conversion, bindings.
+    /// What the report says about the speech: file, format, sampler, span, conversion, bindings;
+    /// with a minimum hold also `min_hold_s` and `held`, the `{start_s, end_s, viseme}` segments
+    /// (utterance seconds) the envelopes are built from after the minimum hold's rule.
     pub fn report(&self) -> &serde_json::Value {
         &self.report
     }

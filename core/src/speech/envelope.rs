@@ -5,8 +5,11 @@
 //! and falls over `release` after `end` (defaults attack 0.07 s, release 0.09 s, lead 0.03 s: the
 //! mouth moves slightly before the sound); overlapping segments are scaled so their sum stays ≤ 1;
 //! unknown phonemes, backwards times and unsorted starts are errors naming every bad symbol. The
-//! optional minimum hold extends short shapes (sub-100 ms shapes read as chattering; 120 ms is a
-//! common fix).
+//! optional minimum hold rewrites the segments first so that every kept shape is held at least
+//! that long (sub-100 ms shapes read as chattering; 120 ms is a common fix): short shapes borrow
+//! time from a neighbour that can spare it, else merge with one ([`super::hold`] states the rule
+//! and its sources). It never stretches shapes over each other, which turned two fast alternating
+//! shapes into a steady 50/50 blend.
 
 use super::viseme::{VISEME_COUNT, Viseme, phoneme_viseme};
 use crate::error::{Error, Result};
@@ -25,7 +28,9 @@ pub struct EnvelopeParams {
     pub release: f32,
     /// How far the rise starts before the segment (≥ 0).
     pub lead: f32,
-    /// Segments shorter than this hold until `start + min_hold` (0 = off).
+    /// Minimum hold, seconds (≥ 0; 0 = off): the segments are rewritten by
+    /// [`super::hold::apply_min_hold`] so every kept shape is held at least this long and the
+    /// dominant shape changes at most `1 / min_hold` times a second.
     pub min_hold: f32,
 }
 
@@ -47,7 +52,7 @@ pub struct Segment {
     pub viseme: Viseme,
     /// Start, utterance seconds.
     pub start: f64,
-    /// End, utterance seconds (after `min_hold` applied).
+    /// End, utterance seconds (after the minimum hold's rule).
     pub end: f64,
 }
 
@@ -165,14 +170,13 @@ impl EnvelopeTrack {
                 ));
             }
             prev = s;
-            let end = e.max(s + f64::from(params.min_hold));
-            out.push(Segment {
-                viseme: v,
-                start: s,
-                end,
-            });
+            out.push((v, s, e));
         }
         Error::collect(problems)?;
+        let out = super::hold::apply_min_hold(&out, f64::from(params.min_hold))
+            .into_iter()
+            .map(|(viseme, start, end)| Segment { viseme, start, end })
+            .collect();
         Ok(EnvelopeTrack {
             origin,
             params,
@@ -180,7 +184,7 @@ impl EnvelopeTrack {
         })
     }
 
-    /// The segments (ends after `min_hold`).
+    /// The segments, after the minimum hold's rule (unchanged when `min_hold` is 0).
     pub fn segments(&self) -> &[Segment] {
         &self.segments
     }

@@ -4,12 +4,14 @@
 pub mod aligned;
 pub mod envelope;
 pub mod face;
+pub mod hold;
 pub mod playback;
 pub mod viseme;
 
 pub use aligned::{AlignedSpeech, TimedViseme};
 pub use envelope::{EnvelopeParams, EnvelopeTrack};
 pub use face::{BoundVisemes, VisemeMap, VisemeMapKind};
+pub use hold::apply_min_hold;
 pub use playback::{SpeechPlayback, Transport};
 pub use viseme::{VISEME_COUNT, VISEME_NAMES, VISEMES, Viseme};
 

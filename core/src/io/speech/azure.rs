@@ -7,7 +7,9 @@
 //! within a file; one object giving both spellings of a member is refused. Other members
 //! (`animation`, `resultId`) are ignored. Each viseme holds until the next event; the last one
 //! until the caller's `end`, else for [`super::DEFAULT_LAST_MARK_SECONDS`]. Offsets must not
-//! decrease; a zero-length viseme is dropped (reported).
+//! decrease; a zero-length viseme is dropped (reported). Offsets in the wrong unit are refused
+//! (see [`read_azure_str`]): milliseconds written where ticks belong put a whole utterance inside
+//! a few hundred microseconds.
 //!
 //! **IDs** ([`AZURE_VISEMES`]): source, Microsoft Learn, "Get facial position with viseme", "Map
 //! phonemes to visemes" (en-US), the same 22 groups as SAPI 5's `SPVISEMES`: 0 silence, 1 æ ə ʌ,
@@ -17,7 +19,7 @@
 use serde_json::{Map, Value};
 
 use super::json::{array, err, object, ptr, ptr_at};
-use super::marks::{Mark, hold_marks};
+use super::marks::{Mark, MarkUnit, check_mark_spacing, hold_marks};
 use super::report::{Conversion, ConversionReport};
 use super::{SpeechFile, SpeechFormat, label_of};
 use crate::error::{Error, Result};
@@ -26,6 +28,18 @@ use crate::speech::viseme::phoneme_viseme;
 
 /// Ticks per second of `audioOffset` (100 ns each).
 pub const AZURE_TICKS_PER_SECOND: f64 = 10_000_000.0;
+
+/// Azure's unit and the two confusions [`read_azure_value`] refuses.
+const AZURE_UNIT: MarkUnit = MarkUnit {
+    name: "ticks",
+    per_second: AZURE_TICKS_PER_SECOND,
+    too_fine: "these look like milliseconds, Azure's AudioOffset is in 100-ns ticks (×10,000): \
+               multiply every offset by 10,000 (1 ms = 10,000 ticks), or write the Speech SDK's \
+               AudioOffset unchanged",
+    too_coarse: "these look like a unit finer than Azure's 100-ns ticks (nanoseconds are ×100 \
+                 too large): write AudioOffset in ticks, 10,000,000 per second, as the Speech SDK \
+                 gives it",
+};
 
 /// Azure viseme ID → the ARPABET phoneme standing for its group (the group's first en-US
 /// phoneme), whose viseme ([`phoneme_viseme`], `mien-arpabet-viseme-v1`) it shows. Table
@@ -69,7 +83,11 @@ pub fn azure_viseme(id: u64) -> Option<Viseme> {
 /// [`Error::Format`] naming the JSON pointer and event index: invalid JSON, not an array, an
 /// event that is not an object, a missing, doubly spelt or mistyped offset or ID, an offset that
 /// is not a non-negative integer, an offset before the previous, every ID outside 0–21, no
-/// events; [`Error::Invalid`] for an `end` before the last event; then [`SpeechFile::new`]'s
+/// events; offsets in the wrong unit — distinct offsets under 1 ms apart on average
+/// ([`super::MIN_MEAN_MARK_SPACING_S`]: "these look like milliseconds, Azure's AudioOffset is in
+/// 100-ns ticks (×10,000)") or over 5 s apart ([`super::MAX_MEAN_MARK_SPACING_S`]), named at the
+/// last event's `audioOffset`; [`Error::Invalid`] for an `end` before the last event (naming
+/// the likely unit when the last event lies 10× or more past it); then [`SpeechFile::new`]'s
 /// checks.
 pub fn read_azure_str(text: &str, file: &str, end: Option<f64>) -> Result<SpeechFile> {
     read_azure_value(&super::json::parse(text, file)?, file, end)
@@ -97,6 +115,15 @@ fn either<'v>(
             Some(i),
             format!("`{}` (or `{}`) is missing", keys[0], keys[1]),
         )),
+    }
+}
+
+/// The offset's key as this event spells it (for error pointers).
+fn off_key(o: &Map<String, Value>) -> &'static str {
+    if o.contains_key("AudioOffset") {
+        "AudioOffset"
+    } else {
+        "audioOffset"
     }
 }
 
@@ -163,9 +190,12 @@ pub fn read_azure_value(v: &Value, file: &str, end: Option<f64>) -> Result<Speec
             time,
             viseme,
             what: format!("ID {id} at {ticks} ticks (event {i})"),
+            field: ptr(&at, off_key(o)),
+            index: i,
         });
     }
     Error::collect(unknown)?;
-    let (segments, duration) = hold_marks(&marks, end, &mut report, file)?;
+    check_mark_spacing(&marks, file, &AZURE_UNIT)?;
+    let (segments, duration) = hold_marks(&marks, end, &mut report, file, &AZURE_UNIT)?;
     SpeechFile::with_report(&label_of(file), duration, segments, report)
 }

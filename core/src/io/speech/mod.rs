@@ -46,6 +46,18 @@ pub const MAX_SPEECH_FILE_BYTES: u64 = 64 << 20;
 /// final viseme shows for a few frames and a final `sil` ends the utterance soon after its mark.
 pub const DEFAULT_LAST_MARK_SECONDS: f64 = 0.1;
 
+/// Smallest mean spacing of the distinct Polly / Azure mark times, seconds: 1 ms. Closer marks
+/// (over 1000 visemes a second) are refused as times written in a unit too small — Azure
+/// offsets in milliseconds instead of 100-ns ticks, Polly times in seconds instead of
+/// milliseconds. Conversational speech runs 10–15 phones a second (60–100 ms each).
+pub const MIN_MEAN_MARK_SPACING_S: f64 = 0.001;
+
+/// Largest mean spacing of the distinct Polly / Azure mark times (from 3 distinct times on),
+/// seconds: 5 s per viseme on average, 50× the longest usual phone. Wider marks are refused as
+/// times written in a unit too large — 100-ns ticks in Polly's milliseconds (TalkingHead issue
+/// #33 made the same confusion: offsets 10,000× too late), nanoseconds in Azure's ticks.
+pub const MAX_MEAN_MARK_SPACING_S: f64 = 5.0;
+
 /// The formats [`read_speech`] reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub enum SpeechFormat {

@@ -13,7 +13,7 @@
 //! `T` (θ ð), `f` (f v), `k` (g h k ŋ), `i` (i ɪ j), `r` (ɹ), `s` (s z), `u` (u ʊ w), `@` (ə ɚ),
 //! `a` (æ aɪ aʊ ɑ), `e` (eɪ), `E` (ɛ ɝ ʌ), `o` (oʊ), `O` (ɔ ɔɪ), `l` (l), `sil`.
 
-use super::marks::{Mark, hold_marks};
+use super::marks::{Mark, MarkUnit, check_mark_spacing, hold_marks};
 use super::report::{Conversion, ConversionReport};
 use super::{SpeechFile, SpeechFormat, label_of};
 use crate::error::{Error, Result};
@@ -44,6 +44,16 @@ pub const POLLY_VISEMES: [(&str, &str); 18] = [
     ("sil", "SIL"), // sil
 ];
 
+/// Polly's unit and the two confusions [`read_polly_str`] refuses.
+const POLLY_UNIT: MarkUnit = MarkUnit {
+    name: "ms",
+    per_second: 1000.0,
+    too_fine: "these look like seconds, Polly's `time` is in milliseconds (×1000): multiply \
+               every time by 1000, or write Polly's speech marks unchanged",
+    too_coarse: "these look like a unit finer than Polly's milliseconds (Azure's 100-ns ticks \
+                 are ×10,000, microseconds ×1000): write `time` in milliseconds, as Polly gives it",
+};
+
 /// The viseme of a Polly viseme letter (exact, case-sensitive); `None` otherwise.
 pub fn polly_viseme(letter: &str) -> Option<Viseme> {
     POLLY_VISEMES
@@ -58,8 +68,12 @@ pub fn polly_viseme(letter: &str) -> Option<Viseme> {
 /// # Errors
 /// [`Error::Format`] naming the 1-based line: a line that is not a JSON object, a missing or
 /// mistyped `type`, `time` or `value`, a negative or non-finite time, a viseme time before the
-/// previous viseme's, every unknown viseme letter, no viseme marks; [`Error::Invalid`] for an
-/// `end` before the last mark; then [`SpeechFile::new`]'s checks.
+/// previous viseme's, every unknown viseme letter, no viseme marks; times in the wrong unit —
+/// distinct viseme times under 1 ms apart on average ([`super::MIN_MEAN_MARK_SPACING_S`]:
+/// seconds written as milliseconds) or over 5 s apart ([`super::MAX_MEAN_MARK_SPACING_S`]:
+/// ticks or microseconds), named at the last viseme's line; [`Error::Invalid`] for an `end`
+/// before the last mark (naming the likely unit when the last mark lies 10× or more past it);
+/// then [`SpeechFile::new`]'s checks.
 pub fn read_polly_str(text: &str, file: &str, end: Option<f64>) -> Result<SpeechFile> {
     let mut report = ConversionReport::new(Some(SpeechFormat::Polly), file);
     let mut marks: Vec<Mark> = Vec::new();
@@ -121,9 +135,12 @@ pub fn read_polly_str(text: &str, file: &str, end: Option<f64>) -> Result<Speech
             time,
             viseme,
             what: format!("{letter} at {ms} ms (line {n})"),
+            field: format!("line {n}: time"),
+            index: n,
         });
     }
     Error::collect(unknown)?;
-    let (segments, duration) = hold_marks(&marks, end, &mut report, file)?;
+    check_mark_spacing(&marks, file, &POLLY_UNIT)?;
+    let (segments, duration) = hold_marks(&marks, end, &mut report, file, &POLLY_UNIT)?;
     SpeechFile::with_report(&label_of(file), duration, segments, report)
 }
