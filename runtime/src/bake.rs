@@ -134,14 +134,49 @@ fn hex(v: u64) -> String {
     format!("{v:016x}")
 }
 
-/// The record's own FNV-1a 64: over its canonical JSON (serde_json's, keys sorted) without the
-/// `record_fnv1a64` field.
+/// `v` as canonical JSON: objects with their keys sorted (by UTF-8 bytes), at every depth, no
+/// whitespace; strings and numbers as serde_json writes them. The same record gives the same text
+/// whatever order a tool re-serialising the file put its keys in.
+fn canonical(v: &Value, out: &mut String) {
+    match v {
+        Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, k) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::from(k.as_str()).to_string());
+                out.push(':');
+                canonical(&m[k], out);
+            }
+            out.push('}');
+        }
+        Value::Array(a) => {
+            out.push('[');
+            for (i, x) in a.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                canonical(x, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+/// The record's own FNV-1a 64: over its canonical JSON ([`canonical`]: keys sorted at every
+/// depth) without the `record_fnv1a64` field.
 fn record_hash(record: &Value) -> u64 {
     let mut r = record.clone();
     if let Some(o) = r.as_object_mut() {
         o.remove("record_fnv1a64");
     }
-    fnv1a64(serde_json::to_string(&r).unwrap_or_default().as_bytes())
+    let mut text = String::new();
+    canonical(&r, &mut text);
+    fnv1a64(text.as_bytes())
 }
 
 fn part_json(ch: &Character, mesh: usize) -> Value {
@@ -214,6 +249,12 @@ pub fn bake(rt: &mut Runtime, source: &[u8], opts: &BakeOptions) -> Result<(Vec<
                 "start {} s, {} frames: the start must be ≥ 0 s and there must be a frame",
                 opts.start_s, opts.frames
             ),
+        ));
+    }
+    if opts.name.trim().is_empty() {
+        return Err(Error::invalid(
+            "bake name",
+            "the animation needs a name (takes are found by name)",
         ));
     }
     if let Some(t) = opts.tolerance
@@ -392,6 +433,7 @@ fn finish(
         .collect();
     let mut record = json!({
         "version": RECORD_VERSION,
+        "animation": opts.name,
         "take": opts.take,
         "origin_s": opts.start_s,
         "duration_s": f64::from(opts.frames - 1) / opts.fps,
@@ -424,6 +466,12 @@ fn finish(
         .iter()
         .map(|t| t.times.as_ref().map_or(anim.times.len(), Vec::len) as u64)
         .sum();
+    if mien_core::io::gltf::bake::animation_names(glb, file)?.contains(&opts.name) {
+        return Err(Error::invalid(
+            format!("{file}: animation `{}`", opts.name),
+            "the file already has an animation of this name (a take is found by its name): choose another name",
+        ));
+    }
     let bytes = append_animation(glb, file, &anim)?;
     report.bytes = bytes.len() as u64;
     Ok((bytes, report))
@@ -454,6 +502,15 @@ pub fn verify(bytes: &[u8], file: &str) -> Result<VerifyReport> {
             "no mien bake record (no animation has extras.mien): not a file `mien bake` wrote, or its record was removed",
         ));
     }
+    // Takes are found by name: two baked takes of one name are refused.
+    for (i, (_, name, _)) in records.iter().enumerate() {
+        if records[..i].iter().any(|(_, n, _)| n == name) {
+            return Err(Error::invalid(
+                format!("{file}: take `{name}`"),
+                "two baked takes have this name (a take is found by its name)",
+            ));
+        }
+    }
     // First the glTF-Validator's rules the bake relies on (an empty or broken animation), before
     // the importer reads the animations.
     for (index, _, _) in &records {
@@ -479,6 +536,15 @@ pub fn verify(bytes: &[u8], file: &str) -> Result<VerifyReport> {
                 format!(
                     "record version {} (mien reads {RECORD_VERSION})",
                     record["version"]
+                ),
+            ));
+        }
+        if record["animation"].as_str() != Some(name.as_str()) {
+            return Err(Error::invalid(
+                what,
+                format!(
+                    "the animation was renamed since the bake (the record names it {})",
+                    record["animation"]
                 ),
             ));
         }

@@ -70,11 +70,46 @@ fn reseal(json: &mut Value) {
         }
         h
     }
+    /// The same value with every object's keys inserted in sorted order (serde_json keeps
+    /// insertion order here), so it prints as canonical JSON.
+    fn sorted(v: &Value) -> Value {
+        match v {
+            Value::Object(m) => {
+                let mut keys: Vec<&String> = m.keys().collect();
+                keys.sort();
+                Value::Object(
+                    keys.into_iter()
+                        .map(|k| (k.clone(), sorted(&m[k])))
+                        .collect(),
+                )
+            }
+            Value::Array(a) => Value::Array(a.iter().map(sorted).collect()),
+            other => other.clone(),
+        }
+    }
     let last = json["animations"].as_array().unwrap().len() - 1;
     let rec = &mut json["animations"][last]["extras"]["mien"];
     rec.as_object_mut().unwrap().remove("record_fnv1a64");
-    let h = fnv1a64(serde_json::to_string(rec).unwrap().as_bytes());
+    let h = fnv1a64(serde_json::to_string(&sorted(rec)).unwrap().as_bytes());
     rec["record_fnv1a64"] = json!(format!("{h:016x}"));
+}
+
+/// Every object's keys in reverse order, as a tool re-serialising the file might write them.
+fn reversed(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort();
+            keys.reverse();
+            Value::Object(
+                keys.into_iter()
+                    .map(|k| (k.clone(), reversed(&m[k])))
+                    .collect(),
+            )
+        }
+        Value::Array(a) => Value::Array(a.iter().map(reversed).collect()),
+        other => other.clone(),
+    }
 }
 
 #[test]
@@ -159,6 +194,34 @@ fn verify_applies_the_validators_animation_rules() {
             || e.contains("ACCESSOR_MIN_MISMATCH"),
         "{e}"
     );
+
+    // The interpolation changed: every engine would play steps, not what mien posed.
+    let mut step = json.clone();
+    step["animations"][last]["samplers"][0]["interpolation"] = json!("STEP");
+    let e = verify(&join_glb(&step, &bin), "step.glb")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("changed"), "{e}");
+
+    // Renamed: the record names the animation it was baked as.
+    let mut renamed = json.clone();
+    renamed["animations"][last]["name"] = json!("another");
+    let e = verify(&join_glb(&renamed, &bin), "renamed.glb")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("renamed"), "{e}");
+
+    // The baked animation twice: two takes of one name.
+    let mut dup = json.clone();
+    let a = dup["animations"][last].clone();
+    dup["animations"].as_array_mut().unwrap().push(a);
+    let e = verify(&join_glb(&dup, &bin), "dup.glb")
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("two baked takes"), "{e}");
+
+    // Re-serialised with every object's keys in another order: the same file to verify.
+    verify(&join_glb(&reversed(&json), &bin), "reordered.glb").unwrap();
 
     // An output accessor one key short.
     let mut short = json.clone();
@@ -283,6 +346,26 @@ fn alignment_recovers_the_timing_record_of_a_loaded_bake() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("intervals[3]") && e.contains("bad.glb"), "{e}");
+}
+
+#[test]
+fn a_take_is_not_baked_under_a_name_the_file_has() {
+    let file = data("facecap/facecap.glb");
+    let asset = Arc::new(Asset::load(&file).unwrap());
+    let mut rt = runtime(&asset);
+    rt.instance_mut(0).unwrap().play_clip("0").unwrap();
+    let opts = BakeOptions::new("once", 30.0, 4);
+    let (bytes, _) = bake(&mut rt, &std::fs::read(&file).unwrap(), &opts).unwrap();
+    let e = match bake(&mut rt, &bytes, &opts) {
+        Ok(_) => panic!("a second take named `once` was baked"),
+        Err(e) => e.to_string(),
+    };
+    assert!(e.contains("once") && e.contains("already"), "{e}");
+    let e = match bake(&mut rt, &bytes, &BakeOptions::new(" ", 30.0, 4)) {
+        Ok(_) => panic!("a take without a name was baked"),
+        Err(e) => e.to_string(),
+    };
+    assert!(e.contains("name"), "{e}");
 }
 
 #[test]

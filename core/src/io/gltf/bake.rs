@@ -413,11 +413,42 @@ pub fn bake_records(bytes: &[u8], file: &str) -> Result<Vec<(usize, String, Valu
         .unwrap_or_default())
 }
 
-/// FNV-1a 64 over an animation's keys as [`append_animation`] writes them: for each track in
-/// order, its key times then its values, as little-endian f32 bits.
+/// The names of a glTF file's animations, in order (`""` for an unnamed one).
+///
+/// # Errors
+/// [`Error::Format`] for bytes that are not a glTF container or JSON.
+pub fn animation_names(bytes: &[u8], file: &str) -> Result<Vec<String>> {
+    let parts = container::split(bytes, file)?;
+    let root: Value = serde_json::from_slice(parts.json)
+        .map_err(|e| Error::format(file, "JSON", e.to_string()))?;
+    Ok(root["animations"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|an| an["name"].as_str().unwrap_or("").to_string())
+                .collect()
+        })
+        .unwrap_or_default())
+}
+
+/// What one channel contributes to the keys' fingerprint before its data: its target node
+/// (u32 LE), its path and its interpolation (UTF-8, each followed by a 0 byte).
+fn channel_header(bytes: &mut Vec<u8>, node: u64, path: &str, interpolation: &str) {
+    bytes.extend_from_slice(&(node as u32).to_le_bytes());
+    for s in [path, interpolation] {
+        bytes.extend_from_slice(s.as_bytes());
+        bytes.push(0);
+    }
+}
+
+/// FNV-1a 64 over an animation's channels as [`append_animation`] writes them: for each track in
+/// order, its target node, path and interpolation (`LINEAR`), then its key times and values as
+/// little-endian f32 bits — so a changed key, a retargeted channel or a changed interpolation
+/// changes it.
 pub fn keys_fingerprint(anim: &BakedAnimation) -> u64 {
     let mut bytes = Vec::new();
     for t in &anim.tracks {
+        channel_header(&mut bytes, t.node as u64, t.path.name(), "LINEAR");
         let times = t.times.as_ref().unwrap_or(&anim.times);
         for v in times.iter().chain(&t.values) {
             bytes.extend_from_slice(&v.to_le_bytes());
@@ -427,7 +458,8 @@ pub fn keys_fingerprint(anim: &BakedAnimation) -> u64 {
 }
 
 /// The same fingerprint read back from animation `index` of a GLB: for each channel in order, its
-/// sampler's input then output accessor (FLOAT, tightly packed, in the BIN chunk).
+/// target node, path and sampler interpolation (glTF's default `LINEAR` when absent), then its
+/// sampler's input and output accessors (FLOAT, tightly packed, in the BIN chunk).
 ///
 /// # Errors
 /// [`Error::Format`] for a file that is not a GLB, an animation or accessor that is missing or not
@@ -470,6 +502,12 @@ pub fn read_keys_fingerprint(bytes: &[u8], file: &str, index: usize) -> Result<u
         .ok_or_else(|| bad("no channels".into()))?
     {
         let s = &anim["samplers"][c["sampler"].as_u64().unwrap_or(u64::MAX) as usize];
+        channel_header(
+            &mut data,
+            c["target"]["node"].as_u64().unwrap_or(u64::MAX),
+            c["target"]["path"].as_str().unwrap_or(""),
+            s["interpolation"].as_str().unwrap_or("LINEAR"),
+        );
         read(&s["input"], &mut data)?;
         read(&s["output"], &mut data)?;
     }
