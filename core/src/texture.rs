@@ -1,4 +1,5 @@
-//! Base-colour textures: decoding (PNG and JPEG with the `image` crate, KTX2 / Basis Universal with
+//! Base-colour textures: decoding (PNG, JPEG and WebP — lossy and lossless, `EXT_texture_webp` —
+//! with the `image` crate, KTX2 / Basis Universal with
 //! the pure-Rust `basisu` transcoder) and sampling through a glTF sampler and
 //! `KHR_texture_transform`.
 //!
@@ -76,8 +77,8 @@ fn check_dims(img: &EncodedImage, w: u32, h: u32) -> Result<()> {
 /// Decode an image by its content (the magic bytes; the MIME type only names it in messages).
 ///
 /// # Errors
-/// [`Error::Format`] naming the image for an unknown or damaged encoding (WebP and other formats
-/// mien does not decode are named), sides over [`MAX_SIDE`]; [`Error::Limit`] over
+/// [`Error::Format`] naming the image for an unknown or damaged encoding (GIF, DDS and other
+/// formats mien does not decode are named), sides over [`MAX_SIDE`]; [`Error::Limit`] over
 /// [`MAX_DECODED_BYTES`]. Dimensions are checked from the header before any texel is allocated.
 pub fn decode(img: &EncodedImage) -> Result<Texture> {
     let b = &img.bytes[..];
@@ -87,17 +88,18 @@ pub fn decode(img: &EncodedImage) -> Result<Texture> {
     let format = match image::guess_format(b) {
         Ok(image::ImageFormat::Png) => "png",
         Ok(image::ImageFormat::Jpeg) => "jpeg",
+        Ok(image::ImageFormat::WebP) => "webp",
         Ok(f) => {
             return Err(refuse(
                 img,
-                format!("{f:?} images are not decoded (PNG, JPEG and KTX2 are)"),
+                format!("{f:?} images are not decoded (PNG, JPEG, WebP and KTX2 are)"),
             ));
         }
         Err(_) => {
             return Err(refuse(
                 img,
                 format!(
-                    "not a PNG, JPEG or KTX2 image{}",
+                    "not a PNG, JPEG, WebP or KTX2 image{}",
                     if img.mime.is_empty() {
                         String::new()
                     } else {
