@@ -38,11 +38,14 @@ pub enum Target {
     Calibration,
     /// Niantic SPZ (versions 1–4).
     Spz,
+    /// mien's bound-capture `.ply` ([`io::bound_ply::parse_bound_ply`], what `mien animate
+    /// --capture` reads), then the topology check, packing and posing on a stand-in mesh.
+    BoundPly,
 }
 
 impl Target {
     /// Every target.
-    pub const ALL: [Target; 15] = [
+    pub const ALL: [Target; 16] = [
         Target::Gltf,
         Target::LivelinkCsv,
         Target::LivelinkUdp,
@@ -58,6 +61,7 @@ impl Target {
         Target::Ply,
         Target::Calibration,
         Target::Spz,
+        Target::BoundPly,
     ];
 
     /// The target's name (the cargo-fuzz target and corpus folder).
@@ -78,6 +82,7 @@ impl Target {
             Target::Ply => "ply",
             Target::Calibration => "calibration",
             Target::Spz => "spz",
+            Target::BoundPly => "bound_ply",
         }
     }
 
@@ -125,7 +130,8 @@ impl Target {
             | Target::Azure
             | Target::MienJson
             | Target::Aosrig
-            | Target::Calibration => &[],
+            | Target::Calibration
+            | Target::BoundPly => &[],
         }
     }
 
@@ -204,6 +210,16 @@ pub fn seeds(
     }
     if target == Target::Spz {
         out.push(("mien's own v3 file of three splats".into(), spz_seed()));
+    }
+    if target == Target::BoundPly {
+        out.push((
+            "fruit_drops' first 16 splats bound to facecap.glb".into(),
+            bound_ply_seed(shared_data),
+        ));
+        out.push((
+            "three gaussians on a quad with one joint anchor".into(),
+            bound_ply_anchor_seed(),
+        ));
     }
     Ok(out)
 }
@@ -357,6 +373,11 @@ pub fn run(target: Target, data: &[u8]) {
                 let _ = io::spz::write_spz(&b, &r);
             }
         }
+        Target::BoundPly => {
+            if let Ok(c) = io::bound_ply::parse_bound_ply(data, label) {
+                bound_ply_next(&c);
+            }
+        }
         Target::Calibration => {
             if let Some(t) = text()
                 && let Ok(c) = crate::anim::calibration::Calibration::from_json(t, label)
@@ -397,4 +418,105 @@ fn spz_seed() -> Vec<u8> {
     )
     .map(|(bytes, _)| bytes)
     .unwrap_or_default()
+}
+
+/// Largest stand-in mesh the `bound_ply` target poses on, triangles.
+const BOUND_STAND_IN_TRIANGLES: u64 = 1 << 16;
+
+/// What `mien animate --capture` does with a bound capture, on a stand-in mesh of the capture's
+/// own triangle count (a strip: triangle `k` is vertices `k, k+1, k+2`, anchors included): the
+/// topology check, then packing every gaussian, the upload checks and posing each one.
+fn bound_ply_next(c: &io::bound_ply::BoundCapture) {
+    let t = u64::from(c.triangle_count) + u64::from(c.anchors);
+    if t == 0 || t > BOUND_STAND_IN_TRIANGLES {
+        return;
+    }
+    let triangles: Vec<[u32; 3]> = (0..t as u32).map(|k| [k, k + 1, k + 2]).collect();
+    let v = t as u32 + 2;
+    let positions: Vec<[f32; 3]> = (0..v)
+        .map(|k| [k as f32 * 0.01, (k % 2) as f32 * 0.01, 0.0])
+        .collect();
+    let normals = vec![[0.0, 0.0, 1.0]; positions.len()];
+    let _ = c.check_topology("stand-in", v, &triangles[..c.triangle_count as usize]);
+    if let Ok(setup) = crate::lift::BoundSetup::new(&c.lift.gaussians, triangles)
+        && crate::lift::bound::check_bound(
+            &setup.gaussians,
+            &setup.triangles,
+            v,
+            crate::sink::SlotRange {
+                offset: 0,
+                count: setup.slots(),
+            },
+        )
+        .is_ok()
+    {
+        for i in 0..setup.gaussians.len() {
+            let _ = setup.pose(i, &positions, &normals);
+        }
+    }
+}
+
+/// A `bound_ply` seed written by mien's bind code: the first 16 splats of
+/// `splats/fruit_drops_minimal.ply` bound to `facecap/facecap.glb`'s rest pose (any distance
+/// accepted: the fruit is nowhere near the face); empty when either cannot be read.
+pub fn bound_ply_seed(shared_data: &std::path::Path) -> Vec<u8> {
+    let seed = || -> crate::Result<Vec<u8>> {
+        let ch = io::gltf::import_gltf(&shared_data.join("facecap/facecap.glb"))?;
+        let rig = crate::rig::RigData::from_character(&ch)?;
+        let mut cloud =
+            io::ply::read_splat_ply(&shared_data.join("splats/fruit_drops_minimal.ply"))?;
+        cloud.center.truncate(16);
+        cloud.rgba.truncate(16);
+        cloud.covariance.truncate(16);
+        let opts = crate::lift::BindOptions {
+            max_distance_m: 1e5,
+            ..Default::default()
+        };
+        let (lift, report) = crate::lift::bind_splats(
+            &cloud,
+            &rig.positions,
+            &rig.normals,
+            &rig.triangles,
+            None,
+            &opts,
+        )?;
+        io::bound_ply::write_bound_ply(
+            &cloud,
+            &report.kept,
+            &lift,
+            "facecap.glb",
+            rig.positions.len() as u32,
+            0,
+        )
+    };
+    seed().unwrap_or_default()
+}
+
+/// A hand-built `bound_ply` seed with the joint-anchor header line: a unit quad (4 vertices, 2
+/// triangles) plus one anchor triangle, three gaussians (one on the anchor).
+pub fn bound_ply_anchor_seed() -> Vec<u8> {
+    let mut cloud = io::ply::SplatCloud::default();
+    let mut gaussians = Vec::new();
+    for i in 0..3u32 {
+        let x = 0.25 + 0.25 * i as f32;
+        cloud.center.push([x, 0.3, 0.01]);
+        cloud.rgba.push([0.2, 0.4, 0.6, 0.8]);
+        cloud
+            .covariance
+            .push([[1e-4, 0.0, 0.0], [0.0, 2e-4, 0.0], [0.0, 0.0, 1e-6]]);
+        gaussians.push(crate::lift::BoundGaussian {
+            triangle: i,
+            bary: [0.25, 0.25],
+            offset: 0.01,
+            rotation: [0.0, 0.0, 0.0, 1.0],
+            log_scale: [-4.6, -4.3, -6.9],
+            color: crate::sink::pack4x8unorm([0.2, 0.4, 0.6, 0.8]),
+        });
+    }
+    let lift = crate::lift::BoundLift {
+        report: crate::lift::BoundReport::default(),
+        gaussians,
+        triangles: vec![[0, 1, 2], [0, 2, 3], [4, 5, 6]],
+    };
+    io::bound_ply::write_bound_ply(&cloud, &[0, 1, 2], &lift, "quad", 4, 1).unwrap_or_default()
 }
