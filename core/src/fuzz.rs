@@ -41,11 +41,14 @@ pub enum Target {
     /// mien's bound-capture `.ply` ([`io::bound_ply::parse_bound_ply`], what `mien animate
     /// --capture` reads), then the topology check, packing and posing on a stand-in mesh.
     BoundPly,
+    /// Base-colour texture images ([`crate::texture::decode`]: PNG, JPEG, WebP, KTX2), then
+    /// sampling them.
+    Texture,
 }
 
 impl Target {
     /// Every target.
-    pub const ALL: [Target; 16] = [
+    pub const ALL: [Target; 17] = [
         Target::Gltf,
         Target::LivelinkCsv,
         Target::LivelinkUdp,
@@ -62,6 +65,7 @@ impl Target {
         Target::Calibration,
         Target::Spz,
         Target::BoundPly,
+        Target::Texture,
     ];
 
     /// The target's name (the cargo-fuzz target and corpus folder).
@@ -83,6 +87,7 @@ impl Target {
             Target::Calibration => "calibration",
             Target::Spz => "spz",
             Target::BoundPly => "bound_ply",
+            Target::Texture => "texture",
         }
     }
 
@@ -131,7 +136,8 @@ impl Target {
             | Target::MienJson
             | Target::Aosrig
             | Target::Calibration
-            | Target::BoundPly => &[],
+            | Target::BoundPly
+            | Target::Texture => &[],
         }
     }
 
@@ -220,6 +226,9 @@ pub fn seeds(
             "three gaussians on a quad with one joint anchor".into(),
             bound_ply_anchor_seed(),
         ));
+    }
+    if target == Target::Texture {
+        out.extend(texture_seeds());
     }
     Ok(out)
 }
@@ -378,6 +387,19 @@ pub fn run(target: Target, data: &[u8]) {
                 bound_ply_next(&c);
             }
         }
+        Target::Texture => {
+            let img = crate::rig::material::EncodedImage {
+                label: label.into(),
+                mime: String::new(),
+                bytes: std::sync::Arc::from(data),
+            };
+            if let Ok(t) = crate::texture::decode(&img) {
+                let s = crate::rig::material::Sampler::default();
+                for uv in [[0.0, 0.0], [0.5, 0.5], [1.7, -0.3], [f32::NAN, 0.2]] {
+                    let _ = t.sample(uv, &s);
+                }
+            }
+        }
         Target::Calibration => {
             if let Some(t) = text()
                 && let Ok(c) = crate::anim::calibration::Calibration::from_json(t, label)
@@ -519,4 +541,40 @@ pub fn bound_ply_anchor_seed() -> Vec<u8> {
         triangles: vec![[0, 1, 2], [0, 2, 3], [4, 5, 6]],
     };
     io::bound_ply::write_bound_ply(&cloud, &[0, 1, 2], &lift, "quad", 4, 1).unwrap_or_default()
+}
+
+/// `texture` seeds: a 3×2 RGBA image (six colours) encoded by the `image` crate as lossless WebP,
+/// PNG and JPEG (RGB), each named; an encoder that fails leaves its seed out.
+pub fn texture_seeds() -> Vec<(String, Vec<u8>)> {
+    use image::ImageEncoder as _;
+    let rgba: Vec<u8> = (0u8..6)
+        .flat_map(|i| [40 * i, 255 - 40 * i, 90, 128 + 20 * i])
+        .collect();
+    let rgb: Vec<u8> = rgba
+        .chunks_exact(4)
+        .flat_map(|c| [c[0], c[1], c[2]])
+        .collect();
+    let mut out = Vec::new();
+    let mut webp = Vec::new();
+    if image::codecs::webp::WebPEncoder::new_lossless(&mut webp)
+        .encode(&rgba, 3, 2, image::ExtendedColorType::Rgba8)
+        .is_ok()
+    {
+        out.push(("3×2 lossless WebP".to_string(), webp));
+    }
+    let mut png = Vec::new();
+    if image::codecs::png::PngEncoder::new(&mut png)
+        .write_image(&rgba, 3, 2, image::ExtendedColorType::Rgba8)
+        .is_ok()
+    {
+        out.push(("3×2 PNG".to_string(), png));
+    }
+    let mut jpeg = Vec::new();
+    if image::codecs::jpeg::JpegEncoder::new(&mut jpeg)
+        .write_image(&rgb, 3, 2, image::ExtendedColorType::Rgb8)
+        .is_ok()
+    {
+        out.push(("3×2 JPEG".to_string(), jpeg));
+    }
+    out
 }
