@@ -177,6 +177,23 @@ fn the_extension_source_wins_and_the_core_source_is_the_fallback() {
     let (got, report) = corner_colours(&bytes);
     assert_eq!(report.textures[0].1, "png");
     assert_texels(got, [grey; 3]);
+
+    // A broken extension source and no core source: both named, the factor used.
+    let c = import_gltf_bytes(
+        &doc(|d| d["textures"][0]["extensions"]["EXT_texture_webp"]["source"] = json!(7)),
+        None,
+        "webp.gltf",
+    )
+    .unwrap();
+    assert!(c.materials[0].texture.is_none());
+    assert!(
+        c.notes.iter().any(|n| n.field == "textures[0]"
+            && n.message
+                .contains("no core `source` to fall back on after EXT_texture_webp's")),
+        "{:?}",
+        c.notes
+    );
+    assert!(!c.notes.iter().any(|n| n.message.contains("4294967295")));
 }
 
 /// A texture without a readable image is a note naming it and what is missing — never the

@@ -129,10 +129,12 @@ fn image_of(ctx: &mut Ctx, ti: usize) -> Option<usize> {
     let tex = &root.textures[ti];
     let n = root.images.len();
     let others = tex.extensions.as_ref().map(|e| &e.others);
+    let mut broken = None;
     for (name, _) in IMAGE_SOURCE_EXTENSIONS {
         let Some(ext) = others.and_then(|o| o.get(*name)) else {
             continue;
         };
+        broken = Some(*name);
         let field = format!("textures[{ti}].extensions.{name}.source");
         match ext.get("source").and_then(serde_json::Value::as_u64) {
             Some(s) if s < n as u64 => return Some(s as usize),
@@ -158,7 +160,9 @@ fn image_of(ctx: &mut Ctx, ti: usize) -> Option<usize> {
             .map(|(k, _)| k.as_str())
             .filter(|k| !IMAGE_SOURCE_EXTENSIONS.iter().any(|(e, _)| e == k))
             .collect();
-        let why = if unread.is_empty() {
+        let why = if let Some(name) = broken {
+            format!("no core `source` to fall back on after {name}'s")
+        } else if unread.is_empty() {
             "no `source` and no image extension mien reads (KHR_texture_basisu, EXT_texture_webp)"
                 .to_string()
         } else {
