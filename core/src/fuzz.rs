@@ -144,6 +144,11 @@ impl Target {
     /// Hand-written seeds for formats without a real file here (from the formats' docs).
     pub fn builtin_seeds(self) -> Vec<Vec<u8>> {
         let s: &[&str] = match self {
+            // One triangle with UVs whose textures name their images through EXT_texture_webp
+            // (alone, and broken beside KHR_texture_basisu with a core source).
+            Target::Gltf => &[
+                "{\"asset\":{\"version\":\"2.0\"},\"scene\":0,\"scenes\":[{\"nodes\":[0]}],\"nodes\":[{\"mesh\":0}],\"meshes\":[{\"primitives\":[{\"attributes\":{\"POSITION\":0,\"TEXCOORD_0\":1},\"material\":0}]}],\"buffers\":[{\"byteLength\":60,\"uri\":\"data:application/octet-stream;base64,AAAAAAAAAAAAAAAAAACAPwAAAAAAAAAAAAAAAAAAgD8AAAAAAACAPgAAgD4AAEA/AACAPgAAgD4AAEA/\"}],\"bufferViews\":[{\"buffer\":0,\"byteLength\":60}],\"accessors\":[{\"bufferView\":0,\"componentType\":5126,\"type\":\"VEC3\",\"count\":3,\"min\":[0,0,0],\"max\":[1,1,0]},{\"bufferView\":0,\"byteOffset\":36,\"componentType\":5126,\"type\":\"VEC2\",\"count\":3}],\"extensionsUsed\":[\"EXT_texture_webp\",\"KHR_texture_basisu\"],\"extensionsRequired\":[\"EXT_texture_webp\"],\"images\":[{\"uri\":\"data:image/webp;base64,UklGRhoAAABXRUJQVlA4TA0AAAAvAAAAEAcQERGIiP4HAA==\"},{\"uri\":\"data:image/png;base64,iVBORw0KGgo=\"}],\"textures\":[{\"extensions\":{\"EXT_texture_webp\":{\"source\":0}}},{\"source\":1,\"extensions\":{\"EXT_texture_webp\":{\"source\":7},\"KHR_texture_basisu\":{\"source\":0}}}],\"materials\":[{\"pbrMetallicRoughness\":{\"baseColorTexture\":{\"index\":0}}},{\"pbrMetallicRoughness\":{\"baseColorTexture\":{\"index\":1}}}]}",
+            ],
             Target::Polly => &[
                 "{\"time\":6,\"type\":\"viseme\",\"value\":\"p\"}\n{\"time\":73,\"type\":\"word\",\"start\":0,\"end\":4,\"value\":\"Mary\"}\n{\"time\":73,\"type\":\"viseme\",\"value\":\"E\"}\n{\"time\":600,\"type\":\"viseme\",\"value\":\"sil\"}\n",
             ],

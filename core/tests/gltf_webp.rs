@@ -262,3 +262,23 @@ fn a_required_texture_extension_is_not_called_not_needed() {
     assert!(!ignored[0].message.contains("EXT_texture_webp"));
     assert_eq!(c.required_extensions, ["EXT_texture_webp"]);
 }
+
+/// The `gltf` fuzz target's hand-written seed (`mien_core::fuzz`) imports, so the fuzzer starts
+/// inside the texture-source rules: texture 0 through EXT_texture_webp, texture 1 through
+/// KHR_texture_basisu (preferred: its broken EXT_texture_webp source is never read).
+#[test]
+fn the_gltf_fuzz_seed_reaches_the_texture_rules() {
+    let seeds = mien_core::fuzz::Target::Gltf.builtin_seeds();
+    let c = import_gltf_bytes(&seeds[0], None, "seed.gltf").unwrap();
+    let images: Vec<_> = c
+        .materials
+        .iter()
+        .map(|m| m.texture.as_ref().map(|t| t.image))
+        .collect();
+    assert_eq!(images, [Some(0), Some(0)]);
+    assert!(
+        !c.notes.iter().any(|n| n.field.starts_with("textures")),
+        "{:?}",
+        c.notes
+    );
+}
