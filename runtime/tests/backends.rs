@@ -372,10 +372,14 @@ fn animated_morph_cube_tangents_equal_an_f64_reference_on_every_backend() {
     let (nv, m) = (p.vertex_count(), &p.morph);
     let dense = |t: u32, stream: &[[f32; 3]]| {
         let mut d = vec![[0.0f32; 3]; nv];
-        for v in 0..nv {
-            for e in m.vertex_offsets()[v] as usize..m.vertex_offsets()[v + 1] as usize {
-                if m.entry_target()[e] == t {
-                    d[v] = stream[e];
+        for (v, out) in d.iter_mut().enumerate() {
+            let (lo, hi) = (
+                m.vertex_offsets()[v] as usize,
+                m.vertex_offsets()[v + 1] as usize,
+            );
+            for (&target, delta) in m.entry_target()[lo..hi].iter().zip(&stream[lo..hi]) {
+                if target == t {
+                    *out = *delta;
                 }
             }
         }

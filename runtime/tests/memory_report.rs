@@ -30,7 +30,7 @@ fn quad_glb() -> Vec<u8> {
  {"bufferView":0,"byteOffset":160,"componentType":5126,"type":"VEC3","count":4,"min":[0,0,0.1],"max":[0,0,0.4]},
  {"bufferView":1,"componentType":5123,"type":"SCALAR","count":6}]}"#;
     let mut j = json.as_bytes().to_vec();
-    while j.len() % 4 != 0 {
+    while !j.len().is_multiple_of(4) {
         j.push(b' ');
     }
     let total = 12 + 8 + j.len() + 8 + bin.len();
