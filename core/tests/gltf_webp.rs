@@ -282,3 +282,54 @@ fn the_gltf_fuzz_seed_reaches_the_texture_rules() {
         c.notes
     );
 }
+
+/// A lossy WebP (VP8, what VRoid Studio and most web pipelines write): a 4×4 image of one sRGB
+/// colour (200, 30, 90) encoded here with libwebp's `cwebp -q 90 -m 6 -sharp_yuv` (60 bytes);
+/// libwebp's own `dwebp` decodes it to (199, 30, 89). Every texel must come back within 4 of
+/// the colour (YUV 4:2:0 and quantisation), opaque.
+#[test]
+fn a_lossy_webp_decodes_to_its_colour() {
+    const LOSSY: [u8; 60] = [
+        0x52, 0x49, 0x46, 0x46, 0x34, 0x00, 0x00, 0x00, 0x57, 0x45, 0x42, 0x50, 0x56, 0x50, 0x38,
+        0x20, 0x28, 0x00, 0x00, 0x00, 0x50, 0x01, 0x00, 0x9d, 0x01, 0x2a, 0x04, 0x00, 0x04, 0x00,
+        0x00, 0xc0, 0x12, 0x25, 0xa0, 0x00, 0x04, 0x33, 0x80, 0x00, 0xfe, 0xf7, 0xc4, 0x23, 0xff,
+        0xfe, 0xcf, 0x2f, 0xff, 0xfb, 0x3c, 0xbf, 0xff, 0xec, 0xf2, 0xff, 0xec, 0xd8, 0x00, 0x00,
+    ];
+    let img = mien_core::rig::material::EncodedImage {
+        label: "lossy.webp".into(),
+        mime: "image/webp".into(),
+        bytes: std::sync::Arc::from(&LOSSY[..]),
+    };
+    let t = mien_core::texture::decode(&img).unwrap();
+    assert_eq!((t.width, t.height, t.format.as_str()), (4, 4, "webp"));
+    for px in &t.texels {
+        for (k, want) in [200u8, 30, 90, 255].into_iter().enumerate() {
+            assert!(px[k].abs_diff(want) <= 4, "{px:?}");
+        }
+    }
+    // Cut short: a clear refusal naming the image, never a panic (the VP8 decoder alone returns
+    // a grey image for this cut).
+    let cut = mien_core::rig::material::EncodedImage {
+        bytes: std::sync::Arc::from(&LOSSY[..40]),
+        ..img
+    };
+    let e = mien_core::texture::decode(&cut).unwrap_err().to_string();
+    assert!(
+        e.contains("lossy.webp") && e.contains("declares 60 bytes") && e.contains("40 bytes"),
+        "{e}"
+    );
+    // Every cut, lossy or lossless: refused, never a panic.
+    for bytes in [LOSSY.to_vec(), webp()] {
+        for len in 0..bytes.len() {
+            let cut = mien_core::rig::material::EncodedImage {
+                label: "cut.webp".into(),
+                mime: String::new(),
+                bytes: std::sync::Arc::from(&bytes[..len]),
+            };
+            assert!(
+                mien_core::texture::decode(&cut).is_err(),
+                "{len} bytes decoded"
+            );
+        }
+    }
+}
