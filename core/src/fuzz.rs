@@ -548,8 +548,18 @@ pub fn bound_ply_anchor_seed() -> Vec<u8> {
     io::bound_ply::write_bound_ply(&cloud, &[0, 1, 2], &lift, "quad", 4, 1).unwrap_or_default()
 }
 
+/// A lossy (VP8) WebP: a 4×4 image of sRGB (200, 30, 90) written by libwebp's
+/// `cwebp -q 90 -m 6 -sharp_yuv` (the `image` crate encodes lossless WebP only).
+pub const LOSSY_WEBP_SEED: [u8; 60] = [
+    0x52, 0x49, 0x46, 0x46, 0x34, 0x00, 0x00, 0x00, 0x57, 0x45, 0x42, 0x50, 0x56, 0x50, 0x38, 0x20,
+    0x28, 0x00, 0x00, 0x00, 0x50, 0x01, 0x00, 0x9d, 0x01, 0x2a, 0x04, 0x00, 0x04, 0x00, 0x00, 0xc0,
+    0x12, 0x25, 0xa0, 0x00, 0x04, 0x33, 0x80, 0x00, 0xfe, 0xf7, 0xc4, 0x23, 0xff, 0xfe, 0xcf, 0x2f,
+    0xff, 0xfb, 0x3c, 0xbf, 0xff, 0xec, 0xf2, 0xff, 0xec, 0xd8, 0x00, 0x00,
+];
+
 /// `texture` seeds: a 3×2 RGBA image (six colours) encoded by the `image` crate as lossless WebP,
-/// PNG and JPEG (RGB), each named; an encoder that fails leaves its seed out.
+/// PNG and JPEG (RGB), each named (an encoder that fails leaves its seed out), and
+/// [`LOSSY_WEBP_SEED`].
 pub fn texture_seeds() -> Vec<(String, Vec<u8>)> {
     use image::ImageEncoder as _;
     let rgba: Vec<u8> = (0u8..6)
@@ -581,5 +591,6 @@ pub fn texture_seeds() -> Vec<(String, Vec<u8>)> {
     {
         out.push(("3×2 JPEG".to_string(), jpeg));
     }
+    out.push(("4×4 lossy WebP".to_string(), LOSSY_WEBP_SEED.to_vec()));
     out
 }
