@@ -234,7 +234,7 @@ fn out_word(f: &mut impl FnMut(f32), w: u32) {
 /// layout (another property list, a missing topology line), a record count the bytes do not hold
 /// (`element vertex`), a record's `mien_triangle` past the topology's triangles and anchors, or a
 /// non-finite embedding value (field `vertex.mien_bary_1`, …, index the record). Never panics:
-/// fuzzed as target `bound_ply` ([`crate::fuzz`]).
+/// fuzzed as target `bound_ply` (`mien_core::fuzz`, feature `fuzz`).
 pub fn parse_bound_ply(bytes: &[u8], file: &str) -> Result<BoundCapture> {
     let end = bytes
         .windows(11)
