@@ -144,6 +144,42 @@ fn a_webp_texture_colours_the_lift() {
     assert_texels(got, [TEXELS[0], TEXELS[1], TEXELS[2]]);
 }
 
+/// The surface lift of the WebP-textured triangle is in its colours, not the white of an
+/// undecoded texture: a gaussian inside one texel takes that texel's colour (nearest sampler;
+/// one on a texel edge blends its neighbours), at least half of them sit inside one, and the
+/// three texels the triangle's UVs cover (top-left, top-right, bottom-left) all appear.
+#[test]
+fn the_surface_lift_of_a_webp_textured_triangle_is_in_its_colours() {
+    let c = import_gltf_bytes(&doc(|_| {}), None, "webp.gltf").unwrap();
+    let rig = RigData::from_character(&c).unwrap();
+    let colors = SurfaceColors::from_character(&c, &rig).unwrap();
+    let lift = mien_core::lift::surface_lift(
+        &rig.positions,
+        &rig.normals,
+        &rig.triangles,
+        &colors,
+        &mien_core::lift::SurfaceOptions::default(),
+    )
+    .unwrap();
+    let n = lift.gaussians.len();
+    assert!(n > 3, "{n}");
+    let mut seen = [0usize; 4];
+    for g in &lift.gaussians {
+        let got = mien_core::sink::unpack4x8unorm(g.color);
+        assert!(got[..3].iter().any(|&x| x < 0.9), "white gaussian {got:?}");
+        if let Some(k) = (0..4).find(|&k| {
+            (0..3).all(|c| (got[c] - f32::from(TEXELS[k][c]) / 255.0).abs() <= 2.0 / 255.0)
+        }) {
+            seen[k] += 1;
+        }
+    }
+    assert!(
+        seen[..3].iter().all(|&k| k > 0) && seen[3] == 0,
+        "{seen:?} of {n}"
+    );
+    assert!(2 * seen.iter().sum::<usize>() >= n, "{seen:?} of {n}");
+}
+
 /// The extension's `source` wins over the core one (a PNG fallback for clients without WebP);
 /// an extension naming no existing image falls back to the core `source`, with a note naming the
 /// field.
