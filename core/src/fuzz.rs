@@ -38,11 +38,17 @@ pub enum Target {
     Calibration,
     /// Niantic SPZ (versions 1–4).
     Spz,
+    /// mien's bound-capture `.ply` ([`io::bound_ply::parse_bound_ply`], what `mien animate
+    /// --capture` reads), then the topology check, packing and posing on a stand-in mesh.
+    BoundPly,
+    /// Base-colour texture images ([`crate::texture::decode`]: PNG, JPEG, WebP, KTX2), then
+    /// sampling them.
+    Texture,
 }
 
 impl Target {
     /// Every target.
-    pub const ALL: [Target; 15] = [
+    pub const ALL: [Target; 17] = [
         Target::Gltf,
         Target::LivelinkCsv,
         Target::LivelinkUdp,
@@ -58,6 +64,8 @@ impl Target {
         Target::Ply,
         Target::Calibration,
         Target::Spz,
+        Target::BoundPly,
+        Target::Texture,
     ];
 
     /// The target's name (the cargo-fuzz target and corpus folder).
@@ -78,6 +86,8 @@ impl Target {
             Target::Ply => "ply",
             Target::Calibration => "calibration",
             Target::Spz => "spz",
+            Target::BoundPly => "bound_ply",
+            Target::Texture => "texture",
         }
     }
 
@@ -125,13 +135,20 @@ impl Target {
             | Target::Azure
             | Target::MienJson
             | Target::Aosrig
-            | Target::Calibration => &[],
+            | Target::Calibration
+            | Target::BoundPly
+            | Target::Texture => &[],
         }
     }
 
     /// Hand-written seeds for formats without a real file here (from the formats' docs).
     pub fn builtin_seeds(self) -> Vec<Vec<u8>> {
         let s: &[&str] = match self {
+            // One triangle with UVs whose textures name their images through EXT_texture_webp
+            // (alone, and broken beside KHR_texture_basisu with a core source).
+            Target::Gltf => &[
+                "{\"asset\":{\"version\":\"2.0\"},\"scene\":0,\"scenes\":[{\"nodes\":[0]}],\"nodes\":[{\"mesh\":0}],\"meshes\":[{\"primitives\":[{\"attributes\":{\"POSITION\":0,\"TEXCOORD_0\":1},\"material\":0}]}],\"buffers\":[{\"byteLength\":60,\"uri\":\"data:application/octet-stream;base64,AAAAAAAAAAAAAAAAAACAPwAAAAAAAAAAAAAAAAAAgD8AAAAAAACAPgAAgD4AAEA/AACAPgAAgD4AAEA/\"}],\"bufferViews\":[{\"buffer\":0,\"byteLength\":60}],\"accessors\":[{\"bufferView\":0,\"componentType\":5126,\"type\":\"VEC3\",\"count\":3,\"min\":[0,0,0],\"max\":[1,1,0]},{\"bufferView\":0,\"byteOffset\":36,\"componentType\":5126,\"type\":\"VEC2\",\"count\":3}],\"extensionsUsed\":[\"EXT_texture_webp\",\"KHR_texture_basisu\"],\"extensionsRequired\":[\"EXT_texture_webp\"],\"images\":[{\"uri\":\"data:image/webp;base64,UklGRhoAAABXRUJQVlA4TA0AAAAvAAAAEAcQERGIiP4HAA==\"},{\"uri\":\"data:image/png;base64,iVBORw0KGgo=\"}],\"textures\":[{\"extensions\":{\"EXT_texture_webp\":{\"source\":0}}},{\"source\":1,\"extensions\":{\"EXT_texture_webp\":{\"source\":7},\"KHR_texture_basisu\":{\"source\":0}}}],\"materials\":[{\"pbrMetallicRoughness\":{\"baseColorTexture\":{\"index\":0}}},{\"pbrMetallicRoughness\":{\"baseColorTexture\":{\"index\":1}}}]}",
+            ],
             Target::Polly => &[
                 "{\"time\":6,\"type\":\"viseme\",\"value\":\"p\"}\n{\"time\":73,\"type\":\"word\",\"start\":0,\"end\":4,\"value\":\"Mary\"}\n{\"time\":73,\"type\":\"viseme\",\"value\":\"E\"}\n{\"time\":600,\"type\":\"viseme\",\"value\":\"sil\"}\n",
             ],
@@ -204,6 +221,19 @@ pub fn seeds(
     }
     if target == Target::Spz {
         out.push(("mien's own v3 file of three splats".into(), spz_seed()));
+    }
+    if target == Target::BoundPly {
+        out.push((
+            "fruit_drops' first 16 splats bound to facecap.glb".into(),
+            bound_ply_seed(shared_data),
+        ));
+        out.push((
+            "three gaussians on a quad with one joint anchor".into(),
+            bound_ply_anchor_seed(),
+        ));
+    }
+    if target == Target::Texture {
+        out.extend(texture_seeds());
     }
     Ok(out)
 }
@@ -357,6 +387,24 @@ pub fn run(target: Target, data: &[u8]) {
                 let _ = io::spz::encode_spz(&b, &r);
             }
         }
+        Target::BoundPly => {
+            if let Ok(c) = io::bound_ply::parse_bound_ply(data, label) {
+                bound_ply_next(&c);
+            }
+        }
+        Target::Texture => {
+            let img = crate::rig::material::EncodedImage {
+                label: label.into(),
+                mime: String::new(),
+                bytes: std::sync::Arc::from(data),
+            };
+            if let Ok(t) = crate::texture::decode(&img) {
+                let s = crate::rig::material::Sampler::default();
+                for uv in [[0.0, 0.0], [0.5, 0.5], [1.7, -0.3], [f32::NAN, 0.2]] {
+                    let _ = t.sample(uv, &s);
+                }
+            }
+        }
         Target::Calibration => {
             if let Some(t) = text()
                 && let Ok(c) = crate::anim::calibration::Calibration::from_json(t, label)
@@ -397,4 +445,152 @@ fn spz_seed() -> Vec<u8> {
     )
     .map(|(bytes, _)| bytes)
     .unwrap_or_default()
+}
+
+/// Largest stand-in mesh the `bound_ply` target poses on, triangles.
+const BOUND_STAND_IN_TRIANGLES: u64 = 1 << 16;
+
+/// What `mien animate --capture` does with a bound capture, on a stand-in mesh of the capture's
+/// own triangle count (a strip: triangle `k` is vertices `k, k+1, k+2`, anchors included): the
+/// topology check, then packing every gaussian, the upload checks and posing each one.
+fn bound_ply_next(c: &io::bound_ply::BoundCapture) {
+    let t = u64::from(c.triangle_count) + u64::from(c.anchors);
+    if t == 0 || t > BOUND_STAND_IN_TRIANGLES {
+        return;
+    }
+    let triangles: Vec<[u32; 3]> = (0..t as u32).map(|k| [k, k + 1, k + 2]).collect();
+    let v = t as u32 + 2;
+    let positions: Vec<[f32; 3]> = (0..v)
+        .map(|k| [k as f32 * 0.01, (k % 2) as f32 * 0.01, 0.0])
+        .collect();
+    let normals = vec![[0.0, 0.0, 1.0]; positions.len()];
+    let _ = c.check_topology("stand-in", v, &triangles[..c.triangle_count as usize]);
+    if let Ok(setup) = crate::lift::BoundSetup::new(&c.lift.gaussians, triangles)
+        && crate::lift::bound::check_bound(
+            &setup.gaussians,
+            &setup.triangles,
+            v,
+            crate::sink::SlotRange {
+                offset: 0,
+                count: setup.slots(),
+            },
+        )
+        .is_ok()
+    {
+        for i in 0..setup.gaussians.len() {
+            let _ = setup.pose(i, &positions, &normals);
+        }
+    }
+}
+
+/// A `bound_ply` seed written by mien's bind code: the first 16 splats of
+/// `splats/fruit_drops_minimal.ply` bound to `facecap/facecap.glb`'s rest pose (any distance
+/// accepted: the fruit is nowhere near the face); empty when either cannot be read.
+pub fn bound_ply_seed(shared_data: &std::path::Path) -> Vec<u8> {
+    let seed = || -> crate::Result<Vec<u8>> {
+        let ch = io::gltf::import_gltf(&shared_data.join("facecap/facecap.glb"))?;
+        let rig = crate::rig::RigData::from_character(&ch)?;
+        let mut cloud =
+            io::ply::read_splat_ply(&shared_data.join("splats/fruit_drops_minimal.ply"))?;
+        cloud.center.truncate(16);
+        cloud.rgba.truncate(16);
+        cloud.covariance.truncate(16);
+        let opts = crate::lift::BindOptions {
+            max_distance_m: 1e5,
+            ..Default::default()
+        };
+        let (lift, report) = crate::lift::bind_splats(
+            &cloud,
+            &rig.positions,
+            &rig.normals,
+            &rig.triangles,
+            None,
+            &opts,
+        )?;
+        io::bound_ply::write_bound_ply(
+            &cloud,
+            &report.kept,
+            &lift,
+            "facecap.glb",
+            rig.positions.len() as u32,
+            0,
+        )
+    };
+    seed().unwrap_or_default()
+}
+
+/// A hand-built `bound_ply` seed with the joint-anchor header line: a unit quad (4 vertices, 2
+/// triangles) plus one anchor triangle, three gaussians (one on the anchor).
+pub fn bound_ply_anchor_seed() -> Vec<u8> {
+    let mut cloud = io::ply::SplatCloud::default();
+    let mut gaussians = Vec::new();
+    for i in 0..3u32 {
+        let x = 0.25 + 0.25 * i as f32;
+        cloud.center.push([x, 0.3, 0.01]);
+        cloud.rgba.push([0.2, 0.4, 0.6, 0.8]);
+        cloud
+            .covariance
+            .push([[1e-4, 0.0, 0.0], [0.0, 2e-4, 0.0], [0.0, 0.0, 1e-6]]);
+        gaussians.push(crate::lift::BoundGaussian {
+            triangle: i,
+            bary: [0.25, 0.25],
+            offset: 0.01,
+            rotation: [0.0, 0.0, 0.0, 1.0],
+            log_scale: [-4.6, -4.3, -6.9],
+            color: crate::sink::pack4x8unorm([0.2, 0.4, 0.6, 0.8]),
+        });
+    }
+    let lift = crate::lift::BoundLift {
+        report: crate::lift::BoundReport::default(),
+        gaussians,
+        triangles: vec![[0, 1, 2], [0, 2, 3], [4, 5, 6]],
+    };
+    io::bound_ply::write_bound_ply(&cloud, &[0, 1, 2], &lift, "quad", 4, 1).unwrap_or_default()
+}
+
+/// A lossy (VP8) WebP: a 4×4 image of sRGB (200, 30, 90) written by libwebp's
+/// `cwebp -q 90 -m 6 -sharp_yuv` (the `image` crate encodes lossless WebP only).
+pub const LOSSY_WEBP_SEED: [u8; 60] = [
+    0x52, 0x49, 0x46, 0x46, 0x34, 0x00, 0x00, 0x00, 0x57, 0x45, 0x42, 0x50, 0x56, 0x50, 0x38, 0x20,
+    0x28, 0x00, 0x00, 0x00, 0x50, 0x01, 0x00, 0x9d, 0x01, 0x2a, 0x04, 0x00, 0x04, 0x00, 0x00, 0xc0,
+    0x12, 0x25, 0xa0, 0x00, 0x04, 0x33, 0x80, 0x00, 0xfe, 0xf7, 0xc4, 0x23, 0xff, 0xfe, 0xcf, 0x2f,
+    0xff, 0xfb, 0x3c, 0xbf, 0xff, 0xec, 0xf2, 0xff, 0xec, 0xd8, 0x00, 0x00,
+];
+
+/// `texture` seeds: a 3×2 RGBA image (six colours) encoded by the `image` crate as lossless WebP,
+/// PNG and JPEG (RGB), each named (an encoder that fails leaves its seed out), and
+/// [`LOSSY_WEBP_SEED`].
+pub fn texture_seeds() -> Vec<(String, Vec<u8>)> {
+    use image::ImageEncoder as _;
+    let rgba: Vec<u8> = (0u8..6)
+        .flat_map(|i| [40 * i, 255 - 40 * i, 90, 128 + 20 * i])
+        .collect();
+    let rgb: Vec<u8> = rgba
+        .chunks_exact(4)
+        .flat_map(|c| [c[0], c[1], c[2]])
+        .collect();
+    let mut out = Vec::new();
+    let mut webp = Vec::new();
+    if image::codecs::webp::WebPEncoder::new_lossless(&mut webp)
+        .encode(&rgba, 3, 2, image::ExtendedColorType::Rgba8)
+        .is_ok()
+    {
+        out.push(("3×2 lossless WebP".to_string(), webp));
+    }
+    let mut png = Vec::new();
+    if image::codecs::png::PngEncoder::new(&mut png)
+        .write_image(&rgba, 3, 2, image::ExtendedColorType::Rgba8)
+        .is_ok()
+    {
+        out.push(("3×2 PNG".to_string(), png));
+    }
+    let mut jpeg = Vec::new();
+    if image::codecs::jpeg::JpegEncoder::new(&mut jpeg)
+        .write_image(&rgb, 3, 2, image::ExtendedColorType::Rgb8)
+        .is_ok()
+    {
+        out.push(("3×2 JPEG".to_string(), jpeg));
+    }
+    out.push(("4×4 lossy WebP".to_string(), LOSSY_WEBP_SEED.to_vec()));
+    out
 }

@@ -1,4 +1,5 @@
-//! Base-colour textures: decoding (PNG and JPEG with the `image` crate, KTX2 / Basis Universal with
+//! Base-colour textures: decoding (PNG, JPEG and WebP — lossy and lossless, `EXT_texture_webp` —
+//! with the `image` crate, KTX2 / Basis Universal with
 //! the pure-Rust `basisu` transcoder) and sampling through a glTF sampler and
 //! `KHR_texture_transform`.
 //!
@@ -73,11 +74,39 @@ fn check_dims(img: &EncodedImage, w: u32, h: u32) -> Result<()> {
     Ok(())
 }
 
+/// A WebP's RIFF container must hold what it declares: the RIFF size (bytes 4..8, little-endian,
+/// plus the 8-byte RIFF header) and its first chunk (`VP8 `, `VP8L` or `VP8X`: size at bytes
+/// 16..20, plus its 8-byte header) within the bytes present. The VP8 (lossy) decoder reads a cut
+/// frame as zeros and returns a grey image rather than an error; this refuses the cut instead.
+/// Source: the WebP container specification (RIFF header, "Simple file format").
+fn check_riff(img: &EncodedImage) -> Result<()> {
+    let b = &img.bytes[..];
+    let u32_at = |o: usize| {
+        b.get(o..o + 4)
+            .map(|x| u64::from(u32::from_le_bytes([x[0], x[1], x[2], x[3]])))
+    };
+    let riff = u32_at(4).map(|n| n + 8);
+    let chunk = u32_at(16).map(|n| 20 + n + (n & 1));
+    match (riff, chunk) {
+        (Some(r), Some(c)) if r <= b.len() as u64 && c <= r => Ok(()),
+        _ => Err(refuse(
+            img,
+            format!(
+                "a cut or damaged WebP: its RIFF header declares {} bytes and its first chunk ends at byte {}, {} bytes are present",
+                riff.map_or_else(|| "no".into(), |r| r.to_string()),
+                chunk.map_or_else(|| "?".into(), |c| c.to_string()),
+                b.len()
+            ),
+        )),
+    }
+}
+
 /// Decode an image by its content (the magic bytes; the MIME type only names it in messages).
 ///
 /// # Errors
-/// [`Error::Format`] naming the image for an unknown or damaged encoding (WebP and other formats
-/// mien does not decode are named), sides over [`MAX_SIDE`]; [`Error::Limit`] over
+/// [`Error::Format`] naming the image for an unknown or damaged encoding (GIF, DDS and other
+/// formats mien does not decode are named, and a WebP whose RIFF container is cut short), sides
+/// over [`MAX_SIDE`]; [`Error::Limit`] over
 /// [`MAX_DECODED_BYTES`]. Dimensions are checked from the header before any texel is allocated.
 pub fn decode(img: &EncodedImage) -> Result<Texture> {
     let b = &img.bytes[..];
@@ -87,17 +116,21 @@ pub fn decode(img: &EncodedImage) -> Result<Texture> {
     let format = match image::guess_format(b) {
         Ok(image::ImageFormat::Png) => "png",
         Ok(image::ImageFormat::Jpeg) => "jpeg",
+        Ok(image::ImageFormat::WebP) => {
+            check_riff(img)?;
+            "webp"
+        }
         Ok(f) => {
             return Err(refuse(
                 img,
-                format!("{f:?} images are not decoded (PNG, JPEG and KTX2 are)"),
+                format!("{f:?} images are not decoded (PNG, JPEG, WebP and KTX2 are)"),
             ));
         }
         Err(_) => {
             return Err(refuse(
                 img,
                 format!(
-                    "not a PNG, JPEG or KTX2 image{}",
+                    "not a PNG, JPEG, WebP or KTX2 image{}",
                     if img.mime.is_empty() {
                         String::new()
                     } else {

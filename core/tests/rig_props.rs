@@ -352,3 +352,82 @@ fn rows_must_hold_strictly_ascending_targets() {
         );
     }
 }
+
+/// The merge rule for more than four influences (glTF JOINTS_1/WEIGHTS_1 in use) against an f64
+/// reference written here from DESIGN.md "Skin": drop zero weights, add up the weights of a joint
+/// named twice (in the slot of its first appearance), keep the 4 strongest (ties → the earlier
+/// slot), strongest first, divided by their own sum; all-zero binds rigidly to the first joint.
+fn merge_reference(joints: &[u32], weights: &[f32]) -> Vec<(u32, f64)> {
+    let mut pairs = merge_reference_untruncated(joints, weights);
+    if pairs.is_empty() {
+        return vec![(joints[0], 1.0)];
+    }
+    pairs.sort_by(|a, b| b.1.total_cmp(&a.1));
+    pairs.truncate(4);
+    let sum: f64 = pairs.iter().map(|p| p.1).sum();
+    pairs.into_iter().map(|(j, w)| (j, w / sum)).collect()
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    /// 5–8 influences (joints 0–9, so some are named twice; about one weight in six zero) merge
+    /// to the f64 reference within 1e-6 per weight. Joints are compared where the reference's
+    /// order is decided by more than 1e-5 (a nearer tie may fall either way in f32); the counts
+    /// of `InfluenceFixes` are checked against the reference's own.
+    #[test]
+    fn more_than_four_influences_merge_to_an_f64_reference(
+        infl in proptest::collection::vec((0u32..10, prop_oneof![1 => Just(0.0f32), 5 => 0.001f32..1.0]), 5..=8),
+    ) {
+        let (j, w): (Vec<u32>, Vec<f32>) = infl.into_iter().unzip();
+        let mut fixes = InfluenceFixes::default();
+        let (jj, ww) = merge_influences(&j, &w, &mut fixes);
+        let want = merge_reference(&j, &w);
+        // Before truncation: the distinct joints with weight, and whether one was named twice.
+        let mut seen: Vec<u32> = Vec::new();
+        let mut duplicate = false;
+        for (&a, &b) in j.iter().zip(&w) {
+            if b != 0.0 {
+                if seen.contains(&a) { duplicate = true } else { seen.push(a) }
+            }
+        }
+        prop_assert_eq!(fixes.truncated, u32::from(seen.len() > 4));
+        prop_assert_eq!(fixes.duplicate_joints, u32::from(duplicate));
+        prop_assert_eq!(fixes.zero_sum, u32::from(seen.is_empty()));
+        for k in 0..4 {
+            let (wj, wv) = want.get(k).copied().unwrap_or((0, 0.0));
+            prop_assert!((f64::from(ww[k]) - wv).abs() <= 1e-6, "slot {}: {:?} {:?} vs {:?}", k, jj, ww, want);
+            let decided = |a: Option<&(u32, f64)>, b: Option<&(u32, f64)>| match (a, b) {
+                (Some(a), Some(b)) => (a.1 - b.1).abs() > 1e-5,
+                _ => true,
+            };
+            // Slot k's joint is decided when its weight is apart from both neighbours' (and, for
+            // slot 3, from the strongest one dropped: recomputed without truncation).
+            let mut all = merge_reference_untruncated(&j, &w);
+            all.sort_by(|a, b| b.1.total_cmp(&a.1));
+            if k < want.len()
+                && decided(all.get(k), all.get(k + 1))
+                && (k == 0 || decided(all.get(k - 1), all.get(k)))
+            {
+                prop_assert_eq!(jj[k], wj, "slot {}: {:?} {:?} vs {:?}", k, jj, ww, want);
+            }
+        }
+        let sum: f64 = ww.iter().map(|&x| f64::from(x)).sum();
+        prop_assert!((sum - 1.0).abs() <= 1e-6, "{:?}", ww);
+    }
+}
+
+/// The summed weights per joint (zero weights dropped), unnormalised and untruncated.
+fn merge_reference_untruncated(joints: &[u32], weights: &[f32]) -> Vec<(u32, f64)> {
+    let mut pairs: Vec<(u32, f64)> = Vec::new();
+    for (&j, &w) in joints.iter().zip(weights) {
+        if w == 0.0 {
+            continue;
+        }
+        match pairs.iter_mut().find(|p| p.0 == j) {
+            Some(p) => p.1 += f64::from(w),
+            None => pairs.push((j, f64::from(w))),
+        }
+    }
+    pairs
+}

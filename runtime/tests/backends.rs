@@ -350,16 +350,68 @@ fn a_linear_head_agrees_on_every_backend() {
 /// played through the runtime: every backend's posed tangents equal an f64 reference computed
 /// here from the imported primitive — base + Σ w·δ for normal and tangent, the tangent
 /// re-orthogonalised against the blended normal (the base direction where they are parallel),
-/// then turned by the node's world matrix — within
-/// `1e-5` (unit vectors; the cube's blended tangents stay far from their normals, so the rounding
-/// is not amplified). The animation must move some tangent by more than 1e-3 (a test that could
-/// not fail otherwise).
+/// then turned by the node's world matrix — within `1e-5` (unit vectors; the cube's blended
+/// tangents stay far from their normals, so the rounding is not amplified).
+///
+/// The file as published cannot move a tangent: its tangent deltas are all zero and its one
+/// moving normal delta (target 1, the −y face) turns the normals in the y–z plane, orthogonal to
+/// the (1, 0, 0) tangents. So it is played twice: as published, where the clip must turn some
+/// normal by more than 1e-3 (it played) and leave every tangent where it was; and with tangent
+/// deltas `(0, 0.3, 0.2)` added to target 1 on the vertices it moves, where the animation must
+/// move some tangent by more than 1e-3 — a backend that ignored tangent deltas would fail there.
 #[test]
 fn animated_morph_cube_tangents_equal_an_f64_reference_on_every_backend() {
+    let ch = Asset::load(data("khronos/AnimatedMorphCube/AnimatedMorphCube.gltf"))
+        .unwrap()
+        .character()
+        .clone();
+    cube_tangents(ch.clone(), false);
+    // Tangent deltas on target 1 wherever it has an entry (vertices 12–15).
+    let mut edited = ch;
+    let p = &mut edited.meshes[0].primitives[0];
+    let (nv, m) = (p.vertex_count(), &p.morph);
+    let dense = |t: u32, stream: &[[f32; 3]]| {
+        let mut d = vec![[0.0f32; 3]; nv];
+        for (v, out) in d.iter_mut().enumerate() {
+            let (lo, hi) = (
+                m.vertex_offsets()[v] as usize,
+                m.vertex_offsets()[v + 1] as usize,
+            );
+            for (&target, delta) in m.entry_target()[lo..hi].iter().zip(&stream[lo..hi]) {
+                if target == t {
+                    *out = *delta;
+                }
+            }
+        }
+        d
+    };
+    let targets: Vec<mien_core::rig::morph::DenseTarget> = (0..m.target_count() as u32)
+        .map(|t| {
+            let mut tangent = dense(t, m.entry_tangent().unwrap());
+            if t == 1 {
+                for (v, d) in tangent.iter_mut().enumerate() {
+                    if dense(1, m.entry_normal().unwrap())[v] != [0.0; 3] {
+                        *d = [0.0, 0.3, 0.2];
+                    }
+                }
+            }
+            mien_core::rig::morph::DenseTarget {
+                position: Some(dense(t, m.entry_position())),
+                normal: Some(dense(t, m.entry_normal().unwrap())),
+                tangent: Some(tangent),
+            }
+        })
+        .collect();
+    p.morph = mien_core::rig::morph::MorphSet::from_dense(nv, &targets).unwrap();
+    cube_tangents(edited, true);
+}
+
+/// The body of [`animated_morph_cube_tangents_equal_an_f64_reference_on_every_backend`] for one
+/// version of the cube: `tangents_move` says whether its animation must move a tangent (else it
+/// must move a normal and no tangent).
+fn cube_tangents(ch: mien_core::rig::Character, tangents_move: bool) {
     use mien_core::rig::ClipId;
-    let asset =
-        Arc::new(Asset::load(data("khronos/AnimatedMorphCube/AnimatedMorphCube.gltf")).unwrap());
-    let ch = asset.character().clone();
+    let asset = Arc::new(Asset::from_character(ch.clone()).unwrap());
     let times = [0.6, 1.5, 2.9];
     let reference = |t: f64| -> Vec<[f64; 4]> {
         let mut pose = ch.rest_pose();
@@ -399,6 +451,27 @@ fn animated_morph_cube_tangents_equal_an_f64_reference_on_every_backend() {
             })
             .collect()
     };
+    // The file's tangents turned by the node's world matrix, with no morph: what a backend that
+    // ignored the tangent deltas (or a clip that never played) would show.
+    // The file's normals (through the normal matrix) and tangents turned by the node's world
+    // matrix, with no morph: what a backend that ignored the deltas (or a clip that never played)
+    // would show.
+    let (rest_normals, unmorphed): (Vec<glam::DVec3>, Vec<glam::DVec3>) = {
+        let pose = ch.rest_pose();
+        let (mut scratch, mut world) = (Vec::new(), Vec::new());
+        ch.world_matrices(&pose, &mut scratch, &mut world);
+        let m = world[ch.mesh_nodes()[0].index()].as_dmat4();
+        let nm = glam::DMat3::from_mat4(m).inverse().transpose();
+        let p = &ch.meshes[0].primitives[0];
+        let v3 = |x: &[f32]| glam::DVec3::new(x[0].into(), x[1].into(), x[2].into());
+        (
+            p.normals.iter().map(|n| (nm * v3(n)).normalize()).collect(),
+            p.tangents
+                .iter()
+                .map(|t| m.transform_vector3(v3(t)).normalize())
+                .collect(),
+        )
+    };
     let mut devices = vec![Device::Cpu];
     devices.extend(gpus());
     for d in &devices {
@@ -408,11 +481,21 @@ fn animated_morph_cube_tangents_equal_an_f64_reference_on_every_backend() {
         };
         let mut rt = Runtime::new(Arc::clone(&asset), d, &pose_only).unwrap();
         rt.instance_mut(0).unwrap().play_clip("0").unwrap();
+        let (mut moved, mut turned) = (0.0f64, 0.0f64);
         for &t in &times {
             rt.update(t).unwrap();
-            let got = rt.posed(0).unwrap().tangents;
+            let posed = rt.posed(0).unwrap();
+            let got = posed.tangents;
+            for (n, r) in posed.normals.iter().zip(&rest_normals) {
+                let n = glam::DVec3::new(n[0].into(), n[1].into(), n[2].into());
+                turned = turned.max((n - *r).length());
+            }
             let want = reference(t);
             assert_eq!(got.len(), want.len(), "{}: tangents read back", d.name());
+            for (g, u) in got.iter().zip(&unmorphed) {
+                let g = glam::DVec3::new(g[0].into(), g[1].into(), g[2].into());
+                moved = moved.max((g - *u).length());
+            }
             for (v, (g, w)) in got.iter().zip(&want).enumerate() {
                 for k in 0..4 {
                     let err = (f64::from(g[k]) - w[k]).abs();
@@ -423,6 +506,19 @@ fn animated_morph_cube_tangents_equal_an_f64_reference_on_every_backend() {
                     );
                 }
             }
+        }
+        if tangents_move {
+            assert!(
+                moved > 1e-3,
+                "{}: the animation moved no tangent by more than 1e-3 (largest {moved})",
+                d.name()
+            );
+        } else {
+            assert!(
+                turned > 1e-3 && moved < 1e-5,
+                "{}: the published cube must turn a normal (largest {turned}) and no tangent (largest {moved})",
+                d.name()
+            );
         }
     }
 }

@@ -34,6 +34,20 @@ use crate::lift::{BoundGaussian, BoundLift};
 /// Bytes per record: 14 INRIA floats, the triangle, 10 embedding floats.
 const RECORD_BYTES: usize = 25 * 4;
 
+/// The embedding's float properties after `mien_triangle`, in record order.
+const EMBEDDING: [&str; 10] = [
+    "mien_bary_1",
+    "mien_bary_2",
+    "mien_offset",
+    "mien_rot_0",
+    "mien_rot_1",
+    "mien_rot_2",
+    "mien_rot_3",
+    "mien_scale_0",
+    "mien_scale_1",
+    "mien_scale_2",
+];
+
 /// Largest bound-capture file read, bytes (2 GiB).
 pub const MAX_BOUND_BYTES: u64 = 1 << 31;
 
@@ -70,13 +84,17 @@ pub struct BoundCapture {
     /// runtime appends the rig's anchors ([`crate::rig::RigData::with_joint_anchors`]), which must
     /// number exactly this many.
     pub anchors: u32,
+    /// The file it was read from (the label given to [`parse_bound_ply`]), for messages.
+    pub file: String,
 }
 
 impl BoundCapture {
     /// Check that a character of `vertex_count` vertices and these `triangles` is the one bound.
+    /// `file` names the character (its source) in the message.
     ///
     /// # Errors
-    /// [`Error::Invalid`] naming the counts or the fingerprint that differ.
+    /// [`Error::Format`] naming the capture's file and its `comment mien topology` line, with the
+    /// counts and fingerprints (bound and found) when any differs.
     pub fn check_topology(
         &self,
         file: &str,
@@ -85,20 +103,21 @@ impl BoundCapture {
     ) -> Result<()> {
         let fp = topology_fingerprint(vertex_count, triangles);
         if vertex_count != self.vertex_count
-            || triangles.len() as u32 != self.triangle_count
+            || triangles.len() as u64 != u64::from(self.triangle_count)
             || fp != self.fingerprint
         {
-            return Err(Error::Invalid {
-                what: file.into(),
-                reason: format!(
-                    "bound to `{}` ({} vertices, {} triangles, topology {:016x}); this character has {vertex_count} vertices, {} triangles, topology {fp:016x}",
+            return Err(Error::format(
+                &self.file,
+                "comment mien topology (header line 5)",
+                format!(
+                    "bound to `{}` ({} vertices, {} triangles, topology {:016x}); the character `{file}` has {vertex_count} vertices, {} triangles, topology {fp:016x}",
                     self.character,
                     self.vertex_count,
                     self.triangle_count,
                     self.fingerprint,
                     triangles.len()
                 ),
-            });
+            ));
         }
         Ok(())
     }
@@ -159,18 +178,7 @@ pub fn write_bound_ply(
         let _ = writeln!(h, "property float {p}");
     }
     let _ = writeln!(h, "property uint mien_triangle");
-    for p in [
-        "mien_bary_1",
-        "mien_bary_2",
-        "mien_offset",
-        "mien_rot_0",
-        "mien_rot_1",
-        "mien_rot_2",
-        "mien_rot_3",
-        "mien_scale_0",
-        "mien_scale_1",
-        "mien_scale_2",
-    ] {
+    for p in EMBEDDING {
         let _ = writeln!(h, "property float {p}");
     }
     h.push_str("end_header\n");
@@ -223,8 +231,10 @@ fn out_word(f: &mut impl FnMut(f32), w: u32) {
 ///
 /// # Errors
 /// [`Error::Format`] naming the file and the header line or record that is not exactly mien's
-/// layout (another property list, a missing topology line), a record count the bytes do not hold,
-/// or a non-finite embedding value.
+/// layout (another property list, a missing topology line), a record count the bytes do not hold
+/// (`element vertex`), a record's `mien_triangle` past the topology's triangles and anchors, or a
+/// non-finite embedding value (field `vertex.mien_bary_1`, …, index the record). Never panics:
+/// fuzzed as target `bound_ply` (`mien_core::fuzz`, feature `fuzz`).
 pub fn parse_bound_ply(bytes: &[u8], file: &str) -> Result<BoundCapture> {
     let end = bytes
         .windows(11)
@@ -323,21 +333,7 @@ pub fn parse_bound_ply(bytes: &[u8], file: &str) -> Result<BoundCapture> {
         expect(6 + o + k, &format!("property float {p}"))?;
     }
     expect(20 + o, "property uint mien_triangle")?;
-    for (k, p) in [
-        "mien_bary_1",
-        "mien_bary_2",
-        "mien_offset",
-        "mien_rot_0",
-        "mien_rot_1",
-        "mien_rot_2",
-        "mien_rot_3",
-        "mien_scale_0",
-        "mien_scale_1",
-        "mien_scale_2",
-    ]
-    .iter()
-    .enumerate()
-    {
+    for (k, p) in EMBEDDING.iter().enumerate() {
         expect(21 + o + k, &format!("property float {p}"))?;
     }
     if lines.len() != 31 + o {
@@ -351,13 +347,14 @@ pub fn parse_bound_ply(bytes: &[u8], file: &str) -> Result<BoundCapture> {
         return Err(Error::format(file, "element vertex", "holds no gaussians"));
     }
     let body = &bytes[end + 11..];
-    if (body.len() as u64) != n as u64 * RECORD_BYTES as u64 {
+    // u128: a hostile count times the record size must not overflow.
+    let need = n as u128 * RECORD_BYTES as u128;
+    if body.len() as u128 != need {
         return Err(Error::format(
             file,
             "element vertex",
             format!(
-                "{n} records need {} bytes after the header; the file has {}",
-                n as u64 * RECORD_BYTES as u64,
+                "{n} records need {need} bytes after the header; the file has {}",
                 body.len()
             ),
         ));
@@ -376,13 +373,24 @@ pub fn parse_bound_ply(bytes: &[u8], file: &str) -> Result<BoundCapture> {
             log_scale: [fl(22), fl(23), fl(24)],
             color: crate::sink::pack4x8unorm([dc[0], dc[1], dc[2], alpha]),
         };
-        if u64::from(g.triangle) >= u64::from(triangle_count) + u64::from(anchors)
-            || !(15..25).all(|k| fl(k).is_finite())
-        {
-            return Err(Error::format(
+        let limit = u64::from(triangle_count) + u64::from(anchors);
+        if u64::from(g.triangle) >= limit {
+            return Err(Error::format_at(
                 file,
-                format!("vertex {i}"),
-                "a triangle past the topology's count or a non-finite embedding value",
+                "vertex.mien_triangle",
+                i,
+                format!(
+                    "triangle {} past the topology's {triangle_count} triangles and {anchors} joint anchors",
+                    g.triangle
+                ),
+            ));
+        }
+        if let Some(k) = (15..25).find(|&k| !fl(k).is_finite()) {
+            return Err(Error::format_at(
+                file,
+                format!("vertex.{}", EMBEDDING[k - 15]),
+                i,
+                format!("{} is not finite", fl(k)),
             ));
         }
         gaussians.push(g);
@@ -403,5 +411,6 @@ pub fn parse_bound_ply(bytes: &[u8], file: &str) -> Result<BoundCapture> {
         triangle_count,
         fingerprint,
         anchors,
+        file: file.to_string(),
     })
 }

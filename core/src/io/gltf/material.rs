@@ -5,7 +5,8 @@
 //! factor.
 //!
 //! Source: glTF 2.0 §3.9 "Materials", §3.8 "Texture Data", §5.18 "Image" (`uri` or `bufferView` +
-//! `mimeType`); `KHR_texture_basisu` (the texture's `source` in the extension).
+//! `mimeType`); `KHR_texture_basisu` and `EXT_texture_webp` (the texture's `source` in the
+//! extension, the core `source` as the fallback).
 
 use std::sync::Arc;
 
@@ -70,21 +71,7 @@ fn texture_ref(ctx: &mut Ctx, mi: usize, info: &json::texture::Info) -> Option<T
         );
         return None;
     };
-    // KHR_texture_basisu's source first (a KTX2 image), then the core source.
-    let ext_source = tex.extensions.as_ref().and_then(|e| {
-        e.others
-            .get("KHR_texture_basisu")
-            .and_then(|b| b.get("source"))
-            .and_then(serde_json::Value::as_u64)
-    });
-    let image = ext_source.map_or(tex.source.value(), |s| s as usize);
-    if image >= root.images.len() {
-        ctx.note(
-            format!("textures[{ti}]"),
-            format!("image {image} does not exist: colour from the factor"),
-        );
-        return None;
-    }
+    let image = image_of(ctx, ti)?;
     let tex_coord = info
         .extensions
         .as_ref()
@@ -124,6 +111,80 @@ fn texture_ref(ctx: &mut Ctx, mi: usize, info: &json::texture::Info) -> Option<T
         tex_coord,
         transform: texture_transform(info).unwrap_or(UV_IDENTITY),
     })
+}
+
+/// Texture extensions that name the texture's image in their own `source`, in the order mien
+/// prefers them, with the encoding they carry. Both are decoded ([`crate::texture::decode`]).
+/// Source: the `KHR_texture_basisu` and `EXT_texture_webp` specifications ("a client that supports
+/// the extension uses its `source`; the core `source`, when present, is the fallback").
+pub(crate) const IMAGE_SOURCE_EXTENSIONS: &[(&str, &str)] =
+    &[("KHR_texture_basisu", "KTX2"), ("EXT_texture_webp", "WebP")];
+
+/// The image texture `ti` shows: the `source` of the first extension of
+/// [`IMAGE_SOURCE_EXTENSIONS`] it carries, else its core `source`; `None` with a note naming the
+/// field when neither names an existing image (the `gltf` crate reads an absent core `source` as
+/// index `u32::MAX`: that is reported as absent, never as an index).
+fn image_of(ctx: &mut Ctx, ti: usize) -> Option<usize> {
+    let root = ctx.root;
+    let tex = &root.textures[ti];
+    let n = root.images.len();
+    let others = tex.extensions.as_ref().map(|e| &e.others);
+    let mut broken = None;
+    for (name, _) in IMAGE_SOURCE_EXTENSIONS {
+        let Some(ext) = others.and_then(|o| o.get(*name)) else {
+            continue;
+        };
+        broken = Some(*name);
+        let field = format!("textures[{ti}].extensions.{name}.source");
+        match ext.get("source").and_then(serde_json::Value::as_u64) {
+            Some(s) if s < n as u64 => return Some(s as usize),
+            Some(s) => ctx.note(
+                field,
+                format!(
+                    "image {s} does not exist ({n} images): the core `source` is used if present"
+                ),
+            ),
+            None => ctx.note(
+                field,
+                "missing or not an image index: the core `source` is used if present",
+            ),
+        }
+    }
+    let core = tex.source.value();
+    if core == u32::MAX as usize {
+        // No core source: name any other extension that carries the image.
+        let unread: Vec<&str> = others
+            .into_iter()
+            .flat_map(|o| o.iter())
+            .filter(|(_, v)| v.get("source").is_some())
+            .map(|(k, _)| k.as_str())
+            .filter(|k| !IMAGE_SOURCE_EXTENSIONS.iter().any(|(e, _)| e == k))
+            .collect();
+        let why = if let Some(name) = broken {
+            format!("no core `source` to fall back on after {name}'s")
+        } else if unread.is_empty() {
+            "no `source` and no image extension mien reads (KHR_texture_basisu, EXT_texture_webp)"
+                .to_string()
+        } else {
+            format!(
+                "its image is named only through {}, whose images mien does not decode (KTX2, WebP, PNG and JPEG are)",
+                unread.join(", ")
+            )
+        };
+        ctx.note(
+            format!("textures[{ti}]"),
+            format!("{why}: colour from the factor"),
+        );
+        return None;
+    }
+    if core >= n {
+        ctx.note(
+            format!("textures[{ti}].source"),
+            format!("image {core} does not exist ({n} images): colour from the factor"),
+        );
+        return None;
+    }
+    Some(core)
 }
 
 /// The encoded bytes of every image a material's base colour uses; `None` for the others, and

@@ -55,8 +55,9 @@ use crate::rig::{Character, ImportNote};
 pub use accessor::{MAX_DECODED_COMPONENTS, MAX_IMPLICIT_COMPONENTS};
 pub use limits::{MAX_CHARACTER_MORPH_DELTAS, MAX_CHARACTER_VERTICES, MAX_IMPLICIT_VERTICES};
 
-/// Extensions whose `extensionsRequired` entry mien accepts: geometry ones it decodes itself and
-/// texture-only ones it can ignore because textures are never loaded.
+/// Extensions whose `extensionsRequired` entry mien accepts: the geometry ones it decodes itself,
+/// and the texture ones whose images the colour lift decodes ([`crate::texture::decode`]: KTX2,
+/// WebP) or whose UV transform it applies.
 pub const HANDLED_REQUIRED_EXTENSIONS: &[&str] = &[
     "KHR_mesh_quantization",
     "EXT_meshopt_compression",
@@ -229,6 +230,8 @@ fn ignored_notes(ctx: &mut Ctx) {
             "only the base colour (factor, texture, sampler, KHR_texture_transform) is read; metal, roughness, normal, occlusion and emission maps are ignored",
         );
     }
+    // Extensions mien reads; a required one it does not read refuses the file (validate.rs), so
+    // what remains here is only *used*: it changes nothing mien imports.
     let ignored: Vec<&str> = r
         .extensions_used
         .iter()
@@ -240,17 +243,30 @@ fn ignored_notes(ctx: &mut Ctx) {
                     | "EXT_meshopt_compression"
                     | "KHR_texture_transform"
                     | "KHR_texture_basisu"
+                    | "EXT_texture_webp"
                     | "VRM"
                     | "VRMC_vrm"
             )
         })
         .collect();
-    if !ignored.is_empty() {
+    let (required, used): (Vec<&str>, Vec<&str>) = ignored
+        .into_iter()
+        .partition(|e| r.extensions_required.iter().any(|q| q == e));
+    if !used.is_empty() {
         ctx.note(
             "extensionsUsed",
             format!(
                 "ignored (not needed for geometry or animation): {}",
-                ignored.join(", ")
+                used.join(", ")
+            ),
+        );
+    }
+    if !required.is_empty() {
+        ctx.note(
+            "extensionsRequired",
+            format!(
+                "required by the file but not read by mien: {}",
+                required.join(", ")
             ),
         );
     }

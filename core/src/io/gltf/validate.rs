@@ -7,7 +7,8 @@
 //! 2. `accessors[i].bufferView` missing: glTF 2.0 §3.6.2.1 allows an accessor without a buffer view
 //!    (its elements are zeros), the crate reports it whenever `sparse` is absent too;
 //! 3. `textures[i].source` missing when the texture names its image through a texture extension
-//!    (`KHR_texture_basisu`, `EXT_texture_webp`); mien never loads textures.
+//!    (`KHR_texture_basisu`, `EXT_texture_webp`, `MSFT_texture_dds`); the importer resolves the
+//!    image itself (`material.rs`) and notes a texture whose image it cannot read.
 
 use gltf::json;
 use json::validation::{Error as VError, Validate};
