@@ -32,8 +32,9 @@ pub enum Command {
     /// speech, blinks, a smile and gaze, written to ./mien-out/.
     #[command(after_help = EXIT_CODES)]
     Animate(AnimateArgs),
-    /// Show what a character (.glb/.gltf/.vrm/.aosrig), stream (.csv), speech timing or splat (.ply)
-    /// file holds.
+    /// Show what a character (.glb/.gltf/.vrm/.aosrig), ARKit stream (.csv Live Link Face, .json
+    /// Audio2Face or MediaPipe, .pbtxt), speech timing or splat file (.ply, .spz, KHR_gaussian_splatting
+    /// .glb) holds.
     Inspect(InspectArgs),
     /// Bake a real head into a linear-head pack (.aosrig): a folder of blendshape OBJs (a neutral
     /// plus one full mesh per shape) or a glTF/GLB mesh with morph targets.
@@ -554,7 +555,7 @@ pub struct LiveArgs {
     pub report: Option<PathBuf>,
 }
 
-/// `mien inspect` arguments.
+/// `mien calibrate` arguments.
 #[derive(Debug, Args)]
 pub struct CalibrateArgs {
     /// The neutral take: an ARKit-52 stream (.csv Live Link Face; .json Audio2Face or MediaPipe;
@@ -570,9 +571,10 @@ pub struct CalibrateArgs {
 /// `mien inspect` arguments.
 #[derive(Debug, Args)]
 pub struct InspectArgs {
-    /// A character (.glb, .gltf, .vrm), a linear head pack (.aosrig), an animation stream (.csv Live
-    /// Link Face export), a speech timing file (Gentle, MFA TextGrid, Rhubarb, Polly, Azure, mien
-    /// utterance) or a splat file (.ply).
+    /// A character (.glb, .gltf, .vrm), a linear head pack (.aosrig), an ARKit-52 stream (.csv Live
+    /// Link Face; .json Audio2Face or MediaPipe; .pbtxt MediaPipe), a speech timing file (Gentle,
+    /// MFA TextGrid, Rhubarb, Polly, Azure, mien utterance) or a splat file (.ply, SuperSplat
+    /// compressed .ply, .spz, KHR_gaussian_splatting .glb).
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
 

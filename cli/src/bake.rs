@@ -126,10 +126,7 @@ pub fn run(a: &BakeArgs) -> Result<String> {
         bail!("--character and --out are required to bake");
     };
     // No output may replace an input or another output.
-    let same = |x: &std::path::Path, y: &std::path::Path| {
-        x == y
-            || matches!((std::fs::canonicalize(x), std::fs::canonicalize(y)), (Ok(p), Ok(q)) if p == q)
-    };
+    let same = crate::outdir::same_file;
     let inputs: Vec<(&str, &std::path::Path)> = [
         ("--character", Some(character.as_path())),
         ("--arkit", a.arkit.as_deref()),
@@ -207,7 +204,7 @@ pub fn run(a: &BakeArgs) -> Result<String> {
             let keys = ((span.1 - a.start) * a.fps).floor();
             if !(keys.is_finite() && keys >= 0.0) {
                 bail!(
-                    "--start {} s is past the take's end ({} s)",
+                    "--start {} s is past the take's end ({:.3} s)",
                     a.start,
                     span.1
                 );
@@ -224,7 +221,7 @@ pub fn run(a: &BakeArgs) -> Result<String> {
     };
     if a.start > span.1 {
         bail!(
-            "--start {} s is past the take's end ({} s)",
+            "--start {} s is past the take's end ({:.3} s)",
             a.start,
             span.1
         );

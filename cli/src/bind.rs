@@ -68,6 +68,14 @@ pub fn run(b: &BindArgs) -> anyhow::Result<String> {
             b.out.display()
         );
     }
+    for (flag, input) in [("the capture", &b.splats), ("--to", &b.to)] {
+        if crate::outdir::same_file(&b.out, input) {
+            anyhow::bail!(
+                "--out {} is also {flag}: an output must not replace an input",
+                b.out.display()
+            );
+        }
+    }
     if let Some(dir) = b.out.parent().filter(|d| !d.as_os_str().is_empty())
         && !dir.is_dir()
     {

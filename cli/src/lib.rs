@@ -47,10 +47,12 @@ pub use mien_runtime::{
     Runtime, RuntimeOptions, Sampler, Script, Shading, SinkRef, Speech, SpeechOptions, Times,
 };
 
-/// The data types the runtime hands out and takes, from `mien-core`: splats `(V,…)`, posed
+/// The data types the runtime hands out and takes, from `mien-core`: splats `(G,…)`, posed
 /// vertices, a character's pose and node transforms, a weight stream, the rules' counts, a slot
-/// range.
+/// range, a speech file's format, the splat file formats and their writer.
 pub use mien_core::anim::WeightStream;
+pub use mien_core::io::speech::SpeechFormat;
+pub use mien_core::io::splat_file::{SplatFileReport, SplatFormat, encode_splats, write_splats};
 pub use mien_core::lift::{BoundReport, SurfaceOptions, TexelOptions};
 pub use mien_core::rig::{Character, ControlStats, Pose, PosedVertices, Transform};
 pub use mien_core::sink::{SlotRange, SplatBuffers};

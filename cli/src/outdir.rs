@@ -444,3 +444,10 @@ impl Drop for Staging {
         }
     }
 }
+
+/// Whether `x` and `y` name one file: the same path, or the same file once both resolve (links,
+/// `..`). An output must never replace an input.
+pub(crate) fn same_file(x: &Path, y: &Path) -> bool {
+    x == y
+        || matches!((std::fs::canonicalize(x), std::fs::canonicalize(y)), (Ok(p), Ok(q)) if p == q)
+}

@@ -252,6 +252,18 @@ fn bind_refuses_bad_input_naming_it() {
         assert!(r.stderr.contains(needle), "{args:?}: {}", r.stderr);
         assert!(!out.exists(), "{args:?} wrote a file");
     }
+    // --out naming the capture itself: refused, the capture untouched.
+    let capture = dir.path().join("capture.ply");
+    std::fs::copy(data("splats/fruit_drops_minimal.ply"), &capture).unwrap();
+    let before = std::fs::read(&capture).unwrap();
+    let c = capture.to_str().unwrap();
+    let r = mien(&["bind", c, "--to", f, "--out", c]);
+    assert!(
+        !r.ok() && r.stderr.contains("must not replace an input"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(std::fs::read(&capture).unwrap(), before);
     // A .ply that is not a bound capture, given to --capture: told to bind it first.
     let plain = data("splats/fruit_drops_minimal.ply");
     let r = mien(&[

@@ -217,9 +217,17 @@ pub struct BakeReport {
 /// joints; `source` is not read) and the take's coefficients, gaze and joint turns are baked onto
 /// it.
 ///
+/// **The runtime is advanced**: the bake calls `rt.update(t)` at every key time, so afterwards
+/// `rt`'s frame count, last frame and splats are the bake's last key's. A runtime made for baking
+/// (`lift: None`) samples fastest; the lift is not baked. The animation is named
+/// [`BakeOptions::name`] (`mien bake` names it `mien: <take>`): [`verify`] and [`alignment`] find the
+/// take by that name.
+///
 /// # Errors
-/// Options out of domain; a `source` that is not the asset's GLB (another node count); a pack
-/// the export refuses; the runtime's frame errors; the writer's refusals.
+/// Options out of domain (a frame rate ≤ 0, a negative start, no key, keys closer than f32 key
+/// times tell apart, an empty name, a name the file already has); a take that moves nothing; a
+/// `source` that is not the asset's GLB (another node count, or a mesh with another target
+/// count); a pack the export refuses; the runtime's frame errors; the writer's refusals.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -250,6 +258,21 @@ pub fn bake(rt: &mut Runtime, source: &[u8], opts: &BakeOptions) -> Result<(Vec<
                 opts.start_s, opts.frames
             ),
         ));
+    }
+    // Keys are stored as f32 seconds (glTF): consecutive keys must stay apart at that precision.
+    let last = opts.start_s + f64::from(opts.frames - 1) / opts.fps;
+    if opts.frames > 1 {
+        let step = last as f32 - (last - 1.0 / opts.fps) as f32;
+        if !(step > 0.0) {
+            return Err(Error::invalid(
+                "bake span",
+                format!(
+                    "keys at {} fps up to {last} s fall closer than a glTF key time (f32 seconds) \
+                     can tell apart: start nearer 0 s or lower the key rate",
+                    opts.fps
+                ),
+            ));
+        }
     }
     if opts.name.trim().is_empty() {
         return Err(Error::invalid(

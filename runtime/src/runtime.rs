@@ -532,8 +532,16 @@ impl Runtime {
     /// The sink-global view is [`Runtime::splats_all`] with [`Runtime::sink_range`].
     ///
     /// # Errors
-    /// No lift attached; an unknown instance; [`Error::Posed`]; backend failures.
+    /// No frame posed yet; no lift attached; an unknown instance; [`Error::Posed`]; backend
+    /// failures.
     pub fn splats(&mut self, i: usize) -> Result<SplatBuffers> {
+        if self.frame == 0 {
+            self.instance(i)?;
+            return Err(Error::invalid(
+                format!("splats of instance {i}"),
+                "no frame posed yet: call update(t) first (render_rest() draws the rest pose)",
+            ));
+        }
         let s = self.engine.splats(i)?;
         if self.engine.posed_cpu(i).is_none() && self.frame > 0 {
             let ch = self.asset.character();

@@ -77,4 +77,24 @@ fn instance_1_of_3_reads_and_writes_the_same_through_either_view() {
     // All three instances in one file.
     let every = encode_splats(SplatFormat::Spz, &all, &[all.all()]).unwrap();
     assert_eq!(every.1.written, 3 * u64::from(s));
+    // No range, or ranges that share slots: refused, never an empty or doubled file.
+    for ranges in [vec![], vec![r, r]] {
+        let e = encode_splats(SplatFormat::Spz, &all, &ranges)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("no slot range") || e.contains("share slots"),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn splats_before_the_first_frame_are_refused() {
+    let options = RuntimeOptions::default();
+    let mut rt = Runtime::new(Arc::new(Asset::builtin()), &Device::Cpu, &options).unwrap();
+    let e = rt.splats(0).unwrap_err().to_string();
+    assert!(e.contains("no frame posed yet"), "{e}");
+    rt.update(0.0).unwrap();
+    assert!(rt.splats(0).is_ok());
 }

@@ -39,6 +39,12 @@ where
             "the path does not name a file",
         ))
     })?;
+    if !dir.is_dir() {
+        return Err(io_err(io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("the folder {} does not exist", dir.display()),
+        )));
+    }
     let mut prefix = std::ffi::OsString::from(".");
     prefix.push(name);
     prefix.push(".");

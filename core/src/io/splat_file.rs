@@ -10,7 +10,7 @@
 use std::path::Path;
 
 use crate::error::{Error, Result};
-use crate::io::ply::{PlyOptions, encode_splat_ply};
+use crate::io::ply::{PlyOptions, ShBands, encode_splat_ply};
 use crate::io::splat_glb::encode_splat_glb;
 use crate::io::spz::encode_spz;
 use crate::sink::{SlotRange, SplatBuffers};
@@ -18,7 +18,9 @@ use crate::sink::{SlotRange, SplatBuffers};
 /// A splat file format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 pub enum SplatFormat {
-    /// The INRIA 3DGS `.ply` (62 floats per splat with `f_rest`; [`PlyOptions::default`]).
+    /// The 3DGS `.ply` with `f_dc_*` only (17 floats, 68 bytes a splat: `mien animate`'s
+    /// default `--ply dc`); for the INRIA layout with 45 zero `f_rest_*` use
+    /// [`crate::io::ply::encode_splat_ply`] with [`crate::io::ply::ShBands::Degree3`].
     Ply,
     /// Niantic's SPZ (gzip, fixed point; about a tenth of the `.ply`).
     Spz,
@@ -69,7 +71,11 @@ pub fn encode_splats(
 ) -> Result<(Vec<u8>, SplatFileReport)> {
     Ok(match format {
         SplatFormat::Ply => {
-            let (b, s) = encode_splat_ply(buffers, ranges, &PlyOptions::default())?;
+            let dc = PlyOptions {
+                sh: ShBands::Dc,
+                ..PlyOptions::default()
+            };
+            let (b, s) = encode_splat_ply(buffers, ranges, &dc)?;
             (
                 b,
                 SplatFileReport {

@@ -276,12 +276,17 @@ impl Character {
             .enumerate()
             .map(|(i, c)| format!("{i}: {}", c.name.as_deref().unwrap_or("(unnamed)")))
             .collect();
+        let hint = if key == "rest" {
+            " (the rest pose is not a clip: a runtime instance without a drive is at rest; `InstanceMut::rest()` returns one to it)"
+        } else {
+            ""
+        };
         Err(Error::Invalid {
             what: format!("clip `{key}`"),
             reason: if names.is_empty() {
-                "the character has no clips".into()
+                format!("the character has no clips{hint}")
             } else {
-                format!("no such clip; it has [{}]", names.join(", "))
+                format!("no such clip; it has [{}]{hint}", names.join(", "))
             },
         })
     }

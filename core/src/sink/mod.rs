@@ -86,11 +86,34 @@ impl SplatBuffers {
         }
     }
 
-    /// Check that the four arrays have one length and every range lies inside them.
+    /// Check that the four arrays have one length and that `ranges` select slots: at least one
+    /// range, every range inside the buffers, no two overlapping (a slot is written once).
     ///
     /// # Errors
-    /// [`Error::Mismatch`] for unequal arrays, [`Error::Slots`] for a range past the end.
+    /// [`Error::Mismatch`] for unequal arrays, [`Error::Slots`] for no range, a range past the
+    /// end, or two ranges that share slots.
     pub fn check_ranges(&self, ranges: &[SlotRange]) -> Result<()> {
+        if ranges.is_empty() {
+            return Err(Error::Slots {
+                reason: "no slot range given (write a whole read-out with `SplatBuffers::all`)",
+                offset: 0,
+                count: 0,
+                capacity: u32::try_from(self.center.len()).unwrap_or(u32::MAX),
+            });
+        }
+        let mut sorted: Vec<&SlotRange> = ranges.iter().collect();
+        sorted.sort_by_key(|r| r.offset);
+        if let Some(w) = sorted
+            .windows(2)
+            .find(|w| w[0].end() > u64::from(w[1].offset))
+        {
+            return Err(Error::Slots {
+                reason: "two ranges share slots (each slot is written once)",
+                offset: w[1].offset,
+                count: w[1].count,
+                capacity: u32::try_from(self.center.len()).unwrap_or(u32::MAX),
+            });
+        }
         let n = self.center.len();
         for (what, len) in [
             ("splat buffers: color length", self.color.len()),
