@@ -93,6 +93,20 @@ impl SplatBuffers {
     /// [`Error::Mismatch`] for unequal arrays, [`Error::Slots`] for no range, a range past the
     /// end, or two ranges that share slots.
     pub fn check_ranges(&self, ranges: &[SlotRange]) -> Result<()> {
+        let n = self.center.len();
+        for (what, len) in [
+            ("splat buffers: color length", self.color.len()),
+            ("splat buffers: cov_a length", self.cov_a.len()),
+            ("splat buffers: cov_b length", self.cov_b.len()),
+        ] {
+            if len != n {
+                return Err(Error::Mismatch {
+                    what: what.into(),
+                    expected: n as u64,
+                    found: len as u64,
+                });
+            }
+        }
         if ranges.is_empty() {
             return Err(Error::Slots {
                 reason: "no slot range given (write a whole read-out with `SplatBuffers::all`)",
@@ -113,20 +127,6 @@ impl SplatBuffers {
                 count: w[1].count,
                 capacity: u32::try_from(self.center.len()).unwrap_or(u32::MAX),
             });
-        }
-        let n = self.center.len();
-        for (what, len) in [
-            ("splat buffers: color length", self.color.len()),
-            ("splat buffers: cov_a length", self.cov_a.len()),
-            ("splat buffers: cov_b length", self.cov_b.len()),
-        ] {
-            if len != n {
-                return Err(Error::Mismatch {
-                    what: what.into(),
-                    expected: n as u64,
-                    found: len as u64,
-                });
-            }
         }
         if let Some(r) = ranges.iter().find(|r| r.end() > n as u64) {
             return Err(Error::Slots {
