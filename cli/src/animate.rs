@@ -66,7 +66,7 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
     let builtin = asset.is_builtin();
     let animator_on = crate::animator::will_run(args, builtin)?;
     let driven = args.arkit.is_some()
-        || args.speech.is_some()
+        || args.speech.speech.is_some()
         || args.clip.as_deref().is_some_and(|c| c != "rest")
         || animator_on;
     if driven {
@@ -83,11 +83,11 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
         args.arkit.as_deref(),
         args.calibration.as_deref(),
         args.clip.as_deref(),
-        args.speech.is_some(),
+        args.speech.speech.is_some(),
         animator_on,
     )?;
     report.animation = anim_report;
-    let speech = crate::speech::layer(args, ch)?;
+    let speech = crate::speech::layer(&args.speech, args.face.as_deref(), ch)?;
     let mut span = drive.span(ch);
     if let Some(sp) = &speech {
         span.1 = span.1.max(sp.span().1);

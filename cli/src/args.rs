@@ -56,6 +56,7 @@ pub enum Command {
     /// Bake a take into the character's own GLB: the meshes, skin and morph targets unchanged, one
     /// animation appended with LINEAR keys at --fps for the morph weights mien poses with (after
     /// the per-frame rules) and every joint the take moves. Deterministic bytes.
+    #[command(after_help = BAKE_HELP)]
     Bake(crate::bake::BakeArgs),
     /// Drive a character live from Live Link Face over UDP: packets decoded (v6), filtered by
     /// subject, ordered by a jitter buffer and posed as they fall due; malformed, late and
@@ -214,32 +215,13 @@ pub enum FrameFormat {
     Glb,
 }
 
-/// `mien animate` arguments.
+/// `--speech` and its flags: what `mien animate` and `mien bake` share.
 #[derive(Debug, Args)]
-pub struct AnimateArgs {
-    /// Character: a glTF 2.0 file (.glb or .gltf) with morph targets and/or a skin, a VRM avatar
-    /// (.vrm, 0.x or 1.0: its expressions driven through ARKit → VRM presets, visemes → aa ih ou
-    /// ee oh, blink and lookAt), or a linear head pack (.aosrig, from `mien pack`) driven through
-    /// its baked ARKit-52 map.
-    /// Default: the built-in sample head.
-    #[arg(short, long, value_name = "FILE", help_heading = "Character")]
-    pub character: Option<PathBuf>,
-
-    /// Drive the face with an ARKit-52 weight stream: a Live Link Face .csv, or an Audio2Face
-    /// blendshape export .json. Channels are mapped onto the character's morph targets by name;
-    /// unmatched channels are listed in the report with the nearest target names, and every
-    /// channel's value range is reported.
-    #[arg(
-        long,
-        value_name = "FILE",
-        conflicts_with = "clip",
-        help_heading = "Animation"
-    )]
-    pub arkit: Option<PathBuf>,
-
+pub struct SpeechArgs {
     /// Lip-sync from a speech timing file: Montreal Forced Aligner TextGrid, Gentle JSON, Rhubarb
     /// Lip Sync TSV/JSON, Amazon Polly speech marks, Azure viseme events or mien's own utterance JSON
     /// (recognised by content). The speech owns the mouth; a clip or --arkit stream keeps the rest.
+    /// A bake records its label, duration and every interval.
     #[arg(long, value_name = "FILE", help_heading = "Speech")]
     pub speech: Option<PathBuf>,
 
@@ -278,6 +260,35 @@ pub struct AnimateArgs {
         help_heading = "Speech"
     )]
     pub min_hold: f64,
+
+}
+
+/// `mien animate` arguments.
+#[derive(Debug, Args)]
+pub struct AnimateArgs {
+    /// Character: a glTF 2.0 file (.glb or .gltf) with morph targets and/or a skin, a VRM avatar
+    /// (.vrm, 0.x or 1.0: its expressions driven through ARKit → VRM presets, visemes → aa ih ou
+    /// ee oh, blink and lookAt), or a linear head pack (.aosrig, from `mien pack`) driven through
+    /// its baked ARKit-52 map.
+    /// Default: the built-in sample head.
+    #[arg(short, long, value_name = "FILE", help_heading = "Character")]
+    pub character: Option<PathBuf>,
+
+    /// Drive the face with an ARKit-52 weight stream: a Live Link Face .csv, or an Audio2Face
+    /// blendshape export .json. Channels are mapped onto the character's morph targets by name;
+    /// unmatched channels are listed in the report with the nearest target names, and every
+    /// channel's value range is reported.
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with = "clip",
+        help_heading = "Animation"
+    )]
+    pub arkit: Option<PathBuf>,
+
+    /// The speech flags (shared with `mien bake`).
+    #[command(flatten)]
+    pub speech: SpeechArgs,
 
     /// A face definition (`mien-face` JSON, docs/schemas/face.schema.json): expressions, visemes,
     /// blink, gaze and clamping. Default: built-in ARKit expressions and blink, and the character's
@@ -487,6 +498,19 @@ pub struct AnimateArgs {
     #[arg(short, long)]
     pub quiet: bool,
 }
+
+/// `mien bake`'s extra help: examples and exit codes.
+pub const BAKE_HELP: &str = "Examples:
+  mien bake --character avatar.glb --arkit take.csv --out baked.glb
+  mien bake --character avatar.vrm --speech line.TextGrid --sampler envelope --min-hold 0.125 --out line.glb
+  mien bake --verify baked.glb                     check a baked file and print its timing records
+
+Exit codes:
+  0    baked (or verified)
+  1    mien refused an input or flag, or the baked file does not verify (the message names the
+       file, take or flag); nothing was written
+  2    the command line could not be parsed
+  A bake stopped by a signal writes nothing: every output is replaced atomically at the end.";
 
 /// `mien live`'s extra help.
 pub const LIVE_HELP: &str = "Examples:

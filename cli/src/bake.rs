@@ -20,19 +20,18 @@ pub struct BakeArgs {
 
     /// Check a baked file instead of baking: its record intact, every facial part's vertex order,
     /// positions, indices, target names and offsets unchanged.
-    #[arg(long, value_name = "BAKED", conflicts_with_all = ["character", "arkit", "clip", "out"])]
+    #[arg(long, value_name = "BAKED", conflicts_with_all = ["character", "arkit", "clip", "out", "speech"])]
     pub verify: Option<PathBuf>,
 
     /// An ARKit-52 stream to bake (.csv Live Link Face; .json Audio2Face or MediaPipe; .pbtxt).
     #[arg(long, value_name = "FILE", conflicts_with = "clip")]
     pub arkit: Option<PathBuf>,
 
-    /// Lip-sync from a speech timing file (MFA TextGrid, Gentle JSON, Rhubarb, Polly, Azure, mien
-    /// JSON; recognised by content): the speech owns the mouth, a clip or --arkit stream the rest.
-    /// Its label, duration and every interval go into the bake's record. Without --clip or --arkit
-    /// the rest of the face holds the rest pose (pass --clip 0 to keep the character's own clip).
-    #[arg(long, value_name = "FILE")]
-    pub speech: Option<PathBuf>,
+    /// Lip-sync (`--speech FILE` and its flags, as `mien animate` takes them). Without --clip or
+    /// --arkit the rest of the face holds the rest pose under the speech (pass --clip 0 to keep
+    /// the character's own clip).
+    #[command(flatten)]
+    pub speech: crate::args::SpeechArgs,
 
     /// One of the character's own clips (name or index), `all`, or `rest`. Default: its first
     /// clip's take, or the rest pose.
@@ -109,12 +108,18 @@ pub fn run(a: &BakeArgs) -> Result<String> {
         for take in &r.takes {
             if let Some(t) = mien_runtime::bake::alignment(&bytes, &file, take)? {
                 text.push_str(&format!(
-                    "  {take}: utterance `{}` ({}) at {} s on the media clock, {:.3} s, {} intervals; {}, {}\n",
+                    "  {take}: utterance `{}` ({}) at {} s on the media clock, {:.3} s, {} intervals, {} visemes{}; {}, {}\n",
                     t.label,
                     t.file.as_deref().unwrap_or("no file"),
                     t.origin_s,
                     t.duration_s,
                     t.intervals.len(),
+                    t.sampler,
+                    if t.min_hold_s > 0.0 {
+                        format!(" held at least {} s", t.min_hold_s)
+                    } else {
+                        String::new()
+                    },
                     t.mapping_revision,
                     t.timing_revision
                 ));
@@ -130,7 +135,7 @@ pub fn run(a: &BakeArgs) -> Result<String> {
     let inputs: Vec<(&str, &std::path::Path)> = [
         ("--character", Some(character.as_path())),
         ("--arkit", a.arkit.as_deref()),
-        ("--speech", a.speech.as_deref()),
+        ("--speech", a.speech.speech.as_deref()),
     ]
     .into_iter()
     .filter_map(|(n, p)| p.map(|p| (n, p)))
@@ -153,6 +158,7 @@ pub fn run(a: &BakeArgs) -> Result<String> {
             }
         }
     }
+    crate::speech::check_flags(&a.speech)?;
     if a.frames.is_some_and(|f| f > MAX_KEYS) {
         bail!(
             "--frames {}: at most {MAX_KEYS} keys per take",
@@ -168,11 +174,15 @@ pub fn run(a: &BakeArgs) -> Result<String> {
     if a.frames == Some(0) {
         bail!("--frames 0: a bake needs at least one key");
     }
+    // A baked take is a GLB; a VRM's bake keeps its VRM extensions, so `.vrm` is one too.
     if !out
         .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("glb"))
+        .is_some_and(|e| e.eq_ignore_ascii_case("glb") || e.eq_ignore_ascii_case("vrm"))
     {
-        bail!("--out {}: a baked take is a .glb file", out.display());
+        bail!(
+            "--out {}: a baked take is a .glb file (or .vrm, baking a VRM avatar)",
+            out.display()
+        );
     }
     let asset = Arc::new(crate::load::character(Some(character))?);
     let source = mien_core::io::read::read_file_capped(character, 1 << 31)
@@ -182,18 +192,22 @@ pub fn run(a: &BakeArgs) -> Result<String> {
         a.arkit.as_deref(),
         None,
         a.clip.as_deref(),
-        a.speech.is_some(),
+        a.speech.speech.is_some(),
         false,
     )?;
     let ch = asset.character();
-    let speech = match &a.speech {
-        Some(p) => Some(mien_runtime::Speech::from_file(
-            p,
-            &mien_runtime::speech::SpeechOptions::default(),
-            ch,
-        )?),
-        None => None,
-    };
+    if ch.vrm.is_none()
+        && out
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("vrm"))
+    {
+        bail!(
+            "--out {}: {} is not a VRM avatar, so its bake is a .glb file",
+            out.display(),
+            character.display()
+        );
+    }
+    let speech = crate::speech::layer(&a.speech, None, ch)?;
     let mut span = drive.span(ch);
     if let Some(sp) = &speech {
         span.1 = span.1.max(sp.span().1);
@@ -225,6 +239,26 @@ pub fn run(a: &BakeArgs) -> Result<String> {
             a.start,
             span.1
         );
+    }
+    // What the user should know about the take (printed after the summary).
+    let mut notes = Vec::new();
+    let last_key = a.start + f64::from(frames - 1) / a.fps;
+    if last_key > span.1 + 1e-9 {
+        notes.push(format!(
+            "--frames {frames} reaches {last_key:.3} s, past the take's end ({:.3} s): the keys after it hold the take's last pose",
+            span.1
+        ));
+    }
+    const SHOWN: usize = 8;
+    for n in ch.notes.iter().take(SHOWN) {
+        notes.push(format!("{}: {}: {}", character.display(), n.field, n.message));
+    }
+    if ch.notes.len() > SHOWN {
+        notes.push(format!(
+            "… and {} more import notes (`mien inspect {}` lists them all)",
+            ch.notes.len() - SHOWN,
+            character.display()
+        ));
     }
     let options = RuntimeOptions {
         instances: 1,
@@ -347,5 +381,9 @@ pub fn run(a: &BakeArgs) -> Result<String> {
                     p.display()
                 )
             })
+            .collect::<String>()
+        + &notes
+            .iter()
+            .map(|n| format!("  note: {n}\n"))
             .collect::<String>())
 }

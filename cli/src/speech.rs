@@ -6,11 +6,13 @@ use mien_core::io::speech::SpeechFormat;
 use mien_core::rig::Character;
 use mien_runtime::speech::{Sampler as RtSampler, Speech, SpeechOptions};
 
-use crate::args::{AnimateArgs, Sampler};
+use std::path::Path;
+
+use crate::args::{Sampler, SpeechArgs};
 use crate::text::num;
 
 /// The speech options of `args` (the face file's visemes not read yet).
-fn options(args: &AnimateArgs) -> SpeechOptions {
+fn options(args: &SpeechArgs, face: Option<&Path>) -> SpeechOptions {
     SpeechOptions {
         format: args
             .speech_format
@@ -23,7 +25,7 @@ fn options(args: &AnimateArgs) -> SpeechOptions {
         audio_offset: args.audio_offset,
         min_hold: args.min_hold,
         visemes: None,
-        face_file: args.face.as_ref().map(|p| p.display().to_string()),
+        face_file: face.map(|p| p.display().to_string()),
     }
 }
 
@@ -31,7 +33,7 @@ fn options(args: &AnimateArgs) -> SpeechOptions {
 ///
 /// # Errors
 /// The first flag out of range, named with its value and the allowed range.
-pub fn check_flags(args: &AnimateArgs) -> Result<()> {
+pub fn check_flags(args: &SpeechArgs) -> Result<()> {
     use mien_runtime::speech::{MAX_AUDIO_OFFSET_S, MAX_MIN_HOLD_S};
     let o = args.audio_offset;
     ensure!(
@@ -53,20 +55,21 @@ pub fn check_flags(args: &AnimateArgs) -> Result<()> {
         num(h)
     );
     // The library's own check agrees (it words the options as fields).
-    Ok(options(args).check()?)
+    Ok(options(args, None).check()?)
 }
 
-/// The speech of a run (`None` without `--speech`).
+/// The speech of a run (`None` without `--speech`); `face` is `mien animate --face`, whose visemes
+/// the speech uses.
 ///
 /// # Errors
 /// Unreadable or invalid timing files, a face file that names targets the character lacks, a
 /// character no viseme binds to.
-pub fn layer(args: &AnimateArgs, ch: &Character) -> Result<Option<Speech>> {
+pub fn layer(args: &SpeechArgs, face: Option<&Path>, ch: &Character) -> Result<Option<Speech>> {
     let Some(path) = &args.speech else {
         return Ok(None);
     };
-    let mut o = options(args);
-    if let Some(p) = &args.face {
+    let mut o = options(args, face);
+    if let Some(p) = face {
         let text = String::from_utf8(mien_core::io::read::read_file_capped(p, 1 << 20)?)
             .map_err(|_| anyhow::anyhow!("{}: not UTF-8", p.display()))?;
         let file = p.display().to_string();

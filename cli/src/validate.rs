@@ -89,7 +89,17 @@ pub fn flags(args: &AnimateArgs) -> Result<()> {
             );
         }
     }
-    crate::speech::check_flags(args)?;
+    // `--ply sh3` lays out .ply files: with another --format it would be silently ignored.
+    if args.ply == crate::args::PlyLayout::Sh3 && args.format != crate::args::FrameFormat::Ply {
+        bail!(
+            "--ply sh3 lays out .ply frames, but this run writes {} frames: add --format ply, or leave --ply out",
+            match args.format {
+                crate::args::FrameFormat::Spz => "SPZ",
+                _ => ".glb",
+            }
+        );
+    }
+    crate::speech::check_flags(&args.speech)?;
     sheet(args.sheet, args.cell)
 }
 

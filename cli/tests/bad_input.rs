@@ -125,6 +125,9 @@ fn bad_numbers_are_refused() {
     refused(&["--frames", "0"], &["frames"]);
     refused(&["--sigma=-1"], &["--sigma"]);
     refused(&["--start=-2"], &["--start"]);
+    // A layout flag of a format the run does not write would be ignored: refused.
+    refused(&["--ply", "sh3"], &["--ply sh3", "--format ply"]);
+    refused(&["--ply", "sh3", "--format", "glb"], &["--ply sh3", ".glb"]);
 }
 
 #[test]

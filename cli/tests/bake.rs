@@ -321,3 +321,138 @@ fn lods_keep_the_face_and_meet_the_budget() {
         assert!(!bad.exists());
     }
 }
+
+/// `mien bake` takes the speech flags `mien animate` takes (issue 25's fresh-user pass): an
+/// envelope with a minimum hold at an audio offset is baked and recorded (sampler, hold, origin,
+/// the envelope's timing revision) and `--verify` prints it; `--min-hold` without the envelope is
+/// refused as in animate; keys past the take's end are baked with a note saying they hold its last
+/// pose.
+#[test]
+fn bake_takes_the_speech_flags_and_says_when_keys_pass_the_take() {
+    let dir = tempfile::tempdir().unwrap();
+    let facecap = data("facecap/facecap.glb");
+    let gentle = data("gentle/lucier_golden.json");
+    let out = dir.path().join("speech.glb");
+    let base = [
+        "bake",
+        "--character",
+        facecap.to_str().unwrap(),
+        "--speech",
+        gentle.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let r = mien(&[&base[..], &["--min-hold", "0.125", "--frames", "30"]].concat());
+    assert!(
+        !r.ok() && r.stderr.contains("--min-hold") && r.stderr.contains("envelope"),
+        "{}",
+        r.stderr
+    );
+    assert!(!out.exists());
+    let r = mien(
+        &[
+            &base[..],
+            &[
+                "--sampler",
+                "envelope",
+                "--min-hold",
+                "0.125",
+                "--audio-offset",
+                "0.5",
+                "--frames",
+                "60",
+            ],
+        ]
+        .concat(),
+    );
+    assert!(r.ok(), "{}", r.stderr);
+    let bytes = std::fs::read(&out).unwrap();
+    let jl = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
+    let json: serde_json::Value = serde_json::from_slice(&bytes[20..20 + jl]).unwrap();
+    let rec = &json["animations"].as_array().unwrap().last().unwrap()["extras"]["mien"];
+    let sp = &rec["speech"];
+    assert_eq!(sp["sampler"], "envelope", "{sp}");
+    assert_eq!(sp["min_hold_s"], 0.125, "{sp}");
+    assert_eq!(sp["origin_s"], 0.5, "{sp}");
+    assert_eq!(
+        rec["revisions"]["timing"],
+        "mien-envelope-attack-hold-release-v2"
+    );
+    let v = mien(&["bake", "--verify", out.to_str().unwrap()]);
+    assert!(
+        v.ok() && v.stdout.contains("envelope visemes held at least 0.125 s"),
+        "{}{}",
+        v.stdout,
+        v.stderr
+    );
+
+    // Keys past the take: the end is the utterance's (offset + duration).
+    let end = 0.5 + sp["duration_s"].as_f64().unwrap();
+    let start = format!("{:.3}", end - 0.5);
+    let r = mien(
+        &[
+            &base[..],
+            &[
+                "--audio-offset",
+                "0.5",
+                "--start",
+                &start,
+                "--frames",
+                "60",
+            ],
+        ]
+        .concat(),
+    );
+    assert!(r.ok(), "{}", r.stderr);
+    assert!(
+        r.stdout.contains("past the take's end") && r.stdout.contains("hold the take's last pose"),
+        "{}",
+        r.stdout
+    );
+}
+
+/// A VRM avatar's bake keeps its VRM extensions, so it may be written as `.vrm` (and verifies);
+/// a plain glTF's bake may not be called `.vrm`.
+#[test]
+fn a_vrm_bakes_to_vrm_and_a_gltf_does_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let gentle = data("gentle/lucier_golden.json");
+    let out = dir.path().join("line.vrm");
+    let godette = data("vrm/Godette_vrm_v4.vrm");
+    let r = mien(&[
+        "bake",
+        "--character",
+        godette.to_str().unwrap(),
+        "--speech",
+        gentle.to_str().unwrap(),
+        "--frames",
+        "30",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(r.ok(), "{}", r.stderr);
+    let v = mien(&["bake", "--verify", out.to_str().unwrap()]);
+    assert!(v.ok(), "{}", v.stderr);
+    let i = mien(&["inspect", out.to_str().unwrap()]);
+    assert!(i.ok() && i.stdout.contains("VRM"), "{}", i.stdout);
+
+    let facecap = data("facecap/facecap.glb");
+    let bad = dir.path().join("facecap.vrm");
+    let r = mien(&[
+        "bake",
+        "--character",
+        facecap.to_str().unwrap(),
+        "--speech",
+        gentle.to_str().unwrap(),
+        "--frames",
+        "30",
+        "--out",
+        bad.to_str().unwrap(),
+    ]);
+    assert!(
+        !r.ok() && r.stderr.contains("not a VRM avatar"),
+        "{}",
+        r.stderr
+    );
+    assert!(!bad.exists());
+}

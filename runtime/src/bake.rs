@@ -113,7 +113,7 @@ fn speech_record(rt: &Runtime) -> Result<Option<Value>> {
             .file_name()
             .map_or_else(|| f.to_string(), |n| n.to_string_lossy().into_owned())
     });
-    Ok(Some(json!({
+    let mut rec = json!({
         "label": r["label"],
         "file": file,
         "format": r["format"],
@@ -121,7 +121,12 @@ fn speech_record(rt: &Runtime) -> Result<Option<Value>> {
         "origin_s": r["audio_offset_s"],
         "duration_s": r["duration_s"],
         "intervals": r["intervals"],
-    })))
+    });
+    // The envelope's minimum hold changes the curves: recorded when it is on.
+    if let Some(h) = r.get("min_hold_s").filter(|h| h.as_f64().is_some_and(|h| h > 0.0)) {
+        rec["min_hold_s"] = h.clone();
+    }
+    Ok(Some(rec))
 }
 
 /// Version of the record layout in `extras.mien`.
@@ -694,6 +699,10 @@ pub struct TimingRecord {
     pub duration_s: f64,
     /// Every interval, in file order.
     pub intervals: Vec<TimedUnit>,
+    /// How visemes followed the timings: `held` or `envelope`.
+    pub sampler: String,
+    /// The envelope's minimum hold, seconds (0: off, and always 0 for `held`).
+    pub min_hold_s: f64,
     /// The phoneme → viseme table's revision ([`mien_core::speech::viseme::MAPPING_REVISION`]).
     pub mapping_revision: String,
     /// The timing rule's revision ([`mien_core::speech::aligned::TIMING_REVISION`], or the
@@ -787,6 +796,8 @@ pub fn alignment(bytes: &[u8], file: &str, take: &str) -> Result<Option<TimingRe
         origin_s,
         duration_s,
         intervals,
+        sampler: sp["sampler"].as_str().unwrap_or("held").to_string(),
+        min_hold_s: sp["min_hold_s"].as_f64().unwrap_or(0.0),
         mapping_revision: rev("visemes"),
         timing_revision: rev("timing"),
     }))
