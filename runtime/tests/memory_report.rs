@@ -80,7 +80,11 @@ fn rig_and_sink_bytes_equal_a_count_by_hand() {
     for n in [1u32, 3] {
         let o = RuntimeOptions {
             instances: n,
-            lift: Some(LiftOptions::default()),
+            // The debug lift: one gaussian per vertex (the count by hand below).
+            lift: Some(LiftOptions {
+                kind: mien_runtime::LiftKind::Debug,
+                ..LiftOptions::default()
+            }),
         };
         let mut rt = Runtime::new(Arc::clone(&asset), &Device::Cpu, &o).unwrap();
         rt.update(0.0).unwrap();

@@ -158,7 +158,7 @@ pub fn encode_splat_ply(
     ranges: &[SlotRange],
     options: &PlyOptions,
 ) -> Result<(Vec<u8>, PlyStats)> {
-    buffers.check_ranges(ranges)?;
+    buffers.check_file_ranges(ranges)?;
     let mut stats = PlyStats::default();
     let mut records = Vec::new();
     for r in ranges {

@@ -55,7 +55,7 @@ pub fn encode_splat_glb(
     buffers: &SplatBuffers,
     ranges: &[SlotRange],
 ) -> Result<(Vec<u8>, GlbWriteReport)> {
-    buffers.check_ranges(ranges)?;
+    buffers.check_file_ranges(ranges)?;
     let mut rep = GlbWriteReport::default();
     let (slots, skipped) = buffers.visible_slots(ranges);
     rep.transparent_skipped = skipped;

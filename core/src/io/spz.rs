@@ -451,7 +451,7 @@ pub fn encode_spz(
     buffers: &SplatBuffers,
     ranges: &[SlotRange],
 ) -> Result<(Vec<u8>, SpzWriteReport)> {
-    buffers.check_ranges(ranges)?;
+    buffers.check_file_ranges(ranges)?;
     let mut rep = SpzWriteReport::default();
     let (slots, skipped) = buffers.visible_slots(ranges);
     rep.transparent_skipped = skipped;

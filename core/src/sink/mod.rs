@@ -86,12 +86,30 @@ impl SplatBuffers {
         }
     }
 
-    /// Check that the four arrays have one length and that `ranges` select slots: at least one
-    /// range, every range inside the buffers, no two overlapping (a slot is written once).
+    /// [`SplatBuffers::check_ranges`] for a splat file: at least one range too (a file of no
+    /// slot is a caller's mistake; a preview of none is a background).
     ///
     /// # Errors
-    /// [`Error::Mismatch`] for unequal arrays, [`Error::Slots`] for no range, a range past the
-    /// end, or two ranges that share slots.
+    /// As [`SplatBuffers::check_ranges`]; [`Error::Slots`] for no range.
+    pub fn check_file_ranges(&self, ranges: &[SlotRange]) -> Result<()> {
+        self.check_ranges(ranges)?;
+        if ranges.is_empty() {
+            return Err(Error::Slots {
+                reason: "no slot range given (write a whole read-out with `SplatBuffers::all`)",
+                offset: 0,
+                count: 0,
+                capacity: u32::try_from(self.center.len()).unwrap_or(u32::MAX),
+            });
+        }
+        Ok(())
+    }
+
+    /// Check that the four arrays have one length and that `ranges` select slots: every range
+    /// inside the buffers, no two overlapping (a slot is written once).
+    ///
+    /// # Errors
+    /// [`Error::Mismatch`] for unequal arrays, [`Error::Slots`] for a range past the end, or two
+    /// ranges that share slots.
     pub fn check_ranges(&self, ranges: &[SlotRange]) -> Result<()> {
         let n = self.center.len();
         for (what, len) in [
@@ -106,14 +124,6 @@ impl SplatBuffers {
                     found: len as u64,
                 });
             }
-        }
-        if ranges.is_empty() {
-            return Err(Error::Slots {
-                reason: "no slot range given (write a whole read-out with `SplatBuffers::all`)",
-                offset: 0,
-                count: 0,
-                capacity: u32::try_from(self.center.len()).unwrap_or(u32::MAX),
-            });
         }
         let mut sorted: Vec<&SlotRange> = ranges.iter().collect();
         sorted.sort_by_key(|r| r.offset);
