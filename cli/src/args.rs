@@ -260,7 +260,6 @@ pub struct SpeechArgs {
         help_heading = "Speech"
     )]
     pub min_hold: f64,
-
 }
 
 /// `mien animate` arguments.

@@ -251,7 +251,12 @@ pub fn run(a: &BakeArgs) -> Result<String> {
     }
     const SHOWN: usize = 8;
     for n in ch.notes.iter().take(SHOWN) {
-        notes.push(format!("{}: {}: {}", character.display(), n.field, n.message));
+        notes.push(format!(
+            "{}: {}: {}",
+            character.display(),
+            n.field,
+            n.message
+        ));
     }
     if ch.notes.len() > SHOWN {
         notes.push(format!(

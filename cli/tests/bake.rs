@@ -392,14 +392,7 @@ fn bake_takes_the_speech_flags_and_says_when_keys_pass_the_take() {
     let r = mien(
         &[
             &base[..],
-            &[
-                "--audio-offset",
-                "0.5",
-                "--start",
-                &start,
-                "--frames",
-                "60",
-            ],
+            &["--audio-offset", "0.5", "--start", &start, "--frames", "60"],
         ]
         .concat(),
     );

@@ -123,7 +123,10 @@ fn speech_record(rt: &Runtime) -> Result<Option<Value>> {
         "intervals": r["intervals"],
     });
     // The envelope's minimum hold changes the curves: recorded when it is on.
-    if let Some(h) = r.get("min_hold_s").filter(|h| h.as_f64().is_some_and(|h| h > 0.0)) {
+    if let Some(h) = r
+        .get("min_hold_s")
+        .filter(|h| h.as_f64().is_some_and(|h| h > 0.0))
+    {
         rec["min_hold_s"] = h.clone();
     }
     Ok(Some(rec))
