@@ -6,6 +6,7 @@ pub mod canon;
 pub mod clip;
 pub mod drive;
 pub mod head;
+pub mod retarget;
 pub mod stream;
 
 pub use calibration::{Calibration, CalibrationReport, ChannelCalibration};

@@ -42,6 +42,8 @@ pub struct Character {
     /// A VRM avatar's expressions, humanoid map and lookAt (`None` for other characters); its
     /// expression control node is the last node ([`crate::vrm`]).
     pub vrm: Option<crate::vrm::Vrm>,
+    /// A VRM Animation file's humanoid map (`None` for other files).
+    pub vrm_animation: Option<crate::vrm::VrmAnimation>,
     /// glTF materials (base colour only), indexed by [`crate::rig::Primitive::material`].
     pub materials: Vec<crate::rig::material::Material>,
     /// Images `(I,)` by glTF image index: the encoded bytes, or `None` when they could not be
@@ -232,6 +234,28 @@ impl Character {
     pub fn node_mesh(&self, node: NodeId) -> Option<(MeshId, &Mesh)> {
         let m = self.nodes.get(node.index())?.mesh?;
         Some((m, self.meshes.get(m.index())?))
+    }
+
+    /// The humanoid map as roles (VRM 1.0 bone names, [`crate::anim::retarget::names::ROLES`]) and
+    /// nodes: a VRM avatar's (0.x thumbs renamed to 1.0's) or a VRM Animation's; `None` for other
+    /// characters (their roles come from bone names). Unknown bone names are left out.
+    pub fn humanoid(&self) -> Option<Vec<(&'static str, NodeId)>> {
+        use crate::anim::retarget::names::canonical_vrm;
+        if let Some(v) = &self.vrm {
+            let v0 = v.version == crate::vrm::VrmVersion::V0;
+            return Some(
+                v.humanoid
+                    .iter()
+                    .filter_map(|b| canonical_vrm(&b.bone, v0).map(|r| (r, b.node)))
+                    .collect(),
+            );
+        }
+        self.vrm_animation.as_ref().map(|a| {
+            a.humanoid
+                .iter()
+                .filter_map(|b| canonical_vrm(&b.bone, false).map(|r| (r, b.node)))
+                .collect()
+        })
     }
 
     /// The rest pose: every node's file transform; weights from the node, else the mesh's defaults,

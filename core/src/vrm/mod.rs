@@ -180,6 +180,16 @@ pub struct Vrm {
     pub skipped_binds: Vec<SkippedBind>,
 }
 
+/// A VRM Animation file's (`.vrma`, VRMC_vrm_animation-1.0) control data: its humanoid map, by
+/// which a clip of its nodes is retargeted onto any humanoid ([`crate::anim::retarget`]).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct VrmAnimation {
+    /// `specVersion` as written.
+    pub spec_version: String,
+    /// The humanoid bone map (VRM 1.0 names).
+    pub humanoid: Vec<HumanBone>,
+}
+
 /// A morph bind skipped on import because it moves nothing (a 1.0 bind on a node without a mesh,
 /// a target index the mesh lacks, a 0.x bind of a mesh no node instances).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]

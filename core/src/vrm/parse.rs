@@ -95,6 +95,59 @@ pub fn read_with(
     Ok(Some(vrm))
 }
 
+/// Read a VRM Animation's humanoid map (`extensions.VRMC_vrm_animation.humanoid.humanBones`,
+/// VRMC_vrm_animation-1.0): which node of the `.vrma` file is which humanoid bone. Returns `None`
+/// for a file without the extension. Expression and lookAt tracks are not read yet (noted when
+/// present).
+///
+/// # Errors
+/// [`Error::Format`] naming `extensions.VRMC_vrm_animation…`: a humanoid bone on a missing node,
+/// a value of the wrong JSON type.
+pub fn read_animation(
+    ext: &Map<String, Value>,
+    scene: &Scene,
+    notes: &mut Vec<ImportNote>,
+) -> Result<Option<super::VrmAnimation>> {
+    let Some(v) = ext.get("VRMC_vrm_animation") else {
+        return Ok(None);
+    };
+    let base = "extensions.VRMC_vrm_animation";
+    let mut r = Reader {
+        scene,
+        notes,
+        skipped: Vec::new(),
+    };
+    let root = r.object(v, base)?;
+    let spec_version = root
+        .get("specVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("1.0")
+        .to_string();
+    let humanoid = r.humanoid_v1(root.get("humanoid"), &format!("{base}.humanoid"))?;
+    for key in ["expressions", "lookAt"] {
+        let present = match root.get(key) {
+            Some(Value::Object(m)) => m.values().any(|x| match x {
+                Value::Object(o) => !o.is_empty(),
+                _ => true,
+            }),
+            Some(_) => true,
+            None => false,
+        };
+        if present {
+            r.note(
+                &format!("{base}.{key}"),
+                format!(
+                    "VRM Animation {key} tracks are not played yet: only the humanoid bones are"
+                ),
+            );
+        }
+    }
+    Ok(Some(super::VrmAnimation {
+        spec_version,
+        humanoid,
+    }))
+}
+
 /// Where each version keeps its lookAt fields.
 struct LookAtKeys {
     kind: &'static str,

@@ -136,6 +136,17 @@ pub fn import_gltf_bytes(bytes: &[u8], base_dir: Option<&Path>, label: &str) -> 
     let skins = skin::skins(&mut ctx)?;
     let clips = animation::clips(&mut ctx, &meshes)?;
     let vrm = vrm_control(&mut ctx, &mut nodes, &mut meshes, &mut scene_roots)?;
+    let vrm_animation = match ctx.root.extensions.as_ref() {
+        Some(ext) => {
+            let scene = crate::vrm::parse::Scene {
+                file: ctx.file,
+                nodes: &nodes,
+                meshes: &meshes,
+            };
+            crate::vrm::parse::read_animation(&ext.others, &scene, &mut ctx.notes)?
+        }
+        None => None,
+    };
     let materials = material::materials(&mut ctx);
     let images = material::images(&mut ctx, &materials);
     let hierarchy = crate::rig::Hierarchy::new(label, &nodes)?;
@@ -151,6 +162,7 @@ pub fn import_gltf_bytes(bytes: &[u8], base_dir: Option<&Path>, label: &str) -> 
         required_extensions: root.extensions_required.clone(),
         notes: ctx.notes,
         vrm,
+        vrm_animation,
         materials,
         images,
     };
@@ -246,6 +258,7 @@ fn ignored_notes(ctx: &mut Ctx) {
                     | "EXT_texture_webp"
                     | "VRM"
                     | "VRMC_vrm"
+                    | "VRMC_vrm_animation"
             )
         })
         .collect();
