@@ -58,6 +58,12 @@ pub enum Command {
     /// the per-frame rules) and every joint the take moves. Deterministic bytes.
     #[command(after_help = BAKE_HELP)]
     Bake(crate::bake::BakeArgs),
+    /// Retarget a clip from another skeleton onto a character and bake it into the character's
+    /// own GLB: bones mapped by humanoid role (VRM/VRMA humanoid maps, else bone names) or by a
+    /// `mien-retarget` map, each target bone turned as its source bone turns relative to its
+    /// reference pose (rest, or an automatic T-pose), the hips moving by the hip-height ratio.
+    #[command(after_help = crate::retarget::HELP)]
+    Retarget(crate::retarget::RetargetArgs),
     /// Drive a character live from Live Link Face over UDP: packets decoded (v6), filtered by
     /// subject, ordered by a jitter buffer and posed as they fall due; malformed, late and
     /// duplicate packets are counted, never fatal. Stops at --duration, at the end of a

@@ -16,6 +16,7 @@ mod outdir;
 mod pack;
 mod preview;
 mod report;
+mod retarget;
 mod scenario;
 mod speech;
 mod subject;
@@ -50,6 +51,7 @@ fn main() -> ExitCode {
         Command::Calibrate(c) => calibrate(c).map(|text| print!("{text}")),
         Command::Bind(b) => bind::run(b).map(|text| print!("{text}")),
         Command::Bake(b) => bake::run(&b).map(|text| print!("{text}")),
+        Command::Retarget(r) => retarget::run(r).map(|text| print!("{text}")),
         Command::Live(l) => {
             let _ = interrupt::install_stop_only();
             live::run(l).map(|text| print!("{text}"))

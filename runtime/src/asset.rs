@@ -131,6 +131,44 @@ impl Asset {
         })
     }
 
+    /// This character with `clips` appended to its own (a retargeted clip,
+    /// [`crate::retarget::retarget`]; a clip built in code): the rig is shared, not copied. Returns
+    /// the new asset and the appended clips' ids, which [`crate::InstanceMut::play_clips`] plays on
+    /// any instance of a runtime made from it.
+    ///
+    /// # Errors
+    /// A linear head (its control character plays no node clips); a clip whose channels name a
+    /// node the character lacks or carry the wrong width (the character's own check, naming the
+    /// clip and channel).
+    pub fn with_clips(
+        &self,
+        clips: Vec<mien_core::anim::clip::Clip>,
+    ) -> Result<(Self, Vec<mien_core::rig::ClipId>)> {
+        if matches!(self.model, Model::Head { .. }) {
+            return Err(Error::invalid(
+                self.source(),
+                "a linear head plays no node clips (drive it with an ARKit stream or speech)",
+            ));
+        }
+        let mut character = self.character.clone();
+        let first = character.clips.len();
+        character.clips.extend(clips);
+        character
+            .validate()
+            .with_context(|| format!("clips added to {}", self.source()))?;
+        let ids = (first..character.clips.len())
+            .map(|i| mien_core::rig::ClipId(i as u32))
+            .collect();
+        Ok((
+            Asset {
+                character,
+                model: self.model.clone(),
+                builtin: self.builtin,
+            },
+            ids,
+        ))
+    }
+
     /// A linear head from a parsed pack; `source` names it in messages.
     ///
     /// # Errors

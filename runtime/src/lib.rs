@@ -41,6 +41,7 @@ pub mod lift;
 pub mod live;
 mod memory;
 pub mod posed;
+pub mod retarget;
 pub mod runtime;
 pub mod space;
 pub mod speech;

@@ -495,8 +495,8 @@ impl Retargeter {
     ) -> Result<Self> {
         def.check("retarget definition")?;
         let mut notes = Vec::new();
-        let s = Skel::new(source, &mut notes);
-        let t = Skel::new(target, &mut notes);
+        let mut s = Skel::new(source, &mut notes);
+        let mut t = Skel::new(target, &mut notes);
         let mut problems = Vec::new();
         let mut pairs = Vec::new();
         for (i, b) in def.bones.iter().enumerate() {
@@ -522,6 +522,17 @@ impl Retargeter {
                     target: c.index(),
                     translate: b.translate,
                 });
+            }
+        }
+        // A bone mapped to a bone of known role takes that role (a map from a skeleton whose
+        // names say nothing, like CesiumMan's, still finds its facing and its T-pose chains).
+        for p in &pairs {
+            let (a, c) = (NodeId(p.source as u32), NodeId(p.target as u32));
+            if let (None, Some(r)) = (s.role_of(a), t.role_of(c)) {
+                s.roles.entry(r).or_insert(a);
+            }
+            if let (Some(r), None) = (s.role_of(a), t.role_of(c)) {
+                t.roles.entry(r).or_insert(c);
             }
         }
         let references = [
