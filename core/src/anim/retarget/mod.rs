@@ -53,6 +53,12 @@ pub use reference::t_pose;
 pub const MAX_RETARGET_FPS: f64 = 240.0;
 /// Most poses one retargeted clip may hold (seed 003).
 pub const MAX_RETARGET_POSES: u64 = 20_000;
+/// A key rotation within this angle of the target reference's local rotation is written as that
+/// rotation, radians (f32 rounding of the f64 composition stays far below it).
+pub const SNAP_RAD: f64 = 1e-6;
+/// A translate bone's key within this distance of its reference translation is written as it,
+/// metres.
+pub const SNAP_M: f64 = 1e-7;
 /// The `format` field of a retarget definition.
 pub const FORMAT: &str = "mien-retarget";
 
@@ -468,6 +474,9 @@ pub struct Retargeter {
     target_pair: Vec<Option<usize>>,
     source_ref: World,
     target_ref: World,
+    /// The target reference pose's locals: a key within [`SNAP_RAD`] / [`SNAP_M`] of them is
+    /// written as them, bit for bit.
+    target_ref_locals: Vec<Transform>,
     target_rest: Vec<Transform>,
     target_order: Vec<NodeId>,
     target_parents: Vec<Option<usize>>,
@@ -540,18 +549,22 @@ impl Retargeter {
             ("target", &t, options.target_reference),
         ];
         let mut worlds = Vec::new();
+        let mut ref_locals = Vec::new();
         for (side, skel, r) in references {
-            match reference_locals(skel, r) {
-                Ok(l) => worlds.push(World::of(skel.ch, &l)),
+            let l = match reference_locals(skel, r) {
+                Ok(l) => l,
                 Err(e) => {
                     problems.push(Error::Invalid {
                         what: format!("retarget {side} reference ({})", r.name()),
                         reason: e.to_string(),
                     });
-                    worlds.push(World::of(skel.ch, &skel.ch.rest_pose().locals));
+                    skel.ch.rest_pose().locals
                 }
-            }
+            };
+            worlds.push(World::of(skel.ch, &l));
+            ref_locals.push(l);
         }
+        let target_ref_locals = ref_locals.pop().unwrap_or_default();
         let target_ref = worlds.pop().unwrap_or_default();
         let source_ref = worlds.pop().unwrap_or_default();
 
@@ -681,6 +694,7 @@ impl Retargeter {
             target_pair,
             source_ref,
             target_ref,
+            target_ref_locals,
             target_rest: target.rest_pose().locals,
             target_parents: target
                 .nodes
@@ -737,14 +751,30 @@ impl Retargeter {
                     let want = self.target_ref.pos(i) + self.scale * (self.model * moved);
                     local_t = pmat.inverse().transform_point3(want);
                 }
-                out[i].rotation = Quat::from_xyzw(
-                    local_r.x as f32,
-                    local_r.y as f32,
-                    local_r.z as f32,
-                    local_r.w as f32,
-                )
-                .normalize();
-                out[i].translation = local_t.as_vec3();
+                // At the reference (within rounding), the reference's own values, bit for bit:
+                // a clip at the source's reference leaves the target exactly at its reference.
+                let reference = &self.target_ref_locals[i];
+                let rr = dquat(reference.rotation);
+                if local_r.dot(rr).abs() >= (SNAP_RAD / 2.0).cos() {
+                    local_r = rr;
+                    out[i].rotation = reference.rotation;
+                } else {
+                    out[i].rotation = Quat::from_xyzw(
+                        local_r.x as f32,
+                        local_r.y as f32,
+                        local_r.z as f32,
+                        local_r.w as f32,
+                    )
+                    .normalize();
+                }
+                if p.translate {
+                    if local_t.distance(dvec(reference.translation)) <= SNAP_M {
+                        local_t = dvec(reference.translation);
+                        out[i].translation = reference.translation;
+                    } else {
+                        out[i].translation = local_t.as_vec3();
+                    }
+                }
             }
             let lm = DMat4::from_scale_rotation_translation(dvec(out[i].scale), local_r, local_t);
             rot[i] = (prot * local_r).normalize();
@@ -980,6 +1010,19 @@ fn facing(skel: &Skel, w: &World) -> Option<DVec3> {
 
 /// ` (near: a, b, c)` — up to three node names sharing the most with `name`, for messages.
 fn near_names(ch: &Character, name: &str) -> String {
+    // A node of the same humanoid role is the nearest of all.
+    if let Some(role) = names::role_of(name) {
+        let same: Vec<&str> = ch
+            .nodes
+            .iter()
+            .filter_map(|n| n.name.as_deref())
+            .filter(|n| names::role_of(n) == Some(role))
+            .take(3)
+            .collect();
+        if !same.is_empty() {
+            return format!(" (near: {}, read as `{role}`)", same.join(", "));
+        }
+    }
     let lower = name.to_ascii_lowercase();
     let core = names::split_side(name).1.to_ascii_lowercase();
     let mut scored: Vec<(usize, &str)> = ch
