@@ -35,6 +35,9 @@ pub use mien_core as core;
 pub use mien_cpu as cpu;
 pub use mien_runtime as runtime;
 
+/// Retargeting a clip from another skeleton onto a character ([`mien_runtime::retarget`]).
+pub use mien_runtime::retarget;
+
 /// The benchmark harness `mien bench` runs (feature `bench`, on with `cli`): the workloads, the
 /// bytes each must move, one harness per backend, the peers' export.
 #[cfg(feature = "bench")]
