@@ -466,7 +466,39 @@ fn baked_takes_pass_the_gltf_validator() {
     let take = data("livelinkface/MySlate_3_Jason_Millers_iPhone.csv");
     let gentle = data("gentle/lucier_golden.json");
     let ict = ict_pack(dir.path());
-    for (name, character, extra) in [
+    let knight = data("bodies/KnightCharacter.glb");
+    let cesium_map =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/retarget/cesium_man.retarget.json");
+    let cesium = data("khronos/CesiumMan/CesiumMan_chromedays.glb");
+    // `mien retarget` bakes too: (name, target, [SOURCE and flags]) run as `retarget … --to`.
+    let retargeted: Vec<(&str, PathBuf, Vec<&str>)> = vec![
+        (
+            "knight-walk-rpm",
+            data("avatars/rpm_male.glb"),
+            vec![
+                knight.to_str().unwrap(),
+                "--clip",
+                "HumanArmature|Walking",
+                "--reference",
+                "t-pose",
+            ],
+        ),
+        (
+            "cesium-walk-rpm",
+            data("avatars/rpm_male.glb"),
+            vec![
+                cesium.to_str().unwrap(),
+                "--map",
+                cesium_map.to_str().unwrap(),
+            ],
+        ),
+        (
+            "knight-walk-godette",
+            data("vrm/Godette_vrm_v4.vrm"),
+            vec![knight.to_str().unwrap(), "--clip", "HumanArmature|Walking"],
+        ),
+    ];
+    let baked = [
         (
             "facecap",
             data("facecap/facecap.glb"),
@@ -509,17 +541,23 @@ fn baked_takes_pass_the_gltf_validator() {
             data("khronos/CesiumMan/CesiumMan_chromedays.glb"),
             vec!["--tolerance", "0.001,0.1"],
         ),
-    ] {
+    ];
+    let cases = baked
+        .into_iter()
+        .map(|(n, c, e)| (n, c, e, false))
+        .chain(retargeted.into_iter().map(|(n, c, e)| (n, c, e, true)));
+    for (name, character, extra, retarget) in cases {
         let out = dir.path().join(format!("{name}.glb"));
-        let o = Command::new(bin())
-            .arg("bake")
-            .arg("--character")
-            .arg(&character)
-            .args(&extra)
-            .arg("--out")
-            .arg(&out)
-            .output()
-            .unwrap();
+        let mut cmd = Command::new(bin());
+        if retarget {
+            cmd.arg("retarget").args(&extra).arg("--to").arg(&character);
+        } else {
+            cmd.arg("bake")
+                .arg("--character")
+                .arg(&character)
+                .args(&extra);
+        }
+        let o = cmd.arg("--out").arg(&out).output().unwrap();
         assert!(
             o.status.success(),
             "{name}: {}",
@@ -632,7 +670,9 @@ fn a_still_take_is_refused_and_verify_agrees_with_the_validator() {
 /// three.js (GLTFLoader + AnimationMixer, `browser/mixer.mjs`) plays mien's baked takes as mien
 /// does: Face Cap with the Live Link take (meshopt and KTX2 load through three's decoders) and
 /// with a Gentle alignment (the first 10 s), CesiumMan walking (every key, and reduced: each
-/// channel with its own key times), the ICT-FaceKit linear head with the Live Link take, sampled at 20 times between and on the keys — every channel's morph weights,
+/// channel with its own key times), the ICT-FaceKit linear head with the Live Link take, and
+/// `mien retarget`'s bakes (the knight's and CesiumMan's walks on the RPM avatar, the knight's on
+/// Godette), sampled at 20 times between and on the keys — every channel's morph weights,
 /// rotation (up to sign) and translation within 1e-5 of mien's runtime playing the same file.
 #[test]
 fn three_js_plays_baked_takes_as_mien_does() {
@@ -645,7 +685,39 @@ fn three_js_plays_baked_takes_as_mien_does() {
     let take = data("livelinkface/MySlate_3_Jason_Millers_iPhone.csv");
     let gentle = data("gentle/lucier_golden.json");
     let ict = ict_pack(dir.path());
-    for (name, character, extra) in [
+    let knight = data("bodies/KnightCharacter.glb");
+    let cesium_map =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/retarget/cesium_man.retarget.json");
+    let cesium = data("khronos/CesiumMan/CesiumMan_chromedays.glb");
+    // `mien retarget` bakes too: (name, target, [SOURCE and flags]) run as `retarget … --to`.
+    let retargeted: Vec<(&str, PathBuf, Vec<&str>)> = vec![
+        (
+            "knight-walk-rpm",
+            data("avatars/rpm_male.glb"),
+            vec![
+                knight.to_str().unwrap(),
+                "--clip",
+                "HumanArmature|Walking",
+                "--reference",
+                "t-pose",
+            ],
+        ),
+        (
+            "cesium-walk-rpm",
+            data("avatars/rpm_male.glb"),
+            vec![
+                cesium.to_str().unwrap(),
+                "--map",
+                cesium_map.to_str().unwrap(),
+            ],
+        ),
+        (
+            "knight-walk-godette",
+            data("vrm/Godette_vrm_v4.vrm"),
+            vec![knight.to_str().unwrap(), "--clip", "HumanArmature|Walking"],
+        ),
+    ];
+    let baked = [
         (
             "facecap",
             data("facecap/facecap.glb"),
@@ -688,17 +760,23 @@ fn three_js_plays_baked_takes_as_mien_does() {
             data("khronos/CesiumMan/CesiumMan_chromedays.glb"),
             vec!["--tolerance", "0.001,0.1"],
         ),
-    ] {
+    ];
+    let cases = baked
+        .into_iter()
+        .map(|(n, c, e)| (n, c, e, false))
+        .chain(retargeted.into_iter().map(|(n, c, e)| (n, c, e, true)));
+    for (name, character, extra, retarget) in cases {
         let out = dir.path().join(format!("{name}.glb"));
-        let o = Command::new(bin())
-            .arg("bake")
-            .arg("--character")
-            .arg(&character)
-            .args(&extra)
-            .arg("--out")
-            .arg(&out)
-            .output()
-            .unwrap();
+        let mut cmd = Command::new(bin());
+        if retarget {
+            cmd.arg("retarget").args(&extra).arg("--to").arg(&character);
+        } else {
+            cmd.arg("bake")
+                .arg("--character")
+                .arg(&character)
+                .args(&extra);
+        }
+        let o = cmd.arg("--out").arg(&out).output().unwrap();
         assert!(
             o.status.success(),
             "{name}: {}",
@@ -806,5 +884,118 @@ fn three_js_plays_baked_takes_as_mien_does() {
             worst <= 1e-5,
             "{name}: three.js differs from mien by {worst:e}"
         );
+    }
+}
+
+/// three-vrm's own VRM Animation path (`@pixiv/three-vrm-animation`'s `createVRMAnimationClip`,
+/// `browser/vrma.mjs`) and mien's retargeting (rest references, the automatic humanoid map) pose
+/// the same avatar from the same `.vrma` alike: every humanoid bone's world position at 12 times
+/// within 1 mm, on a VRM 0.x avatar (Godette: three-vrm flips the clip for 0.x, mien turns it by the
+/// facing) and a VRM 1.0 one (the robot), for an arm clip and a hips/spine twist.
+#[test]
+fn three_vrm_plays_vrma_clips_as_mien_retargets_them() {
+    use mien_runtime::retarget::{RetargetRequest, load_source, retarget};
+    use mien_runtime::{Asset, Device, Runtime, RuntimeOptions};
+    use std::sync::Arc;
+    if !ready() {
+        return;
+    }
+    let mut results = Vec::new();
+    for (avatar, clip) in [
+        ("vrm/Godette_vrm_v4.vrm", "bodies/test.vrma"),
+        ("retarget/debug_robot.vrm", "bodies/test.vrma"),
+        (
+            "retarget/debug_robot.vrm",
+            "retarget/hips_spine_twisting.vrma",
+        ),
+        (
+            "vrm/Godette_vrm_v4.vrm",
+            "retarget/hips_spine_twisting.vrma",
+        ),
+    ] {
+        let (avatar, clip) = (data(avatar), data(clip));
+        let source = load_source(&clip).unwrap();
+        let target = Asset::load(&avatar).unwrap();
+        let r = retarget(&source, &target, &RetargetRequest::default()).unwrap();
+        let duration = r.asset.character().clips[r.clip.index()].end();
+        let times: Vec<f64> = (0..12).map(|i| duration * f64::from(i) / 11.3).collect();
+        let o = Command::new("node")
+            .current_dir(browser_dir())
+            .arg("vrma.mjs")
+            .arg("--file")
+            .arg(&avatar)
+            .arg("--vrma")
+            .arg(&clip)
+            .arg("--times")
+            .arg(
+                times
+                    .iter()
+                    .map(|t| t.to_string())
+                    .collect::<Vec<_>>()
+                    .join(","),
+            )
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{}: {}",
+            avatar.display(),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let three: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let asset = Arc::new(r.asset);
+        let opts = RuntimeOptions {
+            instances: 1,
+            lift: None,
+        };
+        let mut rt = Runtime::new(Arc::clone(&asset), &Device::Cpu, &opts).unwrap();
+        rt.instance_mut(0).unwrap().play_clips(&[r.clip]).unwrap();
+        let ch = asset.character();
+        // The roles as three-vrm names them (VRM 0.x thumbs renamed to 1.0's, as three-vrm does).
+        let humanoid = ch.humanoid().unwrap();
+        let (mut worst, mut checked, mut moved) = (0.0f64, 0usize, 0.0f64);
+        let mut worst_at = String::new();
+        let rest_world = {
+            let (mut s, mut w) = (Vec::new(), Vec::new());
+            ch.world_matrices(&ch.rest_pose(), &mut s, &mut w);
+            w
+        };
+        for (k, &t) in times.iter().enumerate() {
+            rt.update(t).unwrap();
+            let pose = rt.instance(0).unwrap().pose().clone();
+            let (mut s, mut w) = (Vec::new(), Vec::new());
+            ch.world_matrices(&pose, &mut s, &mut w);
+            for (bone, node) in &humanoid {
+                let Some(theirs) = three["bones"][*bone][k].as_array() else {
+                    continue;
+                };
+                let p = w[node.index()].w_axis;
+                let mine = [p.x, p.y, p.z];
+                let d = theirs
+                    .iter()
+                    .zip(mine)
+                    .map(|(a, b)| (a.as_f64().unwrap() - f64::from(b)).powi(2))
+                    .sum::<f64>()
+                    .sqrt();
+                if d > worst {
+                    worst_at = format!("{bone} at {t:.2} s: three {theirs:?}, mien {mine:?}");
+                }
+                worst = worst.max(d);
+                moved = moved.max(f64::from(
+                    (w[node.index()].w_axis - rest_world[node.index()].w_axis).length(),
+                ));
+                checked += 1;
+            }
+        }
+        eprintln!(
+            "{} ← {}: {checked} bone positions, worst {worst:.2e} m ({worst_at}; bones move up to {moved:.3} m)",
+            avatar.display(),
+            clip.display()
+        );
+        assert!(checked > 100 && moved > 0.05, "{checked} {moved}");
+        results.push((avatar.display().to_string(), worst));
+    }
+    for (avatar, worst) in &results {
+        assert!(*worst < 1e-3, "{avatar}: worst {worst} m");
     }
 }

@@ -18,8 +18,9 @@
 //! so the source at its reference gives the target its reference exactly, and T-pose and A-pose
 //! skeletons agree on "arm raised 60°" once both references are T-poses. `M` is the model rotation:
 //! [`RetargetDef::model_rotation`], else the turn about +Y that takes the source's facing onto the
-//! target's (each found from its left and right arms or legs: VRM 0.x avatars face −Z, VRM 1.0 and
-//! VRM Animation +Z). Bone lengths never change: a target bone keeps its rest translation, except a
+//! target's (VRM 0.x avatars face −Z, VRM 1.0 and VRM Animation +Z by their specs; any other
+//! skeleton's facing is found from its left and right upper legs or arms, and a turn within 10° of a
+//! multiple of 90° is snapped to it). Bone lengths never change: a target bone keeps its rest translation, except a
 //! translate bone (the hips), placed at
 //!
 //! ```text
@@ -482,6 +483,8 @@ pub struct Retargeter {
     target_parents: Vec<Option<usize>>,
     model: DQuat,
     scale: f64,
+    /// Why the scale is unknown (a clip translating a translate bone is refused with this).
+    unknown_scale: Option<String>,
     report: RetargetReport,
 }
 
@@ -493,9 +496,10 @@ impl Retargeter {
     /// [`Error::Invalid`] naming every problem at once ([`Error::Many`]): a bone name neither
     /// skeleton has (with the near names it has), a definition that breaks
     /// [`RetargetDef::check`], a reference clip or time the skeleton lacks, a T-pose reference
-    /// of a skeleton whose arms or legs cannot be found, a translate bone at no height above its
-    /// skeleton's lowest node (without a `scale`), and with [`RetargetOptions::strict`] every
-    /// unmapped bone.
+    /// of a skeleton whose arms or legs cannot be found, and with [`RetargetOptions::strict`]
+    /// every unmapped bone. (A translate bone at no height above its skeleton's lowest joint
+    /// leaves the scale unknown: reported, and refused by [`Retargeter::retarget_clip`] only for a
+    /// clip that translates it.)
     pub fn new(
         def: &RetargetDef,
         source: &Character,
@@ -569,6 +573,7 @@ impl Retargeter {
         let source_ref = worlds.pop().unwrap_or_default();
 
         // The translate bones' scale: the first translate pair's height ratio.
+        let mut unknown_scale = None;
         let (scale, scale_from) = match (def.scale, pairs.iter().find(|p| p.translate)) {
             (Some(k), _) => (k, "definition".to_string()),
             (None, None) => (1.0, "none (no translate bone)".to_string()),
@@ -578,16 +583,18 @@ impl Retargeter {
                 if hs > 1e-4 && ht > 1e-4 && (ht / hs).is_finite() {
                     (ht / hs, "hip height".to_string())
                 } else {
-                    problems.push(Error::Invalid {
-                        what: "retarget scale".into(),
-                        reason: format!(
-                            "the translate bones stand {hs:.4} m ({}) and {ht:.4} m ({}) above \
-                             their skeletons' lowest nodes: give `scale` in the definition",
-                            node_name(source, NodeId(p.source as u32)),
-                            node_name(target, NodeId(p.target as u32))
-                        ),
-                    });
-                    (1.0, "none".to_string())
+                    // Only a clip that translates the bone needs the scale: refused there.
+                    unknown_scale = Some(format!(
+                        "the translate bones stand {hs:.4} m ({}) and {ht:.4} m ({}) above their \
+                         skeletons' lowest joints, so the hip-height ratio is unknown: give \
+                         `scale` in the definition",
+                        node_name(source, NodeId(p.source as u32)),
+                        node_name(target, NodeId(p.target as u32))
+                    ));
+                    (
+                        1.0,
+                        "unknown (a clip that translates the hips is refused)".to_string(),
+                    )
                 }
             }
         };
@@ -704,6 +711,7 @@ impl Retargeter {
             target_order: order,
             model,
             scale,
+            unknown_scale,
             report,
         })
     }
@@ -790,8 +798,9 @@ impl Retargeter {
     ///
     /// # Errors
     /// [`Error::Invalid`] for an `fps` outside [1, [`MAX_RETARGET_FPS`]] or a bake of more than
-    /// [`MAX_RETARGET_POSES`] poses (with the numbers), an unknown clip, or clips that move
-    /// nothing (no key).
+    /// [`MAX_RETARGET_POSES`] poses (with the numbers), an unknown clip, clips that move
+    /// nothing (no key), or clips that translate a translate bone when the scale is unknown (a
+    /// translate bone at no height above its skeleton's lowest joint and no `scale` given).
     pub fn retarget_clip(
         &self,
         source: &Character,
@@ -826,6 +835,21 @@ impl Retargeter {
             }
         }
         let used: Vec<&Clip> = clips.iter().map(|c| &source.clips[c.index()]).collect();
+        if let Some(why) = &self.unknown_scale {
+            let moved = used.iter().flat_map(|c| &c.channels).any(|ch| {
+                ch.property == Property::Translation
+                    && self
+                        .pairs
+                        .iter()
+                        .any(|p| p.translate && p.source == ch.node.index())
+            });
+            if moved {
+                return Err(Error::Invalid {
+                    what: what(),
+                    reason: format!("the clip translates the hips, but {why}"),
+                });
+            }
+        }
         if used.iter().all(|c| c.channels.is_empty()) {
             return Err(Error::Invalid {
                 what: what(),
@@ -987,10 +1011,22 @@ fn height(ch: &Character, w: &World, node: usize) -> f64 {
     w.pos(node).y - low
 }
 
-/// The skeleton's facing: the horizontal unit vector `left × up` from its left and right upper
-/// legs (else upper arms, shoulders, feet) in pose `w` — the hip joints first, as arms in an
-/// A-pose may lean forward.
+/// The skeleton's facing: a VRM's or VRM Animation's by its spec, else the horizontal unit vector
+/// `left × up` from its left and right upper legs (else upper arms, shoulders, feet) in pose `w` —
+/// the hip joints first, as arms in an A-pose may lean forward.
 fn facing(skel: &Skel, w: &World) -> Option<DVec3> {
+    // VRM files say their facing (VRM 0.x: −Z; VRMC_vrm-1.0 and VRMC_vrm_animation-1.0: +Z), as
+    // three-vrm reads them, whatever their rest pose looks like.
+    if let Some(v) = &skel.ch.vrm {
+        return Some(if v.version == crate::vrm::VrmVersion::V0 {
+            DVec3::NEG_Z
+        } else {
+            DVec3::Z
+        });
+    }
+    if skel.ch.vrm_animation.is_some() {
+        return Some(DVec3::Z);
+    }
     for (l, r) in [
         ("leftUpperLeg", "rightUpperLeg"),
         ("leftUpperArm", "rightUpperArm"),
