@@ -5,6 +5,8 @@ pub mod calibration;
 pub mod canon;
 pub mod clip;
 pub mod drive;
+pub mod foot;
+pub mod ground;
 pub mod head;
 pub mod retarget;
 pub mod stream;

@@ -253,6 +253,12 @@ impl<'a> Skel<'a> {
     }
 }
 
+/// A skeleton's humanoid roles and nodes: its VRM / VRM Animation humanoid map, else read from its
+/// joint names ([`names`]; only skin joints when it has a skin; the first joint of a role wins).
+pub fn roles(ch: &Character) -> Vec<(&'static str, NodeId)> {
+    Skel::new(ch, &mut Vec::new()).roles.into_iter().collect()
+}
+
 fn node_name(ch: &Character, n: NodeId) -> String {
     ch.nodes[n.index()]
         .name
