@@ -197,7 +197,8 @@ impl FootIkDef {
     }
 
     /// The legs and pelvis of a humanoid found by role (a VRM's humanoid map, else joint names:
-    /// [`crate::anim::retarget::names`]), every other field at its default.
+    /// [`crate::anim::retarget::names`]); each ankle's height its height above the lowest joint
+    /// below it in the rest pose (the toes; at least 2 cm); every other field at its default.
     ///
     /// # Errors
     /// [`Error::Invalid`] naming the roles the skeleton lacks (hips, and each leg's upper leg,
@@ -234,10 +235,22 @@ impl FootIkDef {
             (n("leftUpperLeg"), n("leftLowerLeg"), n("leftFoot")),
             (n("rightUpperLeg"), n("rightLowerLeg"), n("rightFoot")),
         );
-        Ok(Self::new(
-            &n("hips"),
-            &[(&l.0, &l.1, &l.2), (&r.0, &r.1, &r.2)],
-        ))
+        let mut def = Self::new(&n("hips"), &[(&l.0, &l.1, &l.2), (&r.0, &r.1, &r.2)]);
+        // Each ankle's height: above the lowest joint of its foot (toes, toe end) in the rest
+        // pose, at least 2 cm.
+        let w = World::of(ch, &ch.rest_pose().locals);
+        for (leg, foot) in def.legs.iter_mut().zip(["leftFoot", "rightFoot"]) {
+            if let Some((_, a)) = roles.iter().find(|(r, _)| *r == foot) {
+                let mut low = w.pos(a.index()).y;
+                let mut stack = vec![*a];
+                while let Some(x) = stack.pop() {
+                    low = low.min(w.pos(x.index()).y);
+                    stack.extend(ch.nodes[x.index()].children.iter().copied());
+                }
+                leg.ankle_height = (w.pos(a.index()).y - low).max(0.02);
+            }
+        }
+        Ok(def)
     }
 
     /// Parse a `mien-foot-ik` file; strict (unknown keys, out-of-range numbers refused).
