@@ -464,17 +464,25 @@ fn retargeted_walks_keep_their_feet_on_a_slope() {
             target_reference: Reference::TPose,
             strict: false,
         };
-        let rt = Retargeter::new(&RetargetDef::auto(&knight, &ch).unwrap(), &knight, &ch, &o).unwrap();
+        let rt =
+            Retargeter::new(&RetargetDef::auto(&knight, &ch).unwrap(), &knight, &ch, &o).unwrap();
         let d = FootIkDef::humanoid(&ch).unwrap();
         let mut fp = FootPlacer::new(&d, &ch).unwrap();
-        let node = |n: &str| ch.nodes.iter().position(|x| x.name.as_deref() == Some(n)).unwrap();
+        let node = |n: &str| {
+            ch.nodes
+                .iter()
+                .position(|x| x.name.as_deref() == Some(n))
+                .unwrap()
+        };
         let legs: Vec<[usize; 3]> = d
             .legs
             .iter()
             .map(|l| [node(&l.hip), node(&l.knee), node(&l.ankle)])
             .collect();
         let rest = world(&ch, &ch.rest_pose());
-        let len = |w: &[DVec3], l: &[usize; 3]| ((w[l[1]] - w[l[0]]).length(), (w[l[2]] - w[l[1]]).length());
+        let len = |w: &[DVec3], l: &[usize; 3]| {
+            ((w[l[1]] - w[l[0]]).length(), (w[l[2]] - w[l[1]]).length())
+        };
         let end = knight.clips[walk.index()].end();
         let (mut plants, mut worst_slide, mut worst_low, mut grounded) =
             (vec![None::<DVec3>; 2], 0.0f64, f64::INFINITY, 0);
@@ -485,12 +493,17 @@ fn retargeted_walks_keep_their_feet_on_a_slope() {
             src.clone_from(&knight.rest_pose());
             knight.apply_clip(walk, t, &mut src);
             pose.locals = rt.retarget_locals(&knight, &src.locals);
-            let r = fp.update(1.0 / 60.0, &ch, &mut pose, DMat4::IDENTITY, &slope).unwrap();
+            let r = fp
+                .update(1.0 / 60.0, &ch, &mut pose, DMat4::IDENTITY, &slope)
+                .unwrap();
             let w = world(&ch, &pose);
             for (k, l) in legs.iter().enumerate() {
                 let (a, b) = len(&w, l);
                 let (ra, rb) = len(&rest, l);
-                assert!((a - ra).abs() < 1e-4 && (b - rb).abs() < 1e-4, "{target}: leg {k} lengths");
+                assert!(
+                    (a - ra).abs() < 1e-4 && (b - rb).abs() < 1e-4,
+                    "{target}: leg {k} lengths"
+                );
                 let lr = &r.legs[k];
                 let ankle = DVec3::from_array(lr.ankle);
                 if f >= 30 && lr.grounded {
@@ -509,7 +522,13 @@ fn retargeted_walks_keep_their_feet_on_a_slope() {
             }
         }
         assert!(grounded > 60, "{target}: {grounded} grounded foot frames");
-        assert!(worst_low > -0.02, "{target}: a foot sank {worst_low} m below its ankle height");
-        assert!(worst_slide < 0.01, "{target}: a planted foot slid {worst_slide} m");
+        assert!(
+            worst_low > -0.02,
+            "{target}: a foot sank {worst_low} m below its ankle height"
+        );
+        assert!(
+            worst_slide < 0.01,
+            "{target}: a planted foot slid {worst_slide} m"
+        );
     }
 }

@@ -9,6 +9,7 @@ pub mod foot;
 pub mod ground;
 pub mod head;
 pub mod retarget;
+pub mod spring;
 pub mod stream;
 
 pub use calibration::{Calibration, CalibrationReport, ChannelCalibration};

@@ -44,6 +44,9 @@ pub struct Character {
     pub vrm: Option<crate::vrm::Vrm>,
     /// A VRM Animation file's humanoid map (`None` for other files).
     pub vrm_animation: Option<crate::vrm::VrmAnimation>,
+    /// Spring bones (`VRMC_springBone`, or a VRM 0.x `secondaryAnimation`), `None` when the file
+    /// has none ([`crate::anim::spring`]).
+    pub spring_bones: Option<crate::anim::spring::SpringBones>,
     /// glTF materials (base colour only), indexed by [`crate::rig::Primitive::material`].
     pub materials: Vec<crate::rig::material::Material>,
     /// Images `(I,)` by glTF image index: the encoded bytes, or `None` when they could not be

@@ -64,6 +64,11 @@ pub const HANDLED_REQUIRED_EXTENSIONS: &[&str] = &[
     "KHR_texture_basisu",
     "KHR_texture_transform",
     "EXT_texture_webp",
+    "VRM",
+    "VRMC_vrm",
+    "VRMC_vrm_animation",
+    "VRMC_springBone",
+    "VRMC_springBone_extended_collider",
 ];
 
 /// Largest glTF input read, in bytes: 2 GiB (2³¹). It caps the `.gltf` / `.glb` file itself, each
@@ -147,6 +152,21 @@ pub fn import_gltf_bytes(bytes: &[u8], base_dir: Option<&Path>, label: &str) -> 
         }
         None => None,
     };
+    let spring_bones = match ctx.root.extensions.as_ref() {
+        Some(ext) => {
+            let children: Vec<Vec<crate::rig::NodeId>> =
+                nodes.iter().map(|n| n.children.clone()).collect();
+            let rest: Vec<crate::rig::Transform> = nodes.iter().map(|n| n.rest).collect();
+            crate::anim::spring::read_spring_bones(
+                &ext.others,
+                ctx.file,
+                &children,
+                &rest,
+                &mut ctx.notes,
+            )?
+        }
+        None => None,
+    };
     let materials = material::materials(&mut ctx);
     let images = material::images(&mut ctx, &materials);
     let hierarchy = crate::rig::Hierarchy::new(label, &nodes)?;
@@ -163,6 +183,7 @@ pub fn import_gltf_bytes(bytes: &[u8], base_dir: Option<&Path>, label: &str) -> 
         notes: ctx.notes,
         vrm,
         vrm_animation,
+        spring_bones,
         materials,
         images,
     };
@@ -259,6 +280,8 @@ fn ignored_notes(ctx: &mut Ctx) {
                     | "VRM"
                     | "VRMC_vrm"
                     | "VRMC_vrm_animation"
+                    | "VRMC_springBone"
+                    | "VRMC_springBone_extended_collider"
             )
         })
         .collect();
