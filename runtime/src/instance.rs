@@ -82,6 +82,8 @@ pub struct Instance {
     locals: Vec<Mat4>,
     pub(crate) world: Vec<Mat4>,
     pub(crate) totals: InstanceTotals,
+    /// Foot placement and spring bones ([`crate::body`]).
+    pub(crate) body: crate::body::Body,
 }
 
 impl Instance {
@@ -114,6 +116,7 @@ impl Instance {
             locals: Vec::new(),
             world: Vec::new(),
             totals: InstanceTotals::default(),
+            body: crate::body::Body::default(),
         })
     }
 
@@ -184,7 +187,17 @@ impl Instance {
             self.totals.expression_clamped += u64::from(state.last.clamped);
             ch.world_matrices(&self.pose, &mut self.locals, &mut self.world);
         }
+        // The body: foot placement, then spring bones (seed 003's order), before the palette.
+        if self.body.active() {
+            self.body.apply(ch, &mut self.pose, t)?;
+            ch.world_matrices(&self.pose, &mut self.locals, &mut self.world);
+        }
         Ok(())
+    }
+
+    /// What the body step (foot placement, spring bones) did on the last frame.
+    pub fn body_report(&self) -> &crate::body::BodyReport {
+        &self.body.last
     }
 
     /// The drive's own time at media time `t`, seconds: `t − offset`, wrapped into the drive's span
@@ -270,6 +283,19 @@ pub fn check_drivable(asset: &Asset) -> Result<()> {
     Ok(())
 }
 
+/// Foot placement for [`InstanceMut::set_foot_placement`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum FootPlacement {
+    /// None (the default).
+    #[default]
+    Off,
+    /// Legs and hips found by humanoid role, every setting at its default
+    /// ([`mien_core::anim::foot::FootIkDef::humanoid`]).
+    Humanoid,
+    /// A `mien-foot-ik` definition.
+    Def(mien_core::anim::foot::FootIkDef),
+}
+
 /// An instance with its character, to attach drivers ([`crate::Runtime::instance_mut`]).
 pub struct InstanceMut<'a> {
     pub(crate) asset: &'a Asset,
@@ -314,6 +340,7 @@ impl InstanceMut<'_> {
         self.inst.drive = drive;
         self.inst.live_arkit = false;
         self.inst.direct_head_ext = None;
+        self.inst.body.restart();
         self.rebuild_motion()?;
         Ok(self)
     }
@@ -595,6 +622,76 @@ impl InstanceMut<'_> {
         let id = ch.find_clip(name_or_index)?;
         let take = ch.take_of(id);
         self.set_drive(Drive::Clips(take))
+    }
+
+    /// Foot placement on this instance ([`mien_core::anim::foot`]): off (the default), found by
+    /// humanoid role, or from a definition. It runs after the drive, speech and face, before the
+    /// spring bones, on the ground [`InstanceMut::set_ground`] gives.
+    ///
+    /// # Errors
+    /// A linear head; a definition the character does not fit, or a character whose hips and legs
+    /// cannot be found by role (every problem named).
+    pub fn set_foot_placement(&mut self, foot: FootPlacement) -> Result<&mut Self> {
+        if !matches!(foot, FootPlacement::Off) && matches!(self.asset.model(), Model::Head { .. }) {
+            return Err(Error::invalid(
+                self.asset.source(),
+                "a linear head has no legs to place",
+            ));
+        }
+        let ch = self.asset.character();
+        self.inst.body.foot = match foot {
+            FootPlacement::Off => None,
+            FootPlacement::Humanoid => Some(crate::body::foot_placer(ch, None)?),
+            FootPlacement::Def(d) => Some(crate::body::foot_placer(ch, Some(&d))?),
+        };
+        self.inst.body.restart();
+        Ok(self)
+    }
+
+    /// Simulate the character's own spring bones (VRM `VRMC_springBone` or 0.x
+    /// `secondaryAnimation`, [`mien_core::anim::spring`]) on this instance, or stop.
+    ///
+    /// # Errors
+    /// Turning them on for a character that has none.
+    pub fn set_spring_bones(&mut self, on: bool) -> Result<&mut Self> {
+        self.inst.body.springs = if on {
+            Some(crate::body::springs(
+                self.asset.character(),
+                mien_core::anim::spring::SpringOptions::default(),
+            )?)
+        } else {
+            None
+        };
+        self.inst.body.restart();
+        Ok(self)
+    }
+
+    /// The ground foot placement stands on (default: flat at y = 0).
+    ///
+    /// # Errors
+    /// A ground whose numbers are out of range ([`mien_core::anim::ground::Ground::check`]).
+    pub fn set_ground(&mut self, ground: mien_core::anim::ground::Ground) -> Result<&mut Self> {
+        ground.check()?;
+        self.inst.body.ground = ground;
+        Ok(self)
+    }
+
+    /// Where the character stands in the world (its scene's root to world; default the identity),
+    /// for the ground and the spring bones. A move farther than the spring bones' teleport
+    /// distance in one frame resets them.
+    ///
+    /// # Errors
+    /// A matrix that is not finite or not invertible.
+    pub fn set_placement(&mut self, to_world: Mat4) -> Result<&mut Self> {
+        let m = to_world.as_dmat4();
+        if !(m.is_finite() && m.determinant().abs() > 1e-12) {
+            return Err(Error::invalid(
+                "placement",
+                "not a finite invertible matrix",
+            ));
+        }
+        self.inst.body.placement = m;
+        Ok(self)
     }
 
     /// Pose the rest pose (the default).

@@ -28,6 +28,7 @@
 
 pub mod asset;
 pub mod bake;
+pub mod body;
 pub mod capture;
 pub mod curves;
 pub mod device;
@@ -49,11 +50,12 @@ pub mod text;
 mod vrm;
 
 pub use asset::{Asset, Model};
+pub use body::BodyReport;
 pub use device::{Backend, Device, DeviceOptions};
 pub use engine::{SinkRef, Times};
 pub use error::{Error, Result};
 pub use face::{Event, FaceDriver, FaceSources, Script};
-pub use instance::{HeadMotionReport, Instance, InstanceMut, InstanceTotals};
+pub use instance::{FootPlacement, HeadMotionReport, Instance, InstanceMut, InstanceTotals};
 pub use memory::HOST_BYTES_PER_VERTEX;
 pub use mien_core::anim::head::HeadJointNames;
 pub use runtime::{
