@@ -62,12 +62,30 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
     let t_load = Instant::now();
     let asset = load::character(args.character.as_deref())?;
     interrupt::check()?;
+    // A clip of another skeleton, retargeted onto the character and appended to its clips.
+    let mut body = serde_json::Map::new();
+    let (asset, retarget_clip) = match &args.retarget {
+        Some(src) => {
+            let r = crate::retarget::onto(
+                &asset,
+                src,
+                args.retarget_clip.as_deref(),
+                args.retarget_map.as_deref(),
+                args.reference,
+            )?;
+            body.insert("retarget".into(), serde_json::to_value(&r.report)?);
+            let clip = r.clip.index().to_string();
+            (r.asset, Some(clip))
+        }
+        None => (asset, None),
+    };
     let ch = asset.character();
     let builtin = asset.is_builtin();
     let animator_on = crate::animator::will_run(args, builtin)?;
+    let clip_arg = retarget_clip.as_deref().or(args.clip.as_deref());
     let driven = args.arkit.is_some()
         || args.speech.speech.is_some()
-        || args.clip.as_deref().is_some_and(|c| c != "rest")
+        || clip_arg.is_some_and(|c| c != "rest")
         || animator_on;
     if driven {
         check_drivable(&asset)?;
@@ -82,7 +100,7 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
         &asset,
         args.arkit.as_deref(),
         args.calibration.as_deref(),
-        args.clip.as_deref(),
+        clip_arg,
         args.speech.speech.is_some(),
         animator_on,
     )?;
@@ -169,6 +187,54 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
         .set_drive(drive)?
         .set_speech(speech)?
         .set_face(face)?;
+    // The body: foot placement on the ground, then spring bones.
+    if let Some(f) = &args.foot_ik {
+        let placement = if f == "auto" {
+            mien_runtime::FootPlacement::Humanoid
+        } else {
+            let text = String::from_utf8(
+                mien_core::io::read::read_file_capped(std::path::Path::new(f), 1 << 20)
+                    .with_context(|| format!("--foot-ik {f}"))?,
+            )
+            .map_err(|_| anyhow::anyhow!("--foot-ik {f}: not UTF-8 text"))?;
+            mien_runtime::FootPlacement::Def(mien_core::anim::foot::FootIkDef::from_json(&text, f)?)
+        };
+        let ground = args
+            .ground
+            .clone()
+            .unwrap_or(mien_core::anim::ground::Ground::Flat { height: 0.0 });
+        rt.instance_mut(0)?
+            .set_foot_placement(placement)
+            .with_context(|| format!("--foot-ik {f}"))?
+            .set_ground(ground.clone())?;
+        body.insert("foot_ik".into(), serde_json::Value::from(f.clone()));
+        body.insert(
+            "ground".into(),
+            serde_json::Value::from(format!("{ground:?}")),
+        );
+    }
+    let springs = match args.springs {
+        crate::args::SpringsChoice::Off => false,
+        crate::args::SpringsChoice::On => true,
+        crate::args::SpringsChoice::Auto => asset.character().spring_bones.is_some(),
+    };
+    if springs {
+        rt.instance_mut(0)?
+            .set_spring_bones(true)
+            .context("--springs on")?;
+        let sb = asset.character().spring_bones.as_ref();
+        body.insert(
+            "spring_bones".into(),
+            serde_json::json!({
+                "source": sb.map(|s| s.source.clone()),
+                "springs": sb.map_or(0, |s| s.springs.len()),
+                "joints": sb.map_or(0, |s| s.joints.len()),
+            }),
+        );
+    }
+    if !body.is_empty() {
+        report.body = Some(serde_json::Value::Object(body));
+    }
     if let Some(m) = rt.instance(0)?.head_motion() {
         report.animation.notes.push(head_motion_note(m));
         report.animation.head_motion = Some(serde_json::to_value(m)?);

@@ -159,6 +159,17 @@ pub enum AnimatorChoice {
     Off,
 }
 
+/// Whether spring bones run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SpringsChoice {
+    /// When the character has spring bones.
+    Auto,
+    /// Always (refused for a character without them).
+    On,
+    /// Never: the chains stay as animated.
+    Off,
+}
+
 /// Parse `X,Y,Z` (three finite numbers, each within ±1e6 m: the rule of scenarios and state
 /// scripts).
 fn parse_point(s: &str) -> Result<[f32; 3], String> {
@@ -173,6 +184,42 @@ fn parse_point(s: &str) -> Result<[f32; 3], String> {
         }
         _ => Err(format!("`{s}` is not three finite numbers X,Y,Z")),
     }
+}
+
+/// Parse `--ground`: `flat[:H]`, `slope:DEG`, `step:H[:Z]` (module doc of `mien_core::anim::ground`).
+fn parse_ground(s: &str) -> Result<mien_core::anim::ground::Ground, String> {
+    use mien_core::anim::ground::Ground;
+    let parts: Vec<&str> = s.split(':').collect();
+    let num = |x: &str| {
+        x.trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite() && v.abs() <= 1e4)
+            .ok_or_else(|| format!("`{x}` is not a number of metres or degrees"))
+    };
+    let g = match parts.as_slice() {
+        ["flat"] => Ground::Flat { height: 0.0 },
+        ["flat", h] => Ground::Flat { height: num(h)? },
+        ["slope", d] => Ground::Slope {
+            origin: [0.0, 0.0],
+            height: 0.0,
+            direction: [0.0, 1.0],
+            degrees: num(d)?,
+        },
+        ["step", h] | ["step", h, _] => Ground::Step {
+            edge: [0.0, parts.get(2).map_or(Ok(0.2), |z| num(z))?],
+            direction: [0.0, 1.0],
+            low: 0.0,
+            high: num(h)?,
+        },
+        _ => {
+            return Err(format!(
+                "`{s}` is not flat[:HEIGHT], slope:DEGREES or step:HEIGHT[:Z]"
+            ));
+        }
+    };
+    g.check().map_err(|e| e.to_string())?;
+    Ok(g)
 }
 
 /// Parse `LEFT,RIGHT`: two non-empty names.
@@ -365,6 +412,50 @@ pub struct AnimateArgs {
     /// Leave the stream's head and eye angles unapplied (they are applied by default).
     #[arg(long, requires = "arkit", help_heading = "Animation")]
     pub no_head_motion: bool,
+
+    /// Play a clip of another skeleton, retargeted onto the character (docs/retarget.md): any
+    /// glTF/GLB, VRM or VRM Animation file. Bones are matched by humanoid role unless
+    /// --retarget-map names them.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["arkit", "clip"], help_heading = "Body")]
+    pub retarget: Option<PathBuf>,
+
+    /// The --retarget source's clip, by name or index (default: its first).
+    #[arg(
+        long,
+        value_name = "NAME|INDEX",
+        requires = "retarget",
+        help_heading = "Body"
+    )]
+    pub retarget_clip: Option<String>,
+
+    /// A `mien-retarget` bone map for --retarget (default: the automatic map).
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "retarget",
+        help_heading = "Body"
+    )]
+    pub retarget_map: Option<PathBuf>,
+
+    /// The pose each skeleton's retargeting is relative to: `rest` or `t-pose` (an A-pose and a
+    /// T-pose character then agree).
+    #[arg(long, value_enum, default_value_t = crate::retarget::ReferenceArg::Rest, requires = "retarget", help_heading = "Body")]
+    pub reference: crate::retarget::ReferenceArg,
+
+    /// Place the feet on the --ground: `auto` (legs found by humanoid role) or a `mien-foot-ik`
+    /// definition file.
+    #[arg(long, value_name = "auto|FILE", help_heading = "Body")]
+    pub foot_ik: Option<String>,
+
+    /// The ground the feet stand on: `flat[:HEIGHT]`, `slope:DEGREES` (rising along +Z, level at
+    /// the origin) or `step:HEIGHT[:Z]` (up by HEIGHT from z = Z, default 0.2 m ahead). Metres.
+    #[arg(long, value_name = "SHAPE", requires = "foot_ik", value_parser = parse_ground, help_heading = "Body")]
+    pub ground: Option<mien_core::anim::ground::Ground>,
+
+    /// Spring bones (VRM `VRMC_springBone` / 0.x `secondaryAnimation`): `auto` simulates them
+    /// when the character has them.
+    #[arg(long, value_enum, default_value_t = SpringsChoice::Auto, help_heading = "Body")]
+    pub springs: SpringsChoice,
 
     /// Frames per second, sampled on the media clock (0.1–1000).
     #[arg(

@@ -27,6 +27,9 @@ pub struct Report {
     pub memory: MemoryReport,
     /// Files written (relative to the output folder).
     pub outputs: OutputsReport,
+    /// The body: the retargeted clip's report, foot placement and spring bones (when any ran).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub body: Option<serde_json::Value>,
 }
 
 /// The character.

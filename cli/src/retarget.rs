@@ -88,6 +88,47 @@ pub enum ReferenceArg {
     TPose,
 }
 
+/// `mien animate --retarget`: the clip of `source` retargeted onto `target` (the automatic map,
+/// or `map`), appended to the character's clips.
+///
+/// # Errors
+/// Unreadable files, a map that does not fit, the retargeter's refusals (all named).
+pub fn onto(
+    target: &Asset,
+    source: &Path,
+    clip: Option<&str>,
+    map: Option<&Path>,
+    reference: ReferenceArg,
+) -> Result<mien_runtime::retarget::Retargeted> {
+    let map = match map {
+        Some(p) => {
+            let bytes = mien_core::io::read::read_file_capped(p, 1 << 24)
+                .with_context(|| format!("cannot read {}", p.display()))?;
+            let text = String::from_utf8(bytes)
+                .map_err(|_| anyhow::anyhow!("{}: not UTF-8 text", p.display()))?;
+            Some(RetargetDef::from_json(&text, &p.display().to_string())?)
+        }
+        None => None,
+    };
+    let src = load_source(source)?;
+    let reference = match reference {
+        ReferenceArg::Rest => Reference::Rest,
+        ReferenceArg::TPose => Reference::TPose,
+    };
+    let req = RetargetRequest {
+        clip: clip.map(str::to_string),
+        map,
+        options: RetargetOptions {
+            source_reference: reference,
+            target_reference: reference,
+            strict: false,
+        },
+        fps: 60.0,
+        name: None,
+    };
+    Ok(retarget(&src, target, &req).with_context(|| format!("--retarget {}", source.display()))?)
+}
+
 /// Retarget, bake and write; the summary to print.
 ///
 /// # Errors

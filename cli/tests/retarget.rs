@@ -300,3 +300,103 @@ fn the_retarget_schema_agrees_with_the_reader() {
         assert_eq!(reader, ok, "reader on {doc}");
     }
 }
+
+/// `mien animate` plays a retargeted clip with its feet placed on a slope and reports it; spring
+/// bones run by default on an avatar that has them; bad body flags are refused.
+#[test]
+fn animate_plays_the_body() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("walk");
+    let r = mien(&[
+        "animate",
+        "--quiet",
+        "--character",
+        data("avatars/rpm_male.glb").to_str().unwrap(),
+        "--retarget",
+        data("bodies/KnightCharacter.glb").to_str().unwrap(),
+        "--retarget-clip",
+        "HumanArmature|Walking",
+        "--reference",
+        "t-pose",
+        "--foot-ik",
+        "auto",
+        "--ground",
+        "slope:10",
+        "--frames",
+        "12",
+        "--ply",
+        "none",
+        "--sheet",
+        "2",
+        "--gaussians",
+        "5000",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(r.ok(), "{}", r.stderr);
+    let rep: Value =
+        serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    assert_eq!(
+        rep["body"]["retarget"]["mapped"].as_array().unwrap().len(),
+        21,
+        "{}",
+        rep["body"]
+    );
+    assert_eq!(rep["body"]["foot_ik"], "auto");
+    assert!(rep["body"]["ground"].as_str().unwrap().contains("Slope"));
+    assert!(rep["body"].get("spring_bones").is_none());
+
+    let out = dir.path().join("godette");
+    let r = mien(&[
+        "animate",
+        "--quiet",
+        "--character",
+        data("vrm/Godette_vrm_v4.vrm").to_str().unwrap(),
+        "--frames",
+        "3",
+        "--ply",
+        "none",
+        "--sheet",
+        "0",
+        "--gaussians",
+        "2000",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(r.ok(), "{}", r.stderr);
+    let rep: Value =
+        serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+    assert_eq!(
+        rep["body"]["spring_bones"]["source"], "VRM.secondaryAnimation",
+        "{}",
+        rep["body"]
+    );
+
+    let facecap = data("facecap/facecap.glb");
+    for (extra, needle) in [
+        (vec!["--springs", "on"], "no spring bones"),
+        (vec!["--foot-ik", "auto"], "foot"),
+        (
+            vec!["--foot-ik", "auto", "--ground", "slope:95"],
+            "--ground",
+        ),
+        (vec!["--ground", "flat"], "--foot-ik"),
+    ] {
+        let mut a = vec![
+            "animate",
+            "--quiet",
+            "--character",
+            facecap.to_str().unwrap(),
+            "--out",
+        ];
+        let o = dir.path().join("bad");
+        a.push(o.to_str().unwrap());
+        a.extend(extra.iter().copied());
+        let r = mien(&a);
+        assert!(
+            !r.ok() && r.stderr.contains(needle),
+            "{extra:?}: {}",
+            r.stderr
+        );
+    }
+}
