@@ -638,6 +638,8 @@ pub struct SpringSim {
     /// interpolation).
     last: Option<(Vec<Transform>, DMat4)>,
     started: bool,
+    /// Per joint: its node and every descendant, parents first (what a turn of it moves).
+    subtree: Vec<Vec<usize>>,
 }
 
 impl SpringSim {
@@ -686,6 +688,28 @@ impl SpringSim {
                 parent: ch.nodes[i].parent.map(NodeId::index),
             });
         }
+        let below = |n: usize, anc: usize| {
+            let mut c = Some(n);
+            while let Some(x) = c {
+                if x == anc {
+                    return true;
+                }
+                c = ch.nodes[x].parent.map(NodeId::index);
+            }
+            false
+        };
+        let subtree = bones
+            .joints
+            .iter()
+            .map(|j| {
+                ch.hierarchy
+                    .order()
+                    .iter()
+                    .map(|n| n.index())
+                    .filter(|&n| below(n, j.node.index()))
+                    .collect()
+            })
+            .collect();
         let mut sim = SpringSim {
             bones: bones.clone(),
             options,
@@ -693,6 +717,7 @@ impl SpringSim {
             left: 0.0,
             last: None,
             started: false,
+            subtree,
         };
         // Tails in each spring's center space.
         for s in 0..sim.bones.springs.len() {
@@ -846,10 +871,10 @@ impl SpringSim {
     /// One fixed step on `pose` (joints written into it as they are solved, parents first).
     fn step(&mut self, ch: &Character, pose: &mut Pose, world: &dyn Fn(&[Transform]) -> World) {
         let h = STEP_S;
+        let mut w = world(&pose.locals);
         for s in 0..self.bones.springs.len() {
             let spring = self.bones.springs[s].clone();
             for &j in &spring.joints {
-                let w = world(&pose.locals);
                 let center = self.center(s, &w);
                 let jd = self.bones.joints[j].clone();
                 let i = jd.node.index();
@@ -883,9 +908,11 @@ impl SpringSim {
                 stm.before = stm.prev;
                 stm.prev = stm.cur;
                 stm.cur = to_center.transform_point3(next);
-                // Turn the joint toward the tail (its children follow in the next joints' worlds).
+                // Turn the joint toward the tail; its subtree's worlds follow.
+                let old = pose.locals[i];
                 pose.locals[i].rotation =
                     joint_rotation(parent_rot, st.rest_rot, st.axis, next - head);
+                refresh(ch, &pose.locals, &mut w, &self.subtree[j], &old);
             }
         }
     }
@@ -898,9 +925,9 @@ impl SpringSim {
         world: &dyn Fn(&[Transform]) -> World,
         alpha: f64,
     ) {
+        let mut w = world(&pose.locals);
         for s in 0..self.bones.springs.len() {
             for &j in &self.bones.springs[s].joints {
-                let w = world(&pose.locals);
                 let center = self.center(s, &w);
                 let jd = &self.bones.joints[j];
                 let i = jd.node.index();
@@ -909,8 +936,10 @@ impl SpringSim {
                 let parent_rot = ch.nodes[i]
                     .parent
                     .map_or(DQuat::IDENTITY, |p| w.rot[p.index()]);
+                let old = pose.locals[i];
                 pose.locals[i].rotation =
                     joint_rotation(parent_rot, st.rest_rot, st.axis, tail - w.pos(i));
+                refresh(ch, &pose.locals, &mut w, &self.subtree[j], &old);
             }
         }
     }
@@ -941,6 +970,39 @@ fn pose_locals_animated(pose: &Pose, _w: &World, sim: &SpringSim) -> Vec<Transfo
         l[j.node.index()].rotation = to_quat(st.rest_rot);
     }
     l
+}
+
+/// Recompute the world matrices of `nodes` (a joint and its descendants, parents first) after the
+/// joint's local transform changed from `old`; the joint's parent (or, for a scene root, its
+/// placement, recovered from its old world and `old`) is unchanged.
+fn refresh(ch: &Character, locals: &[Transform], w: &mut World, nodes: &[usize], old: &Transform) {
+    let Some(&first) = nodes.first() else {
+        return;
+    };
+    let local = |l: &Transform| {
+        let r = dquat(l.rotation);
+        (
+            r,
+            DMat4::from_scale_rotation_translation(dvec(l.scale), r, dvec(l.translation)),
+        )
+    };
+    let (old_r, old_m) = local(old);
+    let root = match ch.nodes[first].parent {
+        Some(p) => (w.rot[p.index()], w.mat[p.index()]),
+        None => (
+            (w.rot[first] * old_r.inverse()).normalize(),
+            w.mat[first] * old_m.inverse(),
+        ),
+    };
+    for &n in nodes {
+        let (pr, pm) = match ch.nodes[n].parent {
+            Some(p) if n != first => (w.rot[p.index()], w.mat[p.index()]),
+            _ => root,
+        };
+        let (r, m) = local(&locals[n]);
+        w.rot[n] = (pr * r).normalize();
+        w.mat[n] = pm * m;
+    }
 }
 
 /// A placement between `a` (at 0) and `b` (at 1): translations and scales lerped, rotations
