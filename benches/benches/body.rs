@@ -5,7 +5,7 @@
 //! parallel map). Real inputs from `../shared/data`; the bench is skipped when they are absent.
 //!
 //! ```sh
-//! cargo bench -p mien-benches --bench body
+//! cargo bench -p mien-benches --bench body        # MIEN_DATA=DIR reads the inputs from DIR
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -19,10 +19,13 @@ use mien_core::anim::spring::{SpringOptions, SpringSim};
 use mien_core::io::gltf::import_gltf;
 use rayon::prelude::*;
 
+/// `$MIEN_DATA/rel`, else `../shared/data/rel` beside the repository.
 fn data(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/data")
-        .join(rel)
+    std::env::var_os("MIEN_DATA").map_or_else(
+        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"),
+        PathBuf::from,
+    )
+    .join(rel)
 }
 
 fn body(c: &mut Criterion) {
