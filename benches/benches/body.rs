@@ -21,11 +21,12 @@ use rayon::prelude::*;
 
 /// `$MIEN_DATA/rel`, else `../shared/data/rel` beside the repository.
 fn data(rel: &str) -> PathBuf {
-    std::env::var_os("MIEN_DATA").map_or_else(
-        || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"),
-        PathBuf::from,
-    )
-    .join(rel)
+    std::env::var_os("MIEN_DATA")
+        .map_or_else(
+            || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"),
+            PathBuf::from,
+        )
+        .join(rel)
 }
 
 fn body(c: &mut Criterion) {

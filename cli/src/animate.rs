@@ -60,7 +60,17 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
 
     // Inputs, all validated before anything is written.
     let t_load = Instant::now();
-    let asset = load::character(args.character.as_deref())?;
+    // A character file (`*.character.json`): the model with its parts; else a model.
+    let character_file = args
+        .character
+        .as_deref()
+        .filter(|p| p.to_string_lossy().to_ascii_lowercase().ends_with(".json"))
+        .map(mien_runtime::character::CharacterDef::load)
+        .transpose()?;
+    let asset = match &character_file {
+        Some(c) => c.asset.clone(),
+        None => load::character(args.character.as_deref())?,
+    };
     interrupt::check()?;
     // A clip of another skeleton, retargeted onto the character and appended to its clips.
     let mut body = serde_json::Map::new();
@@ -187,6 +197,26 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
         .set_drive(drive)?
         .set_speech(speech)?
         .set_face(face)?;
+    // A character file's parts first; the flags below override them.
+    if let Some(c) = &character_file {
+        let mut inst = rt.instance_mut(0)?;
+        c.apply(&mut inst)?;
+        if let Some(v) = args.speed {
+            inst.set_speed(v).context("--speed")?;
+        }
+        body.insert(
+            "character_file".into(),
+            serde_json::json!({
+                "file": args.character.as_ref().map(|p| p.display().to_string()),
+                "clips": c.clips.keys().collect::<Vec<_>>(),
+                "locomotion": c.locomotion.is_some(),
+                "speed_m_s": args.speed.unwrap_or(0.0),
+                "retarget": c.retarget,
+            }),
+        );
+    } else if args.speed.is_some() {
+        bail!("--speed drives a character file's locomotion: --character FILE.character.json");
+    }
     // The body: foot placement on the ground, then spring bones.
     if let Some(f) = &args.foot_ik {
         let placement = if f == "auto" {
@@ -216,12 +246,15 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
     let springs = match args.springs {
         crate::args::SpringsChoice::Off => false,
         crate::args::SpringsChoice::On => true,
-        crate::args::SpringsChoice::Auto => asset.character().spring_bones.is_some(),
+        crate::args::SpringsChoice::Auto => character_file.as_ref().map_or_else(
+            || asset.character().spring_bones.is_some(),
+            |c| c.spring_bones,
+        ),
     };
+    rt.instance_mut(0)?
+        .set_spring_bones(springs)
+        .context("--springs on")?;
     if springs {
-        rt.instance_mut(0)?
-            .set_spring_bones(true)
-            .context("--springs on")?;
         let sb = asset.character().spring_bones.as_ref();
         body.insert(
             "spring_bones".into(),

@@ -320,8 +320,9 @@ pub struct SpeechArgs {
 pub struct AnimateArgs {
     /// Character: a glTF 2.0 file (.glb or .gltf) with morph targets and/or a skin, a VRM avatar
     /// (.vrm, 0.x or 1.0: its expressions driven through ARKit → VRM presets, visemes → aa ih ou
-    /// ee oh, blink and lookAt), or a linear head pack (.aosrig, from `mien pack`) driven through
-    /// its baked ARKit-52 map.
+    /// ee oh, blink and lookAt), a linear head pack (.aosrig, from `mien pack`) driven through
+    /// its baked ARKit-52 map, or a character file (`*.character.json`: a model with its face,
+    /// foot placement, spring bones, borrowed clips and locomotion; docs/characters/).
     /// Default: the built-in sample head.
     #[arg(short, long, value_name = "FILE", help_heading = "Character")]
     pub character: Option<PathBuf>,
@@ -451,6 +452,16 @@ pub struct AnimateArgs {
     /// the origin) or `step:HEIGHT[:Z]` (up by HEIGHT from z = Z, default 0.2 m ahead). Metres.
     #[arg(long, value_name = "SHAPE", requires = "foot_ik", value_parser = parse_ground, help_heading = "Body")]
     pub ground: Option<mien_core::anim::ground::Ground>,
+
+    /// A character file's locomotion speed, m/s (0–100): 0 idles, its walk speed walks at 1×;
+    /// the character walks forward (+Z).
+    #[arg(
+        long,
+        value_name = "M/S",
+        allow_negative_numbers = true,
+        help_heading = "Body"
+    )]
+    pub speed: Option<f64>,
 
     /// Spring bones (VRM `VRMC_springBone` / 0.x `secondaryAnimation`): `auto` simulates them
     /// when the character has them.

@@ -24,8 +24,64 @@ pub(crate) struct Body {
     pub springs: Option<SpringSim>,
     pub ground: Ground,
     pub placement: DMat4,
+    pub locomotion: Option<Loco>,
     last_t: Option<f64>,
     pub last: BodyReport,
+}
+
+/// Locomotion's state: the clips, the speed, each clip's own time.
+#[derive(Clone, Debug)]
+pub(crate) struct Loco {
+    pub def: crate::character::Locomotion,
+    pub speed: f64,
+    idle_t: f64,
+    walk_t: f64,
+    rest: Pose,
+}
+
+impl Loco {
+    pub fn new(def: crate::character::Locomotion, ch: &Character) -> Self {
+        Loco {
+            def,
+            speed: 0.0,
+            idle_t: 0.0,
+            walk_t: 0.0,
+            rest: ch.rest_pose(),
+        }
+    }
+
+    /// Advance by `dt` and write the blend of idle and walk into `pose` (seed 003: the walk
+    /// weighted `min(1, speed / walk_speed)`, played at `speed / walk_speed`×; both loop).
+    fn apply(&mut self, ch: &Character, pose: &mut Pose, dt: f64) {
+        let rate = self.speed / self.def.walk_speed;
+        let wrap = |t: f64, c: mien_core::rig::ClipId| {
+            let clip = &ch.clips[c.index()];
+            let (a, b) = (clip.start(), clip.end());
+            if b > a {
+                a + (t - a).rem_euclid(b - a)
+            } else {
+                a
+            }
+        };
+        self.idle_t = wrap(self.idle_t + dt, self.def.idle);
+        self.walk_t = wrap(self.walk_t + dt * rate, self.def.walk);
+        let w = rate.clamp(0.0, 1.0) as f32;
+        let mut idle = self.rest.clone();
+        ch.apply_clip(self.def.idle, self.idle_t, &mut idle);
+        let mut walk = self.rest.clone();
+        ch.apply_clip(self.def.walk, self.walk_t, &mut walk);
+        for c in [self.def.idle, self.def.walk] {
+            for chan in &ch.clips[c.index()].channels {
+                let n = chan.node.index();
+                let (a, b) = (&idle.locals[n], &walk.locals[n]);
+                pose.locals[n] = mien_core::rig::Transform {
+                    translation: a.translation.lerp(b.translation, w),
+                    rotation: a.rotation.slerp(b.rotation, w).normalize(),
+                    scale: a.scale.lerp(b.scale, w),
+                };
+            }
+        }
+    }
 }
 
 /// What the body step did on the last frame.
@@ -46,6 +102,7 @@ impl Default for Body {
             springs: None,
             ground: Ground::Flat { height: 0.0 },
             placement: DMat4::IDENTITY,
+            locomotion: None,
             last_t: None,
             last: BodyReport::default(),
         }
@@ -55,7 +112,7 @@ impl Default for Body {
 impl Body {
     /// Whether anything runs.
     pub fn active(&self) -> bool {
-        self.foot.is_some() || self.springs.is_some()
+        self.foot.is_some() || self.springs.is_some() || self.locomotion.is_some()
     }
 
     /// Run on `pose` at media time `t`.
@@ -70,6 +127,14 @@ impl Body {
             cut,
             ..Default::default()
         };
+        if let Some(l) = &mut self.locomotion {
+            l.apply(ch, pose, dt);
+            // The character walks along its own forward (+Z), carried by its placement.
+            let step = l.speed * dt;
+            if step > 0.0 {
+                self.placement *= DMat4::from_translation(glam::DVec3::new(0.0, 0.0, step));
+            }
+        }
         if let Some(f) = &mut self.foot {
             if cut {
                 f.reset();

@@ -195,9 +195,50 @@ impl Instance {
         Ok(())
     }
 
+    /// Where the character stands (its placement, moved by locomotion), character → world.
+    pub fn placement(&self) -> glam::DMat4 {
+        self.body.placement
+    }
+
     /// What the body step (foot placement, spring bones) did on the last frame.
     pub fn body_report(&self) -> &crate::body::BodyReport {
         &self.body.last
+    }
+
+    /// The instance's state hash (FNV-1a 64): every node's local transform and morph weights of
+    /// the last frame (the face included), the placement, and the spring bones' tails. Equal
+    /// inputs give equal hashes on one machine (seed 003).
+    pub fn state_hash(&self) -> u64 {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        let mut eat = |bytes: &[u8]| {
+            for b in bytes {
+                h ^= u64::from(*b);
+                h = h.wrapping_mul(0x0100_0000_01b3);
+            }
+        };
+        for l in &self.pose.locals {
+            for v in l
+                .translation
+                .to_array()
+                .iter()
+                .chain(&l.rotation.to_array())
+                .chain(&l.scale.to_array())
+            {
+                eat(&v.to_bits().to_le_bytes());
+            }
+        }
+        for w in self.pose.weights.iter().flatten() {
+            eat(&w.to_bits().to_le_bytes());
+        }
+        for v in self.body.placement.to_cols_array() {
+            eat(&v.to_bits().to_le_bytes());
+        }
+        if let Some(s) = &self.body.springs {
+            for v in s.state_bits() {
+                eat(&v.to_bits().to_le_bytes());
+            }
+        }
+        h
     }
 
     /// The drive's own time at media time `t`, seconds: `t − offset`, wrapped into the drive's span
@@ -691,6 +732,65 @@ impl InstanceMut<'_> {
             ));
         }
         self.inst.body.placement = m;
+        Ok(self)
+    }
+
+    /// Locomotion (a character file's idle and walk, [`crate::character`]): the two clips blended
+    /// by [`InstanceMut::set_speed`], replacing the drive's pose on the nodes they animate; the
+    /// character walks along its forward (+Z), carried by its placement. `None` stops it.
+    ///
+    /// # Errors
+    /// Clips the character lacks; a walk speed that is not in (0, 100] m/s.
+    pub fn set_locomotion(
+        &mut self,
+        locomotion: Option<crate::character::Locomotion>,
+    ) -> Result<&mut Self> {
+        let ch = self.asset.character();
+        self.inst.body.locomotion = match locomotion {
+            None => None,
+            Some(l) => {
+                let n = ch.clips.len();
+                if l.idle.index() >= n || l.walk.index() >= n {
+                    return Err(Error::invalid(
+                        "locomotion",
+                        format!(
+                            "clips {} and {}: {} has {n}",
+                            l.idle.index(),
+                            l.walk.index(),
+                            self.asset.source()
+                        ),
+                    ));
+                }
+                if !(l.walk_speed.is_finite() && l.walk_speed > 0.0 && l.walk_speed <= 100.0) {
+                    return Err(Error::invalid(
+                        "locomotion walk_speed",
+                        format!("{} is not a speed in (0, 100] m/s", l.walk_speed),
+                    ));
+                }
+                Some(crate::body::Loco::new(l, ch))
+            }
+        };
+        Ok(self)
+    }
+
+    /// The locomotion speed, m/s (0 to 100): 0 idles, the walk speed walks at 1×.
+    ///
+    /// # Errors
+    /// A speed out of range; no locomotion set.
+    pub fn set_speed(&mut self, speed: f64) -> Result<&mut Self> {
+        if !(speed.is_finite() && (0.0..=100.0).contains(&speed)) {
+            return Err(Error::invalid(
+                "speed",
+                format!("{speed} is not in 0–100 m/s"),
+            ));
+        }
+        let Some(l) = &mut self.inst.body.locomotion else {
+            return Err(Error::invalid(
+                "speed",
+                "the instance has no locomotion (set_locomotion)",
+            ));
+        };
+        l.speed = speed;
         Ok(self)
     }
 

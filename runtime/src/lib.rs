@@ -30,6 +30,7 @@ pub mod asset;
 pub mod bake;
 pub mod body;
 pub mod capture;
+pub mod character;
 pub mod curves;
 pub mod device;
 pub mod engine;

@@ -726,6 +726,14 @@ impl SpringSim {
         Ok(sim)
     }
 
+    /// The simulation's state as numbers (each joint's current and previous tail), for state
+    /// hashes.
+    pub fn state_bits(&self) -> impl Iterator<Item = f64> + '_ {
+        self.state
+            .iter()
+            .flat_map(|s| s.cur.to_array().into_iter().chain(s.prev.to_array()))
+    }
+
     /// The imported bones.
     pub fn bones(&self) -> &SpringBones {
         &self.bones

@@ -1,0 +1,406 @@
+//! The character file (`mien-character` JSON, `docs/schemas/character.schema.json`; seed 003 "The
+//! character"): a model and the parts that make it a whole character — a face, foot placement,
+//! its spring bones, clips borrowed from other skeletons (retargeted), and locomotion (an idle and
+//! a walk blended by speed). Paths are relative to the file.
+//!
+//! [`CharacterDef::load`] reads the file and everything it names and checks the parts against each
+//! other, naming every problem at once (a missing file, a clip its source lacks, a map that does
+//! not fit, a face target or a leg the model lacks, a locomotion clip the file does not define).
+//! [`LoadedCharacter::apply`] puts the parts on a runtime instance; the instance's update order is
+//! seed 003's: clips (locomotion: idle and walk blended by speed, the walk played faster with
+//! speed), morph clips, face, the morph limit, foot placement, chains (spring bones), the skin
+//! palette. [`crate::Instance::state_hash`] covers pose, weights (face included) and chains.
+//!
+//! ```json
+//! {
+//!   "format": "mien-character", "version": 1,
+//!   "model": "avatar.glb",
+//!   "face": "face.json",
+//!   "foot_ik": "auto",
+//!   "spring_bones": true,
+//!   "clips": {
+//!     "walk": { "source": "knight.glb", "clip": "HumanArmature|Walking", "reference": "t-pose" },
+//!     "idle": { "source": "rpm_idle.glb" }
+//!   },
+//!   "locomotion": { "idle": "idle", "walk": "walk", "walk_speed": 1.2 }
+//! }
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use mien_core::anim::foot::FootIkDef;
+use mien_core::anim::retarget::{Reference, RetargetDef, RetargetOptions};
+use mien_core::face::FaceDef;
+use mien_core::rig::ClipId;
+use serde::Deserialize;
+
+use crate::asset::Asset;
+use crate::error::{Error, Result};
+use crate::instance::{FootPlacement, InstanceMut};
+use crate::retarget::{RetargetRequest, load_source, retarget};
+
+/// The `format` field of a character file.
+pub const FORMAT: &str = "mien-character";
+/// Largest part file read (a definition, a map, a face), bytes.
+const MAX_TEXT: u64 = 1 << 24;
+
+/// A character file as written (module doc).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CharacterDef {
+    /// Always [`FORMAT`].
+    pub format: String,
+    /// Always 1.
+    pub version: u32,
+    /// Free text.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// The model: a .glb, .gltf or .vrm.
+    pub model: String,
+    /// A `mien-face` file.
+    #[serde(default)]
+    pub face: Option<String>,
+    /// Foot placement: `"auto"` (legs found by humanoid role), a `mien-foot-ik` file, or the
+    /// definition inline.
+    #[serde(default)]
+    pub foot_ik: Option<serde_json::Value>,
+    /// Simulate the model's spring bones (default: when it has them).
+    #[serde(default)]
+    pub spring_bones: Option<bool>,
+    /// Clips by the name the character gives them.
+    #[serde(default)]
+    pub clips: BTreeMap<String, ClipDef>,
+    /// Locomotion.
+    #[serde(default)]
+    pub locomotion: Option<LocomotionDef>,
+}
+
+/// A clip of the character: one of the model's own, or another skeleton's retargeted.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClipDef {
+    /// The file holding it (default: the model itself).
+    #[serde(default)]
+    pub source: Option<String>,
+    /// Its name or index there (default: the first clip).
+    #[serde(default)]
+    pub clip: Option<String>,
+    /// A `mien-retarget` map (default: the automatic map).
+    #[serde(default)]
+    pub map: Option<String>,
+    /// `rest` (default) or `t-pose`.
+    #[serde(default)]
+    pub reference: Option<String>,
+}
+
+/// Locomotion: an idle and a walk blended by speed.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LocomotionDef<S = String> {
+    /// The idle clip (a key of `clips`).
+    pub idle: S,
+    /// The walk clip (a key of `clips`).
+    pub walk: S,
+    /// The speed the walk clip is made for, m/s (> 0): at it the walk plays at 1×.
+    pub walk_speed: f64,
+}
+
+/// A character file loaded and checked.
+#[derive(Clone, Debug)]
+pub struct LoadedCharacter {
+    /// The model with the character's clips appended (named by the file's keys).
+    pub asset: Asset,
+    /// The clips by name.
+    pub clips: BTreeMap<String, ClipId>,
+    /// The face definition and its file.
+    pub face: Option<(FaceDef, String)>,
+    /// Foot placement.
+    pub foot: FootPlacement,
+    /// Spring bones on.
+    pub spring_bones: bool,
+    /// Locomotion, resolved.
+    pub locomotion: Option<Locomotion>,
+    /// Each retargeted clip's report, by name.
+    pub retarget: BTreeMap<String, crate::retarget::RetargetReport>,
+}
+
+/// Resolved locomotion ([`LocomotionDef`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Locomotion {
+    /// The idle clip.
+    pub idle: ClipId,
+    /// The walk clip.
+    pub walk: ClipId,
+    /// m/s.
+    pub walk_speed: f64,
+}
+
+fn read_text(path: &Path) -> Result<String> {
+    let bytes = mien_core::io::read::read_file_capped(path, MAX_TEXT)?;
+    String::from_utf8(bytes)
+        .map_err(|_| Error::invalid(path.display().to_string(), "not UTF-8 text"))
+}
+
+impl CharacterDef {
+    /// Parse a character file's text (strict: unknown keys refused, naming the JSON pointer).
+    ///
+    /// # Errors
+    /// [`Error::Core`]-wrapped [`mien_core::Error::Format`] naming `file` and the pointer.
+    pub fn from_json(text: &str, file: &str) -> Result<Self> {
+        let de = &mut serde_json::Deserializer::from_str(text);
+        let def: CharacterDef = serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            let pointer = if path == "." {
+                "/".to_string()
+            } else {
+                format!("/{}", path.replace(['.', '['], "/").replace(']', ""))
+            };
+            mien_core::Error::format(file, pointer, e.into_inner().to_string())
+        })?;
+        Ok(def)
+    }
+
+    /// Read `path` and everything it names, and check the parts against each other (module doc).
+    ///
+    /// # Errors
+    /// Every problem at once ([`Error::Many`]-style list in one [`Error::Invalid`]), each naming
+    /// the field and the file.
+    pub fn load(path: impl AsRef<Path>) -> Result<LoadedCharacter> {
+        let path = path.as_ref();
+        let file = path.display().to_string();
+        let def = Self::from_json(&read_text(path)?, &file)?;
+        let dir = path.parent().map_or_else(PathBuf::new, Path::to_path_buf);
+        def.build(&dir, &file)
+    }
+
+    fn build(&self, dir: &Path, file: &str) -> Result<LoadedCharacter> {
+        let mut problems: Vec<String> = Vec::new();
+        if self.format != FORMAT {
+            problems.push(format!("/format: `{}` is not `{FORMAT}`", self.format));
+        }
+        if self.version != 1 {
+            problems.push(format!("/version: {} (mien reads 1)", self.version));
+        }
+        let at = |p: &str| dir.join(p);
+        let model = match Asset::load(at(&self.model)) {
+            Ok(a) => Some(a),
+            Err(e) => {
+                problems.push(format!("/model: {}", e.chain_text()));
+                None
+            }
+        };
+        let mut asset = model;
+        let mut clips = BTreeMap::new();
+        let mut reports = BTreeMap::new();
+        for (name, c) in &self.clips {
+            let Some(a) = &asset else { break };
+            let field = format!("/clips/{name}");
+            let reference = match c.reference.as_deref() {
+                None | Some("rest") => Reference::Rest,
+                Some("t-pose") => Reference::TPose,
+                Some(other) => {
+                    problems.push(format!(
+                        "{field}/reference: `{other}` is not rest or t-pose"
+                    ));
+                    continue;
+                }
+            };
+            match &c.source {
+                None => match a.character().find_clip(c.clip.as_deref().unwrap_or("0")) {
+                    Ok(id) => {
+                        clips.insert(name.clone(), id);
+                    }
+                    Err(e) => problems.push(format!("{field}/clip: {e}")),
+                },
+                Some(src) => {
+                    let map = match &c.map {
+                        Some(m) => match read_text(&at(m)).and_then(|t| {
+                            Ok(RetargetDef::from_json(&t, &at(m).display().to_string())?)
+                        }) {
+                            Ok(d) => Some(d),
+                            Err(e) => {
+                                problems.push(format!("{field}/map: {}", e.chain_text()));
+                                continue;
+                            }
+                        },
+                        None => None,
+                    };
+                    let source = match load_source(at(src)) {
+                        Ok(s) => s,
+                        Err(e) => {
+                            problems.push(format!("{field}/source: {}", e.chain_text()));
+                            continue;
+                        }
+                    };
+                    let req = RetargetRequest {
+                        clip: c.clip.clone(),
+                        map,
+                        options: RetargetOptions {
+                            source_reference: reference,
+                            target_reference: reference,
+                            strict: false,
+                        },
+                        fps: 60.0,
+                        name: Some(name.clone()),
+                    };
+                    match retarget(&source, a, &req) {
+                        Ok(r) => {
+                            clips.insert(name.clone(), r.clip);
+                            reports.insert(name.clone(), r.report.clone());
+                            asset = Some(r.asset);
+                        }
+                        Err(e) => problems.push(format!("{field}: {}", e.chain_text())),
+                    }
+                }
+            }
+        }
+        let face = match (&self.face, &asset) {
+            (Some(f), Some(a)) => match read_text(&at(f)).and_then(|t| {
+                let name = at(f).display().to_string();
+                let d = FaceDef::from_json(&t, &name)?;
+                // The face controller on this model: refuses targets and eye bones it lacks.
+                crate::FaceDriver::new(
+                    a.character(),
+                    d.clone(),
+                    crate::Script::default(),
+                    None,
+                    0.0,
+                    &crate::FaceSources::default(),
+                )?;
+                Ok((d, name))
+            }) {
+                Ok(x) => Some(x),
+                Err(e) => {
+                    problems.push(format!("/face: {}", e.chain_text()));
+                    None
+                }
+            },
+            _ => None,
+        };
+        let foot = match (&self.foot_ik, &asset) {
+            (None, _) => FootPlacement::Off,
+            (Some(v), Some(a)) => {
+                let def = match v {
+                    serde_json::Value::String(s) if s == "auto" => {
+                        FootIkDef::humanoid(a.character()).map_err(Error::from)
+                    }
+                    serde_json::Value::String(p) => read_text(&at(p))
+                        .and_then(|t| Ok(FootIkDef::from_json(&t, &at(p).display().to_string())?)),
+                    other => Ok(FootIkDef::from_json(
+                        &other.to_string(),
+                        &format!("{file} /foot_ik"),
+                    )?),
+                };
+                match def.and_then(|d| {
+                    mien_core::anim::foot::FootPlacer::new(&d, a.character())?;
+                    Ok(d)
+                }) {
+                    Ok(d) => FootPlacement::Def(d),
+                    Err(e) => {
+                        problems.push(format!("/foot_ik: {}", e.chain_text()));
+                        FootPlacement::Off
+                    }
+                }
+            }
+            (Some(_), None) => FootPlacement::Off,
+        };
+        let has_springs = asset
+            .as_ref()
+            .is_some_and(|a| a.character().spring_bones.is_some());
+        let spring_bones = match self.spring_bones {
+            Some(true) if !has_springs && asset.is_some() => {
+                problems.push("/spring_bones: the model has no spring bones".into());
+                false
+            }
+            Some(b) => b,
+            None => has_springs,
+        };
+        let locomotion = match &self.locomotion {
+            None => None,
+            Some(l) => {
+                let mut get = |field: &str, n: &str| match clips.get(n) {
+                    Some(id) => Some(*id),
+                    None => {
+                        problems.push(format!(
+                            "/locomotion/{field}: `{n}` is not a clip of this file (it has {})",
+                            if clips.is_empty() {
+                                "none".to_string()
+                            } else {
+                                clips.keys().cloned().collect::<Vec<_>>().join(", ")
+                            }
+                        ));
+                        None
+                    }
+                };
+                let (idle, walk) = (get("idle", &l.idle), get("walk", &l.walk));
+                if !(l.walk_speed.is_finite() && l.walk_speed > 0.0 && l.walk_speed <= 100.0) {
+                    problems.push(format!(
+                        "/locomotion/walk_speed: {} is not a speed in (0, 100] m/s",
+                        l.walk_speed
+                    ));
+                }
+                match (idle, walk) {
+                    (Some(idle), Some(walk)) => Some(Locomotion {
+                        idle,
+                        walk,
+                        walk_speed: l.walk_speed,
+                    }),
+                    _ => None,
+                }
+            }
+        };
+        if !problems.is_empty() {
+            let n = problems.len();
+            return Err(Error::invalid(
+                file,
+                format!(
+                    "{n} problem{}:\n  - {}",
+                    if n == 1 { "" } else { "s" },
+                    problems.join("\n  - ")
+                ),
+            ));
+        }
+        Ok(LoadedCharacter {
+            asset: asset.unwrap_or_else(Asset::builtin),
+            clips,
+            face,
+            foot,
+            spring_bones,
+            locomotion,
+            retarget: reports,
+        })
+    }
+}
+
+impl LoadedCharacter {
+    /// Put the parts on an instance of a runtime made from [`LoadedCharacter::asset`]: the face
+    /// driver (when the file names a face), foot placement, spring bones, locomotion at speed 0
+    /// (the idle; [`InstanceMut::set_speed`] walks).
+    ///
+    /// # Errors
+    /// An instance of another asset; the parts' own refusals.
+    pub fn apply(&self, inst: &mut InstanceMut<'_>) -> Result<()> {
+        if let Some((def, name)) = &self.face {
+            let f = crate::FaceDriver::new(
+                inst.asset.character(),
+                def.clone(),
+                crate::Script::default(),
+                None,
+                0.0,
+                &crate::FaceSources {
+                    face: Some(name.clone()),
+                    script: None,
+                    builtin_script: false,
+                },
+            )?;
+            inst.set_face(Some(f))?;
+        }
+        inst.set_foot_placement(self.foot.clone())?;
+        inst.set_spring_bones(self.spring_bones)?;
+        if let Some(l) = self.locomotion {
+            inst.set_locomotion(Some(l))?;
+        }
+        Ok(())
+    }
+}
