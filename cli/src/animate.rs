@@ -243,25 +243,36 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
             serde_json::Value::from(format!("{ground:?}")),
         );
     }
-    let springs = match args.springs {
-        crate::args::SpringsChoice::Off => false,
-        crate::args::SpringsChoice::On => true,
-        crate::args::SpringsChoice::Auto => character_file.as_ref().map_or_else(
-            || asset.character().spring_bones.is_some(),
-            |c| c.spring_bones,
-        ),
+    // Spring bones: a character file's (its model's and its chains) unless --springs says
+    // otherwise; else the model's own when it has them.
+    let springs = match (args.springs, &character_file) {
+        (crate::args::SpringsChoice::Auto, Some(c)) => c
+            .springs
+            .as_ref()
+            .map(|s| (s.clone(), "the character file")),
+        (crate::args::SpringsChoice::Off, _) => None,
+        (choice, _) => {
+            let own = asset.character().spring_bones.clone();
+            if own.is_none() && choice == crate::args::SpringsChoice::On {
+                bail!(
+                    "--springs on: {} has no spring bones (VRMC_springBone or a VRM 0.x secondaryAnimation)",
+                    asset.source()
+                );
+            }
+            own.map(|s| (s, "the model"))
+        }
     };
     rt.instance_mut(0)?
-        .set_spring_bones(springs)
-        .context("--springs on")?;
-    if springs {
-        let sb = asset.character().spring_bones.as_ref();
+        .set_springs(springs.as_ref().map(|(s, _)| s))
+        .context("--springs")?;
+    if let Some((sb, from)) = &springs {
         body.insert(
             "spring_bones".into(),
             serde_json::json!({
-                "source": sb.map(|s| s.source.clone()),
-                "springs": sb.map_or(0, |s| s.springs.len()),
-                "joints": sb.map_or(0, |s| s.joints.len()),
+                "source": sb.source,
+                "from": from,
+                "springs": sb.springs.len(),
+                "joints": sb.joints.len(),
             }),
         );
     }

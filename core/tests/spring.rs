@@ -406,3 +406,125 @@ fn a_teleport_resets_instead_of_whipping() {
     );
     assert!(e.is_err());
 }
+
+/// The seed's chain definition runs in the same solver: a three-bone tail on a swinging root
+/// sways (stiffness interpolated root → tip), a capsule on the root keeps it out, wind pushes it
+/// along the wind, and a bad chain is refused naming each problem.
+#[test]
+fn seed_chains_run_in_the_same_solver() {
+    use mien_core::anim::spring::ChainDef;
+    use mien_core::rig::{Hierarchy, Node, NodeId, Transform};
+    let rows: [(&str, Option<usize>, [f32; 3]); 4] = [
+        ("head", None, [0.0, 1.6, 0.0]),
+        ("tail_0", Some(0), [0.0, 0.0, -0.1]),
+        ("tail_1", Some(1), [0.0, -0.1, 0.0]),
+        ("tail_2", Some(2), [0.0, -0.1, 0.0]),
+    ];
+    let mut nodes: Vec<Node> = rows
+        .iter()
+        .map(|(n, p, t)| Node {
+            name: Some((*n).into()),
+            parent: p.map(|p| NodeId(p as u32)),
+            rest: Transform {
+                translation: Vec3::from(*t),
+                ..Default::default()
+            },
+            ..Default::default()
+        })
+        .collect();
+    for i in 1..4 {
+        nodes[i - 1].children.push(NodeId(i as u32));
+    }
+    let ch = Character {
+        source: "tail".into(),
+        hierarchy: Hierarchy::new("tail", &nodes).unwrap(),
+        nodes,
+        scene_roots: vec![NodeId(0)],
+        ..Default::default()
+    };
+    let text = r#"{"format":"mien-chain","version":1,"name":"ponytail","bones":["tail_0","tail_1","tail_2"],
+        "tip_length":0.1,"stiffness":[2.0,0.5],"damping":0.3,"gravity":[0,-0.5,0],"wind_response":1,
+        "collision_margin":0.01,"colliders":[{"bone":"head","offset":[0,0,0],"tail":[0,-0.3,0],"radius":0.08}]}"#;
+    let def = ChainDef::from_json(text, "ponytail.json").unwrap();
+    let sb = def.to_spring_bones(&ch, "ponytail.json").unwrap();
+    assert_eq!(sb.joints.len(), 3);
+    assert_eq!(sb.joints[0].stiffness, 2.0);
+    assert_eq!(sb.joints[1].stiffness, 1.25);
+    assert_eq!(sb.joints[2].stiffness, 0.5);
+    assert!((sb.joints[0].gravity_power - 0.5).abs() < 1e-12);
+    // A head turn sways it; the capsule on the head keeps every tail out.
+    let capsule = sb.colliders[0].shape.clone();
+    let run_with = |wind: DVec3| {
+        let mut sim = SpringSim::new(
+            &sb,
+            &ch,
+            SpringOptions {
+                wind,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let (mut worst, mut last) = (f64::INFINITY, Vec::new());
+        for f in 0..=120 {
+            let t = f64::from(f) / 60.0;
+            let mut pose = ch.rest_pose();
+            pose.locals[0].rotation =
+                Quat::from_rotation_y((1.2 * (std::f64::consts::TAU * t).sin()) as f32);
+            sim.update(
+                if f == 0 { 0.0 } else { 1.0 / 60.0 },
+                &ch,
+                &mut pose,
+                DMat4::IDENTITY,
+            )
+            .unwrap();
+            let (mut s, mut w) = (Vec::new(), Vec::new());
+            ch.world_matrices(&pose, &mut s, &mut w);
+            last = sim.tails(&ch, &pose, DMat4::IDENTITY);
+            for p in &last {
+                let push = collide(&capsule, w[0].as_dmat4(), *p, 0.01);
+                worst = worst.min(push.map_or(0.0, |v| -v.length()));
+            }
+        }
+        (worst, last)
+    };
+    let (worst, calm) = run_with(DVec3::ZERO);
+    assert!(
+        worst > -0.01,
+        "a tail entered the head capsule by {worst} m"
+    );
+    let (_, windy) = run_with(DVec3::new(3.0, 0.0, 0.0));
+    assert!(
+        windy[2].x > calm[2].x + 0.01,
+        "wind +X moved the tip {} → {}",
+        calm[2].x,
+        windy[2].x
+    );
+    // Refusals, all named.
+    let bad = ChainDef::from_json(
+        r#"{"format":"mien-chain","version":1,"bones":["tail_0","tail_2","nope"],"tip_length":0,
+            "stiffness":[1,1],"damping":2,"gravity":[0,-1,0]}"#,
+        "bad.json",
+    )
+    .unwrap();
+    let e = bad
+        .to_spring_bones(&ch, "bad.json")
+        .unwrap_err()
+        .to_string();
+    for needle in [
+        "/bones/1",
+        "not a child",
+        "/bones/2",
+        "`nope`",
+        "/tip_length",
+        "/damping",
+    ] {
+        assert!(e.contains(needle), "lacks {needle}: {e}");
+    }
+    assert!(
+        ChainDef::from_json(
+            r#"{"format":"mien-chain","version":1,"substeps":4}"#,
+            "c.json"
+        )
+        .is_err()
+    );
+}

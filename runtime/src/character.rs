@@ -68,6 +68,10 @@ pub struct CharacterDef {
     /// Simulate the model's spring bones (default: when it has them).
     #[serde(default)]
     pub spring_bones: Option<bool>,
+    /// Simulated bone chains (`mien-chain` files or inline definitions,
+    /// [`mien_core::anim::spring::ChainDef`]), run in the same solver as the spring bones.
+    #[serde(default)]
+    pub chains: Vec<serde_json::Value>,
     /// Clips by the name the character gives them.
     #[serde(default)]
     pub clips: BTreeMap<String, ClipDef>,
@@ -117,8 +121,10 @@ pub struct LoadedCharacter {
     pub face: Option<(FaceDef, String)>,
     /// Foot placement.
     pub foot: FootPlacement,
-    /// Spring bones on.
+    /// The model's spring bones on.
     pub spring_bones: bool,
+    /// The springs the instance simulates: the model's (when on) and the file's chains, merged.
+    pub springs: Option<mien_core::anim::spring::SpringBones>,
     /// Locomotion, resolved.
     pub locomotion: Option<Locomotion>,
     /// Each retargeted clip's report, by name.
@@ -316,6 +322,36 @@ impl CharacterDef {
             Some(b) => b,
             None => has_springs,
         };
+        let mut chains: Option<mien_core::anim::spring::SpringBones> = None;
+        if let Some(a) = &asset {
+            for (i, c) in self.chains.iter().enumerate() {
+                let field = format!("/chains/{i}");
+                let got = match c {
+                    serde_json::Value::String(p) => {
+                        let name = at(p).display().to_string();
+                        read_text(&at(p)).and_then(|t| {
+                            let d = mien_core::anim::spring::ChainDef::from_json(&t, &name)?;
+                            Ok(d.to_spring_bones(a.character(), &name)?)
+                        })
+                    }
+                    other => {
+                        let name = format!("{file} {field}");
+                        mien_core::anim::spring::ChainDef::from_json(&other.to_string(), &name)
+                            .and_then(|d| d.to_spring_bones(a.character(), &name))
+                            .map_err(Error::from)
+                    }
+                };
+                match got {
+                    Ok(sb) => {
+                        chains = Some(match chains.take() {
+                            Some(prev) => prev.merged(&sb),
+                            None => sb,
+                        });
+                    }
+                    Err(e) => problems.push(format!("{field}: {}", e.chain_text())),
+                }
+            }
+        }
         let locomotion = match &self.locomotion {
             None => None,
             Some(l) => {
@@ -361,7 +397,16 @@ impl CharacterDef {
                 ),
             ));
         }
+        let own = asset
+            .as_ref()
+            .and_then(|a| a.character().spring_bones.clone())
+            .filter(|_| spring_bones);
+        let springs = match (own, chains) {
+            (Some(a), Some(b)) => Some(a.merged(&b)),
+            (a, b) => a.or(b),
+        };
         Ok(LoadedCharacter {
+            springs,
             asset: asset.unwrap_or_else(Asset::builtin),
             clips,
             face,
@@ -397,7 +442,7 @@ impl LoadedCharacter {
             inst.set_face(Some(f))?;
         }
         inst.set_foot_placement(self.foot.clone())?;
-        inst.set_spring_bones(self.spring_bones)?;
+        inst.set_springs(self.springs.as_ref())?;
         if let Some(l) = self.locomotion {
             inst.set_locomotion(Some(l))?;
         }

@@ -707,6 +707,27 @@ impl InstanceMut<'_> {
         Ok(self)
     }
 
+    /// Simulate `springs` (a character file's chains merged with the model's spring bones:
+    /// [`crate::character::LoadedCharacter::springs`]) on this instance, or stop with `None`.
+    ///
+    /// # Errors
+    /// Springs whose nodes are not this character's.
+    pub fn set_springs(
+        &mut self,
+        springs: Option<&mien_core::anim::spring::SpringBones>,
+    ) -> Result<&mut Self> {
+        self.inst.body.springs = match springs {
+            None => None,
+            Some(sb) => Some(mien_core::anim::spring::SpringSim::new(
+                sb,
+                self.asset.character(),
+                mien_core::anim::spring::SpringOptions::default(),
+            )?),
+        };
+        self.inst.body.restart();
+        Ok(self)
+    }
+
     /// The ground foot placement stands on (default: flat at y = 0).
     ///
     /// # Errors

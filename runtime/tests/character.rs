@@ -119,3 +119,47 @@ fn a_bad_character_file_names_every_problem() {
     let e = CharacterDef::load(&file).unwrap_err().chain_text();
     assert!(e.contains("legs"), "{e}");
 }
+
+/// A character file's chains run in the same solver as the model's spring bones: Godette with an
+/// inline chain on her ribbon simulates both (the chain's joints after hers), and the instance's
+/// state hash follows the chains.
+#[test]
+fn chains_join_the_model_s_spring_bones() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = repo("../shared/data");
+    let file = dir.path().join("godette.character.json");
+    std::fs::write(
+        &file,
+        serde_json::json!({
+            "format": "mien-character", "version": 1,
+            "model": data.join("vrm/Godette_vrm_v4.vrm"),
+            "chains": [{
+                "format": "mien-chain", "version": 1, "name": "ribbon",
+                "bones": ["Ribbon"], "tip_length": 0.1, "stiffness": [1.0, 1.0],
+                "damping": 0.4, "gravity": [0, -1, 0], "wind_response": 1
+            }]
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let loaded = CharacterDef::load(&file).unwrap();
+    let own = loaded.asset.character().spring_bones.clone().unwrap();
+    let sb = loaded.springs.clone().unwrap();
+    assert_eq!(sb.joints.len(), own.joints.len() + 1);
+    assert_eq!(sb.springs.last().unwrap().name, "ribbon");
+    let asset = Arc::new(loaded.asset.clone());
+    let opts = RuntimeOptions {
+        instances: 1,
+        lift: None,
+    };
+    let mut rt = Runtime::new(asset, &Device::Cpu, &opts).unwrap();
+    loaded.apply(&mut rt.instance_mut(0).unwrap()).unwrap();
+    rt.update(0.0).unwrap();
+    let h0 = rt.instance(0).unwrap().state_hash();
+    rt.update(0.5).unwrap();
+    assert_ne!(
+        h0,
+        rt.instance(0).unwrap().state_hash(),
+        "gravity moves the chains"
+    );
+}

@@ -101,6 +101,9 @@ pub struct Joint {
     pub gravity_dir: DVec3,
     /// Velocity lost per step, 0–1 (VRM `dragForce`).
     pub drag: f64,
+    /// How much of [`SpringOptions::wind`] moves it (1 for VRM joints; a chain's
+    /// `wind_response`).
+    pub wind_response: f64,
 }
 
 /// One chain: joints root first, the collider groups it meets, its center node.
@@ -394,6 +397,7 @@ fn v1(r: &mut Reader, v: &Value) -> Result<SpringBones> {
                 gravity_power: gp,
                 gravity_dir: gd,
                 drag,
+                wind_response: 1.0,
             });
         }
         sb.springs.push(Spring {
@@ -564,6 +568,7 @@ fn v0(
                     gravity_power: gp,
                     gravity_dir: gd,
                     drag,
+                    wind_response: 1.0,
                 });
                 stack.extend(children[n.index()].iter().rev().copied());
             }
@@ -581,6 +586,278 @@ fn v0(
         }
     }
     Ok(sb)
+}
+
+impl SpringBones {
+    /// These bones with `other`'s appended (indices shifted): a VRM avatar's springs and a
+    /// character file's chains in one solver.
+    pub fn merged(mut self, other: &SpringBones) -> SpringBones {
+        let (j0, c0, g0) = (
+            self.joints.len(),
+            self.colliders.len(),
+            self.collider_groups.len(),
+        );
+        self.joints.extend(other.joints.iter().cloned());
+        self.colliders.extend(other.colliders.iter().cloned());
+        self.collider_groups.extend(
+            other
+                .collider_groups
+                .iter()
+                .map(|g| g.iter().map(|c| c + c0).collect()),
+        );
+        self.springs.extend(other.springs.iter().map(|s| Spring {
+            name: s.name.clone(),
+            joints: s.joints.iter().map(|j| j + j0).collect(),
+            collider_groups: s.collider_groups.iter().map(|g| g + g0).collect(),
+            center: s.center,
+        }));
+        if self.source.is_empty() {
+            self.source.clone_from(&other.source);
+        } else if !other.source.is_empty() && other.source != self.source {
+            self.source = format!("{} + {}", self.source, other.source);
+        }
+        self
+    }
+}
+
+/// A simulated bone chain (`mien-chain` JSON; seed 003 "Simulated bone chains"): bones root
+/// first (each the child of the one before), a tip length for the last bone, stiffness from
+/// root to tip, damping, gravity, wind response, a collision margin and capsule colliders on
+/// bones. Converted into [`SpringBones`] ([`ChainDef::to_spring_bones`]), so chains and VRM
+/// spring bones run in one solver; the fixed internal step ([`STEP_S`]) replaces the seed's
+/// per-chain substeps.
+#[derive(Clone, Debug, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ChainDef {
+    /// Always `mien-chain`.
+    pub format: String,
+    /// Always 1.
+    pub version: u32,
+    /// The chain's name (reports).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Node names, root first, each the child of the one before.
+    pub bones: Vec<String>,
+    /// The last bone's length along its own offset from its parent, metres (> 0).
+    pub tip_length: f64,
+    /// Stiffness at the root and at the tip (1/s, VRM units), interpolated along the chain.
+    pub stiffness: [f64; 2],
+    /// Velocity lost per step, 0–1.
+    pub damping: f64,
+    /// Gravity: direction times strength (m/s, VRM `gravityDir · gravityPower`).
+    pub gravity: [f64; 3],
+    /// How much wind moves it (0–10).
+    #[serde(default)]
+    pub wind_response: f64,
+    /// Each joint's collision radius, metres (≥ 0).
+    #[serde(default)]
+    pub collision_margin: f64,
+    /// Capsules on bones: `{bone, offset, tail, radius}` in the bone's space.
+    #[serde(default)]
+    pub colliders: Vec<CapsuleDef>,
+}
+
+/// A capsule collider on a bone.
+#[derive(Clone, Debug, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CapsuleDef {
+    /// The node it follows.
+    pub bone: String,
+    /// One end, in the bone's space.
+    pub offset: [f64; 3],
+    /// The other end.
+    pub tail: [f64; 3],
+    /// Radius, metres (≥ 0).
+    pub radius: f64,
+}
+
+impl ChainDef {
+    /// Parse a `mien-chain` file (strict).
+    ///
+    /// # Errors
+    /// [`Error::Format`] naming `file` and the JSON pointer.
+    pub fn from_json(text: &str, file: &str) -> Result<Self> {
+        let de = &mut serde_json::Deserializer::from_str(text);
+        serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            let pointer = if path == "." {
+                "/".to_string()
+            } else {
+                format!("/{}", path.replace(['.', '['], "/").replace(']', ""))
+            };
+            Error::format(file, pointer, e.into_inner().to_string())
+        })
+    }
+
+    /// The chain as spring bones on `ch`.
+    ///
+    /// # Errors
+    /// Every problem at once ([`Error::Many`]), each naming `file` and the field: format or
+    /// version, fewer than one bone, a bone `ch` lacks, a bone that is not the child of the one
+    /// before, numbers out of range (a tip length ≤ 0, damping outside 0–1, negative radii).
+    pub fn to_spring_bones(&self, ch: &Character, file: &str) -> Result<SpringBones> {
+        let mut p = Vec::new();
+        let bad = |p: &mut Vec<Error>, f: &str, r: String| p.push(Error::format(file, f, r));
+        if self.format != "mien-chain" {
+            bad(
+                &mut p,
+                "/format",
+                format!("`{}` is not `mien-chain`", self.format),
+            );
+        }
+        if self.version != 1 {
+            bad(
+                &mut p,
+                "/version",
+                format!("version {} (mien reads 1)", self.version),
+            );
+        }
+        if self.bones.is_empty() {
+            bad(&mut p, "/bones", "no bone".into());
+        }
+        let find = |n: &str| ch.nodes.iter().position(|x| x.name.as_deref() == Some(n));
+        let mut nodes = Vec::new();
+        for (i, b) in self.bones.iter().enumerate() {
+            match find(b) {
+                None => bad(
+                    &mut p,
+                    &format!("/bones/{i}"),
+                    format!("{} has no node `{b}`", ch.source),
+                ),
+                Some(n) => {
+                    if let Some(&prev) = nodes.last()
+                        && ch.nodes[n].parent.map(NodeId::index) != Some(prev)
+                    {
+                        bad(
+                            &mut p,
+                            &format!("/bones/{i}"),
+                            format!("`{b}` is not a child of `{}`", self.bones[i - 1]),
+                        );
+                    }
+                    nodes.push(n);
+                }
+            }
+        }
+        let num = |v: f64, lo: f64, hi: f64| v.is_finite() && v >= lo && v <= hi;
+        if !(num(self.tip_length, 1e-6, 100.0)) {
+            bad(
+                &mut p,
+                "/tip_length",
+                format!("{} is not a length in (0, 100] m", self.tip_length),
+            );
+        }
+        if !self.stiffness.iter().all(|s| num(*s, 0.0, 1e4)) {
+            bad(
+                &mut p,
+                "/stiffness",
+                format!("{:?}: two values from 0 to 1e4", self.stiffness),
+            );
+        }
+        if !num(self.damping, 0.0, 1.0) {
+            bad(
+                &mut p,
+                "/damping",
+                format!("{} is not in 0–1", self.damping),
+            );
+        }
+        if !self.gravity.iter().all(|g| num(*g, -1e3, 1e3)) {
+            bad(
+                &mut p,
+                "/gravity",
+                format!("{:?} is out of range", self.gravity),
+            );
+        }
+        if !num(self.wind_response, 0.0, 10.0) {
+            bad(
+                &mut p,
+                "/wind_response",
+                format!("{} is not in 0–10", self.wind_response),
+            );
+        }
+        if !num(self.collision_margin, 0.0, 10.0) {
+            bad(
+                &mut p,
+                "/collision_margin",
+                format!("{} is not in 0–10 m", self.collision_margin),
+            );
+        }
+        let mut colliders = Vec::new();
+        for (i, c) in self.colliders.iter().enumerate() {
+            let f = format!("/colliders/{i}");
+            let ok = c.offset.iter().chain(&c.tail).all(|v| num(*v, -1e3, 1e3))
+                && num(c.radius, 0.0, 100.0);
+            if !ok {
+                bad(
+                    &mut p,
+                    &f,
+                    "offset, tail and radius must be finite metres (radius ≥ 0)".into(),
+                );
+            }
+            match find(&c.bone) {
+                None => bad(
+                    &mut p,
+                    &format!("{f}/bone"),
+                    format!("{} has no node `{}`", ch.source, c.bone),
+                ),
+                Some(n) => colliders.push(Collider {
+                    node: NodeId(n as u32),
+                    shape: ColliderShape::Capsule {
+                        offset: DVec3::from_array(c.offset),
+                        tail: DVec3::from_array(c.tail),
+                        radius: c.radius,
+                        inside: false,
+                    },
+                }),
+            }
+        }
+        Error::collect(p)?;
+        let g = DVec3::from_array(self.gravity);
+        let k = nodes.len();
+        let joints = nodes
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| {
+                let s = if k > 1 {
+                    i as f64 / (k - 1) as f64
+                } else {
+                    0.0
+                };
+                let tail = match nodes.get(i + 1) {
+                    Some(&c) => Tail::Child(NodeId(c as u32)),
+                    None => Tail::Local(
+                        dvec(ch.nodes[n].rest.translation).normalize_or(DVec3::Y) * self.tip_length,
+                    ),
+                };
+                Joint {
+                    node: NodeId(n as u32),
+                    tail,
+                    hit_radius: self.collision_margin,
+                    stiffness: self.stiffness[0] + (self.stiffness[1] - self.stiffness[0]) * s,
+                    gravity_power: g.length(),
+                    gravity_dir: g.normalize_or(DVec3::NEG_Y),
+                    drag: self.damping,
+                    wind_response: self.wind_response,
+                }
+            })
+            .collect();
+        let groups = if colliders.is_empty() {
+            Vec::new()
+        } else {
+            vec![(0..colliders.len()).collect()]
+        };
+        Ok(SpringBones {
+            source: "mien-chain".into(),
+            joints,
+            springs: vec![Spring {
+                name: self.name.clone().unwrap_or_else(|| self.bones[0].clone()),
+                joints: (0..k).collect(),
+                collider_groups: (0..groups.len()).collect(),
+                center: None,
+            }],
+            colliders,
+            collider_groups: groups,
+        })
+    }
 }
 
 /// How a [`SpringSim`] runs.
@@ -898,7 +1175,7 @@ impl SpringSim {
                     + inertia
                     + rest_dir * (jd.stiffness * h)
                     + jd.gravity_dir.normalize_or_zero() * (jd.gravity_power * h)
-                    + self.options.wind * h;
+                    + self.options.wind * (jd.wind_response * h);
                 next = head + (next - head).normalize_or_zero() * st.length;
                 for &g in &spring.collider_groups {
                     for &c in &self.bones.collider_groups[g] {
