@@ -170,8 +170,8 @@ impl CharacterDef {
     /// Read `path` and everything it names, and check the parts against each other (module doc).
     ///
     /// # Errors
-    /// Every problem at once ([`Error::Many`]-style list in one [`Error::Invalid`]), each naming
-    /// the field and the file.
+    /// Every problem at once (one [`Error::Invalid`] listing them), each naming the field and
+    /// the file.
     pub fn load(path: impl AsRef<Path>) -> Result<LoadedCharacter> {
         let path = path.as_ref();
         let file = path.display().to_string();

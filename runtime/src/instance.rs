@@ -484,7 +484,7 @@ impl InstanceMut<'_> {
     }
 
     /// Name the head, neck and eye joints head motion turns instead of finding them by standard
-    /// name ([`HeadJoints::find`]); applies to the current stream and later ones.
+    /// name ([`mien_core::anim::head::HeadJoints::find`]); applies to the current stream and later ones.
     ///
     /// # Errors
     /// A name the character (or pack) has no joint of, listing its named joints.

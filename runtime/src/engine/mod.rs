@@ -48,7 +48,7 @@ impl Times {
 
 /// The splat sink a runtime writes, for a caller that renders it where it lies: the CPU's arrays,
 /// or the GPU buffers themselves (four storage buffers indexed by absolute slot, DESIGN "Splat
-/// sink"). Instance `i`'s splats are the slots [`crate::Runtime::slot_range`]`(i)`.
+/// sink"). Instance `i`'s splats are the slots [`crate::Runtime::sink_range`]`(i)`.
 #[non_exhaustive]
 pub enum SinkRef<'a> {
     /// No lift was attached.
