@@ -57,6 +57,15 @@ pub struct RetargetArgs {
     #[arg(long, value_enum, default_value_t = ReferenceArg::Rest)]
     pub reference: ReferenceArg,
 
+    /// The source's reference pose is a frame of one of its own clips instead: `CLIP@SECONDS`
+    /// (the clip by name or index).
+    #[arg(long, value_name = "CLIP@SECONDS")]
+    pub source_frame: Option<String>,
+
+    /// The target's reference pose is a frame of one of its own clips: `CLIP@SECONDS`.
+    #[arg(long, value_name = "CLIP@SECONDS")]
+    pub target_frame: Option<String>,
+
     /// Refuse the map when any bone of either skeleton is unmapped.
     #[arg(long)]
     pub strict: bool,
@@ -201,12 +210,27 @@ pub fn run(a: &RetargetArgs) -> Result<String> {
         ReferenceArg::Rest => Reference::Rest,
         ReferenceArg::TPose => Reference::TPose,
     };
+    // A clip frame as one side's reference: `CLIP@SECONDS`, the clip found by name or index.
+    let frame =
+        |flag: &str, v: &Option<String>, ch: &mien_core::rig::Character| -> Result<Reference> {
+            let Some(v) = v else { return Ok(reference) };
+            let Some((clip, t)) = v.rsplit_once('@') else {
+                bail!("{flag} {v}: CLIP@SECONDS (a clip's name or index, a time in seconds)");
+            };
+            let t: f64 = t
+                .parse()
+                .ok()
+                .filter(|t: &f64| t.is_finite())
+                .ok_or_else(|| anyhow::anyhow!("{flag} {v}: `{t}` is not a time in seconds"))?;
+            let id = ch.find_clip(clip).with_context(|| format!("{flag} {v}"))?;
+            Ok(Reference::ClipFrame(id, t))
+        };
     let req = RetargetRequest {
         clip: a.clip.clone(),
         map,
         options: RetargetOptions {
-            source_reference: reference,
-            target_reference: reference,
+            source_reference: frame("--source-frame", &a.source_frame, &source)?,
+            target_reference: frame("--target-frame", &a.target_frame, target.character())?,
             strict: a.strict,
         },
         fps: a.fps,

@@ -220,6 +220,40 @@ fn bad_maps_and_flags_are_refused_with_nothing_written() {
         "{}",
         r.stderr
     );
+    // A clip frame as the source's reference: the walk's own first frame makes that frame the
+    // neutral, so the bake still verifies; a bad frame is refused naming the flag.
+    let ok_out = dir.path().join("framed.glb");
+    let r = mien(&[
+        "retarget",
+        knight.to_str().unwrap(),
+        "--clip",
+        "HumanArmature|Walking",
+        "--source-frame",
+        "HumanArmature|Idle@0",
+        "--to",
+        rpm.to_str().unwrap(),
+        "--out",
+        ok_out.to_str().unwrap(),
+    ]);
+    assert!(
+        r.ok() && r.stdout.contains("at 0 s reference"),
+        "{}{}",
+        r.stdout,
+        r.stderr
+    );
+    for bad in [
+        "Idle",
+        "HumanArmature|Idle@x",
+        "Nope@0",
+        "HumanArmature|Idle@999",
+    ] {
+        let r = mien(&[&base[..], &["--source-frame", bad]].concat());
+        assert!(
+            !r.ok() && (r.stderr.contains("--source-frame") || r.stderr.contains("reference")),
+            "{bad}: {}",
+            r.stderr
+        );
+    }
     let r = mien(&[&base[..], &["--strict"]].concat());
     assert!(
         !r.ok() && r.stderr.contains("unmapped bones"),
