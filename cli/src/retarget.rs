@@ -135,7 +135,7 @@ pub fn onto(
         fps: 60.0,
         name: None,
     };
-    Ok(retarget(&src, target, &req).with_context(|| format!("--retarget {}", source.display()))?)
+    retarget(&src, target, &req).with_context(|| format!("--retarget {}", source.display()))
 }
 
 /// Retarget, bake and write; the summary to print.

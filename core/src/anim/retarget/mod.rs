@@ -281,10 +281,7 @@ impl RetargetDef {
             let pointer = if path == "." {
                 "/".to_string()
             } else {
-                format!(
-                    "/{}",
-                    path.replace('.', "/").replace('[', "/").replace(']', "")
-                )
+                format!("/{}", path.replace(['.', '['], "/").replace(']', ""))
             };
             Error::format(file, pointer, e.into_inner().to_string())
         })?;

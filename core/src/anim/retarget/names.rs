@@ -10,7 +10,8 @@
 //!    `_Armature` / `_armature` suffix;
 //! 2. a side marker is taken off: `.L` `.R` `_L` `_R` `_l` `_r` `-L` `-R` ` L` ` R` at the end,
 //!    `.l` `.r` inside (Blender's `upper_arm.l_Armature` after the suffix), `L_` `R_` `l_` `r_`
-//!    `L ` `R ` at the start, and `Left` / `Right` (any case) at the start or end;
+//!    `L ` `R ` at the start, and `Left` / `Right` (any case) at the start or end (`C_` at the start
+//!    marks the centre);
 //! 3. what remains is lower-cased with separators (`_ - . space`) removed and looked up in one
 //!    synonym table: pelvis = hips, upleg / thigh / upperleg = upper leg, leg / calf / shin /
 //!    lowerleg = lower leg, arm / upperarm = upper arm, forearm / lowerarm = lower arm,
@@ -137,15 +138,20 @@ pub fn split_side(name: &str) -> (Option<Side>, String) {
     let b = s.as_bytes();
     let n = b.len();
     // `X.L`, `X_L`, `X-L`, `X L` at the end.
-    if n >= 3 && matches!(b[n - 2], b'.' | b'_' | b'-' | b' ') {
-        if let Some(side) = side_of(b[n - 1] as char) {
-            return (Some(side), s[..n - 2].to_string());
-        }
+    if n >= 3
+        && matches!(b[n - 2], b'.' | b'_' | b'-' | b' ')
+        && let Some(side) = side_of(b[n - 1] as char)
+    {
+        return (Some(side), s[..n - 2].to_string());
     }
-    // `L_X`, `R X`, `l_X` at the start (VRoid's `J_Bip_L_UpperArm` after the prefix).
+    // `L_X`, `R X`, `l_X` at the start (VRoid's `J_Bip_L_UpperArm` after the prefix); `C_X` is
+    // the centre (VRoid's `J_Bip_C_Hips`).
     if n >= 3 && matches!(b[1], b'_' | b' ' | b'.' | b'-') {
         if let Some(side) = side_of(b[0] as char) {
             return (Some(side), s[2..].to_string());
+        }
+        if b[0] == b'C' {
+            return (None, s[2..].to_string());
         }
     }
     // `.l.` / `.r.` inside (`Finger.001.l`, `thumb.1.l` after a suffix was cut).
@@ -273,7 +279,8 @@ mod tests {
             ("pelvis_Armature", Some("hips")),
             ("Bip01_Pelvis", Some("hips")),
             ("CC_Base_Pelvis", Some("hips")),
-            ("J_Bip_C_Hips", None),
+            ("J_Bip_C_Hips", Some("hips")),
+            ("J_Bip_C_Spine", Some("spine")),
             ("mixamorig:LeftUpLeg", Some("leftUpperLeg")),
             ("UpperLeg.L", Some("leftUpperLeg")),
             ("thigh.l_Armature", Some("leftUpperLeg")),
