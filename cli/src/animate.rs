@@ -38,6 +38,39 @@ pub struct Outcome {
     pub warnings: Vec<String>,
 }
 
+/// A ground as report JSON.
+fn ground_json(g: &mien_core::anim::ground::Ground) -> serde_json::Value {
+    use mien_core::anim::ground::Ground;
+    match g {
+        Ground::None => serde_json::json!({"kind": "none"}),
+        Ground::Flat { height } => serde_json::json!({"kind": "flat", "height_m": height}),
+        Ground::Step {
+            edge,
+            direction,
+            low,
+            high,
+        } => serde_json::json!({
+            "kind": "step", "edge_xz_m": edge, "direction_xz": direction, "low_m": low, "high_m": high
+        }),
+        Ground::Slope {
+            origin,
+            height,
+            direction,
+            degrees,
+        } => serde_json::json!({
+            "kind": "slope", "origin_xz_m": origin, "height_m": height, "uphill_xz": direction, "degrees": degrees
+        }),
+        Ground::HeightField {
+            cols, rows, cell, ..
+        } => serde_json::json!({
+            "kind": "height field", "cols": cols, "rows": rows, "cell_m": cell
+        }),
+        Ground::Mesh { triangles } => {
+            serde_json::json!({"kind": "mesh", "triangles": triangles.len()})
+        }
+    }
+}
+
 fn ms(d: std::time::Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
@@ -92,7 +125,19 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
     let ch = asset.character();
     let builtin = asset.is_builtin();
     let animator_on = crate::animator::will_run(args, builtin)?;
-    let clip_arg = retarget_clip.as_deref().or(args.clip.as_deref());
+    // A character file's locomotion plays its idle and walk by --speed over the rest pose.
+    let locomotion = character_file.as_ref().and_then(|c| c.locomotion);
+    if locomotion.is_some() && args.clip.is_some() {
+        bail!(
+            "--clip {}: the character file's locomotion plays its idle and walk (by --speed); leave --clip out",
+            args.clip.as_deref().unwrap_or("")
+        );
+    }
+    let clip_arg = if locomotion.is_some() {
+        Some("rest")
+    } else {
+        retarget_clip.as_deref().or(args.clip.as_deref())
+    };
     let driven = args.arkit.is_some()
         || args.speech.speech.is_some()
         || clip_arg.is_some_and(|c| c != "rest")
@@ -117,6 +162,31 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
     report.animation = anim_report;
     let speech = crate::speech::layer(&args.speech, args.face.as_deref(), ch)?;
     let mut span = drive.span(ch);
+    if let Some(l) = locomotion {
+        let name = |id: mien_core::rig::ClipId| {
+            character_file
+                .as_ref()
+                .and_then(|c| {
+                    c.clips
+                        .iter()
+                        .find(|(_, v)| **v == id)
+                        .map(|(k, _)| k.clone())
+                })
+                .unwrap_or_default()
+        };
+        report.animation.kind = "locomotion".into();
+        report.animation.name = format!(
+            "locomotion: idle `{}`, walk `{}` ({} m/s) at {} m/s",
+            name(l.idle),
+            name(l.walk),
+            l.walk_speed,
+            args.speed.unwrap_or(0.0)
+        );
+        // Long enough to see two strides of the walk.
+        let walk = &ch.clips[l.walk.index()];
+        span.1 = span.1.max(2.0 * (walk.end() - walk.start()));
+        report.animation.span_s[1] = span.1;
+    }
     if let Some(sp) = &speech {
         span.1 = span.1.max(sp.span().1);
         report.animation.span_s[1] = span.1;
@@ -216,6 +286,21 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
         );
     } else if args.speed.is_some() {
         bail!("--speed drives a character file's locomotion: --character FILE.character.json");
+    }
+    // --ground moves the feet of --foot-ik, or of the character file's foot placement.
+    let file_feet = character_file
+        .as_ref()
+        .is_some_and(|c| !matches!(c.foot, mien_runtime::FootPlacement::Off));
+    if let Some(g) = &args.ground {
+        if args.foot_ik.is_none() && !file_feet {
+            bail!(
+                "--ground: nothing stands on it; add --foot-ik auto (or a character file with foot_ik)"
+            );
+        }
+        if args.foot_ik.is_none() {
+            rt.instance_mut(0)?.set_ground(g.clone())?;
+            body.insert("ground".into(), ground_json(g));
+        }
     }
     // The body: foot placement on the ground, then spring bones.
     if let Some(f) = &args.foot_ik {

@@ -195,7 +195,9 @@ fn parse_ground(s: &str) -> Result<mien_core::anim::ground::Ground, String> {
             .parse::<f64>()
             .ok()
             .filter(|v| v.is_finite() && v.abs() <= 1e4)
-            .ok_or_else(|| format!("`{x}` is not a number of metres or degrees"))
+            .ok_or_else(|| {
+                format!("`{x}` is not a finite number within ±10000 (metres or degrees)")
+            })
     };
     let g = match parts.as_slice() {
         ["flat"] => Ground::Flat { height: 0.0 },
@@ -448,9 +450,10 @@ pub struct AnimateArgs {
     #[arg(long, value_name = "auto|FILE", help_heading = "Body")]
     pub foot_ik: Option<String>,
 
-    /// The ground the feet stand on: `flat[:HEIGHT]`, `slope:DEGREES` (rising along +Z, level at
-    /// the origin) or `step:HEIGHT[:Z]` (up by HEIGHT from z = Z, default 0.2 m ahead). Metres.
-    #[arg(long, value_name = "SHAPE", requires = "foot_ik", value_parser = parse_ground, help_heading = "Body")]
+    /// The ground the feet stand on (--foot-ik's, or a character file's foot placement):
+    /// `flat[:HEIGHT]`, `slope:DEGREES` (rising along +Z, level at the origin; −89 to 89) or
+    /// `step:HEIGHT[:Z]` (up by HEIGHT from z = Z, default 0.2 m ahead). Metres, within ±10,000.
+    #[arg(long, value_name = "SHAPE", value_parser = parse_ground, help_heading = "Body")]
     pub ground: Option<mien_core::anim::ground::Ground>,
 
     /// A character file's locomotion speed, m/s (0–100): 0 idles, its walk speed walks at 1×;

@@ -148,6 +148,7 @@ pub fn run(a: &BakeArgs) -> Result<String> {
     .into_iter()
     .filter_map(|(n, p)| p.map(|p| (n, p)))
     .collect();
+    crate::outdir::check_output_folders(&outputs)?;
     for (i, (on, op)) in outputs.iter().enumerate() {
         for (n, p) in inputs.iter().chain(&outputs[..i]) {
             if same(op, p) {

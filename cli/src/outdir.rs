@@ -447,6 +447,34 @@ impl Drop for Staging {
 
 /// Whether `x` and `y` name one file: the same path, or the same file once both resolve (links,
 /// `..`). An output must never replace an input.
+/// Refuse, before anything is written, an output whose folder does not exist or is not a folder
+/// (so a run with several outputs never leaves some written and others not for that reason).
+///
+/// # Errors
+/// The flag and path, and what is wrong with its folder.
+pub(crate) fn check_output_folders(outputs: &[(&str, &Path)]) -> anyhow::Result<()> {
+    for (flag, p) in outputs {
+        let parent = p
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        if !parent.is_dir() {
+            anyhow::bail!(
+                "{flag} {}: the folder {} does not exist (nothing was written)",
+                p.display(),
+                parent.display()
+            );
+        }
+        if p.is_dir() {
+            anyhow::bail!(
+                "{flag} {}: is a folder, not a file (nothing was written)",
+                p.display()
+            );
+        }
+    }
+    Ok(())
+}
+
 pub(crate) fn same_file(x: &Path, y: &Path) -> bool {
     x == y
         || matches!((std::fs::canonicalize(x), std::fs::canonicalize(y)), (Ok(p), Ok(q)) if p == q)

@@ -46,6 +46,47 @@ fn the_walker_walks_from_its_character_file() {
     assert_eq!(c["clips"], json!(["idle", "walk"]), "{c}");
     assert_eq!(c["locomotion"], true);
     assert_eq!(c["speed_m_s"], 1.2);
+    assert_eq!(
+        rep["animation"]["kind"], "locomotion",
+        "{}",
+        rep["animation"]
+    );
+    // Locomotion owns the clips: --clip is refused; --ground moves the file's feet.
+    let walker = repo("docs/characters/rpm_walker.character.json");
+    let r = mien(&[
+        "animate",
+        "--quiet",
+        "--character",
+        &walker,
+        "--clip",
+        "walk",
+        "--out",
+        dir.path().join("c").to_str().unwrap(),
+    ]);
+    assert!(!r.ok() && r.stderr.contains("locomotion"), "{}", r.stderr);
+    let g = dir.path().join("g");
+    let r = mien(&[
+        "animate",
+        "--quiet",
+        "--character",
+        &walker,
+        "--ground",
+        "step:0.1",
+        "--frames",
+        "3",
+        "--ply",
+        "none",
+        "--sheet",
+        "0",
+        "--gaussians",
+        "2000",
+        "--out",
+        g.to_str().unwrap(),
+    ]);
+    assert!(r.ok(), "{}", r.stderr);
+    let rep: Value =
+        serde_json::from_slice(&std::fs::read(g.join("report.json")).unwrap()).unwrap();
+    assert_eq!(rep["body"]["ground"]["kind"], "step", "{}", rep["body"]);
     let r = mien(&[
         "animate",
         "--quiet",

@@ -254,6 +254,42 @@ fn bad_maps_and_flags_are_refused_with_nothing_written() {
             r.stderr
         );
     }
+    // An output into a missing folder is refused before anything is written.
+    let r = mien(
+        &[
+            &base[..],
+            &["--report", dir.path().join("no/r.json").to_str().unwrap()],
+        ]
+        .concat(),
+    );
+    assert!(
+        !r.ok() && r.stderr.contains("does not exist"),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        !out.exists(),
+        "the bake was written although the report could not be"
+    );
+    // The knight onto itself: its foot IK rig's translations are not carried, and the report
+    // says so.
+    let self_out = dir.path().join("self.glb");
+    let r = mien(&[
+        "retarget",
+        knight.to_str().unwrap(),
+        "--clip",
+        "HumanArmature|Walking",
+        "--to",
+        knight.to_str().unwrap(),
+        "--out",
+        self_out.to_str().unwrap(),
+    ]);
+    assert!(
+        r.ok() && r.stdout.contains("does not carry") && r.stdout.contains("Foot.L (translation)"),
+        "{}{}",
+        r.stdout,
+        r.stderr
+    );
     let r = mien(&[&base[..], &["--strict"]].concat());
     assert!(
         !r.ok() && r.stderr.contains("unmapped bones"),

@@ -355,8 +355,15 @@ impl CharacterDef {
         let locomotion = match &self.locomotion {
             None => None,
             Some(l) => {
+                let defined: Vec<&String> = self.clips.keys().collect();
                 let mut get = |field: &str, n: &str| match clips.get(n) {
                     Some(id) => Some(*id),
+                    None if defined.iter().any(|d| *d == n) => {
+                        problems.push(format!(
+                            "/locomotion/{field}: `{n}` could not be loaded (see /clips/{n})"
+                        ));
+                        None
+                    }
                     None => {
                         problems.push(format!(
                             "/locomotion/{field}: `{n}` is not a clip of this file (it has {})",

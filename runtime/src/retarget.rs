@@ -135,10 +135,58 @@ pub fn retarget(source: &Character, target: &Asset, req: &RetargetRequest) -> Re
     let clip: Clip = rt.retarget_clip(source, &clips, req.fps, &name)?;
     let keys = clip.channels.first().map_or(0, |c| c.sampler.times().len());
     let (asset, ids) = target.with_clips(vec![clip])?;
+    // What the source clip moves that the map does not carry (a foot IK rig's translations,
+    // props, a vertical bob on an unmapped root), named in the report.
+    let mut report = rt.report().clone();
+    let mapped: std::collections::BTreeMap<&str, bool> = report
+        .mapped
+        .iter()
+        .map(|m| (m.source.as_str(), m.translate))
+        .collect();
+    let vrma = source.vrm_animation.is_some();
+    let mut dropped = std::collections::BTreeSet::new();
+    for c in &clips {
+        for ch in &source.clips[c.index()].channels {
+            use mien_core::anim::clip::Property;
+            let Some(name) = source.nodes[ch.node.index()].name.as_deref() else {
+                continue;
+            };
+            let what = match (ch.property, mapped.get(name)) {
+                (Property::Weights, _) => None,
+                (_, None)
+                    if vrma
+                        && source
+                            .humanoid()
+                            .is_some_and(|h| h.iter().all(|(_, n)| *n != ch.node)) =>
+                {
+                    None
+                }
+                (Property::Rotation, None) => Some("rotation"),
+                (Property::Translation, None | Some(false)) => Some("translation"),
+                (Property::Scale, _) => Some("scale"),
+                _ => None,
+            };
+            if let Some(w) = what {
+                dropped.insert(format!("{name} ({w})"));
+            }
+        }
+    }
+    if !dropped.is_empty() {
+        let list: Vec<String> = dropped.into_iter().collect();
+        report.notes.push(format!(
+            "the source clip moves {} the map does not carry: {}",
+            if list.len() == 1 {
+                "one channel".to_string()
+            } else {
+                format!("{} channels", list.len())
+            },
+            list.join(", ")
+        ));
+    }
     Ok(Retargeted {
         asset,
         clip: ids[0],
-        report: rt.report().clone(),
+        report,
         map,
         source_clips: clips.iter().map(|c| label(*c)).collect(),
         keys,

@@ -227,7 +227,13 @@ impl<'a> Skel<'a> {
             bones.extend(s.joints.iter().map(|j| j.index()));
         }
         bones.extend(roles.values().map(|n| n.index()));
-        for c in &ch.clips {
+        // A VRM Animation's other nodes are expression and lookAt tracks, not bones.
+        let clips: &[crate::anim::clip::Clip] = if ch.vrm_animation.is_some() {
+            &[]
+        } else {
+            &ch.clips
+        };
+        for c in clips {
             for chan in &c.channels {
                 if chan.property != Property::Weights {
                     bones.insert(chan.node.index());
