@@ -275,7 +275,14 @@ pub fn run(a: &RetargetArgs) -> Result<String> {
             "scale": r.report.scale,
         }),
     };
-    let (bytes, rep) = bake(&mut rt, &bytes_in, &opts)?;
+    let (bytes, rep) = match bake(&mut rt, &bytes_in, &opts) {
+        Err(e) if e.chain_text().contains("moves nothing") => bail!(
+            "{}: `{take}` holds the source's reference pose throughout, so its retarget leaves {} at its rest: there is nothing to bake (nothing was written)",
+            a.source.display(),
+            a.to.display()
+        ),
+        r => r?,
+    };
     let report_json = serde_json::to_string_pretty(&r.report)?;
     // Everything is made before anything is written.
     mien_core::io::atomic::write_atomic_bytes(&a.out, &bytes)

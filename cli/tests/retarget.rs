@@ -163,7 +163,7 @@ fn an_identity_clip_moves_nothing_and_is_refused_as_a_still_take() {
         out.to_str().unwrap(),
     ]);
     assert!(
-        !r.ok() && r.stderr.contains("moves nothing"),
+        !r.ok() && r.stderr.contains("nothing to bake") && r.stderr.contains("nop.vrma"),
         "{}{}",
         r.stdout,
         r.stderr
@@ -205,6 +205,17 @@ fn bad_maps_and_flags_are_refused_with_nothing_written() {
         "{}",
         r.stderr
     );
+    // A typo is suggested its near name.
+    std::fs::write(
+        &map,
+        json!({"format": "mien-retarget", "version": 1, "bones": [
+            {"source": "Hips", "target": "Hipps", "translate": true}
+        ]})
+        .to_string(),
+    )
+    .unwrap();
+    let r = mien(&[&base[..], &["--map", map.to_str().unwrap()]].concat());
+    assert!(!r.ok() && r.stderr.contains("near: Hips"), "{}", r.stderr);
     std::fs::write(
         &map,
         r#"{"format":"mien-retarget","version":1,"bones":[],"extra":1}"#,

@@ -1069,6 +1069,17 @@ fn near_names(ch: &Character, name: &str) -> String {
         }
     }
     let lower = name.to_ascii_lowercase();
+    // A typo: names within two edits (case ignored).
+    let typo: Vec<&str> = ch
+        .nodes
+        .iter()
+        .filter_map(|n| n.name.as_deref())
+        .filter(|n| edit_distance(&n.to_ascii_lowercase(), &lower) <= 2)
+        .take(3)
+        .collect();
+    if !typo.is_empty() {
+        return format!(" (near: {})", typo.join(", "));
+    }
     let core = names::split_side(name).1.to_ascii_lowercase();
     let mut scored: Vec<(usize, &str)> = ch
         .nodes
@@ -1092,4 +1103,24 @@ fn near_names(ch: &Character, name: &str) -> String {
     } else {
         format!(" (near: {})", v.join(", "))
     }
+}
+
+/// Levenshtein distance (insertions, deletions, substitutions), for near-name suggestions; stops
+/// early past 3.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    if a.len().abs_diff(b.len()) > 3 {
+        return 4;
+    }
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
 }
