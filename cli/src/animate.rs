@@ -284,6 +284,9 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
                 "retarget": c.retarget,
             }),
         );
+        if !matches!(c.foot, mien_runtime::FootPlacement::Off) {
+            body.insert("foot_ik".into(), serde_json::Value::from("the character file's"));
+        }
     } else if args.speed.is_some() {
         bail!("--speed drives a character file's locomotion: --character FILE.character.json");
     }

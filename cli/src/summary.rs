@@ -114,6 +114,46 @@ pub fn print(o: &Outcome) {
         secs(r.animation.span_s[0]),
         secs(r.animation.span_s[1])
     );
+    if let Some(b) = &r.body {
+        // The body step: what was retargeted, where the feet stand, what sways.
+        let mut parts = Vec::new();
+        if let Some(rt) = b.get("retarget") {
+            parts.push(format!(
+                "retargeted ({} bones mapped, scale {:.3})",
+                rt["mapped"].as_array().map_or(0, Vec::len),
+                rt["scale"].as_f64().unwrap_or(1.0)
+            ));
+        }
+        if let Some(c) = b.get("character_file") {
+            parts.push(format!(
+                "character file ({} clips{})",
+                c["clips"].as_array().map_or(0, Vec::len),
+                if c["locomotion"] == Value::Bool(true) {
+                    ", locomotion"
+                } else {
+                    ""
+                }
+            ));
+        }
+        if let Some(g) = b.get("ground") {
+            parts.push(format!(
+                "feet placed on {} ground",
+                g["kind"].as_str().unwrap_or("the")
+            ));
+        } else if b.get("foot_ik").is_some() {
+            parts.push("feet placed on flat ground".into());
+        }
+        if let Some(sb) = b.get("spring_bones") {
+            parts.push(format!(
+                "{} spring bones in {} chains",
+                sb["joints"].as_u64().unwrap_or(0),
+                sb["springs"].as_u64().unwrap_or(0)
+            ));
+        }
+        if !parts.is_empty() {
+            println!("  body       {}", parts.join("; "));
+        }
+    }
     if let Some(Value::Array(b)) = &r.animation.binding {
         // Meshes no channel binds (a body or clothing with a couple of targets) next to ones that
         // do: one line for all of them rather than 52 unmatched channels each.

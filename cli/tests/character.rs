@@ -40,6 +40,12 @@ fn the_walker_walks_from_its_character_file() {
         out.to_str().unwrap(),
     ]);
     assert!(r.ok(), "{}", r.stderr);
+    assert!(
+        r.stdout
+            .contains("body       character file (2 clips, locomotion); feet placed"),
+        "{}",
+        r.stdout
+    );
     let rep: Value =
         serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
     let c = &rep["body"]["character_file"];
@@ -117,4 +123,84 @@ fn the_character_schema_accepts_the_shipped_file() {
     let mut bad = shipped;
     bad["locomotion"]["walk_speed"] = json!(0);
     assert!(!v.is_valid(&bad));
+}
+
+/// `docs/schemas/foot-ik.schema.json` and `chain.schema.json` accept what their readers accept
+/// and refuse what they refuse, one case per rule (cross-field rules are the readers' alone).
+#[test]
+fn the_foot_ik_and_chain_schemas_agree_with_their_readers() {
+    let load = |f: &str| {
+        let s: Value =
+            serde_json::from_slice(&std::fs::read(repo(&format!("docs/schemas/{f}"))).unwrap())
+                .unwrap();
+        jsonschema::draft202012::new(&s).unwrap()
+    };
+    let foot = load("foot-ik.schema.json");
+    let leg = json!({"hip": "UpperLeg.L", "knee": "LowerLeg.L", "ankle": "Foot.L"});
+    for (doc, ok) in [
+        (
+            json!({"format": "mien-foot-ik", "version": 1, "pelvis": "Hips", "legs": [leg]}),
+            true,
+        ),
+        (
+            json!({"format": "mien-foot-ik", "version": 1, "pelvis": "Hips", "legs": [leg], "stance": null, "max_slope_deg": 30, "smooth_rate": 0}),
+            true,
+        ),
+        (
+            json!({"format": "mien-foot-ik", "version": 1, "pelvis": "Hips", "legs": [leg], "stance": {"plant_speed": 0.1}}),
+            true,
+        ),
+        (
+            json!({"format": "mien-foot-ik", "version": 1, "pelvis": "Hips", "legs": []}),
+            false,
+        ),
+        (
+            json!({"format": "mien-foot-ik", "version": 1, "pelvis": "Hips", "legs": [leg], "max_slope_deg": 95}),
+            false,
+        ),
+        (
+            json!({"format": "mien-foot-ik", "version": 1, "pelvis": "Hips", "legs": [leg], "probe_up": 0}),
+            false,
+        ),
+        (
+            json!({"format": "mien-foot-ik", "version": 1, "pelvis": "Hips", "legs": [leg], "smooth": 1}),
+            false,
+        ),
+        (
+            json!({"format": "mien-foot-ik", "version": 1, "legs": [leg]}),
+            false,
+        ),
+    ] {
+        let reader = mien::core::anim::foot::FootIkDef::from_json(&doc.to_string(), "f").is_ok();
+        assert_eq!(foot.is_valid(&doc), ok, "schema on {doc}");
+        assert_eq!(reader, ok, "reader on {doc}");
+    }
+    let chain = load("chain.schema.json");
+    let base = json!({"format": "mien-chain", "version": 1, "bones": ["a", "b"], "tip_length": 0.1,
+                      "stiffness": [1, 0.5], "damping": 0.4, "gravity": [0, -1, 0]});
+    let with = |k: &str, v: Value| {
+        let mut d = base.clone();
+        d[k] = v;
+        d
+    };
+    assert!(chain.is_valid(&base));
+    assert!(chain.is_valid(&with(
+        "colliders",
+        json!([{"bone": "a", "offset": [0, 0, 0], "tail": [0, 1, 0], "radius": 0.1}])
+    )));
+    for bad in [
+        with("damping", json!(2)),
+        with("stiffness", json!([1])),
+        with("tip_length", json!(0)),
+        with("substeps", json!(4)),
+        with("bones", json!([])),
+    ] {
+        assert!(!chain.is_valid(&bad), "{bad}");
+    }
+    // The reader parses what the schema accepts (its range checks run against a character).
+    mien::core::anim::spring::ChainDef::from_json(&base.to_string(), "c").unwrap();
+    assert!(
+        mien::core::anim::spring::ChainDef::from_json(&with("substeps", json!(4)).to_string(), "c")
+            .is_err()
+    );
 }
