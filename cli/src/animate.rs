@@ -285,7 +285,10 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
             }),
         );
         if !matches!(c.foot, mien_runtime::FootPlacement::Off) {
-            body.insert("foot_ik".into(), serde_json::Value::from("the character file's"));
+            body.insert(
+                "foot_ik".into(),
+                serde_json::Value::from("the character file's"),
+            );
         }
     } else if args.speed.is_some() {
         bail!("--speed drives a character file's locomotion: --character FILE.character.json");

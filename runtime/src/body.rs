@@ -37,6 +37,9 @@ pub(crate) struct Loco {
     idle_t: f64,
     walk_t: f64,
     rest: Pose,
+    /// Scratch poses the two clips are sampled into (no allocation per frame).
+    idle: Pose,
+    walk: Pose,
 }
 
 impl Loco {
@@ -47,6 +50,8 @@ impl Loco {
             idle_t: 0.0,
             walk_t: 0.0,
             rest: ch.rest_pose(),
+            idle: ch.rest_pose(),
+            walk: ch.rest_pose(),
         }
     }
 
@@ -66,10 +71,11 @@ impl Loco {
         self.idle_t = wrap(self.idle_t + dt, self.def.idle);
         self.walk_t = wrap(self.walk_t + dt * rate, self.def.walk);
         let w = rate.clamp(0.0, 1.0) as f32;
-        let mut idle = self.rest.clone();
-        ch.apply_clip(self.def.idle, self.idle_t, &mut idle);
-        let mut walk = self.rest.clone();
-        ch.apply_clip(self.def.walk, self.walk_t, &mut walk);
+        self.idle.clone_from(&self.rest);
+        ch.apply_clip(self.def.idle, self.idle_t, &mut self.idle);
+        self.walk.clone_from(&self.rest);
+        ch.apply_clip(self.def.walk, self.walk_t, &mut self.walk);
+        let (idle, walk) = (&self.idle, &self.walk);
         for c in [self.def.idle, self.def.walk] {
             for chan in &ch.clips[c.index()].channels {
                 let n = chan.node.index();

@@ -154,16 +154,7 @@ impl CharacterDef {
     /// # Errors
     /// [`Error::Core`]-wrapped [`mien_core::Error::Format`] naming `file` and the pointer.
     pub fn from_json(text: &str, file: &str) -> Result<Self> {
-        let de = &mut serde_json::Deserializer::from_str(text);
-        let def: CharacterDef = serde_path_to_error::deserialize(de).map_err(|e| {
-            let path = e.path().to_string();
-            let pointer = if path == "." {
-                "/".to_string()
-            } else {
-                format!("/{}", path.replace(['.', '['], "/").replace(']', ""))
-            };
-            mien_core::Error::format(file, pointer, e.into_inner().to_string())
-        })?;
+        let def: CharacterDef = mien_core::io::read::json_strict(text, file)?;
         Ok(def)
     }
 

@@ -258,16 +258,7 @@ impl FootIkDef {
     /// # Errors
     /// [`Error::Format`] naming `file` and the JSON pointer of each problem.
     pub fn from_json(text: &str, file: &str) -> Result<Self> {
-        let de = &mut serde_json::Deserializer::from_str(text);
-        let def: FootIkDef = serde_path_to_error::deserialize(de).map_err(|e| {
-            let path = e.path().to_string();
-            let pointer = if path == "." {
-                "/".to_string()
-            } else {
-                format!("/{}", path.replace(['.', '['], "/").replace(']', ""))
-            };
-            Error::format(file, pointer, e.into_inner().to_string())
-        })?;
+        let def: FootIkDef = crate::io::read::json_strict(text, file)?;
         def.check(file)?;
         Ok(def)
     }

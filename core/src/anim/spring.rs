@@ -677,16 +677,7 @@ impl ChainDef {
     /// # Errors
     /// [`Error::Format`] naming `file` and the JSON pointer.
     pub fn from_json(text: &str, file: &str) -> Result<Self> {
-        let de = &mut serde_json::Deserializer::from_str(text);
-        serde_path_to_error::deserialize(de).map_err(|e| {
-            let path = e.path().to_string();
-            let pointer = if path == "." {
-                "/".to_string()
-            } else {
-                format!("/{}", path.replace(['.', '['], "/").replace(']', ""))
-            };
-            Error::format(file, pointer, e.into_inner().to_string())
-        })
+        crate::io::read::json_strict(text, file)
     }
 
     /// The chain as spring bones on `ch`.

@@ -287,19 +287,7 @@ impl FaceDef {
     /// # Errors
     /// [`Error::Format`] naming `file` and the JSON pointer of the first problem.
     pub fn from_json(text: &str, file: &str) -> Result<Self> {
-        let de = &mut serde_json::Deserializer::from_str(text);
-        let raw: FaceFile = serde_path_to_error::deserialize(de).map_err(|e| {
-            let path = e.path().to_string();
-            let pointer = if path == "." {
-                "/".to_string()
-            } else {
-                format!(
-                    "/{}",
-                    path.replace('.', "/").replace('[', "/").replace(']', "")
-                )
-            };
-            Error::format(file, pointer, e.into_inner().to_string())
-        })?;
+        let raw: FaceFile = crate::io::read::json_strict(text, file)?;
         raw.resolve(file)
     }
 }

@@ -174,3 +174,24 @@ mod tests {
         ));
     }
 }
+
+/// Parse `text` as strict JSON into `T` (its serde rules: unknown keys refused where the type says
+/// `deny_unknown_fields`), naming the JSON pointer of the first problem (`/bones/2/source`).
+///
+/// # Errors
+/// [`crate::Error::Format`] naming `file`, the pointer (`/` for the document) and serde's reason.
+pub fn json_strict<T: serde::de::DeserializeOwned>(
+    text: &str,
+    file: &str,
+) -> crate::error::Result<T> {
+    let de = &mut serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let pointer = if path == "." {
+            "/".to_string()
+        } else {
+            format!("/{}", path.replace(['.', '['], "/").replace(']', ""))
+        };
+        crate::Error::format(file, pointer, e.into_inner().to_string())
+    })
+}
