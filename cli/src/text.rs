@@ -59,19 +59,6 @@ pub fn error_chain(e: &anyhow::Error) -> String {
     out
 }
 
-/// An error and its causes on one line, `: `-separated, skipping a cause whose text an earlier
-/// one already contains (as [`error_chain`] does).
-pub fn causes(e: &anyhow::Error) -> String {
-    let mut seen: Vec<String> = Vec::new();
-    for cause in e.chain() {
-        let text = cause.to_string();
-        if !seen.iter().any(|s| s.contains(&text)) {
-            seen.push(text);
-        }
-    }
-    seen.join(": ")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -103,10 +90,6 @@ mod tests {
         assert_eq!(
             text,
             "error: cannot load character /x/head.glb\n  caused by: /x/head.glb: No such file (os error 2)\n"
-        );
-        assert_eq!(
-            causes(&e),
-            "cannot load character /x/head.glb: /x/head.glb: No such file (os error 2)"
         );
     }
 }

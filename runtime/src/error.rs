@@ -59,6 +59,26 @@ pub enum Error {
         reason: String,
     },
 
+    /// The caller asked the work to stop (a scenario's stop callback said so); nothing was
+    /// written.
+    #[error("stopped: {what}")]
+    Stopped {
+        /// What was stopped (`scenario walk.scenario.json at step /steps/4`).
+        what: String,
+    },
+
+    /// A file could not be read or written (the path, and the system's reason as the source).
+    #[error("{path}: {what}")]
+    Io {
+        /// The file or folder.
+        path: String,
+        /// What was being done (`cannot write`).
+        what: String,
+        /// The system's error.
+        #[source]
+        source: std::io::Error,
+    },
+
     /// The Vulkan validation layer reported messages (only when validation was asked for).
     #[error("the Vulkan validation layer reported:\n{}", messages.join("\n"))]
     Validation {

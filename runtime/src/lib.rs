@@ -45,6 +45,7 @@ mod memory;
 pub mod posed;
 pub mod retarget;
 pub mod runtime;
+pub mod scenario;
 pub mod space;
 pub mod speech;
 pub mod text;

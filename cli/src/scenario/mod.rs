@@ -6,26 +6,11 @@
 //! from scratch and every recorded hash must repeat. Exit 0 when all passed, 1 otherwise, 130 when
 //! stopped by Ctrl-C or SIGTERM (the output folder is then as it was).
 //!
-//! | stage | file |
-//! |---|---|
-//! | read, schema, typed model | [`read`], [`schema`], [`parse`] → [`model`] |
-//! | resolve against the character | [`check`], [`sources`], [`bind`] |
-//! | run the steps | [`exec`] (captures: [`capture`]) |
-//! | report, summary, output folder | [`report`], [`output`] |
+//! The scenario runner itself is the library's ([`mien_runtime::scenario`]); this module parses the
+//! arguments, prints, and writes the output folder ([`output`]).
 
-pub mod bind;
-pub mod capture;
-pub mod check;
-pub mod exec;
-pub mod model;
 pub mod output;
-pub mod parse;
-pub mod read;
-pub mod report;
-pub mod schema;
-pub mod sources;
-#[cfg(test)]
-mod tests;
+pub mod summary;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -81,24 +66,7 @@ pub struct CheckArgs {
     pub file: PathBuf,
 }
 
-/// One problem with a scenario, at a JSON pointer into it.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-pub struct Problem {
-    /// RFC 6901 pointer (`/steps/3/assert/min`; empty for the whole document).
-    pub pointer: String,
-    /// What is wrong.
-    pub message: String,
-}
-
-impl Problem {
-    /// A problem at `pointer`.
-    pub fn new(pointer: impl Into<String>, message: impl Into<String>) -> Self {
-        Problem {
-            pointer: pointer.into(),
-            message: message.into(),
-        }
-    }
-}
+use mien_runtime::scenario::{Problem, check, report};
 
 /// Print the problems of an invalid scenario to standard error.
 fn print_invalid(file: &std::path::Path, problems: &[Problem]) {
@@ -168,16 +136,18 @@ fn run(args: &RunArgs, command: Vec<String>) -> ExitCode {
         }
     };
     let validated = t0.elapsed();
-    let result = report::run_twice(&mut plan, command, validated).and_then(|(rep, images)| {
-        let written = match &target {
-            Some(t) => Some(output::write(t, &rep, &images)?),
-            None => None,
-        };
-        Ok((rep, written))
-    });
+    let result = report::run_twice(&mut plan, command, validated, &crate::interrupt::requested)
+        .map_err(anyhow::Error::from)
+        .and_then(|(rep, images)| {
+            let written = match &target {
+                Some(t) => Some(output::write(t, &rep, &images)?),
+                None => None,
+            };
+            Ok((rep, written))
+        });
     match result {
         Ok((rep, written)) => {
-            report::print_summary(&rep, args.out.as_deref(), written.as_deref());
+            summary::print_summary(&rep, args.out.as_deref(), written.as_deref());
             ExitCode::from(if rep.passed { EXIT_PASSED } else { EXIT_FAILED })
         }
         Err(_) if crate::interrupt::requested() => {

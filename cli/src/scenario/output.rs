@@ -18,8 +18,8 @@ use image::RgbImage;
 use mien_core::io::atomic::write_atomic_bytes;
 use mien_core::preview::write_png;
 
-use super::parse::is_name;
-use super::report::Report;
+use mien_runtime::scenario::Report;
+use mien_runtime::scenario::parse::is_name;
 
 /// A checked output folder (it may not exist yet).
 #[derive(Debug)]

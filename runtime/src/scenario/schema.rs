@@ -8,7 +8,7 @@
 
 use std::sync::OnceLock;
 
-use anyhow::{Context, Result};
+use crate::error::{Error, Result};
 use jsonschema::Validator;
 use jsonschema::error::ValidationErrorKind;
 use serde_json::Value;
@@ -30,9 +30,10 @@ pub const STATE_SCRIPT_SCHEMA: &str =
 /// # Errors
 /// When the embedded text is not a valid 2020-12 schema (a build defect, caught by the tests).
 pub fn compile(text: &str) -> Result<Validator> {
-    let schema: Value = serde_json::from_str(text).context("the embedded schema is not JSON")?;
+    let schema: Value = serde_json::from_str(text)
+        .map_err(|e| Error::invalid("an embedded schema", format!("not JSON: {e}")))?;
     jsonschema::draft202012::new(&schema)
-        .map_err(|e| anyhow::anyhow!("the embedded schema does not compile: {e}"))
+        .map_err(|e| Error::invalid("an embedded schema", format!("does not compile: {e}")))
 }
 
 /// The scenario validator, compiled once.
@@ -41,9 +42,9 @@ pub fn compile(text: &str) -> Result<Validator> {
 /// As [`compile`].
 pub fn scenario_validator() -> Result<&'static Validator> {
     static V: OnceLock<std::result::Result<Validator, String>> = OnceLock::new();
-    V.get_or_init(|| compile(SCENARIO_SCHEMA).map_err(|e| format!("{e:#}")))
+    V.get_or_init(|| compile(SCENARIO_SCHEMA).map_err(|e| e.to_string()))
         .as_ref()
-        .map_err(|e| anyhow::anyhow!("{e}"))
+        .map_err(|e| Error::invalid("the scenario schema", e.clone()))
 }
 
 /// Longest message kept from one schema error, characters (messages quote the instance).

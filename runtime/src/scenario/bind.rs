@@ -137,7 +137,7 @@ pub fn assertion(
                 Some((n, k)) => Some(Check::Morph {
                     node: n.index(),
                     target: k,
-                    label: format!("{target} on {}", crate::load::node_label(ch, n.index())),
+                    label: format!("{target} on {}", crate::node_label(ch, n.index())),
                     range: *range,
                 }),
                 None => {

@@ -456,7 +456,7 @@ fn the_state_script_schema_accepts_what_the_reader_accepts() {
     for (k, (d, accepted)) in state_scripts().into_iter().enumerate() {
         let path = dir.path().join(format!("s{k}.json"));
         std::fs::write(&path, d.to_string()).unwrap();
-        let reader = mien_runtime::Script::read(&path);
+        let reader = crate::Script::read(&path);
         assert_eq!(reader.is_ok(), accepted, "reader on {d}: {reader:?}");
         assert_eq!(v.is_valid(&d), accepted, "schema on {d}");
     }
@@ -466,7 +466,7 @@ fn the_state_script_schema_accepts_what_the_reader_accepts() {
     let path = dir.path().join("back.json");
     std::fs::write(&path, back.to_string()).unwrap();
     assert!(v.is_valid(&back));
-    let e = mien_runtime::Script::read(&path).unwrap_err().to_string();
+    let e = crate::Script::read(&path).unwrap_err().to_string();
     assert!(e.contains("events[1]") && e.contains("goes back"), "{e}");
 }
 

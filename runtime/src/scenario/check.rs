@@ -164,14 +164,14 @@ pub fn prepare(file: &Path, render: bool) -> Result<Plan, Vec<Problem>> {
             mien_core::sample::sample_head(),
             "built-in head".to_string(),
         )),
-        Some(rel) => match crate::load::character(Some(&resolve(&base, rel))) {
+        Some(rel) => match crate::Asset::load(&resolve(&base, rel)) {
             Ok(l) => Some((l.character().clone(), rel.clone())),
             Err(e) => {
                 p.push(Problem::new(
                     "/character",
                     format!(
                         "{}; clips, stream bindings, face targets, nodes and morph targets are checked once it loads",
-                        crate::text::causes(&e)
+                        e.chain_text()
                     ),
                 ));
                 None
@@ -209,8 +209,7 @@ pub fn prepare(file: &Path, render: bool) -> Result<Plan, Vec<Problem>> {
         Some(_) if sc.face.is_none() => FaceDef::for_character(&character),
         Some((def, text)) => {
             if let Some((text, file)) = text
-                && let Err(e) =
-                    mien_runtime::face_rules::face_expressions(&text, &def, &character, &file)
+                && let Err(e) = crate::face_rules::face_expressions(&text, &def, &character, &file)
             {
                 p.push(Problem::new("/face", e.to_string()));
             }

@@ -5,7 +5,7 @@
 //! and `capture` read the last posed frame. Deterministic: no wall clock, no threads in the
 //! posing, the same plan gives the same hashes bit for bit.
 
-use anyhow::{Context, Result};
+use crate::error::{Error, Result};
 use glam::{Mat4, Quat, Vec3};
 use mien_core::anim::Drive;
 use mien_core::anim::drive::SpeechLayer;
@@ -160,7 +160,7 @@ impl Run<'_> {
         let a = self
             .animator
             .as_mut()
-            .context("a face step without an animator")?;
+            .ok_or_else(|| Error::invalid("a face step", "the scenario has no animator"))?;
         let f = a.face_mut();
         for act in actions {
             match act {
@@ -195,9 +195,11 @@ fn expected(r: &Range) -> String {
 ///
 /// # Errors
 /// A failure of the animator or the renderer (never an assertion: those are outcomes).
-pub fn execute(plan: &mut Plan, render: bool) -> Result<RunResult> {
+/// `stop` is asked before every step and every frame: when it says true the run ends with
+/// [`Error::Stopped`].
+pub fn execute(plan: &mut Plan, render: bool, stop: &dyn Fn() -> bool) -> Result<RunResult> {
     let mut capturer = if render { plan.capturer.take() } else { None };
-    let result = execute_with(plan, capturer.as_mut());
+    let result = execute_with(plan, capturer.as_mut(), stop);
     if render {
         plan.capturer = capturer;
     }
@@ -210,7 +212,11 @@ pub fn execute(plan: &mut Plan, render: bool) -> Result<RunResult> {
 fn golden(g: &super::check::Golden, got: &image::RgbImage) -> Result<(serde_json::Value, bool)> {
     let Some(want) = &g.expected else {
         if let Some(dir) = g.path.parent() {
-            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+            std::fs::create_dir_all(dir).map_err(|e| Error::Io {
+                path: dir.display().to_string(),
+                what: "cannot create the goldens folder".into(),
+                source: e,
+            })?;
         }
         mien_core::preview::write_png(&g.path, got)?;
         return Ok(("rewritten".into(), true));
@@ -242,7 +248,17 @@ fn golden(g: &super::check::Golden, got: &image::RgbImage) -> Result<(serde_json
 fn execute_with(
     plan: &Plan,
     mut capturer: Option<&mut super::capture::Capturer>,
+    stop: &dyn Fn() -> bool,
 ) -> Result<RunResult> {
+    let stopped = |at: &str| {
+        if stop() {
+            Err(Error::Stopped {
+                what: format!("scenario {} at step {at}", plan.file.display()),
+            })
+        } else {
+            Ok(())
+        }
+    };
     let ch = &plan.character;
     let rest = ch.rest_pose();
     let mut run = Run {
@@ -262,12 +278,12 @@ fn execute_with(
     let mut frames = 1u64;
     let (mut hashes, mut outcomes, mut captures) = (Vec::new(), Vec::new(), Vec::new());
     for step in &plan.steps {
-        crate::interrupt::check()?;
+        stopped(&step.pointer)?;
         match &step.action {
             Action::Advance { frames: n, dt } => {
                 let t0 = run.t;
                 for k in 1..=*n {
-                    crate::interrupt::check()?;
+                    stopped(&step.pointer)?;
                     run.pose_at(t0 + f64::from(k) * dt)?;
                 }
                 frames += u64::from(*n);
@@ -292,10 +308,9 @@ fn execute_with(
             }
             Action::Signal(s) => {
                 let t = run.t;
-                let a = run
-                    .animator
-                    .as_mut()
-                    .context("a state step without an animator")?;
+                let a = run.animator.as_mut().ok_or_else(|| {
+                    Error::invalid("a state step", "the scenario has no animator")
+                })?;
                 let now = a.signal(*s, t)?.name();
                 if run.states.last().is_none_or(|(_, l)| *l != now) {
                     run.states.push((t, now));
@@ -310,7 +325,7 @@ fn execute_with(
             Action::Assert(c) => outcomes.push(check(&run, c, &hashes, &step.pointer)),
             Action::Golden(g) => {
                 if let Some(c) = capturer.as_deref_mut() {
-                    let image = c.capture(&run.pose, &run.world, g.cell)?;
+                    let image = c.capture(&run.pose, g.cell)?;
                     let (actual, passed) = golden(g, &image)?;
                     outcomes.push(Outcome {
                         step: step.pointer.clone(),
@@ -332,7 +347,7 @@ fn execute_with(
                         pointer: step.pointer.clone(),
                         name: name.clone(),
                         t: run.t,
-                        image: c.capture(&run.pose, &run.world, *cell)?,
+                        image: c.capture(&run.pose, *cell)?,
                     });
                 }
             }

@@ -2,15 +2,14 @@
 //! summary. A failure is an assertion that did not hold (its step, the expected range and the
 //! actual value) or a hash the repeat run did not reproduce (its step and both values).
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
-use anyhow::Result;
+use crate::error::Result;
 use image::RgbImage;
 
 use super::check::Plan;
 use super::exec::{Outcome, RunResult, execute};
-use crate::text::{count, plural, secs};
+use crate::text::secs;
 
 /// A hash recorded by both runs.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -109,17 +108,19 @@ fn ms(d: Duration) -> f64 {
 /// and the captured images by file name.
 ///
 /// # Errors
-/// A failure of the animator, the speech binding or the renderer while running.
+/// A failure of the animator, the speech binding or the renderer while running;
+/// [`crate::Error::Stopped`] when `stop` says so (asked before every step and frame).
 pub fn run_twice(
     plan: &mut Plan,
     command: Vec<String>,
     validated: Duration,
+    stop: &dyn Fn() -> bool,
 ) -> Result<(Report, Vec<(String, RgbImage)>)> {
     let t = Instant::now();
-    let first = execute(plan, true)?;
+    let first = execute(plan, true, stop)?;
     let run_t = t.elapsed();
     let t = Instant::now();
-    let second = execute(plan, false)?;
+    let second = execute(plan, false, stop)?;
     let repeat_t = t.elapsed();
 
     let mut failures: Vec<Failure> = first
@@ -231,72 +232,4 @@ pub fn compare(first: &RunResult, second: &RunResult) -> (Vec<HashEntry>, Vec<Fa
         })
         .collect();
     (hashes, failures)
-}
-
-/// Print the summary: verdict, counts, every failure, where the report went.
-pub fn print_summary(r: &Report, out: Option<&Path>, warnings: Option<&[String]>) {
-    let passed = r.assertions.iter().filter(|o| o.passed).count();
-    println!(
-        "{}: {} — {}, {} s of media time, {} per run",
-        r.scenario,
-        if r.passed { "PASSED" } else { "FAILED" },
-        count(r.steps as u64, "step"),
-        secs(r.end_s),
-        count(r.frames, "frame"),
-    );
-    println!("  assertions  {} of {} held", passed, r.assertions.len());
-    for g in r.assertions.iter().filter(|o| o.kind == "golden") {
-        let verdict = if g.actual == "rewritten" {
-            "written (MIEN_UPDATE_GOLDENS)".to_string()
-        } else if g.passed {
-            format!(
-                "matched (largest difference {})",
-                g.actual["largest_difference"]
-            )
-        } else {
-            format!("DIFFERS: {}", g.actual)
-        };
-        println!("    {:<20} {verdict}", g.what);
-    }
-    let recorded = r.hashes.len() - 1;
-    println!(
-        "  repeat      {} ({} and the final frame)",
-        if r.repeat_matched {
-            "every hash repeated exactly"
-        } else {
-            "hashes differ between the two runs"
-        },
-        plural(recorded as u64, "recorded hash", "recorded hashes")
-    );
-    for h in &r.hashes {
-        println!("    {:<20} {}  t = {} s", h.name, h.hash, secs(h.t));
-    }
-    if !r.failures.is_empty() {
-        println!("  failures");
-        for f in &r.failures {
-            let at = if f.step.is_empty() {
-                "(final frame)"
-            } else {
-                &f.step
-            };
-            println!("    {at}: {}", f.message);
-        }
-    }
-    for n in &r.notes {
-        println!("  note        {n}");
-    }
-    if let Some(o) = out {
-        println!(
-            "  written     {}/report.json{}",
-            o.display(),
-            if r.captures.is_empty() {
-                String::new()
-            } else {
-                format!(" and {}", count(r.captures.len() as u64, "capture"))
-            }
-        );
-    }
-    for w in warnings.unwrap_or_default() {
-        println!("  warning     {w}");
-    }
 }

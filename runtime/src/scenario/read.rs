@@ -46,7 +46,7 @@ pub fn json(bytes: &[u8]) -> Result<Value, Problem> {
 /// # Errors
 /// Every schema problem; else the typed model's problems.
 pub fn scenario_from_value(value: &Value) -> Result<Scenario, Vec<Problem>> {
-    let validator = scenario_validator().map_err(|e| vec![Problem::new("", format!("{e:#}"))])?;
+    let validator = scenario_validator().map_err(|e| vec![Problem::new("", e.to_string())])?;
     let p = problems(validator, value);
     if !p.is_empty() {
         return Err(p);
