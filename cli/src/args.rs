@@ -186,42 +186,9 @@ fn parse_point(s: &str) -> Result<[f32; 3], String> {
     }
 }
 
-/// Parse `--ground`: `flat[:H]`, `slope:DEG`, `step:H[:Z]` (module doc of `mien_core::anim::ground`).
+/// Parse `--ground` ([`mien_core::anim::ground::Ground::parse`]).
 fn parse_ground(s: &str) -> Result<mien_core::anim::ground::Ground, String> {
-    use mien_core::anim::ground::Ground;
-    let parts: Vec<&str> = s.split(':').collect();
-    let num = |x: &str| {
-        x.trim()
-            .parse::<f64>()
-            .ok()
-            .filter(|v| v.is_finite() && v.abs() <= 1e4)
-            .ok_or_else(|| {
-                format!("`{x}` is not a finite number within ±10000 (metres or degrees)")
-            })
-    };
-    let g = match parts.as_slice() {
-        ["flat"] => Ground::Flat { height: 0.0 },
-        ["flat", h] => Ground::Flat { height: num(h)? },
-        ["slope", d] => Ground::Slope {
-            origin: [0.0, 0.0],
-            height: 0.0,
-            direction: [0.0, 1.0],
-            degrees: num(d)?,
-        },
-        ["step", h] | ["step", h, _] => Ground::Step {
-            edge: [0.0, parts.get(2).map_or(Ok(0.2), |z| num(z))?],
-            direction: [0.0, 1.0],
-            low: 0.0,
-            high: num(h)?,
-        },
-        _ => {
-            return Err(format!(
-                "`{s}` is not flat[:HEIGHT], slope:DEGREES or step:HEIGHT[:Z]"
-            ));
-        }
-    };
-    g.check().map_err(|e| e.to_string())?;
-    Ok(g)
+    mien_core::anim::ground::Ground::parse(s)
 }
 
 /// Parse `LEFT,RIGHT`: two non-empty names.

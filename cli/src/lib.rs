@@ -38,6 +38,10 @@ pub use mien_runtime as runtime;
 /// Retargeting a clip from another skeleton onto a character ([`mien_runtime::retarget`]).
 pub use mien_runtime::retarget;
 
+/// Headless, deterministic scenarios (`mien scenario run`): [`scenario::prepare`] a file, then
+/// [`scenario::run_twice`] it (docs/scenarios.md).
+pub use mien_runtime::scenario;
+
 /// The benchmark harness `mien bench` runs (feature `bench`, on with `cli`): the workloads, the
 /// bytes each must move, one harness per backend, the peers' export.
 #[cfg(feature = "bench")]

@@ -532,3 +532,46 @@ fn retargeted_walks_keep_their_feet_on_a_slope() {
         );
     }
 }
+
+/// A hand-made walk cycle of 1 s on one ankle: stance from z = +0.3 to −0.3 m at 5 cm height over
+/// 0.6 s (1 m/s backward), then a swing lifted to 15 cm back to the front. The stride speed is
+/// 0.6 m / 0.6 s = 1 m/s (the swing's first and last samples inside the 2 cm band move forward,
+/// and the median ignores them); a clip whose ankle stands still measures 0; no clip, `None`.
+#[test]
+fn stride_speed_is_the_stance_feet_backward_speed() {
+    use mien_core::anim::clip::{Channel, Clip, Interpolation, Property, Sampler};
+    use mien_core::anim::gait::stride_speed;
+    let mut ch = skeleton(&[
+        ("Root", None, [0.0, 0.0, 0.0]),
+        ("Foot.L", Some(0), [0.1, 0.05, 0.3]),
+    ]);
+    let keys = |values: Vec<f32>| Clip {
+        name: Some("walk".into()),
+        channels: vec![Channel {
+            node: NodeId(1),
+            property: Property::Translation,
+            sampler: Sampler::new(
+                "t",
+                "c",
+                Interpolation::Linear,
+                vec![0.0, 0.6, 0.8, 1.0],
+                values,
+                3,
+            )
+            .unwrap(),
+        }],
+    };
+    ch.clips.push(keys(vec![
+        0.1, 0.05, 0.3, 0.1, 0.05, -0.3, 0.1, 0.15, 0.0, 0.1, 0.05, 0.3,
+    ]));
+    ch.clips.push(keys(vec![0.1, 0.05, 0.3].repeat(4)));
+    let foot = [NodeId(1)];
+    let v = stride_speed(&ch, mien_core::rig::ClipId(0), &foot, DVec3::Z).unwrap();
+    assert!((v - 1.0).abs() < 1e-4, "{v}");
+    // Measured along −Z (a VRM 0.x forward) the same clip walks backward: no positive speed.
+    let back = stride_speed(&ch, mien_core::rig::ClipId(0), &foot, -DVec3::Z).unwrap();
+    assert_eq!(back, 0.0);
+    let still = stride_speed(&ch, mien_core::rig::ClipId(1), &foot, DVec3::Z).unwrap();
+    assert_eq!(still, 0.0);
+    assert!(stride_speed(&ch, mien_core::rig::ClipId(2), &foot, DVec3::Z).is_none());
+}

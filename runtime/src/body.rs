@@ -2,6 +2,9 @@
 //! speech, face and VRM expressions have posed the frame and before the skin palette (seed 003's
 //! update order: clips, morph clips, face, the morph limit, foot placement, chains, palette).
 //!
+//! Walking (locomotion, or a velocity without it) moves the placement along the character's
+//! forward, and while it does the root's height follows the ground under it ([`FOLLOW_RATE`]).
+//!
 //! The step's time is the media clock: `dt` is the time since the instance's last frame. A frame
 //! at an earlier media time than the last (a seek back) or more than a second later is a cut:
 //! the smoothing and the chains start again from the pose (no whip, no slide).
@@ -16,6 +19,14 @@ use crate::error::{Context as _, Error, Result};
 
 /// A gap longer than this between frames (seconds) is a cut.
 pub const CUT_S: f64 = 1.0;
+/// While the body walks the character, the root's height follows the ground under it: probed
+/// from this far above the root, metres …
+pub const FOLLOW_UP_M: f64 = 1.0;
+/// … down to this far below it, metres …
+pub const FOLLOW_DOWN_M: f64 = 2.0;
+/// … smoothed exponentially at this rate, 1/s (`y += (ground − y)·(1 − e^(−rate·dt))`: on a 10°
+/// slope at 1.2 m/s the root trails the ground by 2.6 cm, which foot placement takes up).
+pub const FOLLOW_RATE: f64 = 8.0;
 
 /// An instance's body step (module doc).
 #[derive(Clone, Debug)]
@@ -25,6 +36,9 @@ pub(crate) struct Body {
     pub ground: Ground,
     pub placement: DMat4,
     pub locomotion: Option<Loco>,
+    /// Without locomotion: the speed the placement moves along the character's forward, m/s (a
+    /// clip that walks in place walked through the world).
+    pub velocity: f64,
     last_t: Option<f64>,
     pub last: BodyReport,
 }
@@ -55,10 +69,17 @@ impl Loco {
         }
     }
 
-    /// Advance by `dt` and write the blend of idle and walk into `pose` (seed 003: the walk
-    /// weighted `min(1, speed / walk_speed)`, played at `speed / walk_speed`×; both loop).
+    /// Advance by `dt` and write the blend of idle and walk into `pose`: the walk weighted
+    /// `w = min(1, speed / walk_speed)` (seed 003), played at `max(1, speed / walk_speed)`× while
+    /// moving; both loop.
+    ///
+    /// Beyond the seed, which plays the walk at `speed / walk_speed`× at every speed: blended
+    /// with a still idle at weight `w`, the walk's stride shrinks to `w` of itself, so below the
+    /// walk speed its feet already cover `w · walk_speed = speed` at 1× — slowing it as well would
+    /// cover `w²·walk_speed` and every planted foot would slide forward.
     fn apply(&mut self, ch: &Character, pose: &mut Pose, dt: f64) {
-        let rate = self.speed / self.def.walk_speed;
+        let ratio = self.speed / self.def.walk_speed;
+        let rate = if ratio > 0.0 { ratio.max(1.0) } else { 0.0 };
         let wrap = |t: f64, c: mien_core::rig::ClipId| {
             let clip = &ch.clips[c.index()];
             let (a, b) = (clip.start(), clip.end());
@@ -70,7 +91,7 @@ impl Loco {
         };
         self.idle_t = wrap(self.idle_t + dt, self.def.idle);
         self.walk_t = wrap(self.walk_t + dt * rate, self.def.walk);
-        let w = rate.clamp(0.0, 1.0) as f32;
+        let w = ratio.clamp(0.0, 1.0) as f32;
         self.idle.clone_from(&self.rest);
         ch.apply_clip(self.def.idle, self.idle_t, &mut self.idle);
         self.walk.clone_from(&self.rest);
@@ -109,6 +130,7 @@ impl Default for Body {
             ground: Ground::Flat { height: 0.0 },
             placement: DMat4::IDENTITY,
             locomotion: None,
+            velocity: 0.0,
             last_t: None,
             last: BodyReport::default(),
         }
@@ -118,7 +140,10 @@ impl Default for Body {
 impl Body {
     /// Whether anything runs.
     pub fn active(&self) -> bool {
-        self.foot.is_some() || self.springs.is_some() || self.locomotion.is_some()
+        self.foot.is_some()
+            || self.springs.is_some()
+            || self.locomotion.is_some()
+            || self.velocity != 0.0
     }
 
     /// Run on `pose` at media time `t`.
@@ -133,12 +158,26 @@ impl Body {
             cut,
             ..Default::default()
         };
-        if let Some(l) = &mut self.locomotion {
-            l.apply(ch, pose, dt);
-            // The character walks along its own forward (+Z), carried by its placement.
-            let step = l.speed * dt;
-            if step > 0.0 {
-                self.placement *= DMat4::from_translation(glam::DVec3::new(0.0, 0.0, step));
+        let speed = match &mut self.locomotion {
+            Some(l) => {
+                l.apply(ch, pose, dt);
+                l.speed
+            }
+            None => self.velocity,
+        };
+        // The character walks along its own forward (+Z), carried by its placement.
+        let step = speed * dt;
+        if step > 0.0 {
+            self.placement *= DMat4::from_translation(glam::DVec3::new(0.0, 0.0, step));
+            // The root follows the ground it walks over (the part a character controller plays
+            // in an engine); the feet take up the rest.
+            let o = self.placement.w_axis.truncate();
+            if let Some(hit) = self.ground.probe(
+                o + glam::DVec3::Y * FOLLOW_UP_M,
+                FOLLOW_UP_M + FOLLOW_DOWN_M,
+            ) {
+                let a = 1.0 - (-FOLLOW_RATE * dt).exp();
+                self.placement.w_axis.y += (hit.point.y - o.y) * a;
             }
         }
         if let Some(f) = &mut self.foot {
@@ -149,7 +188,7 @@ impl Body {
         }
         if let Some(s) = &mut self.springs {
             if cut {
-                *s = SpringSim::new(s.bones(), ch, SpringOptions::default())?;
+                *s = SpringSim::new(s.bones(), ch, s.options())?;
             }
             report.springs = Some(s.update(dt, ch, pose, self.placement)?);
         }

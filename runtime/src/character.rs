@@ -7,8 +7,8 @@
 //! other, naming every problem at once (a missing file, a clip its source lacks, a map that does
 //! not fit, a face target or a leg the model lacks, a locomotion clip the file does not define).
 //! [`LoadedCharacter::apply`] puts the parts on a runtime instance; the instance's update order is
-//! seed 003's: clips (locomotion: idle and walk blended by speed, the walk played faster with
-//! speed), morph clips, face, the morph limit, foot placement, chains (spring bones), the skin
+//! seed 003's: clips (locomotion: idle and walk blended by speed, the walk played at 1× below its
+//! walk speed and faster above — see [`crate::body`] for why not slower), morph clips, face, the morph limit, foot placement, chains (spring bones), the skin
 //! palette. [`crate::Instance::state_hash`] covers pose, weights (face included) and chains.
 //!
 //! ```json
@@ -22,7 +22,7 @@
 //!     "walk": { "source": "knight.glb", "clip": "HumanArmature|Walking", "reference": "t-pose" },
 //!     "idle": { "source": "rpm_idle.glb" }
 //!   },
-//!   "locomotion": { "idle": "idle", "walk": "walk", "walk_speed": 1.2 }
+//!   "locomotion": { "idle": "idle", "walk": "walk", "walk_speed": "auto" }
 //! }
 //! ```
 
@@ -106,8 +106,27 @@ pub struct LocomotionDef<S = String> {
     pub idle: S,
     /// The walk clip (a key of `clips`).
     pub walk: S,
-    /// The speed the walk clip is made for, m/s (> 0): at it the walk plays at 1×.
-    pub walk_speed: f64,
+    /// The speed the walk clip is made for, m/s (> 0): at it the walk plays at 1×; or `"auto"`,
+    /// measured from the clip's stance feet ([`mien_core::anim::gait::stride_speed`]).
+    pub walk_speed: WalkSpeed,
+}
+
+/// A locomotion's walk speed: given, or measured from the walk clip.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum WalkSpeed {
+    /// m/s, in (0, 100].
+    Given(f64),
+    /// `"auto"`.
+    Measured(AutoWord),
+}
+
+/// The word `auto`.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
+#[serde(rename_all = "snake_case")]
+pub enum AutoWord {
+    /// `"auto"`.
+    Auto,
 }
 
 /// A character file loaded and checked.
@@ -140,6 +159,9 @@ pub struct Locomotion {
     pub walk: ClipId,
     /// m/s.
     pub walk_speed: f64,
+    /// The walk clip's own ground speed as measured from its stance feet, m/s, when it could be
+    /// ([`mien_core::anim::gait::stride_speed`]).
+    pub stride_speed: Option<f64>,
 }
 
 fn read_text(path: &Path) -> Result<String> {
@@ -368,17 +390,47 @@ impl CharacterDef {
                     }
                 };
                 let (idle, walk) = (get("idle", &l.idle), get("walk", &l.walk));
-                if !(l.walk_speed.is_finite() && l.walk_speed > 0.0 && l.walk_speed <= 100.0) {
-                    problems.push(format!(
-                        "/locomotion/walk_speed: {} is not a speed in (0, 100] m/s",
-                        l.walk_speed
-                    ));
-                }
-                match (idle, walk) {
-                    (Some(idle), Some(walk)) => Some(Locomotion {
+                // The speed the walk is made for, measured on the feet found by humanoid role.
+                let stride = walk.and_then(|w| {
+                    let ch = asset.as_ref()?.character();
+                    let feet = mien_core::anim::foot::FootIkDef::humanoid(ch).ok()?;
+                    let ankles: Vec<_> = feet
+                        .legs
+                        .iter()
+                        .filter_map(|g| {
+                            ch.nodes
+                                .iter()
+                                .position(|n| n.name.as_deref() == Some(g.ankle.as_str()))
+                                .map(|i| mien_core::rig::NodeId(i as u32))
+                        })
+                        .collect();
+                    mien_core::anim::gait::stride_speed(ch, w, &ankles, glam::DVec3::Z)
+                });
+                let walk_speed = match l.walk_speed {
+                    WalkSpeed::Given(v) if v.is_finite() && v > 0.0 && v <= 100.0 => Some(v),
+                    WalkSpeed::Given(v) => {
+                        problems.push(format!(
+                            "/locomotion/walk_speed: {v} is not a speed in (0, 100] m/s"
+                        ));
+                        None
+                    }
+                    WalkSpeed::Measured(_) => match stride {
+                        Some(v) if v > 0.01 => Some(v.min(100.0)),
+                        _ if walk.is_none() => None,
+                        _ => {
+                            problems.push(
+                                "/locomotion/walk_speed: `auto` measures the walk clip's stance feet, and this clip's feet do not walk (no stance moving backward found; give the speed in m/s)".into(),
+                            );
+                            None
+                        }
+                    },
+                };
+                match (idle, walk, walk_speed) {
+                    (Some(idle), Some(walk), Some(walk_speed)) => Some(Locomotion {
                         idle,
                         walk,
-                        walk_speed: l.walk_speed,
+                        walk_speed,
+                        stride_speed: stride,
                     }),
                     _ => None,
                 }

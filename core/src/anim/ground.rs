@@ -80,6 +80,50 @@ pub enum Ground {
 }
 
 impl Ground {
+    /// Parse the short form of a ground (`mien animate --ground`, a scenario's `ground` step):
+    /// `flat` or `flat:H` (the plane `y = H`), `slope:DEG` (rising `DEG` degrees toward +Z through
+    /// the origin), `step:H` or `step:H:Z` (0 before `z = Z`, `H` from it on; `Z` default 0.2 m),
+    /// `none` (no ground). Numbers are metres or degrees within ±10 000, then [`Ground::check`].
+    ///
+    /// # Errors
+    /// The text and what it should be, or the check's refusal.
+    pub fn parse(s: &str) -> std::result::Result<Ground, String> {
+        let parts: Vec<&str> = s.split(':').collect();
+        let num = |x: &str| {
+            x.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite() && v.abs() <= 1e4)
+                .ok_or_else(|| {
+                    format!("`{x}` is not a finite number within ±10000 (metres or degrees)")
+                })
+        };
+        let g = match parts.as_slice() {
+            ["none"] => Ground::None,
+            ["flat"] => Ground::Flat { height: 0.0 },
+            ["flat", h] => Ground::Flat { height: num(h)? },
+            ["slope", d] => Ground::Slope {
+                origin: [0.0, 0.0],
+                height: 0.0,
+                direction: [0.0, 1.0],
+                degrees: num(d)?,
+            },
+            ["step", h] | ["step", h, _] => Ground::Step {
+                edge: [0.0, parts.get(2).map_or(Ok(0.2), |z| num(z))?],
+                direction: [0.0, 1.0],
+                low: 0.0,
+                high: num(h)?,
+            },
+            _ => {
+                return Err(format!(
+                    "`{s}` is not none, flat[:HEIGHT], slope:DEGREES or step:HEIGHT[:Z]"
+                ));
+            }
+        };
+        g.check().map_err(|e| e.to_string())?;
+        Ok(g)
+    }
+
     /// Check the shape's numbers: finite, directions not zero, a slope within ±89°, a height
     /// field of ≥ 2 × 2 samples that match its size and fit [`MAX_FIELD_SAMPLES`], a mesh of at
     /// most [`MAX_GROUND_TRIANGLES`] finite triangles.

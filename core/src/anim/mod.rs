@@ -6,6 +6,7 @@ pub mod canon;
 pub mod clip;
 pub mod drive;
 pub mod foot;
+pub mod gait;
 pub mod ground;
 pub mod head;
 pub mod retarget;

@@ -1007,6 +1007,27 @@ impl SpringSim {
         &self.bones
     }
 
+    /// The options it runs with.
+    pub fn options(&self) -> SpringOptions {
+        self.options
+    }
+
+    /// Change the wind from the next step on, m/s² (world space; each joint takes its
+    /// `wind_response` share of it, as gravity).
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for wind that is not finite.
+    pub fn set_wind(&mut self, wind: DVec3) -> Result<()> {
+        if !wind.is_finite() {
+            return Err(Error::Invalid {
+                what: "spring wind".into(),
+                reason: format!("{wind} is not finite"),
+            });
+        }
+        self.options.wind = wind;
+        Ok(())
+    }
+
     fn center(&self, s: usize, w: &World) -> DMat4 {
         self.bones.springs[s]
             .center

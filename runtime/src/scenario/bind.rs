@@ -36,6 +36,35 @@ pub enum Check {
         /// Bounds.
         range: Range,
     },
+    /// A node's world height, placement included.
+    BoneY {
+        /// Node index.
+        node: usize,
+        /// `LeftFoot height`.
+        label: String,
+        /// Bounds.
+        range: Range,
+    },
+    /// The slide of a planted foot.
+    FootSlide {
+        /// The leg, in the foot definition's order.
+        leg: usize,
+        /// `LeftFoot slide while planted`.
+        label: String,
+        /// Largest allowed, metres.
+        max: f64,
+    },
+    /// A spring chain's tip.
+    ChainTip {
+        /// The spring, in the simulation's order.
+        spring: usize,
+        /// 0, 1, 2.
+        axis: usize,
+        /// `hair tip y`.
+        label: String,
+        /// Bounds.
+        range: Range,
+    },
     /// Media time.
     Time(Range),
     /// Avatar state.
@@ -100,11 +129,37 @@ pub fn face_names(
     }
 }
 
+/// The node named `node`, or a problem at `{at}/node` listing some of the names there are.
+fn node_index(ch: &Character, node: &str, at: &str, p: &mut Vec<Problem>) -> Option<usize> {
+    let found = ch
+        .nodes
+        .iter()
+        .position(|n| n.name.as_deref() == Some(node));
+    if found.is_none() {
+        let names: Vec<&str> = ch
+            .nodes
+            .iter()
+            .filter_map(|n| n.name.as_deref())
+            .take(12)
+            .collect();
+        p.push(Problem::new(
+            format!("{at}/node"),
+            format!(
+                "the character has no node named `{node}` (it has {}{})",
+                names.join(", "),
+                if ch.nodes.len() > 12 { ", …" } else { "" }
+            ),
+        ));
+    }
+    found
+}
+
 /// Resolve assertion `a` (at pointer `at`) against `ch` and the hashes recorded before it.
-pub fn assertion(
+pub(crate) fn assertion(
     ch: &Character,
     a: &Assertion,
     hashes: &HashSet<&str>,
+    body: &super::body::BodyPlan,
     at: &str,
     p: &mut Vec<Problem>,
 ) -> Option<Check> {
@@ -170,45 +225,80 @@ pub fn assertion(
             axis,
             of,
             range,
-        } => {
-            match ch
-                .nodes
-                .iter()
-                .position(|n| n.name.as_deref() == Some(node.as_str()))
-            {
-                Some(k) => Some(Check::Bone {
-                    node: k,
-                    axis: *axis,
-                    of: *of,
-                    label: format!(
-                        "{node} {} {}",
-                        match of {
-                            BoneMeasure::Position => "position",
-                            BoneMeasure::Forward => "forward",
-                        },
-                        ["x", "y", "z"][*axis]
-                    ),
-                    range: *range,
+        } => node_index(ch, node, at, p).map(|k| Check::Bone {
+            node: k,
+            axis: *axis,
+            of: *of,
+            label: format!(
+                "{node} {} {}",
+                match of {
+                    BoneMeasure::Position => "position",
+                    BoneMeasure::Forward => "forward",
+                },
+                ["x", "y", "z"][*axis]
+            ),
+            range: *range,
+        }),
+        Assertion::BoneY { node, range } => node_index(ch, node, at, p).map(|k| Check::BoneY {
+            node: k,
+            label: format!("{node} height"),
+            range: *range,
+        }),
+        Assertion::FootSlide { foot, max } => {
+            if body.feet.is_empty() {
+                p.push(Problem::new(
+                    format!("{at}/foot"),
+                    "foot slide is measured on planted feet, and this scenario places none (body.foot_ik)",
+                ));
+                return None;
+            }
+            match body.feet.iter().position(|f| f == foot) {
+                Some(leg) => Some(Check::FootSlide {
+                    leg,
+                    label: format!("{foot} slide while planted"),
+                    max: *max,
                 }),
                 None => {
-                    let names: Vec<&str> = ch
-                        .nodes
-                        .iter()
-                        .filter_map(|n| n.name.as_deref())
-                        .take(12)
-                        .collect();
                     p.push(Problem::new(
-                        format!("{at}/node"),
+                        format!("{at}/foot"),
                         format!(
-                            "the character has no node named `{node}` (it has {}{})",
-                            names.join(", "),
-                            if ch.nodes.len() > 12 { ", …" } else { "" }
+                            "`{foot}` is not the ankle of a placed leg (they are {})",
+                            body.feet.join(", ")
                         ),
                     ));
                     None
                 }
             }
         }
+        Assertion::ChainTip {
+            spring,
+            axis,
+            range,
+        } => match body.springs.iter().position(|s| s == spring) {
+            Some(k) => Some(Check::ChainTip {
+                spring: k,
+                axis: *axis,
+                label: format!("{spring} tip {}", ["x", "y", "z"][*axis]),
+                range: *range,
+            }),
+            None if body.springs.is_empty() => {
+                p.push(Problem::new(
+                    format!("{at}/spring"),
+                    "this scenario simulates no spring bones (body.springs)",
+                ));
+                None
+            }
+            None => {
+                p.push(Problem::new(
+                    format!("{at}/spring"),
+                    format!(
+                        "no simulated spring is named `{spring}` (they are {})",
+                        body.springs.join(", ")
+                    ),
+                ));
+                None
+            }
+        },
         Assertion::Time(r) => Some(Check::Time(*r)),
         Assertion::State(s) => Some(Check::State(*s)),
         Assertion::Hash { name, equals } => {

@@ -47,6 +47,8 @@ pub struct Plan {
     pub capturer: Option<Capturer>,
     /// What the report notes.
     pub notes: Vec<String>,
+    /// The body step each run starts from.
+    pub(crate) body: super::body::BodyPlan,
 }
 
 /// One resolved step and its pointer (`/steps/3/assert`).
@@ -68,6 +70,14 @@ pub enum Action {
     },
     /// Drive from now on (`Drive` time 0 = now).
     Drive(Drive),
+    /// Walking speed from now on, m/s.
+    Walk(f64),
+    /// The placement (character to world) from now on.
+    Transform(glam::DMat4),
+    /// The ground from now on.
+    Ground(mien_core::anim::ground::Ground),
+    /// Wind on the spring bones from now on, m/s².
+    Wind(glam::DVec3),
     /// Face actions.
     Face(Vec<FaceAction>),
     /// Speech starting at `origin`.
@@ -163,9 +173,25 @@ pub fn prepare(file: &Path, render: bool) -> Result<Plan, Vec<Problem>> {
         None => Some((
             mien_core::sample::sample_head(),
             "built-in head".to_string(),
+            None,
         )),
-        Some(rel) => match crate::Asset::load(&resolve(&base, rel)) {
-            Ok(l) => Some((l.character().clone(), rel.clone())),
+        Some(rel) if rel.ends_with(".character.json") => {
+            match crate::character::CharacterDef::load(resolve(&base, rel)) {
+                Ok(l) => Some((l.asset.character().clone(), rel.clone(), Some(l))),
+                Err(e) => {
+                    p.push(Problem::new(
+                        "/character",
+                        format!(
+                            "{}; clips, stream bindings, face targets, nodes and morph targets are checked once it loads",
+                            e.chain_text()
+                        ),
+                    ));
+                    None
+                }
+            }
+        }
+        Some(rel) => match crate::Asset::load(resolve(&base, rel)) {
+            Ok(l) => Some((l.character().clone(), rel.clone(), None)),
             Err(e) => {
                 p.push(Problem::new(
                     "/character",
@@ -200,13 +226,16 @@ pub fn prepare(file: &Path, render: bool) -> Result<Plan, Vec<Problem>> {
             }
         }
     };
-    let Some((character, label)) = loaded else {
+    let Some((character, label, char_file)) = loaded else {
         files_only(&sc.steps, &base, &mut p);
         return Err(p);
     };
     let face_ok = face.is_some();
     let def = match face {
-        Some(_) if sc.face.is_none() => FaceDef::for_character(&character),
+        Some(_) if sc.face.is_none() => match char_file.as_ref().and_then(|l| l.face.as_ref()) {
+            Some((d, _)) => d.clone(),
+            None => FaceDef::for_character(&character),
+        },
         Some((def, text)) => {
             if let Some((text, file)) = text
                 && let Err(e) = crate::face_rules::face_expressions(&text, &def, &character, &file)
@@ -239,6 +268,17 @@ pub fn prepare(file: &Path, render: bool) -> Result<Plan, Vec<Problem>> {
             None
         }
     };
+    let body = super::body::resolve(&character, &sc.body, char_file.as_ref(), &base, &mut p);
+    if let Some(l) = char_file.as_ref().and_then(|l| l.locomotion) {
+        notes.push(format!(
+            "locomotion: the walk plays at 1× at {} m/s{}",
+            crate::text::sig5(l.walk_speed),
+            match l.stride_speed {
+                Some(s) => format!(" (its stance feet measure {} m/s)", crate::text::sig5(s)),
+                None => " (its stance feet could not be measured)".into(),
+            }
+        ));
+    }
     let rest = character.rest_pose();
     let (mut locals, mut rest_world) = (Vec::new(), Vec::new());
     character.world_matrices(&rest, &mut locals, &mut rest_world);
@@ -274,6 +314,29 @@ pub fn prepare(file: &Path, render: bool) -> Result<Plan, Vec<Problem>> {
                 })
             }
             Step::Animate(src) => drive(&character, &base, src, &at, &mut p).map(Action::Drive),
+            Step::Walk { speed } => Some(Action::Walk(*speed)),
+            Step::Transform { position, yaw_deg } => Some(Action::Transform(
+                glam::DMat4::from_translation(glam::DVec3::from_array(*position))
+                    * glam::DMat4::from_rotation_y(yaw_deg.to_radians()),
+            )),
+            Step::Ground(g) => {
+                if body.body.foot.is_none() {
+                    p.push(Problem::new(
+                        at.clone(),
+                        "the ground is what foot placement stands on, and this scenario has none (body.foot_ik)",
+                    ));
+                }
+                Some(Action::Ground(g.clone()))
+            }
+            Step::Wind(w) => {
+                if body.body.springs.is_none() {
+                    p.push(Problem::new(
+                        at.clone(),
+                        "wind moves spring bones, and this scenario simulates none (body.springs)",
+                    ));
+                }
+                Some(Action::Wind(glam::DVec3::from_array(*w)))
+            }
             Step::Face(actions) => {
                 if let Some(a) = &animator {
                     super::bind::face_names(&character, a, actions, &at, &mut p);
@@ -353,9 +416,8 @@ pub fn prepare(file: &Path, render: bool) -> Result<Plan, Vec<Problem>> {
                     expected,
                 }))
             }
-            Step::Assert(a) => {
-                super::bind::assertion(&character, a, &hashes, &at, &mut p).map(Action::Assert)
-            }
+            Step::Assert(a) => super::bind::assertion(&character, a, &hashes, &body, &at, &mut p)
+                .map(Action::Assert),
         };
         if let Some(action) = action {
             steps.push(Planned {
@@ -404,6 +466,7 @@ pub fn prepare(file: &Path, render: bool) -> Result<Plan, Vec<Problem>> {
         rest_world,
         capturer,
         notes,
+        body,
     })
 }
 

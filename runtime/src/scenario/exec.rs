@@ -6,7 +6,7 @@
 //! posing, the same plan gives the same hashes bit for bit.
 
 use crate::error::{Error, Result};
-use glam::{Mat4, Quat, Vec3};
+use glam::{DMat4, DVec3, Mat4, Quat, Vec3};
 use mien_core::anim::Drive;
 use mien_core::anim::drive::SpeechLayer;
 use mien_core::face::{Animator, state_hash};
@@ -118,6 +118,21 @@ struct Run<'a> {
     world: Vec<Mat4>,
     t: f64,
     states: Vec<(f64, &'static str)>,
+    /// The body step (foot placement, spring bones, locomotion, placement).
+    body: crate::body::Body,
+    /// Per placed leg: its stance and slide since the last `foot_slide` assertion on it.
+    slides: Vec<Slide>,
+}
+
+/// A leg's stance tracking for `foot_slide` assertions.
+#[derive(Clone, Copy, Debug, Default)]
+struct Slide {
+    /// Where the current stance began (the ankle's world position), while planted.
+    plant: Option<DVec3>,
+    /// Largest horizontal distance from a plant point in the window, metres.
+    max: f64,
+    /// Planted frames in the window.
+    planted: u64,
 }
 
 impl Run<'_> {
@@ -145,14 +160,63 @@ impl Run<'_> {
                 self.states.push((t, s));
             }
         }
+        if self.body.active() {
+            self.body.apply(ch, &mut self.pose, t)?;
+            ch.world_matrices(&self.pose, &mut self.locals, &mut self.world);
+            if let Some(f) = &self.body.last.foot {
+                for (leg, s) in f.legs.iter().zip(&mut self.slides) {
+                    let ankle = DVec3::from_array(leg.ankle);
+                    match (leg.planted, s.plant) {
+                        (true, None) => {
+                            s.plant = Some(ankle);
+                            s.planted += 1;
+                        }
+                        (true, Some(p)) => {
+                            // Sliding is along the ground: the heel lifting at the end of a
+                            // stance is the walk, not a slide.
+                            let d = (ankle - p) * DVec3::new(1.0, 0.0, 1.0);
+                            s.max = s.max.max(d.length());
+                            s.planted += 1;
+                        }
+                        (false, _) => s.plant = None,
+                    }
+                }
+            }
+        }
         Ok(())
     }
 
+    /// Node `k`'s world matrix, the placement included.
+    fn placed(&self, k: usize) -> DMat4 {
+        self.body.placement * self.world[k].as_dmat4()
+    }
+
+    /// The pose's (and the animator's) state hash; with a body step running, mixed (FNV-1a)
+    /// with the placement and the spring bones' state.
     fn hash(&self) -> u64 {
-        match &self.animator {
+        let h = match &self.animator {
             Some(a) => a.hash(&self.pose),
             None => state_hash(&self.pose, None),
+        };
+        if !self.body.active() {
+            return h;
         }
+        let mut h = h ^ 0xcbf2_9ce4_8422_2325;
+        let mut eat = |v: f64| {
+            for b in v.to_bits().to_le_bytes() {
+                h ^= u64::from(b);
+                h = h.wrapping_mul(0x0100_0000_01b3);
+            }
+        };
+        for v in self.body.placement.to_cols_array() {
+            eat(v);
+        }
+        if let Some(s) = &self.body.springs {
+            for v in s.state_bits() {
+                eat(v);
+            }
+        }
+        h
     }
 
     fn face(&mut self, actions: &[FaceAction]) -> Result<()> {
@@ -273,6 +337,8 @@ fn execute_with(
         world: Vec::new(),
         t: 0.0,
         states: Vec::new(),
+        body: plan.body.body.clone(),
+        slides: vec![Slide::default(); plan.body.feet.len()],
     };
     run.pose_at(0.0)?;
     let mut frames = 1u64;
@@ -293,6 +359,20 @@ fn execute_with(
                 run.drive_t0 = run.t;
             }
             Action::Face(actions) => run.face(actions)?,
+            Action::Walk(speed) => match &mut run.body.locomotion {
+                Some(l) => l.speed = *speed,
+                None => run.body.velocity = *speed,
+            },
+            Action::Transform(m) => {
+                run.body.placement = *m;
+                run.body.restart();
+            }
+            Action::Ground(g) => run.body.ground = g.clone(),
+            Action::Wind(w) => {
+                if let Some(s) = &mut run.body.springs {
+                    s.set_wind(*w)?;
+                }
+            }
             Action::Say {
                 file,
                 envelope,
@@ -322,7 +402,7 @@ fn execute_with(
                 t: run.t,
                 hash: run.hash(),
             }),
-            Action::Assert(c) => outcomes.push(check(&run, c, &hashes, &step.pointer)),
+            Action::Assert(c) => outcomes.push(check(&mut run, c, &hashes, &step.pointer)),
             Action::Golden(g) => {
                 if let Some(c) = capturer.as_deref_mut() {
                     let image = c.capture(&run.pose, g.cell)?;
@@ -378,7 +458,7 @@ fn forward(now: &Mat4, rest: &Mat4) -> Vec3 {
     (rot(now) * rot(rest).inverse()) * Vec3::Z
 }
 
-fn check(run: &Run<'_>, c: &Check, hashes: &[Recorded], pointer: &str) -> Outcome {
+fn check(run: &mut Run<'_>, c: &Check, hashes: &[Recorded], pointer: &str) -> Outcome {
     let t = run.t;
     let o = |kind, what: String, expected: String, actual: serde_json::Value, passed| Outcome {
         step: pointer.to_owned(),
@@ -407,14 +487,66 @@ fn check(run: &Run<'_>, c: &Check, hashes: &[Recorded], pointer: &str) -> Outcom
             label,
             range,
         } => {
-            let m = &run.world[*node];
+            let m = run.placed(*node).as_mat4();
             let v = match of {
                 BoneMeasure::Position => m.w_axis.truncate(),
-                BoneMeasure::Forward => forward(m, &run.plan.rest_world[*node]),
+                BoneMeasure::Forward => forward(&m, &run.plan.rest_world[*node]),
             };
             let x = v[*axis];
             let passed = range.contains(f64::from(x));
             o("bone", label.clone(), expected(range), f32_json(x), passed)
+        }
+        Check::BoneY { node, label, range } => {
+            let y = run.placed(*node).w_axis.y;
+            o(
+                "bone_y",
+                label.clone(),
+                expected(range),
+                f32_json(y as f32),
+                range.contains(y),
+            )
+        }
+        Check::FootSlide { leg, label, max } => {
+            let s = std::mem::take(&mut run.slides[*leg]);
+            // The stance goes on across the window's end.
+            run.slides[*leg].plant = s.plant;
+            let actual = serde_json::json!({
+                "slide_m": f32_json(s.max as f32),
+                "planted_frames": s.planted,
+            });
+            o(
+                "foot_slide",
+                label.clone(),
+                format!("planted at least once, sliding at most {max} m"),
+                actual,
+                s.planted > 0 && s.max <= *max,
+            )
+        }
+        Check::ChainTip {
+            spring,
+            axis,
+            label,
+            range,
+        } => {
+            let x = run.body.springs.as_ref().map_or(f64::NAN, |s| {
+                let bones = s.bones();
+                let before: usize = bones.springs[..*spring]
+                    .iter()
+                    .map(|s| s.joints.len())
+                    .sum();
+                let n = bones.springs[*spring].joints.len();
+                let tails = s.tails(&run.plan.character, &run.pose, run.body.placement);
+                tails
+                    .get((before + n).wrapping_sub(1))
+                    .map_or(f64::NAN, |p| p[*axis])
+            });
+            o(
+                "chain_tip",
+                label.clone(),
+                expected(range),
+                f32_json(x as f32),
+                range.contains(x),
+            )
         }
         Check::Time(range) => o(
             "time",

@@ -24,6 +24,7 @@
 //! | the report of two runs | [`report`] |
 
 pub mod bind;
+pub mod body;
 pub mod capture;
 pub mod check;
 pub mod exec;

@@ -31,13 +31,50 @@ pub struct Scenario {
     pub character: Option<String>,
     /// A face definition file as written, if any.
     pub face: Option<String>,
+    /// What the body step runs (foot placement, spring bones); a character file's own settings
+    /// when not given.
+    pub body: BodySettings,
     /// The steps, in order.
     pub steps: Vec<Step>,
+}
+
+/// Largest walking speed, m/s.
+pub const MAX_SPEED: f64 = 100.0;
+/// Largest wind component, m/s².
+pub const MAX_WIND: f64 = 1000.0;
+
+/// A scenario's `body` block.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BodySettings {
+    /// `auto` (by humanoid role), `off`, or a `mien-foot-ik` file as written.
+    pub foot_ik: Option<String>,
+    /// `auto` (the character's own spring bones when it has any), `on` (required), `off`.
+    pub springs: Option<String>,
 }
 
 /// One step.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Step {
+    /// Walk at `speed` m/s along the character's forward: the character file's locomotion blends
+    /// idle and walk by it; without locomotion the placement moves while the drive plays.
+    Walk {
+        /// m/s, 0 to [`MAX_SPEED`].
+        speed: f64,
+    },
+    /// Place the character in the world (a teleport when far): position, metres, and a turn about
+    /// +Y, degrees. Foot smoothing restarts; spring bones reset when the root jumps farther than
+    /// their teleport distance (3 m).
+    Transform {
+        /// World position, metres.
+        position: [f64; 3],
+        /// Turn about +Y, degrees (−360 to 360).
+        yaw_deg: f64,
+    },
+    /// The ground foot placement stands on from now on (the short form of
+    /// [`mien_core::anim::ground::Ground::parse`]).
+    Ground(mien_core::anim::ground::Ground),
+    /// Wind on the spring bones from now on, m/s² (world space).
+    Wind([f64; 3]),
     /// Advance `frames` frames of `dt` seconds.
     Advance {
         /// 1–100 000.
@@ -85,6 +122,10 @@ impl Step {
     pub fn key(&self) -> &'static str {
         match self {
             Step::Advance { .. } => "step",
+            Step::Walk { .. } => "walk",
+            Step::Transform { .. } => "transform",
+            Step::Ground(_) => "ground",
+            Step::Wind(_) => "wind",
             Step::Animate(_) => "animate",
             Step::Face(_) => "face",
             Step::Say { .. } => "say",
@@ -182,6 +223,31 @@ pub enum Assertion {
         /// Bounds.
         range: Range,
     },
+    /// A node's world height (y), metres, placement included (a shorthand of `bone` with axis y).
+    BoneY {
+        /// Node name.
+        node: String,
+        /// Bounds.
+        range: Range,
+    },
+    /// How far a planted foot slid from its plant point, metres: the largest horizontal (x, z)
+    /// distance of its ankle from where its stance began, over the frames since the last `foot_slide` assertion on
+    /// that foot (or the start). Fails when the foot was never planted in that window.
+    FootSlide {
+        /// The leg's ankle node name.
+        foot: String,
+        /// Largest allowed distance, metres.
+        max: f64,
+    },
+    /// The world position of a spring chain's tip (its last joint's tail), metres.
+    ChainTip {
+        /// The spring's name.
+        spring: String,
+        /// 0, 1, 2 for x, y, z.
+        axis: usize,
+        /// Bounds.
+        range: Range,
+    },
     /// The media time, seconds.
     Time(Range),
     /// The avatar state.
@@ -199,7 +265,10 @@ impl Assertion {
     /// Its range, for the kinds that have one.
     pub fn range(&self) -> Option<Range> {
         match self {
-            Assertion::Morph { range, .. } | Assertion::Bone { range, .. } => Some(*range),
+            Assertion::Morph { range, .. }
+            | Assertion::Bone { range, .. }
+            | Assertion::BoneY { range, .. }
+            | Assertion::ChainTip { range, .. } => Some(*range),
             Assertion::Time(r) => Some(*r),
             _ => None,
         }

@@ -11,9 +11,12 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::Problem;
+use mien_core::anim::ground::Ground;
+
 use super::model::{
-    Assertion, BoneMeasure, CELL_RANGE, DEFAULT_CELL, DEFAULT_GOLDEN_TOLERANCE, FaceAction,
-    MAX_COORD_M, MAX_OVERRIDE, MAX_STEP_FRAMES, Range, Scenario, Source, Speech, Step,
+    Assertion, BodySettings, BoneMeasure, CELL_RANGE, DEFAULT_CELL, DEFAULT_GOLDEN_TOLERANCE,
+    FaceAction, MAX_COORD_M, MAX_OVERRIDE, MAX_SPEED, MAX_STEP_FRAMES, MAX_WIND, Range, Scenario,
+    Source, Speech, Step,
 };
 
 #[derive(Deserialize)]
@@ -27,13 +30,50 @@ struct FileRaw {
     character: String,
     #[serde(default)]
     face: Option<String>,
+    #[serde(default)]
+    body: Option<BodyRaw>,
     steps: Vec<StepRaw>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BodyRaw {
+    #[serde(default)]
+    foot_ik: Option<String>,
+    #[serde(default)]
+    springs: Option<SpringsRaw>,
+}
+
+#[derive(Deserialize, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+enum SpringsRaw {
+    Auto,
+    On,
+    Off,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WalkRaw {
+    speed: f64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TransformRaw {
+    position: Vec<f64>,
+    #[serde(default)]
+    yaw: Option<f64>,
 }
 
 #[derive(Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 enum StepRaw {
     Step(AdvanceRaw),
+    Walk(WalkRaw),
+    Transform(TransformRaw),
+    Ground(String),
+    Wind(Vec<f64>),
     Animate(AnimateRaw),
     Face(FaceRaw),
     Say(SayRaw),
@@ -157,6 +197,25 @@ enum AssertRaw {
         #[serde(default)]
         max: Option<f64>,
     },
+    BoneY {
+        node: String,
+        #[serde(default)]
+        min: Option<f64>,
+        #[serde(default)]
+        max: Option<f64>,
+    },
+    FootSlide {
+        foot: String,
+        max: f64,
+    },
+    ChainTip {
+        spring: String,
+        axis: AxisRaw,
+        #[serde(default)]
+        min: Option<f64>,
+        #[serde(default)]
+        max: Option<f64>,
+    },
     Time {
         #[serde(default)]
         min: Option<f64>,
@@ -257,6 +316,25 @@ pub fn parse(value: &Value) -> Result<Scenario, Vec<Problem>> {
     if raw.face.as_deref() == Some("") {
         p.push(Problem::new("/face", "is empty"));
     }
+    let body = match raw.body {
+        None => BodySettings::default(),
+        Some(b) => {
+            if b.foot_ik.as_deref() == Some("") {
+                p.push(Problem::new("/body/foot_ik", "is empty"));
+            }
+            BodySettings {
+                foot_ik: b.foot_ik,
+                springs: b.springs.map(|s| {
+                    match s {
+                        SpringsRaw::Auto => "auto",
+                        SpringsRaw::On => "on",
+                        SpringsRaw::Off => "off",
+                    }
+                    .to_string()
+                }),
+            }
+        }
+    };
     if raw.steps.is_empty() || raw.steps.len() > 10_000 {
         p.push(Problem::new("/steps", "must hold 1 to 10 000 steps"));
     }
@@ -272,6 +350,7 @@ pub fn parse(value: &Value) -> Result<Scenario, Vec<Problem>> {
     Ok(Scenario {
         character: (raw.character != "builtin").then_some(raw.character),
         face: raw.face,
+        body,
         steps,
     })
 }
@@ -302,6 +381,65 @@ fn step(s: StepRaw, i: usize, p: &mut Vec<Problem>) -> Option<Step> {
                 frames: frames.unwrap_or(1) as u32,
                 dt: a.dt,
             }
+        }
+        StepRaw::Walk(w) => {
+            if !(w.speed.is_finite() && (0.0..=MAX_SPEED).contains(&w.speed)) {
+                bad(at("walk", "speed"), "must be 0 to 100 m/s");
+            }
+            Step::Walk { speed: w.speed }
+        }
+        StepRaw::Transform(t) => {
+            if t.position.len() != 3 {
+                bad(
+                    at("transform", "position"),
+                    "must be three numbers [x, y, z]",
+                );
+            }
+            for (k, x) in t.position.iter().enumerate() {
+                if !(x.is_finite() && x.abs() <= MAX_COORD_M) {
+                    bad(
+                        format!("{}/{k}", at("transform", "position")),
+                        "must be within ±1 000 000 metres",
+                    );
+                }
+            }
+            let yaw = t.yaw.unwrap_or(0.0);
+            if !(yaw.is_finite() && yaw.abs() <= 360.0) {
+                bad(at("transform", "yaw"), "must be −360 to 360 degrees");
+            }
+            let mut position = [0.0; 3];
+            for (d, s) in position.iter_mut().zip(&t.position) {
+                *d = *s;
+            }
+            Step::Transform {
+                position,
+                yaw_deg: yaw,
+            }
+        }
+        StepRaw::Ground(g) => match Ground::parse(&g) {
+            Ok(g) => Step::Ground(g),
+            Err(e) => {
+                bad(at("ground", ""), &e);
+                Step::Ground(Ground::None)
+            }
+        },
+        StepRaw::Wind(w) => {
+            if w.len() != 3 {
+                bad(at("wind", ""), "must be three numbers [x, y, z] (m/s²)");
+            }
+            for (k, x) in w.iter().enumerate() {
+                if !(x.is_finite() && x.abs() <= MAX_WIND) {
+                    bad(
+                        format!("{}/{k}", at("wind", "")),
+                        "must be within ±1000 m/s²",
+                    );
+                }
+            }
+            let mut v = [0.0; 3];
+            for (d, s) in v.iter_mut().zip(&w) {
+                *d = *s;
+            }
+            Step::Wind(v)
         }
         StepRaw::Animate(a) => {
             let given = [a.clip.is_some(), a.stream.is_some(), a.rest.is_some()];
@@ -546,6 +684,38 @@ fn assertion(a: AssertRaw, at: &str, bad: &mut impl FnMut(String, &str)) -> Asse
                     Some(OfRaw::Forward) => BoneMeasure::Forward,
                     _ => BoneMeasure::Position,
                 },
+                range,
+            }
+        }
+        AssertRaw::BoneY { node, min, max } => {
+            let range = range(min, max);
+            if node.is_empty() {
+                bad(format!("{at}/node"), "is empty");
+            }
+            Assertion::BoneY { node, range }
+        }
+        AssertRaw::FootSlide { foot, max } => {
+            if foot.is_empty() {
+                bad(format!("{at}/foot"), "is empty");
+            }
+            if !(max.is_finite() && (0.0..=MAX_COORD_M).contains(&max)) {
+                bad(format!("{at}/max"), "must be 0 to 1 000 000 metres");
+            }
+            Assertion::FootSlide { foot, max }
+        }
+        AssertRaw::ChainTip {
+            spring,
+            axis,
+            min,
+            max,
+        } => {
+            let range = range(min, max);
+            if spring.is_empty() {
+                bad(format!("{at}/spring"), "is empty");
+            }
+            Assertion::ChainTip {
+                spring,
+                axis: axis as usize,
                 range,
             }
         }

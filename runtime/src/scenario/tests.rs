@@ -53,6 +53,19 @@ fn valid_steps() -> Vec<Value> {
         json!({"golden": {"name": "front"}}),
         json!({"golden": {"name": "front", "cell": 64, "tolerance": 0}}),
         json!({"golden": {"name": "front", "tolerance": 255}}),
+        json!({"walk": {"speed": 0}}),
+        json!({"walk": {"speed": 1.4}}),
+        json!({"transform": {"position": [0, 0, 100]}}),
+        json!({"transform": {"position": [1, 2, 3], "yaw": -90}}),
+        json!({"ground": "flat"}),
+        json!({"ground": "flat:0.1"}),
+        json!({"ground": "slope:10"}),
+        json!({"ground": "step:0.15:0.4"}),
+        json!({"ground": "none"}),
+        json!({"wind": [2, 0, -1.5]}),
+        json!({"assert": {"kind": "bone_y", "node": "LeftFoot", "min": 0.1}}),
+        json!({"assert": {"kind": "foot_slide", "foot": "LeftFoot", "max": 0.01}}),
+        json!({"assert": {"kind": "chain_tip", "spring": "hair", "axis": "y", "max": 1.5}}),
     ]
 }
 
@@ -211,7 +224,7 @@ fn invalid_steps() -> Vec<(Value, &'static str)> {
             "/steps/0/assert/axis",
         ),
         (
-            json!({"assert": {"kind": "bone_y", "node": "head", "min": 0}}),
+            json!({"assert": {"kind": "bone_z", "node": "head", "min": 0}}),
             "/steps/0/assert/kind",
         ),
         (
@@ -253,6 +266,42 @@ fn invalid_steps() -> Vec<(Value, &'static str)> {
             "/steps/0/assert/equals",
         ),
         (json!({"assert": {"min": 0}}), "/steps/0/assert"),
+        // The body steps and assertions.
+        (json!({"walk": {"speed": -1}}), "/steps/0/walk/speed"),
+        (json!({"walk": {"speed": 101}}), "/steps/0/walk/speed"),
+        (json!({"walk": {}}), "/steps/0/walk"),
+        (
+            json!({"transform": {"position": [0, 0]}}),
+            "/steps/0/transform/position",
+        ),
+        (
+            json!({"transform": {"position": [0, 0, 2e6]}}),
+            "/steps/0/transform/position/2",
+        ),
+        (
+            json!({"transform": {"position": [0, 0, 0], "yaw": 400}}),
+            "/steps/0/transform/yaw",
+        ),
+        (json!({"ground": "hill:3"}), "/steps/0/ground"),
+        (json!({"ground": 3}), "/steps/0/ground"),
+        (json!({"wind": [1, 2]}), "/steps/0/wind"),
+        (json!({"wind": [1, 2, 5000]}), "/steps/0/wind/2"),
+        (
+            json!({"assert": {"kind": "bone_y", "node": "Hips"}}),
+            "/steps/0/assert",
+        ),
+        (
+            json!({"assert": {"kind": "foot_slide", "foot": "LeftFoot"}}),
+            "/steps/0/assert",
+        ),
+        (
+            json!({"assert": {"kind": "foot_slide", "foot": "LeftFoot", "max": -1}}),
+            "/steps/0/assert/max",
+        ),
+        (
+            json!({"assert": {"kind": "chain_tip", "spring": "hair", "min": 0}}),
+            "/steps/0/assert",
+        ),
     ]
 }
 
@@ -273,6 +322,9 @@ fn invalid_documents() -> Vec<(Value, &'static str)> {
         (with("character", json!("")), "/character"),
         (with("character", json!(5)), "/character"),
         (with("face", json!("")), "/face"),
+        (with("body", json!({"springs": "maybe"})), "/body/springs"),
+        (with("body", json!({"foot_ik": ""})), "/body/foot_ik"),
+        (with("body", json!({"feet": "auto"})), "/body/feet"),
         (with("steps", json!([])), "/steps"),
         (with("steps", json!({})), "/steps"),
         (with("stepz", json!([])), "/stepz"),
