@@ -350,12 +350,12 @@ fn refusals() -> Vec<(&'static str, Value, &'static str)> {
         ),
         (
             "an unknown step kind",
-            json!([ok, {"transform": {"position": [0, 0, 0]}}]),
-            "/steps/1/transform",
+            json!([ok, {"teleport": {"position": [0, 0, 0]}}]),
+            "/steps/1/teleport",
         ),
         (
             "an unknown assertion kind",
-            json!([{"assert": {"kind": "bone_y", "min": 0}}]),
+            json!([{"assert": {"kind": "bone_w", "min": 0}}]),
             "/steps/0/assert/kind",
         ),
         (
