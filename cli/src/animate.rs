@@ -93,13 +93,27 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
 
     // Inputs, all validated before anything is written.
     let t_load = Instant::now();
-    // A character file (`*.character.json`): the model with its parts; else a model.
-    let character_file = args
+    // A character file (`*.character.json`): the model with its parts; else a model. No
+    // --character (or `builtin-body`): the built-in body with its own character file.
+    let builtin_body = args
         .character
         .as_deref()
-        .filter(|p| p.to_string_lossy().to_ascii_lowercase().ends_with(".json"))
-        .map(mien_runtime::character::CharacterDef::load)
-        .transpose()?;
+        .is_none_or(|p| p == std::path::Path::new(mien_runtime::character::BUILTIN_BODY));
+    let character_file = if builtin_body {
+        Some(mien_runtime::character::CharacterDef::builtin_body()?)
+    } else {
+        args.character
+            .as_deref()
+            .filter(|p| p.to_string_lossy().to_ascii_lowercase().ends_with(".json"))
+            .map(mien_runtime::character::CharacterDef::load)
+            .transpose()?
+    };
+    // The built-in body walks at its walk speed unless --speed says otherwise.
+    let speed = args.speed.or_else(|| {
+        builtin_body
+            .then(|| character_file.as_ref()?.locomotion.map(|l| l.walk_speed))
+            .flatten()
+    });
     let asset = match &character_file {
         Some(c) => c.asset.clone(),
         None => load::character(args.character.as_deref())?,
@@ -134,7 +148,8 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
         );
     }
     let clip_arg = if locomotion.is_some() {
-        Some("rest")
+        // The built-in body's face plays the built-in performance over its locomotion.
+        (!builtin).then_some("rest")
     } else {
         retarget_clip.as_deref().or(args.clip.as_deref())
     };
@@ -179,8 +194,8 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
             "locomotion: idle `{}`, walk `{}` ({} m/s) at {} m/s",
             name(l.idle),
             name(l.walk),
-            l.walk_speed,
-            args.speed.unwrap_or(0.0)
+            mien_runtime::text::sig5(l.walk_speed),
+            mien_runtime::text::sig5(speed.unwrap_or(0.0))
         );
         // Long enough to see two strides of the walk.
         let walk = &ch.clips[l.walk.index()];
@@ -271,16 +286,20 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
     if let Some(c) = &character_file {
         let mut inst = rt.instance_mut(0)?;
         c.apply(&mut inst)?;
-        if let Some(v) = args.speed {
+        if let Some(v) = speed {
             inst.set_speed(v).context("--speed")?;
         }
         body.insert(
             "character_file".into(),
             serde_json::json!({
-                "file": args.character.as_ref().map(|p| p.display().to_string()),
+                "file": if builtin_body {
+                    Some(mien_runtime::character::BUILTIN_BODY.to_string())
+                } else {
+                    args.character.as_ref().map(|p| p.display().to_string())
+                },
                 "clips": c.clips.keys().collect::<Vec<_>>(),
                 "locomotion": c.locomotion.is_some(),
-                "speed_m_s": args.speed.unwrap_or(0.0),
+                "speed_m_s": speed.unwrap_or(0.0),
                 "retarget": c.retarget,
             }),
         );

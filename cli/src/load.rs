@@ -20,6 +20,8 @@ const BUILTIN_STREAM_FPS: f64 = 60.0;
 /// Unsupported extensions and every importer / pack parser error, with the file named.
 pub fn character(path: Option<&Path>) -> Result<Asset> {
     Ok(match path {
+        Some(p) if p == Path::new(mien_runtime::character::BUILTIN_HEAD) => Asset::builtin(),
+        Some(p) if p == Path::new(mien_runtime::character::BUILTIN_BODY) => Asset::builtin_body(),
         Some(p) => Asset::load(p)?,
         None => Asset::builtin(),
     })

@@ -95,10 +95,47 @@ fn check_frame_equals(ply: &Path, want: &[[f32; 3]]) {
 }
 
 #[test]
-fn builtin_default_runs_and_writes_everything() {
+fn the_default_built_in_body_walks_talks_and_swings_its_ponytail() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("mien-out");
-    let r = animate(&out, &["--fps", "10", "--ply", "dc"]);
+    let r = animate(&out, &["--fps", "10", "--ply", "dc", "--sheet", "4"]);
+    // Locomotion at the walk speed measured from the clip (made for 1.2 m/s), the built-in
+    // performance on the face, feet placed, the ponytail's three spring bones.
+    assert_eq!(r["animation"]["kind"], "locomotion", "{}", r["animation"]);
+    let name = r["animation"]["name"].as_str().unwrap();
+    assert!(name.contains("idle `idle`, walk `walk`"), "{name}");
+    let body = &r["body"];
+    assert_eq!(body["character_file"]["file"], "builtin-body");
+    let v = body["character_file"]["speed_m_s"].as_f64().unwrap();
+    assert!((v - 1.2).abs() < 0.01, "walk speed {v}");
+    assert_eq!(body["spring_bones"]["joints"], 3);
+    assert_eq!(r["character"]["morph_targets"], 52);
+    let frames = r["frames"]["count"].as_u64().unwrap();
+    assert_eq!(frames, 61, "the 6 s performance at 10 fps");
+    // The face talks: the performance's channels bind to the head.
+    assert!(r["animation"]["binding"].to_string().contains("jawOpen"));
+    // The legs move: a foot's splats are elsewhere half a stride later.
+    let a = read_splat_ply(&out.join("frames/frame_00000.ply")).unwrap();
+    let b = read_splat_ply(&out.join("frames/frame_00005.ply")).unwrap();
+    let low_moved = a
+        .center
+        .iter()
+        .zip(&b.center)
+        .filter(|(p, _)| p[1] < 0.15)
+        .map(|(p, q)| (p[2] - q[2]).abs())
+        .fold(0.0f32, f32::max);
+    assert!(low_moved > 0.1, "feet moved {low_moved} m along z");
+    check_png(&out.join("preview.png"));
+}
+
+#[test]
+fn builtin_head_runs_and_writes_everything() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("mien-out");
+    let r = animate(
+        &out,
+        &["--character", "builtin", "--fps", "10", "--ply", "dc"],
+    );
     let frames = r["frames"]["count"].as_u64().unwrap();
     let verts = r["character"]["vertices"].as_u64().unwrap();
     assert!(frames >= 40, "a few seconds at 10 fps: {frames}");

@@ -92,6 +92,17 @@ impl Asset {
         a
     }
 
+    /// The built-in body ([`mien_core::sample::sample_body`]): the sample head on a whole
+    /// stylised character — a humanoid skeleton with VRM humanoid bone names, a skinned body, a
+    /// ponytail simulated as spring bones, clips `idle`, `walk` and `wave`. Counts as built-in
+    /// ([`Asset::is_builtin`]): with no other drive the built-in performance plays on its face.
+    pub fn builtin_body() -> Self {
+        let mut a = Self::from_character(mien_core::sample::sample_body())
+            .unwrap_or_else(|e| unreachable!("the built-in body always flattens: {e}"));
+        a.builtin = true;
+        a
+    }
+
     /// A character built in memory (or imported by the caller).
     ///
     /// # Errors
@@ -212,7 +223,7 @@ impl Asset {
         }
     }
 
-    /// True for [`Asset::builtin`].
+    /// True for [`Asset::builtin`] and [`Asset::builtin_body`].
     pub fn is_builtin(&self) -> bool {
         self.builtin
     }

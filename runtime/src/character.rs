@@ -42,6 +42,15 @@ use crate::retarget::{RetargetRequest, load_source, retarget};
 
 /// The `format` field of a character file.
 pub const FORMAT: &str = "mien-character";
+/// The `model` that names the built-in sample head ([`Asset::builtin`]).
+pub const BUILTIN_HEAD: &str = "builtin";
+/// The `model` that names the built-in body ([`Asset::builtin_body`]).
+pub const BUILTIN_BODY: &str = "builtin-body";
+/// The built-in body's character file (`docs/characters/builtin_body.character.json`): what
+/// `mien animate` runs with no arguments ([`CharacterDef::builtin_body`]).
+pub const BUILTIN_BODY_FILE: &str =
+    include_str!("../../docs/characters/builtin_body.character.json");
+
 /// Largest part file read (a definition, a map, a face), bytes.
 const MAX_TEXT: u64 = 1 << 24;
 
@@ -56,7 +65,7 @@ pub struct CharacterDef {
     /// Free text.
     #[serde(default)]
     pub description: Option<String>,
-    /// The model: a .glb, .gltf or .vrm.
+    /// The model: a .glb, .gltf or .vrm path, or [`BUILTIN_HEAD`] / [`BUILTIN_BODY`].
     pub model: String,
     /// A `mien-face` file.
     #[serde(default)]
@@ -180,6 +189,16 @@ impl CharacterDef {
         Ok(def)
     }
 
+    /// The built-in body with its parts ([`BUILTIN_BODY_FILE`]): locomotion (its own idle and
+    /// walk), foot placement by humanoid role, its ponytail's spring bones.
+    ///
+    /// # Errors
+    /// None expected (the file is part of mien and loads in the tests).
+    pub fn builtin_body() -> Result<LoadedCharacter> {
+        let file = "<built-in body character file>";
+        Self::from_json(BUILTIN_BODY_FILE, file)?.build(Path::new(""), file)
+    }
+
     /// Read `path` and everything it names, and check the parts against each other (module doc).
     ///
     /// # Errors
@@ -202,7 +221,12 @@ impl CharacterDef {
             problems.push(format!("/version: {} (mien reads 1)", self.version));
         }
         let at = |p: &str| dir.join(p);
-        let model = match Asset::load(at(&self.model)) {
+        let model = match self.model.as_str() {
+            BUILTIN_HEAD => Ok(Asset::builtin()),
+            BUILTIN_BODY => Ok(Asset::builtin_body()),
+            m => Asset::load(at(m)),
+        };
+        let model = match model {
             Ok(a) => Some(a),
             Err(e) => {
                 problems.push(format!("/model: {}", e.chain_text()));

@@ -20,9 +20,10 @@
 //!    so that foot can reach;
 //! 5. every offset smoothed exponentially: `s += (target − s)·(1 − e^(−smooth_rate·dt))`;
 //! 6. stance locking (`stance`): a grounded foot whose animated ankle moves slower than
-//!    `plant_speed` is planted where its target is; while planted its target keeps the plant
+//!    `plant_speed` along the ground (horizontally: a root that climbs a slope or a step carries
+//!    the ankle up without moving it over the ground) is planted where its target is; while planted its target keeps the plant
 //!    point's horizontal place (its height follows the ground rules above); it is released when the
-//!    animated ankle moves faster than `release_speed` or its target pulls farther than `max_pull`
+//!    animated ankle moves faster than `release_speed` (horizontally) or its target pulls farther than `max_pull`
 //!    (horizontally) from the plant point, and the plant's offset then fades at the smoothing rate
 //!    (no pop);
 //! 7. two-bone IK per leg (lengths fixed): the knee at the one point at both lengths from hip and
@@ -611,7 +612,7 @@ impl FootPlacer {
             let mut target = raw + up * self.state[k].offset;
             let st = &mut self.state[k];
             let speed = match (st.last_anim, dt > 0.0) {
-                (Some(prev), true) => (raw - prev).length() / dt,
+                (Some(prev), true) => DVec3::new(raw.x - prev.x, 0.0, raw.z - prev.z).length() / dt,
                 _ => f64::INFINITY,
             };
             st.last_anim = Some(raw);

@@ -14,6 +14,7 @@
 //! mirror map, masks) → `expressions` (one displacement field per shape) → `targets` (mirroring,
 //! normal deltas, morph sets); `performance` is the weight stream.
 
+mod body;
 mod expressions;
 mod grid;
 mod head;
@@ -25,6 +26,7 @@ mod performance;
 mod sdf;
 mod targets;
 
+pub use body::{BODY_SOURCE, HEAD_OFFSET, WALK_SPEED, sample_body, try_sample_body};
 pub use performance::{SAMPLE_PERFORMANCE_SECONDS, SAMPLE_PERFORMANCE_SOURCE, sample_performance};
 
 use crate::anim::arkit::{ARKIT_52, ARKIT_COUNT};

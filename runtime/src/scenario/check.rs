@@ -175,8 +175,13 @@ pub fn prepare(file: &Path, render: bool) -> Result<Plan, Vec<Problem>> {
             "built-in head".to_string(),
             None,
         )),
-        Some(rel) if rel.ends_with(".character.json") => {
-            match crate::character::CharacterDef::load(resolve(&base, rel)) {
+        Some(rel) if rel.ends_with(".character.json") || rel == crate::character::BUILTIN_BODY => {
+            let loaded = if rel == crate::character::BUILTIN_BODY {
+                crate::character::CharacterDef::builtin_body()
+            } else {
+                crate::character::CharacterDef::load(resolve(&base, rel))
+            };
+            match loaded {
                 Ok(l) => Some((l.asset.character().clone(), rel.clone(), Some(l))),
                 Err(e) => {
                     p.push(Problem::new(

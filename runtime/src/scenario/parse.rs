@@ -348,7 +348,7 @@ pub fn parse(value: &Value) -> Result<Scenario, Vec<Problem>> {
         return Err(p);
     }
     Ok(Scenario {
-        character: (raw.character != "builtin").then_some(raw.character),
+        character: (raw.character != crate::character::BUILTIN_HEAD).then_some(raw.character),
         face: raw.face,
         body,
         steps,
