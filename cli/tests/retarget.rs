@@ -181,7 +181,7 @@ fn bad_maps_and_flags_are_refused_with_nothing_written() {
         &map,
         json!({"format": "mien-retarget", "version": 1, "bones": [
             {"source": "Hipz", "target": "Hips", "translate": true},
-            {"source": "UpperLeg.L", "target": "LeftUpperLeg"}
+            {"source": "UpperLeg.L", "target": "LeftUpperLegg"}
         ]})
         .to_string(),
     )
@@ -200,7 +200,7 @@ fn bad_maps_and_flags_are_refused_with_nothing_written() {
     assert!(
         !r.ok()
             && r.stderr.contains("`Hipz`")
-            && r.stderr.contains("`LeftUpperLeg`")
+            && r.stderr.contains("`LeftUpperLegg`")
             && r.stderr.contains("near: LeftUpLeg"),
         "{}",
         r.stderr

@@ -407,7 +407,7 @@ fn bad_definitions_are_refused_naming_each_problem() {
     let def = RetargetDef::from_json(
         r#"{"format":"mien-retarget","version":1,"bones":[
             {"source":"Hipz","target":"Hips","translate":true},
-            {"source":"Chest","target":"UpperArm_L"}]}"#,
+            {"source":"Chest","target":"UpperArmm_L"}]}"#,
         "m.json",
     )
     .unwrap();

@@ -513,8 +513,35 @@ impl Retargeter {
         let mut problems = Vec::new();
         let mut pairs = Vec::new();
         for (i, b) in def.bones.iter().enumerate() {
-            let a = s.find(&b.source);
-            let c = t.find(&b.target);
+            // A name the skeleton lacks that reads as a humanoid role the skeleton has stands for
+            // that role's bone (a map written with one skeleton's names carries to another);
+            // noted, and refused in strict mode.
+            let mut by_role = |side: &str, name: &str, skel: &Skel<'_>| {
+                skel.find(name).or_else(|| {
+                    if options.strict {
+                        return None;
+                    }
+                    // An optional spine bone the skeleton lacks falls to the one below it, as
+                    // the VRM humanoid's optional bones do (upperChest → chest → spine).
+                    let mut role = names::role_of(name)?;
+                    while !skel.roles.contains_key(role) {
+                        role = match role {
+                            "upperChest" => "chest",
+                            "chest" => "spine",
+                            _ => return None,
+                        };
+                    }
+                    let n = *skel.roles.get(role)?;
+                    notes.push(format!(
+                        "bones[{i}].{side} `{name}`: {} has no node of that name; its `{role}` is `{}`",
+                        skel.ch.source,
+                        node_name(skel.ch, n)
+                    ));
+                    Some(n)
+                })
+            };
+            let a = by_role("source", &b.source, &s);
+            let c = by_role("target", &b.target, &t);
             for (side, name, found, skel) in
                 [("source", &b.source, a, &s), ("target", &b.target, c, &t)]
             {
@@ -1072,7 +1099,9 @@ fn near_names(ch: &Character, name: &str) -> String {
         return format!(" (near: {})", typo.join(", "));
     }
     let core = names::split_side(name).1.to_ascii_lowercase();
-    let mut scored: Vec<(usize, &str)> = ch
+    // Containing the name's core, else sharing its first three letters; within each, the most
+    // letters in common in order (the longest common subsequence).
+    let mut scored: Vec<(usize, usize, &str)> = ch
         .nodes
         .iter()
         .filter_map(|n| n.name.as_deref())
@@ -1083,17 +1112,35 @@ fn near_names(ch: &Character, name: &str) -> String {
             } else {
                 usize::from(l.chars().take(3).eq(lower.chars().take(3)))
             };
-            (score, n)
+            (score, common_subsequence(&l, &lower), n)
         })
-        .filter(|(s, _)| *s > 0)
+        .filter(|(s, _, _)| *s > 0)
         .collect();
-    scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
+    scored.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.cmp(b.2)));
+    let scored: Vec<(usize, &str)> = scored.into_iter().map(|(s, _, n)| (s, n)).collect();
     let v: Vec<&str> = scored.iter().take(3).map(|(_, n)| *n).collect();
     if v.is_empty() {
         String::new()
     } else {
         format!(" (near: {})", v.join(", "))
     }
+}
+
+/// Length of the longest common subsequence of `a` and `b` (names: at most a few dozen letters;
+/// longer ones are cut to 64).
+fn common_subsequence(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) =
+        (a.chars().take(64).collect(), b.chars().take(64).collect());
+    let mut row = vec![0usize; b.len() + 1];
+    for x in &a {
+        let mut diag = 0;
+        for (j, y) in b.iter().enumerate() {
+            let up = row[j + 1];
+            row[j + 1] = if x == y { diag + 1 } else { up.max(row[j]) };
+            diag = up;
+        }
+    }
+    row[b.len()]
 }
 
 /// Levenshtein distance (insertions, deletions, substitutions), for near-name suggestions; stops
