@@ -40,6 +40,8 @@ pub(crate) struct Body {
     /// clip that walks in place walked through the world).
     pub velocity: f64,
     last_t: Option<f64>,
+    /// This frame's `(dt, cut)`, from [`Body::locomote`].
+    step: (f64, bool),
     pub last: BodyReport,
 }
 
@@ -132,6 +134,7 @@ impl Default for Body {
             locomotion: None,
             velocity: 0.0,
             last_t: None,
+            step: (0.0, false),
             last: BodyReport::default(),
         }
     }
@@ -146,18 +149,17 @@ impl Body {
             || self.velocity != 0.0
     }
 
-    /// Run on `pose` at media time `t`.
-    pub fn apply(&mut self, ch: &Character, pose: &mut Pose, t: f64) -> Result<()> {
+    /// The first half, right after the drive (seed 003: clips blended by locomotion speed come
+    /// first, before morph clips and the face): the frame's step and cut, locomotion's blend
+    /// written into `pose`, the placement walked forward and its height following the ground.
+    pub fn locomote(&mut self, ch: &Character, pose: &mut Pose, t: f64) {
         let (dt, cut) = match self.last_t {
             Some(prev) if t >= prev && t - prev <= CUT_S => (t - prev, false),
             Some(_) => (0.0, true),
             None => (0.0, false),
         };
         self.last_t = Some(t);
-        let mut report = BodyReport {
-            cut,
-            ..Default::default()
-        };
+        self.step = (dt, cut);
         let speed = match &mut self.locomotion {
             Some(l) => {
                 l.apply(ch, pose, dt);
@@ -180,6 +182,16 @@ impl Body {
                 self.placement.w_axis.y += (hit.point.y - o.y) * a;
             }
         }
+    }
+
+    /// The second half, after the face and before the palette: foot placement on the ground,
+    /// then the chains (seed 003's order).
+    pub fn place(&mut self, ch: &Character, pose: &mut Pose) -> Result<()> {
+        let (dt, cut) = self.step;
+        let mut report = BodyReport {
+            cut,
+            ..Default::default()
+        };
         if let Some(f) = &mut self.foot {
             if cut {
                 f.reset();

@@ -124,6 +124,12 @@ impl Instance {
     pub(crate) fn evaluate(&mut self, ch: &Character, rest: &Pose, t: f64) -> Result<()> {
         let td = self.drive_time(ch, t);
         self.drive.pose_at(ch, rest, td, &mut self.pose);
+        // Locomotion's clips right after the drive (seed 003's order); the rest of the body
+        // after the face.
+        let body = self.body.active();
+        if body {
+            self.body.locomote(ch, &mut self.pose, t);
+        }
         if let (Some(v), Some(d)) = (&ch.vrm, self.vrm.as_ref().and_then(|s| s.direct.as_ref()))
             && let Some(w) = self.pose.weights.get_mut(v.control_node.index())
             && w.len() == d.len()
@@ -188,8 +194,8 @@ impl Instance {
             ch.world_matrices(&self.pose, &mut self.locals, &mut self.world);
         }
         // The body: foot placement, then spring bones (seed 003's order), before the palette.
-        if self.body.active() {
-            self.body.apply(ch, &mut self.pose, t)?;
+        if body {
+            self.body.place(ch, &mut self.pose)?;
             ch.world_matrices(&self.pose, &mut self.locals, &mut self.world);
         }
         Ok(())

@@ -142,6 +142,11 @@ impl Run<'_> {
         self.t = t;
         self.drive
             .pose_at(ch, &self.rest, t - self.drive_t0, &mut self.pose);
+        // Locomotion right after the drive; foot placement and chains after the face.
+        let body = self.body.active();
+        if body {
+            self.body.locomote(ch, &mut self.pose, t);
+        }
         if let Some(layer) = &mut self.speech {
             if t > layer.span().1 {
                 // The utterance is over: the drive owns the mouth again.
@@ -160,8 +165,8 @@ impl Run<'_> {
                 self.states.push((t, s));
             }
         }
-        if self.body.active() {
-            self.body.apply(ch, &mut self.pose, t)?;
+        if body {
+            self.body.place(ch, &mut self.pose)?;
             ch.world_matrices(&self.pose, &mut self.locals, &mut self.world);
             if let Some(f) = &self.body.last.foot {
                 for (leg, s) in f.legs.iter().zip(&mut self.slides) {
