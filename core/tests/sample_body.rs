@@ -69,6 +69,16 @@ fn the_skeleton_has_every_humanoid_role_and_the_head_its_52_targets() {
     let feet = FootIkDef::humanoid(&ch).unwrap();
     assert_eq!(feet.pelvis, "Hips");
     assert_eq!(feet.legs[0].ankle, "LeftFoot");
+    // The ankle height is measured to the sole, not to the toe joint (2 cm up): the foot's tube
+    // runs from the heel (centre 4.5 cm up, 3.5 cm high) to the toe (centre 3.5 cm, 2.8 cm high),
+    // so its lowest vertex is at 0.035 − 0.028 = 0.007 m, and the ankle (8 cm) is 0.073 m above.
+    for leg in &feet.legs {
+        assert!(
+            (leg.ankle_height - 0.073).abs() < 1e-3,
+            "{}",
+            leg.ankle_height
+        );
+    }
     let head = ch
         .meshes
         .iter()

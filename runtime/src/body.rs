@@ -39,6 +39,9 @@ pub(crate) struct Body {
     /// Without locomotion: the speed the placement moves along the character's forward, m/s (a
     /// clip that walks in place walked through the world).
     pub velocity: f64,
+    /// The way the character faces in model space (unit, horizontal; +Z unless
+    /// [`Body::for_character`] found another).
+    pub forward: glam::DVec3,
     last_t: Option<f64>,
     /// This frame's `(dt, cut)`, from [`Body::locomote`].
     step: (f64, bool),
@@ -133,6 +136,7 @@ impl Default for Body {
             placement: DMat4::IDENTITY,
             locomotion: None,
             velocity: 0.0,
+            forward: glam::DVec3::Z,
             last_t: None,
             step: (0.0, false),
             last: BodyReport::default(),
@@ -141,6 +145,14 @@ impl Default for Body {
 }
 
 impl Body {
+    /// A body step that walks `ch` the way it faces ([`mien_core::anim::retarget::facing_of`]).
+    pub fn for_character(ch: &Character) -> Self {
+        Body {
+            forward: mien_core::anim::retarget::facing_of(ch).unwrap_or(glam::DVec3::Z),
+            ..Body::default()
+        }
+    }
+
     /// Whether anything runs.
     pub fn active(&self) -> bool {
         self.foot.is_some()
@@ -167,10 +179,10 @@ impl Body {
             }
             None => self.velocity,
         };
-        // The character walks along its own forward (+Z), carried by its placement.
+        // The character walks the way it faces, carried by its placement.
         let step = speed * dt;
         if step > 0.0 {
-            self.placement *= DMat4::from_translation(glam::DVec3::new(0.0, 0.0, step));
+            self.placement *= DMat4::from_translation(self.forward * step);
             // The root follows the ground it walks over (the part a character controller plays
             // in an engine); the feet take up the rest.
             let o = self.placement.w_axis.truncate();

@@ -428,7 +428,9 @@ impl CharacterDef {
                                 .map(|i| mien_core::rig::NodeId(i as u32))
                         })
                         .collect();
-                    mien_core::anim::gait::stride_speed(ch, w, &ankles, glam::DVec3::Z)
+                    let forward =
+                        mien_core::anim::retarget::facing_of(ch).unwrap_or(glam::DVec3::Z);
+                    mien_core::anim::gait::stride_speed(ch, w, &ankles, forward)
                 });
                 let walk_speed = match l.walk_speed {
                     WalkSpeed::Given(v) if v.is_finite() && v > 0.0 && v <= 100.0 => Some(v),

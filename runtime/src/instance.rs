@@ -116,7 +116,7 @@ impl Instance {
             locals: Vec::new(),
             world: Vec::new(),
             totals: InstanceTotals::default(),
-            body: crate::body::Body::default(),
+            body: crate::body::Body::for_character(asset.character()),
         })
     }
 

@@ -90,6 +90,17 @@ fn the_built_in_body_walks_over_a_step_and_a_slope_and_talks() {
 }
 
 #[test]
+fn godette_walks_over_a_step_and_a_slope_with_her_retargeted_walk() {
+    let r = run(&repo("scenarios/godette_walk.scenario.json"));
+    assert!(r.passed, "{:#?}", r.failures);
+    assert!(r.repeat_matched);
+    for o in outcome(&r, "foot_slide") {
+        assert!(o.actual["planted_frames"].as_u64().unwrap() >= 10, "{o:?}");
+    }
+    assert_eq!(outcome(&r, "golden").len(), 2);
+}
+
+#[test]
 fn godettes_spring_bones_blow_in_the_wind_and_follow_a_teleport_without_a_whip() {
     let r = run(&repo("scenarios/godette_springs.scenario.json"));
     assert!(r.passed, "{:#?}", r.failures);

@@ -18,7 +18,10 @@
 //!    never below the ground plus the ankle height — clamped to `[−max_drop, max_raise]`;
 //! 4. the pelvis offset `min(0, minᵢ oᵢ)`, at least `−max_drop`: it lowers with the lowest foot
 //!    so that foot can reach;
-//! 5. every offset smoothed exponentially: `s += (target − s)·(1 − e^(−smooth_rate·dt))`;
+//! 5. every offset smoothed exponentially: `s += (target − s)·(1 − e^(−smooth_rate·dt))` —
+//!    except that a foot's offset is never left below its floor (the ground plus the ankle
+//!    height, within the raise limit): a foot coming down onto rising ground is lifted at once
+//!    instead of lagging into it (beyond the seed, which smooths both ways);
 //! 6. stance locking (`stance`): a grounded foot whose animated ankle moves slower than
 //!    `plant_speed` along the ground (horizontally: a root that climbs a slope or a step carries
 //!    the ankle up without moving it over the ground) is planted where its target is; while planted its target keeps the plant
@@ -169,6 +172,50 @@ fn d_pull() -> f64 {
     0.08
 }
 
+/// The lowest rest-pose height of the vertices whose strongest skin influence is one of the
+/// nodes `joints` (linear blend skinning at rest: `Σ wᵢ · W(jᵢ) · IBM(jᵢ) · v`), metres; `None`
+/// when no vertex is skinned to them.
+fn sole_height(ch: &Character, w: &World, joints: &[usize]) -> Option<f64> {
+    let mut low: Option<f64> = None;
+    for node in &ch.nodes {
+        let (Some(m), Some(s)) = (node.mesh, node.skin) else {
+            continue;
+        };
+        let (Some(mesh), Some(skin)) = (ch.meshes.get(m.index()), ch.skins.get(s.index())) else {
+            continue;
+        };
+        let palette: Vec<DMat4> = skin
+            .joints
+            .iter()
+            .zip(&skin.inverse_bind)
+            .map(|(j, ib)| w.mat[j.index()] * ib.as_dmat4())
+            .collect();
+        for prim in &mesh.primitives {
+            let Some(inf) = &prim.influences else {
+                continue;
+            };
+            for ((p, js), ws) in prim.positions.iter().zip(&inf.joints).zip(&inf.weights) {
+                let strongest = (0..4).max_by(|&a, &b| ws[a].total_cmp(&ws[b])).unwrap_or(0);
+                let Some(j) = skin.joints.get(js[strongest] as usize) else {
+                    continue;
+                };
+                if ws[strongest] <= 0.0 || !joints.contains(&j.index()) {
+                    continue;
+                }
+                let v = DVec3::from(p.map(f64::from));
+                let mut y = 0.0;
+                for k in 0..4 {
+                    if let Some(m) = palette.get(js[k] as usize) {
+                        y += f64::from(ws[k]) * m.transform_point3(v).y;
+                    }
+                }
+                low = Some(low.map_or(y, |l: f64| l.min(y)));
+            }
+        }
+    }
+    low
+}
+
 impl FootIkDef {
     /// A definition for `legs` (hip, knee, ankle names) and `pelvis` with every default.
     pub fn new(pelvis: &str, legs: &[(&str, &str, &str)]) -> Self {
@@ -199,7 +246,8 @@ impl FootIkDef {
 
     /// The legs and pelvis of a humanoid found by role (a VRM's humanoid map, else joint names:
     /// [`crate::anim::retarget::names`]); each ankle's height its height above the lowest joint
-    /// below it in the rest pose (the toes; at least 2 cm); every other field at its default.
+    /// below it in the rest pose (the toes; at least 2 cm); the knee hint the way the character
+    /// faces ([`crate::anim::retarget::facing_of`]); every other field at its default.
     ///
     /// # Errors
     /// [`Error::Invalid`] naming the roles the skeleton lacks (hips, and each leg's upper leg,
@@ -237,18 +285,33 @@ impl FootIkDef {
             (n("rightUpperLeg"), n("rightLowerLeg"), n("rightFoot")),
         );
         let mut def = Self::new(&n("hips"), &[(&l.0, &l.1, &l.2), (&r.0, &r.1, &r.2)]);
-        // Each ankle's height: above the lowest joint of its foot (toes, toe end) in the rest
-        // pose, at least 2 cm.
+        // Knees bend toward the way the character faces (a VRM 0.x avatar faces −Z).
+        if let Some(f) = crate::anim::retarget::facing_of(ch) {
+            for leg in &mut def.legs {
+                leg.knee_hint = f.to_array();
+            }
+        }
+        // Each ankle's height: above its sole — the lowest rest-pose vertex skinned mostly to the
+        // foot or its toes — else above the lowest joint of its foot (toes, toe end), at least
+        // 2 cm. (A toe joint sits a few centimetres above the sole: measured from it, a raised
+        // foot would sink into the ground by that much.)
         let w = World::of(ch, &ch.rest_pose().locals);
         for (leg, foot) in def.legs.iter_mut().zip(["leftFoot", "rightFoot"]) {
             if let Some((_, a)) = roles.iter().find(|(r, _)| *r == foot) {
                 let mut low = w.pos(a.index()).y;
+                let mut subtree = vec![a.index()];
                 let mut stack = vec![*a];
                 while let Some(x) = stack.pop() {
                     low = low.min(w.pos(x.index()).y);
+                    subtree.push(x.index());
                     stack.extend(ch.nodes[x.index()].children.iter().copied());
                 }
-                leg.ankle_height = (w.pos(a.index()).y - low).max(0.02);
+                let sole = sole_height(ch, &w, &subtree);
+                let ankle = w.pos(a.index()).y;
+                leg.ankle_height = match sole {
+                    Some(s) if ankle - s > 0.02 && ankle - s < 0.5 => ankle - s,
+                    _ => (ankle - low).max(0.02),
+                };
             }
         }
         Ok(def)
@@ -560,6 +623,7 @@ impl FootPlacer {
             let hit: Option<GroundHit> = ground.probe(a + up * d.probe_up, reach);
             let mut lr = LegReport::default();
             let mut target = 0.0;
+            let mut floor_offset = f64::NEG_INFINITY;
             let mut normal = None;
             match hit {
                 None => lr.ignored = Some("no ground".into()),
@@ -574,12 +638,14 @@ impl FootPlacer {
                         let rel = h.point.y - g0.unwrap_or(h.point.y);
                         let floor = h.point.y + leg.ankle_height - a.y;
                         target = rel.max(floor).clamp(-d.max_drop, d.max_raise);
+                        floor_offset = floor.clamp(-d.max_drop, d.max_raise);
                         normal = Some(h.normal);
                     }
                 }
             }
-            // Step 5 for the foot.
+            // Step 5 for the foot; smoothing never lags a foot into the ground.
             st.offset += (target - st.offset) * alpha;
+            st.offset = st.offset.max(floor_offset);
             let n = normal.unwrap_or(up);
             st.tilt = (st.tilt + (n - st.tilt) * alpha).normalize();
             lr.offset = st.offset;

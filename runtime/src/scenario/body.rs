@@ -35,7 +35,7 @@ pub(crate) fn resolve(
     base: &Path,
     p: &mut Vec<Problem>,
 ) -> BodyPlan {
-    let mut body = Body::default();
+    let mut body = Body::for_character(ch);
     let foot = match settings.foot_ik.as_deref() {
         None => loaded.map_or(FootPlacement::Off, |l| l.foot.clone()),
         Some("off") => FootPlacement::Off,

@@ -2,7 +2,8 @@
 //! runtime ([`crate::Runtime::update_with_poses`]), lifted with the debug vertex lift (one gaussian
 //! per vertex, σ = 0.6 × the rest pose's median triangle edge, colours as `mien animate --shading
 //! auto`) and drawn by the CPU splat rasteriser ([`mien_core::preview`]) into one square cell — the
-//! same path and layout as one cell of `mien animate`'s contact sheet, seen from the front (yaw 0).
+//! same path and layout as one cell of `mien animate`'s contact sheet, seen from the character's
+//! front ([`mien_core::anim::retarget::facing_of`]; +Z when it has no legs or arms to tell).
 
 use std::sync::Arc;
 
@@ -24,18 +25,20 @@ pub struct Capturer {
     rt: Runtime,
     nv: u32,
     sigma: f32,
+    /// Seen from the character's front: the yaw of the way it faces.
+    yaw: f64,
     poses: Vec<Pose>,
     frame: u64,
 }
 
-fn options(cell: u32) -> SheetOptions {
+fn options(cell: u32, yaw: f64) -> SheetOptions {
     SheetOptions {
         cols: 1,
         cell_w: cell,
         cell_h: cell,
         gap: CELL_GAP,
         background: BACKGROUND,
-        yaw: 0.0,
+        yaw,
         face: None,
         ..SheetOptions::default()
     }
@@ -72,13 +75,15 @@ impl Capturer {
         let mut sizes = cells.to_vec();
         sizes.sort_unstable();
         sizes.dedup();
+        let yaw = mien_core::anim::retarget::facing_of(ch).map_or(0.0, |f| f.x.atan2(f.z));
         for cell in sizes {
-            draw(&splats, nv, sigma, cell, false)?;
+            draw(&splats, nv, sigma, cell, yaw, false)?;
         }
         Ok(Capturer {
             rt,
             nv,
             sigma,
+            yaw,
             poses: vec![ch.rest_pose()],
             frame: 0,
         })
@@ -94,7 +99,7 @@ impl Capturer {
         self.rt.update_with_poses(self.frame as f64, &self.poses)?;
         self.frame += 1;
         let splats = self.rt.splats(0)?;
-        draw(&splats, self.nv, self.sigma, cell, true)?
+        draw(&splats, self.nv, self.sigma, cell, self.yaw, true)?
             .ok_or_else(|| Error::invalid("a capture", "the rasteriser drew nothing"))
     }
 }
@@ -106,6 +111,7 @@ fn draw(
     n: u32,
     sigma: f32,
     cell: u32,
+    yaw: f64,
     render: bool,
 ) -> Result<Option<RgbImage>> {
     let ranges = [SlotRange {
@@ -116,7 +122,7 @@ fn draw(
         buffers: splats,
         ranges: &ranges,
     }];
-    let opts = options(cell);
+    let opts = options(cell, yaw);
     let plan = plan_sheet(&frames, &opts).context("cannot plan a capture")?;
     let work = plan.total_work();
     if work > MAX_SHEET_WORK {

@@ -259,6 +259,16 @@ impl<'a> Skel<'a> {
     }
 }
 
+/// The way a character faces in its rest pose, a horizontal unit vector in model space: a VRM's by
+/// its spec (VRM 0.x: −Z; VRM 1.0: +Z), else `left × up` from its left and right upper legs (else
+/// upper arms, shoulders, feet) found by humanoid role; `None` when no such pair is found.
+/// Locomotion walks a character along it; foot placement bends knees toward it.
+pub fn facing_of(ch: &Character) -> Option<DVec3> {
+    let skel = Skel::new(ch, &mut Vec::new());
+    let w = World::of(ch, &ch.rest_pose().locals);
+    facing(&skel, &w)
+}
+
 /// A skeleton's humanoid roles and nodes: its VRM / VRM Animation humanoid map, else read from its
 /// joint names ([`names`]; only skin joints when it has a skin; the first joint of a role wins).
 pub fn roles(ch: &Character) -> Vec<(&'static str, NodeId)> {
