@@ -208,6 +208,17 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
         report.animation.speech = Some(sp.report().clone());
     }
     let frames = validate::frame_count(args, span)?;
+    if let Some(v) = speed {
+        // Every position keeps within ±10⁶ m (the posed-frame rule): so does the walk.
+        let distance = v * f64::from(frames.saturating_sub(1)) / args.fps;
+        if distance > 1.0e6 {
+            bail!(
+                "--speed {v}: {frames} frames at {} fps walk the character {} m, past the 1000000 m every position keeps within; walk slower or for fewer frames",
+                args.fps,
+                crate::text::whole(distance)
+            );
+        }
+    }
     let face = crate::animator::face_driver(args, ch, builtin, args.start)?;
     report.frames.count = frames;
     report.frames.fps = args.fps;
@@ -534,7 +545,24 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
     }
     rt.finish()?;
     if let Some(f) = rt.instance(0)?.face() {
-        report.animation.animator = Some(f.final_report());
+        let mut a = f.final_report();
+        // The instance's hash: the pose and weights after the body step, the placement, the
+        // spring bones (the face's own hash would miss the feet and the chains).
+        a["last_state_hash"] = serde_json::json!(format!("{:016x}", rt.instance(0)?.state_hash()));
+        report.animation.animator = Some(a);
+    }
+    if let Some(serde_json::Value::Object(b)) = &mut report.body {
+        // Frames are written in the character's own space; where the walk took it is here.
+        let p = rt.instance(0)?.placement();
+        b.insert(
+            "final_placement".into(),
+            serde_json::json!({
+                "position_m": p.w_axis.truncate().to_array(),
+                "frames_space": "character (apply this placement to place the frames in the world)",
+            }),
+        );
+        let last = rt.instance(0)?.body_report();
+        b.insert("last_frame".into(), serde_json::to_value(last)?);
     }
     progress.finish_and_clear();
     let times = rt.times();

@@ -418,13 +418,16 @@ pub struct AnimateArgs {
     pub foot_ik: Option<String>,
 
     /// The ground the feet stand on (--foot-ik's, or a character file's foot placement):
-    /// `flat[:HEIGHT]`, `slope:DEGREES` (rising along +Z, level at the origin; −89 to 89) or
-    /// `step:HEIGHT[:Z]` (up by HEIGHT from z = Z, default 0.2 m ahead). Metres, within ±10,000.
+    /// `flat[:HEIGHT]`, `slope:DEGREES` (rising along +Z, level at the origin; −89 to 89),
+    /// `step:HEIGHT[:Z]` (up by HEIGHT from z = Z, default 0.2 m ahead) or `none`. Metres, within
+    /// ±10,000.
     #[arg(long, value_name = "SHAPE", value_parser = parse_ground, help_heading = "Body")]
     pub ground: Option<mien_core::anim::ground::Ground>,
 
     /// A character file's locomotion speed, m/s (0–100): 0 idles, its walk speed walks at 1×;
-    /// the character walks forward (+Z).
+    /// the character walks the way it faces. Default 0, and for the built-in body (no
+    /// --character) its walk speed (about 1.2 m/s). Frames stay in the character's own space;
+    /// where it walked to is in report.json (`body.final_placement`).
     #[arg(
         long,
         value_name = "M/S",

@@ -145,13 +145,22 @@ pub fn print(o: &Outcome) {
         }
         if let Some(sb) = b.get("spring_bones") {
             parts.push(format!(
-                "{} spring bones in {} chains",
-                sb["joints"].as_u64().unwrap_or(0),
-                sb["springs"].as_u64().unwrap_or(0)
+                "{} in {}",
+                count(sb["joints"].as_u64().unwrap_or(0), "spring bone"),
+                count(sb["springs"].as_u64().unwrap_or(0), "chain")
             ));
         }
         if !parts.is_empty() {
             println!("  body       {}", parts.join("; "));
+        }
+        if let Some(p) = b["final_placement"]["position_m"].as_array() {
+            let c: Vec<f64> = p.iter().filter_map(Value::as_f64).collect();
+            if c.len() == 3 && c.iter().any(|x| x.abs() > 1e-9) {
+                println!(
+                    "             walked to ({:.2}, {:.2}, {:.2}) m; the frames are in the character's own space (report.json body.final_placement)",
+                    c[0], c[1], c[2]
+                );
+            }
         }
     }
     if let Some(Value::Array(b)) = &r.animation.binding {

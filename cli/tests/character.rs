@@ -204,3 +204,77 @@ fn the_foot_ik_and_chain_schemas_agree_with_their_readers() {
             .is_err()
     );
 }
+
+/// The built-in body by default: the summary's state hash follows the body step (spring bones
+/// off changes it), report.json says where the walk went and that the frames stay in the
+/// character's space, and a walk past 10⁶ m is refused before anything runs.
+#[test]
+fn the_built_in_body_reports_its_walk_and_hashes_its_body() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |name: &str, extra: &[&str]| {
+        let out = dir.path().join(name);
+        let mut args = vec![
+            "animate",
+            "--quiet",
+            "--frames",
+            "16",
+            "--fps",
+            "10",
+            "--ply",
+            "none",
+            "--sheet",
+            "0",
+            "--gaussians",
+            "2000",
+            "--out",
+        ];
+        let o = out.to_str().unwrap().to_string();
+        args.push(&o);
+        args.extend_from_slice(extra);
+        let r = mien(&args);
+        assert!(r.ok(), "{}", r.stderr);
+        let rep: Value =
+            serde_json::from_slice(&std::fs::read(out.join("report.json")).unwrap()).unwrap();
+        (r.stdout, rep)
+    };
+    let (stdout, on) = run("on", &[]);
+    let (_, off) = run("off", &["--springs", "off"]);
+    let hash = |r: &Value| r["animation"]["animator"]["last_state_hash"].clone();
+    assert_ne!(hash(&on), hash(&off), "the hash ignored the spring bones");
+    // 1.5 s at the walk speed (1.2 m/s by construction, measured from the clip).
+    let z = on["body"]["final_placement"]["position_m"][2]
+        .as_f64()
+        .unwrap();
+    assert!((z - 1.5 * 1.2).abs() < 0.02, "walked to z {z}");
+    assert!(
+        stdout.contains("walked to (0.00, 0.00, 1.80) m"),
+        "{stdout}"
+    );
+    assert!(
+        on["body"]["last_frame"]["foot"]["legs"]
+            .as_array()
+            .unwrap()
+            .len()
+            == 2
+    );
+    let out = dir.path().join("far");
+    let r = mien(&[
+        "animate",
+        "--speed",
+        "100",
+        "--fps",
+        "1",
+        "--frames",
+        "20000",
+        "--ply",
+        "none",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        !r.ok() && r.stderr.contains("past the 1000000 m"),
+        "{}",
+        r.stderr
+    );
+    assert!(!out.exists());
+}

@@ -96,8 +96,8 @@ pub struct ClipDef {
     /// The file holding it (default: the model itself).
     #[serde(default)]
     pub source: Option<String>,
-    /// Its name or index there (default: the first clip).
-    #[serde(default)]
+    /// Its name or index there (default: the first clip): a string, or a whole number.
+    #[serde(default, deserialize_with = "name_or_index")]
     pub clip: Option<String>,
     /// A `mien-retarget` map (default: the automatic map).
     #[serde(default)]
@@ -121,8 +121,7 @@ pub struct LocomotionDef<S = String> {
 }
 
 /// A locomotion's walk speed: given, or measured from the walk clip.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
-#[serde(untagged)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum WalkSpeed {
     /// m/s, in (0, 100].
     Given(f64),
@@ -131,11 +130,39 @@ pub enum WalkSpeed {
 }
 
 /// The word `auto`.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum AutoWord {
     /// `"auto"`.
     Auto,
+}
+
+impl<'de> Deserialize<'de> for WalkSpeed {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        match serde_json::Value::deserialize(d)? {
+            serde_json::Value::Number(n) => n
+                .as_f64()
+                .map(WalkSpeed::Given)
+                .ok_or_else(|| serde::de::Error::custom(format!("{n} is not a speed"))),
+            serde_json::Value::String(s) if s == "auto" => Ok(WalkSpeed::Measured(AutoWord::Auto)),
+            v => Err(serde::de::Error::custom(format!(
+                "{v} is neither a speed in m/s nor \"auto\""
+            ))),
+        }
+    }
+}
+
+/// A clip named or numbered: a string, or a whole number read as its decimal index.
+fn name_or_index<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<Option<String>, D::Error> {
+    match Option::<serde_json::Value>::deserialize(d)? {
+        None | Some(serde_json::Value::Null) => Ok(None),
+        Some(serde_json::Value::String(s)) => Ok(Some(s)),
+        Some(serde_json::Value::Number(n)) if n.as_u64().is_some() => Ok(Some(n.to_string())),
+        Some(v) => Err(serde::de::Error::custom(format!(
+            "{v} is neither a clip name nor a clip index (a whole number)"
+        ))),
+    }
 }
 
 /// A character file loaded and checked.

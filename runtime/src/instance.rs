@@ -800,10 +800,12 @@ impl InstanceMut<'_> {
         Ok(self)
     }
 
-    /// The locomotion speed, m/s (0 to 100): 0 idles, the walk speed walks at 1×.
+    /// The walking speed, m/s (0 to 100), along the way the character faces: with locomotion
+    /// ([`InstanceMut::set_locomotion`]) 0 idles and the walk speed walks at 1×; without it the
+    /// drive plays as it is and the placement moves at this speed.
     ///
     /// # Errors
-    /// A speed out of range; no locomotion set.
+    /// A speed out of range.
     pub fn set_speed(&mut self, speed: f64) -> Result<&mut Self> {
         if !(speed.is_finite() && (0.0..=100.0).contains(&speed)) {
             return Err(Error::invalid(
@@ -811,13 +813,27 @@ impl InstanceMut<'_> {
                 format!("{speed} is not in 0–100 m/s"),
             ));
         }
-        let Some(l) = &mut self.inst.body.locomotion else {
+        match &mut self.inst.body.locomotion {
+            Some(l) => l.speed = speed,
+            // Without locomotion the drive plays as it is and the placement moves.
+            None => self.inst.body.velocity = speed,
+        }
+        Ok(self)
+    }
+
+    /// Wind on the spring bones from now on, m/s² in world space (each joint takes its wind
+    /// response's share, as gravity; [`mien_core::anim::spring::SpringOptions::wind`]).
+    ///
+    /// # Errors
+    /// Wind that is not finite; an instance without spring bones ([`InstanceMut::set_springs`]).
+    pub fn set_wind(&mut self, wind: glam::DVec3) -> Result<&mut Self> {
+        let Some(s) = &mut self.inst.body.springs else {
             return Err(Error::invalid(
-                "speed",
-                "the instance has no locomotion (set_locomotion)",
+                "wind",
+                "the instance simulates no spring bones (set_spring_bones / set_springs)",
             ));
         };
-        l.speed = speed;
+        s.set_wind(wind)?;
         Ok(self)
     }
 

@@ -118,6 +118,88 @@ fn a_bad_character_file_names_every_problem() {
     .unwrap();
     let e = CharacterDef::load(&file).unwrap_err().chain_text();
     assert!(e.contains("legs"), "{e}");
+    // A walk speed that is neither a number nor `auto` says so in words.
+    std::fs::write(
+        &file,
+        r#"{"format":"mien-character","version":1,"model":"builtin-body",
+            "clips":{"idle":{"clip":"idle"},"walk":{"clip":1}},
+            "locomotion":{"idle":"idle","walk":"walk","walk_speed":"fast"}}"#,
+    )
+    .unwrap();
+    let e = CharacterDef::load(&file).unwrap_err().chain_text();
+    assert!(
+        e.contains("/locomotion/walk_speed") && e.contains("neither a speed in m/s nor \"auto\""),
+        "{e}"
+    );
+    // A clip given by index (a whole number) is the clip at that index: the body's walk.
+    std::fs::write(
+        &file,
+        r#"{"format":"mien-character","version":1,"model":"builtin-body",
+            "clips":{"idle":{"clip":"idle"},"walk":{"clip":1}},
+            "locomotion":{"idle":"idle","walk":"walk","walk_speed":"auto"}}"#,
+    )
+    .unwrap();
+    let l = CharacterDef::load(&file).unwrap();
+    let walk = l.clips["walk"];
+    assert_eq!(
+        l.asset.character().clips[walk.index()].name.as_deref(),
+        Some("walk")
+    );
+    // `auto` on a clip that does not walk is refused, naming the field.
+    std::fs::write(
+        &file,
+        r#"{"format":"mien-character","version":1,"model":"builtin-body",
+            "clips":{"idle":{"clip":"idle"},"wave":{"clip":"wave"}},
+            "locomotion":{"idle":"idle","walk":"wave","walk_speed":"auto"}}"#,
+    )
+    .unwrap();
+    let e = CharacterDef::load(&file).unwrap_err().chain_text();
+    assert!(
+        e.contains("/locomotion/walk_speed") && e.contains("do not walk"),
+        "{e}"
+    );
+}
+
+/// Without locomotion, `set_speed` walks the placement while the drive plays; wind needs spring
+/// bones and moves them.
+#[test]
+fn speed_without_locomotion_moves_the_placement_and_wind_needs_springs() {
+    let asset = Arc::new(mien_runtime::Asset::builtin_body());
+    let opts = RuntimeOptions {
+        instances: 2,
+        lift: None,
+    };
+    let mut rt = Runtime::new(asset, &Device::Cpu, &opts).unwrap();
+    rt.instance_mut(0).unwrap().set_speed(1.5).unwrap();
+    let sb = rt.asset().character().spring_bones.clone();
+    rt.instance_mut(1)
+        .unwrap()
+        .set_springs(sb.as_ref())
+        .unwrap()
+        .set_wind(glam::DVec3::new(20.0, 0.0, 0.0))
+        .unwrap();
+    for k in 0..=60 {
+        rt.update(f64::from(k) / 30.0).unwrap();
+    }
+    // 2 s at 1.5 m/s along the body's facing (+Z).
+    let z = rt.instance(0).unwrap().placement().w_axis.z;
+    assert!((z - 3.0).abs() < 1e-9, "walked to z {z}");
+    let e = match rt.instance_mut(0).unwrap().set_wind(glam::DVec3::X) {
+        Ok(_) => panic!("wind on an instance without spring bones"),
+        Err(e) => e.to_string(),
+    };
+    assert!(e.contains("no spring bones"), "{e}");
+    // The ponytail's tip is blown toward +X by the side wind.
+    let inst = rt.instance(1).unwrap();
+    let ch = rt.asset().character();
+    let (mut s, mut w) = (Vec::new(), Vec::new());
+    ch.world_matrices(inst.pose(), &mut s, &mut w);
+    let p3 = ch
+        .nodes
+        .iter()
+        .position(|n| n.name.as_deref() == Some("Ponytail3"))
+        .unwrap();
+    assert!(w[p3].w_axis.x > 0.02, "ponytail at x {}", w[p3].w_axis.x);
 }
 
 /// A character file's chains run in the same solver as the model's spring bones: Godette with an

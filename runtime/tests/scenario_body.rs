@@ -244,4 +244,20 @@ fn body_steps_and_assertions_the_character_cannot_have_are_refused_at_once() {
         "{}",
         p[1].message
     );
+    // Walking past 10⁶ m from the origin is refused at the step that would do it.
+    let s = temp(
+        "far",
+        &serde_json::json!({
+            "format": "mien-scenario", "version": 1, "character": "builtin-body",
+            "steps": [
+                {"walk": {"speed": 100}},
+                {"step": {"frames": 100000, "dt": 1}},
+                {"step": {"frames": 1, "dt": 1}}
+            ]
+        }),
+    );
+    let p = problems(&s.0);
+    assert_eq!(p.len(), 1, "{p:#?}");
+    assert_eq!(p[0].pointer, "/steps/1/step/frames");
+    assert!(p[0].to_string().contains("past 1 000 000 m"), "{}", p[0]);
 }

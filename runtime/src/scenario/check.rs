@@ -301,10 +301,22 @@ pub fn prepare(file: &Path, render: bool) -> Result<Plan, Vec<Problem>> {
         }
         false
     });
+    // How far walking can carry the character (within the ±10⁶ m every position keeps to).
+    let (mut speed, mut reach) = (0.0f64, 0.0f64);
     for (i, s) in sc.steps.iter().enumerate() {
         let at = format!("/steps/{i}/{}", s.key());
         let action = match s {
             Step::Advance { frames: n, dt } => {
+                let before = reach;
+                reach += speed * f64::from(*n) * dt;
+                if before <= super::model::MAX_COORD_M && reach > super::model::MAX_COORD_M {
+                    p.push(Problem::new(
+                        format!("{at}/frames"),
+                        format!(
+                            "walking at {speed} m/s carries the character past 1 000 000 m from the origin"
+                        ),
+                    ));
+                }
                 frames += u64::from(*n);
                 if frames - 1 > MAX_TOTAL_FRAMES {
                     p.push(Problem::new(
@@ -319,11 +331,15 @@ pub fn prepare(file: &Path, render: bool) -> Result<Plan, Vec<Problem>> {
                 })
             }
             Step::Animate(src) => drive(&character, &base, src, &at, &mut p).map(Action::Drive),
-            Step::Walk { speed } => Some(Action::Walk(*speed)),
-            Step::Transform { position, yaw_deg } => Some(Action::Transform(
+            Step::Walk { speed: v } => {
+                speed = *v;
+                Some(Action::Walk(*v))
+            }
+            Step::Transform { position, yaw_deg } => Some(Action::Transform({
+                reach = glam::DVec3::from_array(*position).length();
                 glam::DMat4::from_translation(glam::DVec3::from_array(*position))
-                    * glam::DMat4::from_rotation_y(yaw_deg.to_radians()),
-            )),
+                    * glam::DMat4::from_rotation_y(yaw_deg.to_radians())
+            })),
             Step::Ground(g) => {
                 if body.body.foot.is_none() {
                     p.push(Problem::new(

@@ -49,6 +49,18 @@ pub struct Problem {
     pub message: String,
 }
 
+impl std::fmt::Display for Problem {
+    /// `/steps/3/assert/min: 2 is above max 1` (`/` for the whole document).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let at = if self.pointer.is_empty() {
+            "/"
+        } else {
+            &self.pointer
+        };
+        write!(f, "{at}: {}", self.message)
+    }
+}
+
 impl Problem {
     /// A problem at `pointer`.
     pub fn new(pointer: impl Into<String>, message: impl Into<String>) -> Self {
