@@ -99,7 +99,11 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
         .character
         .as_deref()
         .is_none_or(|p| p == std::path::Path::new(mien_runtime::character::BUILTIN_BODY));
-    let character_file = if builtin_body {
+    // Its locomotion walks it unless the run plays something else on its bones.
+    let other_drive = args.clip.is_some() || args.arkit.is_some() || args.retarget.is_some();
+    let character_file = if builtin_body && other_drive {
+        None
+    } else if builtin_body {
         Some(mien_runtime::character::CharacterDef::builtin_body()?)
     } else {
         args.character
@@ -116,6 +120,7 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
     });
     let asset = match &character_file {
         Some(c) => c.asset.clone(),
+        None if builtin_body => mien_runtime::Asset::builtin_body(),
         None => load::character(args.character.as_deref())?,
     };
     interrupt::check()?;

@@ -23,7 +23,15 @@ pub fn run(path: &Path, as_json: bool) -> Result<String> {
     let a2f = (ext.as_deref() == Some("json"))
         .then(|| json_stream(path))
         .flatten();
+    let name = path.to_string_lossy().to_ascii_lowercase();
     let value = match ext.as_deref() {
+        _ if path == Path::new(mien_runtime::character::BUILTIN_HEAD) => {
+            describe(&mien_core::sample::sample_head(), path, "built-in sample head")
+        }
+        _ if path == Path::new(mien_runtime::character::BUILTIN_BODY) => {
+            describe(&mien_core::sample::sample_body(), path, "built-in body")
+        }
+        _ if name.ends_with(".character.json") => character_file(path)?,
         Some("glb" | "gltf" | "vrm") => character(path)?,
         Some("csv") => stream(path)?,
         Some("ply") => splats(path)?,
@@ -143,8 +151,69 @@ fn speech(path: &Path) -> Result<serde_json::Value> {
     }))
 }
 
+/// A character file: its model described as a character, with what the file adds (clips by name,
+/// locomotion, foot placement, the simulated springs).
+fn character_file(path: &Path) -> Result<serde_json::Value> {
+    let l = mien_runtime::character::CharacterDef::load(path)?;
+    let ch = l.asset.character();
+    let mut out = describe(ch, path, "character file (mien-character)");
+    let clip = |id: mien_core::rig::ClipId| {
+        format!(
+            "{}: {}",
+            id.index(),
+            ch.clips[id.index()].name.as_deref().unwrap_or("(unnamed)")
+        )
+    };
+    out["character_file"] = json!({
+        "model": ch.source,
+        "clips": l.clips.iter().map(|(k, v)| (k.clone(), json!(clip(*v)))).collect::<serde_json::Map<_, _>>(),
+        "locomotion": l.locomotion.map(|m| json!({
+            "idle": clip(m.idle),
+            "walk": clip(m.walk),
+            "walk_speed_m_s": m.walk_speed,
+            "stride_speed_m_s": m.stride_speed,
+        })),
+        "foot_placement": match &l.foot {
+            mien_runtime::FootPlacement::Off => "off".to_string(),
+            mien_runtime::FootPlacement::Humanoid => "legs found by humanoid role".to_string(),
+            mien_runtime::FootPlacement::Def(d) => format!(
+                "pelvis {}, legs {}",
+                d.pelvis,
+                d.legs.iter().map(|g| format!("{} → {} → {}", g.hip, g.knee, g.ankle)).collect::<Vec<_>>().join(", ")
+            ),
+        },
+        "springs": l.springs.as_ref().map(|s| s.springs.iter().map(|x| x.name.clone()).collect::<Vec<_>>()),
+    });
+    Ok(out)
+}
+
 fn character(path: &Path) -> Result<serde_json::Value> {
     let ch = import_gltf(path).with_context(|| format!("cannot load {}", path.display()))?;
+    let mut out = describe(&ch, path, "character (glTF 2.0)");
+    if uses_gaussian_splatting(path) {
+        // A splat file (mien's `--format glb`, or another tool's): its points are gaussians.
+        let splats: usize = ch
+            .meshes
+            .iter()
+            .flat_map(|m| &m.primitives)
+            .filter(|p| p.indices.is_empty())
+            .map(|p| p.positions.len())
+            .sum();
+        out["kind"] = json!("3D Gaussian splats (glTF 2.0, extension KHR_gaussian_splatting)");
+        out["splats"] = json!(splats);
+        // The character importer's notes (the extension's attributes ignored, normals computed)
+        // describe a point cloud read as a mesh, not the splat file.
+        out["import_notes"] = json!([
+            "a splat file: its gaussians' rotation, scale, opacity and colour are KHR_gaussian_splatting attributes, not a character's"
+        ]);
+    }
+    Ok(out)
+}
+
+/// What a character holds: meshes and targets, skins, clips, its skeleton read by humanoid role
+/// (the names a retarget map, a foot-ik file and a scenario's `bone_y` use), its facing, its
+/// spring bones by name (what a scenario's `chain_tip` names), its VRM section.
+fn describe(ch: &mien_core::rig::Character, path: &Path, kind: &str) -> serde_json::Value {
     let meshes: Vec<_> = ch
         .meshes
         .iter()
@@ -197,9 +266,26 @@ fn character(path: &Path) -> Result<serde_json::Value> {
         .enumerate()
         .map(|(i, s)| json!({"skin": format!("{i}: {}", s.name.as_deref().unwrap_or("(unnamed)")), "joints": s.joints.len()}))
         .collect();
+    let roles: Vec<String> = mien_core::anim::retarget::roles(ch)
+        .into_iter()
+        .map(|(r, n)| {
+            format!(
+                "{r}: {}",
+                ch.nodes[n.index()].name.as_deref().unwrap_or("(unnamed)")
+            )
+        })
+        .collect();
+    let joints: Vec<String> = ch
+        .skins
+        .iter()
+        .flat_map(|s| &s.joints)
+        .filter_map(|j| ch.nodes[j.index()].name.clone())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
     let mut out = json!({
         "file": path.display().to_string(),
-        "kind": "character (glTF 2.0)",
+        "kind": kind,
         "nodes": ch.nodes.len(),
         "required_extensions": ch.required_extensions,
         "meshes": meshes,
@@ -208,22 +294,21 @@ fn character(path: &Path) -> Result<serde_json::Value> {
         "clips": clips,
         "import_notes": ch.notes.iter().map(|n| format!("{}: {}", n.field, n.message)).collect::<Vec<_>>(),
     });
-    if uses_gaussian_splatting(path) {
-        // A splat file (mien's `--format glb`, or another tool's): its points are gaussians.
-        let splats: usize = ch
-            .meshes
-            .iter()
-            .flat_map(|m| &m.primitives)
-            .filter(|p| p.indices.is_empty())
-            .map(|p| p.positions.len())
-            .sum();
-        out["kind"] = json!("3D Gaussian splats (glTF 2.0, extension KHR_gaussian_splatting)");
-        out["splats"] = json!(splats);
-        // The character importer's notes (the extension's attributes ignored, normals computed)
-        // describe a point cloud read as a mesh, not the splat file.
-        out["import_notes"] = json!([
-            "a splat file: its gaussians' rotation, scale, opacity and colour are KHR_gaussian_splatting attributes, not a character's"
-        ]);
+    if !roles.is_empty() || !joints.is_empty() {
+        out["skeleton"] = json!({
+            "humanoid_roles": roles,
+            "facing": mien_core::anim::retarget::facing_of(ch).map(|f| {
+                if f.z > 0.99 { "+Z".to_string() } else if f.z < -0.99 { "-Z".to_string() } else { format!("{:.2?}", f.to_array()) }
+            }),
+            "joints": joints,
+        });
+    }
+    if let Some(sb) = &ch.spring_bones {
+        out["spring_bones"] = json!({
+            "source": sb.source,
+            "springs": sb.springs.iter().map(|s| format!("{} ({} joints)", s.name, s.joints.len())).collect::<Vec<_>>(),
+            "colliders": sb.colliders.len(),
+        });
     }
     if let Some(v) = &ch.vrm {
         out["kind"] = json!(match v.version {
@@ -236,7 +321,7 @@ fn character(path: &Path) -> Result<serde_json::Value> {
             ch.nodes.len() - 1
         ));
     }
-    Ok(out)
+    out
 }
 
 /// Whether a `.glb` / `.gltf` lists `KHR_gaussian_splatting` in `extensionsUsed` (read from its

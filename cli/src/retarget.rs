@@ -199,6 +199,19 @@ pub fn run(a: &RetargetArgs) -> Result<String> {
         None => None,
     };
     let source = load_source(&a.source)?;
+    if [
+        mien_runtime::character::BUILTIN_HEAD,
+        mien_runtime::character::BUILTIN_BODY,
+    ]
+    .iter()
+    .any(|b| a.to == std::path::Path::new(b))
+    {
+        bail!(
+            "--to {}: a retargeted bake is the target's own GLB with the clip appended, and the built-in characters have no GLB; play the clip on the built-in body with `mien animate --retarget {}` or a character file's clips (docs/characters/builtin_body.character.json)",
+            a.to.display(),
+            a.source.display()
+        );
+    }
     let target = Asset::load(&a.to)?;
     if ext.as_deref() == Some("vrm") && target.character().vrm.is_none() {
         bail!(
