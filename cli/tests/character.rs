@@ -278,3 +278,39 @@ fn the_built_in_body_reports_its_walk_and_hashes_its_body() {
     );
     assert!(!out.exists());
 }
+
+/// `mien inspect` names what maps, foot-ik files and scenarios refer to: the built-in body's
+/// skeleton by humanoid role and its spring by name; a character file's locomotion with the walk
+/// speed measured from its clip. A bake onto a built-in character is refused with the way to play
+/// a retargeted clip on it.
+#[test]
+fn inspect_names_the_skeleton_and_the_springs() {
+    let r = mien(&["inspect", "--json", "builtin-body"]);
+    assert!(r.ok(), "{}", r.stderr);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    let roles = v["skeleton"]["humanoid_roles"].to_string();
+    assert!(roles.contains("hips: Hips") && roles.contains("leftFoot: LeftFoot"), "{roles}");
+    assert_eq!(v["skeleton"]["facing"], "+Z");
+    assert_eq!(v["spring_bones"]["springs"], json!(["ponytail (3 joints)"]));
+    let r = mien(&[
+        "inspect",
+        "--json",
+        &repo("docs/characters/builtin_body.character.json"),
+    ]);
+    assert!(r.ok(), "{}", r.stderr);
+    let v: Value = serde_json::from_str(&r.stdout).unwrap();
+    let l = &v["character_file"]["locomotion"];
+    let s = l["walk_speed_m_s"].as_f64().unwrap();
+    assert!((s - 1.2).abs() < 0.01, "{l}");
+    assert_eq!(l["walk"], "1: walk");
+    let out = tempfile::tempdir().unwrap();
+    let r = mien(&[
+        "retarget",
+        &data("bodies/test.vrma").display().to_string(),
+        "--to",
+        "builtin-body",
+        "--out",
+        out.path().join("x.glb").to_str().unwrap(),
+    ]);
+    assert!(!r.ok() && r.stderr.contains("animate --retarget"), "{}", r.stderr);
+}
