@@ -289,7 +289,10 @@ fn inspect_names_the_skeleton_and_the_springs() {
     assert!(r.ok(), "{}", r.stderr);
     let v: Value = serde_json::from_str(&r.stdout).unwrap();
     let roles = v["skeleton"]["humanoid_roles"].to_string();
-    assert!(roles.contains("hips: Hips") && roles.contains("leftFoot: LeftFoot"), "{roles}");
+    assert!(
+        roles.contains("hips: Hips") && roles.contains("leftFoot: LeftFoot"),
+        "{roles}"
+    );
     assert_eq!(v["skeleton"]["facing"], "+Z");
     assert_eq!(v["spring_bones"]["springs"], json!(["ponytail (3 joints)"]));
     let r = mien(&[
@@ -312,5 +315,9 @@ fn inspect_names_the_skeleton_and_the_springs() {
         "--out",
         out.path().join("x.glb").to_str().unwrap(),
     ]);
-    assert!(!r.ok() && r.stderr.contains("animate --retarget"), "{}", r.stderr);
+    assert!(
+        !r.ok() && r.stderr.contains("animate --retarget"),
+        "{}",
+        r.stderr
+    );
 }

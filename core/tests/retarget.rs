@@ -592,3 +592,33 @@ fn body_clips_map_between_real_skeletons() {
         assert_eq!(c.channels.len(), mapped + 1);
     }
 }
+
+/// Doubtful maps are noted, not refused: a left bone driving a right one, two translate bones.
+#[test]
+fn swapped_sides_and_extra_translate_bones_are_noted() {
+    let src = humanoid("s", 1.0, 0.0, false);
+    let tgt = humanoid("t", 1.0, 0.0, false);
+    let def = RetargetDef::from_json(
+        r#"{"format":"mien-retarget","version":1,"bones":[
+            {"source":"Hips","target":"Hips","translate":true},
+            {"source":"Chest","target":"Chest","translate":true},
+            {"source":"UpperArm.L","target":"UpperArm.R"}]}"#,
+        "m.json",
+    )
+    .unwrap();
+    let r = Retargeter::new(&def, &src, &tgt, &RetargetOptions::default()).unwrap();
+    let notes = r.report().notes.join("\n");
+    assert!(notes.contains("2 bones carry translation"), "{notes}");
+    assert!(
+        notes.contains("`UpperArm.L` (a left bone) drives `UpperArm.R` (a right bone)"),
+        "{notes}"
+    );
+    // The automatic map notes neither.
+    let auto = RetargetDef::auto(&src, &tgt).unwrap();
+    let r = Retargeter::new(&auto, &src, &tgt, &RetargetOptions::default()).unwrap();
+    let notes = r.report().notes.join("\n");
+    assert!(
+        !notes.contains("swapped") && !notes.contains("carry translation"),
+        "{notes}"
+    );
+}

@@ -68,6 +68,15 @@ fn message(e: &jsonschema::ValidationError<'_>) -> String {
         ValidationErrorKind::OneOfMultipleValid { .. } => {
             "fits more than one of the allowed forms; give exactly one".to_string()
         }
+        // A ground's short form in words rather than its pattern.
+        ValidationErrorKind::Pattern { .. }
+            if e.instance_path().to_string().ends_with("/ground") =>
+        {
+            format!(
+                "{} is not none, flat, flat:HEIGHT, slope:DEGREES or step:HEIGHT[:Z]",
+                e.instance()
+            )
+        }
         _ => e.to_string(),
     };
     if m.chars().count() > MAX_MESSAGE_CHARS {

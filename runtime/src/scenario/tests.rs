@@ -567,3 +567,16 @@ fn a_hash_the_repeat_does_not_reproduce_is_a_failure_naming_its_step() {
     assert_eq!(steps, ["/steps/2/hash", ""]);
     assert!(f[0].message.ends_with("repeat none"), "{}", f[0].message);
 }
+
+#[test]
+fn a_bad_ground_is_named_in_words_not_by_its_pattern() {
+    let p = schema(&one(json!({"ground": "hill:3"})));
+    assert_eq!(p.len(), 1, "{p:?}");
+    assert_eq!(p[0].pointer, "/steps/0/ground");
+    assert!(
+        p[0].message
+            .contains("\"hill:3\" is not none, flat, flat:HEIGHT"),
+        "{}",
+        p[0].message
+    );
+}

@@ -574,6 +574,34 @@ impl Retargeter {
                 });
             }
         }
+        // Doubtful maps are noted: more than one translate bone, a left bone driving a right one.
+        let translates = def.bones.iter().filter(|b| b.translate).count();
+        if translates > 1 {
+            notes.push(format!(
+                "{translates} bones carry translation (translate: true); usually only the hips do"
+            ));
+        }
+        let side = |r: &str| {
+            if r.starts_with("left") {
+                Some("left")
+            } else if r.starts_with("right") {
+                Some("right")
+            } else {
+                None
+            }
+        };
+        for p in &pairs {
+            let (a, c) = (NodeId(p.source as u32), NodeId(p.target as u32));
+            if let (Some(x), Some(y)) = (s.role_of(a).and_then(side), t.role_of(c).and_then(side))
+                && x != y
+            {
+                notes.push(format!(
+                    "`{}` (a {x} bone) drives `{}` (a {y} bone): left and right swapped?",
+                    node_name(source, a),
+                    node_name(target, c)
+                ));
+            }
+        }
         // A bone mapped to a bone of known role takes that role (a map from a skeleton whose
         // names say nothing, like CesiumMan's, still finds its facing and its T-pose chains).
         for p in &pairs {
