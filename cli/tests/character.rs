@@ -321,3 +321,42 @@ fn inspect_names_the_skeleton_and_the_springs() {
         r.stderr
     );
 }
+
+/// `docs/schemas/groom.schema.json` and `GroomDef::from_json` accept the shipped groom and refuse
+/// the same broken ones (a rule per case; the product limit of rendered strands is the reader's).
+#[test]
+fn the_groom_schema_agrees_with_the_reader() {
+    use mien::core::hair::GroomDef;
+    let schema: Value =
+        serde_json::from_slice(&std::fs::read(repo("docs/schemas/groom.schema.json")).unwrap())
+            .unwrap();
+    let v = jsonschema::draft202012::new(&schema).unwrap();
+    let shipped: Value = serde_json::from_slice(
+        &std::fs::read(repo("docs/grooms/builtin_body.groom.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(v.is_valid(&shipped));
+    let g = GroomDef::from_json(&shipped.to_string(), "g.json").unwrap();
+    assert_eq!(g.build().unwrap().report.built_guides, 320);
+    let cases: Vec<(&str, Value)> = vec![
+        ("/format", json!("mien-hair")),
+        ("/guides", json!(0)),
+        ("/guides", json!(5000)),
+        ("/segments", json!(25)),
+        ("/length", json!(-1)),
+        ("/clump", json!(1.5)),
+        ("/thickness", json!([0.001])),
+        ("/scalp", json!({"center": [0, 0, 0]})),
+        ("/colour", json!({"root": [2, 0, 0], "tip": [0, 0, 0]})),
+        ("/hair", json!(1)),
+    ];
+    for (ptr, val) in cases {
+        let mut d = shipped.clone();
+        d[&ptr[1..]] = val;
+        assert!(!v.is_valid(&d), "schema accepted {ptr}");
+        assert!(
+            GroomDef::from_json(&d.to_string(), "g.json").is_err(),
+            "reader accepted {ptr}"
+        );
+    }
+}

@@ -11,6 +11,7 @@ pub mod face;
 #[cfg(feature = "fuzz")]
 pub mod fuzz;
 pub mod gnm;
+pub mod hair;
 pub mod io;
 pub mod lift;
 pub mod preview;

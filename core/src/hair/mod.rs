@@ -1,0 +1,9 @@
+//! Hair (issue 27, seed 003 "Hair"): grooms — guide strands grown on a scalp ([`groom`]) or read
+//! from TressFX files ([`tfx`]) — and the child strands interpolated from them. Simulation and
+//! the strands-to-splats kernel build on these.
+
+pub mod groom;
+pub mod tfx;
+
+pub use groom::{Groom, GroomDef, GroomReport};
+pub use tfx::{TfxStrands, read_tfx};
