@@ -3,7 +3,9 @@
 //! the strands-to-splats kernel build on these.
 
 pub mod groom;
+pub mod sim;
 pub mod tfx;
 
 pub use groom::{Groom, GroomDef, GroomReport};
+pub use sim::{HairCapsule, HairSim, HairSimOptions, HairSimReport};
 pub use tfx::{TfxStrands, read_tfx};

@@ -1,0 +1,409 @@
+//! Guide-strand simulation (issue 27 item 3, seed 003 "Hair"): world space, deterministic, a
+//! fixed internal step with the output interpolated between steps.
+//!
+//! Each step of `h = 1 / step_hz` seconds, for every guide (root first):
+//! 1. the root is pinned to its place on the head (the head bone's transform interpolated between
+//!    the last frame and this one, so a fast head does not leave the roots behind);
+//! 2. every other point is predicted, `p = x + h·v + h²·(g + w)` (gravity, and the wind as an
+//!    acceleration across the strand: its component along the segment is removed);
+//! 3. pulled back toward its rest shape on the head, `p += (r − p)·(1 − e^(−k·h))` with `k`
+//!    falling linearly from `stiffness_root` at the root to `stiffness_tip` at the tip;
+//! 4. pushed out of the capsule colliders (onto the surface along the nearest axis point);
+//! 5. **follow the leader** (Müller, Kim and Chentanez, "Fast Simulation of Inextensible Hair and
+//!    Fur", VRIPHYS 2012): from the root outward each point is put at its segment's rest length
+//!    from the one before, `pₖ = pₖ₋₁ + Lₖ·(pₖ − pₖ₋₁)/|pₖ − pₖ₋₁|`, so lengths hold to rounding
+//!    (not the 10–20 % a few distance-constraint iterations leave at 30–144 Hz);
+//! 6. velocities from the positions with the paper's correction (DFTL): `vₖ = (pₖ − xₖ)/h −
+//!    s·dₖ₊₁/h`, `d` the follow-the-leader corrections, `s` = `ftl_damping`, then damped by
+//!    `e^(−damping·h)`.
+//!
+//! Users' reports honoured: a groom spawned on a posed head starts on it, pushed out of the
+//! colliders with no velocity (no bounce); a still head settles to a still groom (no flicker);
+//! the state is kept relative to the head and the output interpolated between fixed steps in the
+//! head's current frame, so a capped simulation rate does not let the head pass through the hair;
+//! a head moving farther than `teleport_m` in one update resets the groom onto it (no whip).
+
+use glam::{DMat4, DQuat, DVec3};
+
+use crate::error::{Error, Result};
+
+/// Most fixed steps one update runs (a longer gap is a cut: the groom restarts on the head).
+pub const MAX_STEPS_PER_UPDATE: u32 = 64;
+
+/// Simulation settings (module doc).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HairSimOptions {
+    /// Fixed step rate, Hz (1–1000; default 120).
+    pub step_hz: f64,
+    /// Gravity, m/s² (default (0, −9.81, 0)).
+    pub gravity: DVec3,
+    /// Wind, m/s², across the strands (default none).
+    pub wind: DVec3,
+    /// Shape stiffness at the root and the tip, 1/s (≥ 0; default 60 and 4).
+    pub stiffness: [f64; 2],
+    /// Velocity damping, 1/s (≥ 0; default 4).
+    pub damping: f64,
+    /// The follow-the-leader velocity correction `s` (0–1; default 0.9, the paper's).
+    pub ftl_damping: f64,
+    /// A head moving farther than this in one update resets the groom (metres, > 0; default 1).
+    pub teleport_m: f64,
+}
+
+impl Default for HairSimOptions {
+    fn default() -> Self {
+        HairSimOptions {
+            step_hz: 120.0,
+            gravity: DVec3::new(0.0, -9.81, 0.0),
+            wind: DVec3::ZERO,
+            stiffness: [60.0, 4.0],
+            damping: 4.0,
+            ftl_damping: 0.9,
+            teleport_m: 1.0,
+        }
+    }
+}
+
+/// A capsule collider in world space: the segment `a`–`b` swept by `radius` (metres).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HairCapsule {
+    /// One end.
+    pub a: DVec3,
+    /// The other end.
+    pub b: DVec3,
+    /// Radius.
+    pub radius: f64,
+}
+
+impl HairCapsule {
+    /// `p` moved onto the capsule's surface when inside it, else `None`.
+    pub fn push_out(&self, p: DVec3) -> Option<DVec3> {
+        let ab = self.b - self.a;
+        let t = if ab.length_squared() > 0.0 {
+            ((p - self.a).dot(ab) / ab.length_squared()).clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        let c = self.a + ab * t;
+        let d = p - c;
+        let len = d.length();
+        if len >= self.radius {
+            return None;
+        }
+        let n = if len > 1e-12 {
+            d / len
+        } else {
+            ab.any_orthonormal_vector()
+        };
+        Some(c + n * self.radius)
+    }
+}
+
+/// What one update did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HairSimReport {
+    /// Fixed steps run.
+    pub steps: u32,
+    /// The groom was reset onto the head (first update, a teleport, or a cut).
+    pub reset: bool,
+    /// Points pushed out of colliders in the last step.
+    pub collided: usize,
+    /// Largest relative segment length error after the last step.
+    pub max_length_error: f64,
+}
+
+/// The simulation of a groom's guides (module doc).
+#[derive(Clone, Debug)]
+pub struct HairSim {
+    options: HairSimOptions,
+    segments: usize,
+    /// Rest points `(G·(S+1))` in the head bone's space.
+    rest: Vec<DVec3>,
+    /// Rest segment lengths `(G·(S+1))`, 0 at roots.
+    lengths: Vec<f64>,
+    x: Vec<DVec3>,
+    v: Vec<DVec3>,
+    /// The state at the last two steps in the head's space at each step, for interpolation.
+    local_prev: Vec<DVec3>,
+    local_cur: Vec<DVec3>,
+    last_head: Option<DMat4>,
+    left: f64,
+    out: Vec<DVec3>,
+}
+
+fn lerp_head(a: &DMat4, b: &DMat4, t: f64) -> DMat4 {
+    let (sa, ra, ta) = a.to_scale_rotation_translation();
+    let (sb, rb, tb) = b.to_scale_rotation_translation();
+    DMat4::from_scale_rotation_translation(
+        sa.lerp(sb, t),
+        DQuat::slerp(ra, rb, t).normalize(),
+        ta.lerp(tb, t),
+    )
+}
+
+impl HairSim {
+    /// A simulation of `guides` (`(G·(S+1), 3)`, head-bone space, root first, as
+    /// [`crate::hair::Groom::guides`]) of `segments` segments each.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for guides not a whole number of strands, a non-finite or zero-length
+    /// segment, or options out of range (each named).
+    pub fn new(guides: &[[f32; 3]], segments: usize, options: HairSimOptions) -> Result<Self> {
+        let s1 = segments + 1;
+        let bad = |what: &str, reason: String| Error::Invalid {
+            what: format!("hair simulation {what}"),
+            reason,
+        };
+        if segments == 0 || guides.is_empty() || !guides.len().is_multiple_of(s1) {
+            return Err(bad(
+                "guides",
+                format!("{} points are not whole strands of {s1}", guides.len()),
+            ));
+        }
+        let o = options;
+        if !(o.step_hz.is_finite() && (1.0..=1000.0).contains(&o.step_hz)) {
+            return Err(bad("step_hz", format!("{} is not 1–1000 Hz", o.step_hz)));
+        }
+        if !(o.gravity.is_finite() && o.wind.is_finite()) {
+            return Err(bad("forces", "gravity and wind must be finite".into()));
+        }
+        if !(o.stiffness.iter().all(|k| k.is_finite() && *k >= 0.0)
+            && o.damping.is_finite()
+            && o.damping >= 0.0
+            && (0.0..=1.0).contains(&o.ftl_damping)
+            && o.teleport_m.is_finite()
+            && o.teleport_m > 0.0)
+        {
+            return Err(bad(
+                "options",
+                "stiffness and damping ≥ 0, ftl_damping 0–1, teleport_m > 0".into(),
+            ));
+        }
+        let rest: Vec<DVec3> = guides
+            .iter()
+            .map(|p| DVec3::from(p.map(f64::from)))
+            .collect();
+        let mut lengths = vec![0.0; rest.len()];
+        for (i, l) in lengths.iter_mut().enumerate() {
+            if i % s1 != 0 {
+                *l = rest[i].distance(rest[i - 1]);
+                if !(l.is_finite() && *l > 0.0) {
+                    return Err(bad(
+                        "guides",
+                        format!("strand {} segment {} has length {l}", i / s1, i % s1),
+                    ));
+                }
+            }
+        }
+        let n = rest.len();
+        Ok(HairSim {
+            options,
+            segments,
+            rest,
+            lengths,
+            x: vec![DVec3::ZERO; n],
+            v: vec![DVec3::ZERO; n],
+            local_prev: vec![DVec3::ZERO; n],
+            local_cur: vec![DVec3::ZERO; n],
+            last_head: None,
+            left: 0.0,
+            out: vec![DVec3::ZERO; n],
+        })
+    }
+
+    /// Change the wind from the next step on, m/s².
+    ///
+    /// # Errors
+    /// Wind that is not finite.
+    pub fn set_wind(&mut self, wind: DVec3) -> Result<()> {
+        if !wind.is_finite() {
+            return Err(Error::Invalid {
+                what: "hair wind".into(),
+                reason: format!("{wind} is not finite"),
+            });
+        }
+        self.options.wind = wind;
+        Ok(())
+    }
+
+    /// Segments per strand.
+    pub fn segments(&self) -> usize {
+        self.segments
+    }
+
+    /// The guides' points as last output `(G·(S+1))`, world metres.
+    pub fn points(&self) -> &[DVec3] {
+        &self.out
+    }
+
+    /// Put the groom on the head at rest, pushed out of the colliders, still.
+    fn reset(&mut self, head: &DMat4, colliders: &[HairCapsule]) {
+        for (x, r) in self.x.iter_mut().zip(&self.rest) {
+            *x = head.transform_point3(*r);
+        }
+        // Out of the colliders and back to the rest lengths, a few times over (lengths last).
+        let mut d = vec![DVec3::ZERO; self.x.len()];
+        for _ in 0..8 {
+            let mut inside = false;
+            for i in 0..self.x.len() {
+                if i % (self.segments + 1) != 0 {
+                    for c in colliders {
+                        if let Some(p) = c.push_out(self.x[i]) {
+                            self.x[i] = p;
+                            inside = true;
+                        }
+                    }
+                }
+            }
+            if !inside {
+                break;
+            }
+            self.follow_the_leader(&mut d);
+        }
+        self.v.fill(DVec3::ZERO);
+        let inv = head.inverse();
+        for (l, x) in self.local_cur.iter_mut().zip(&self.x) {
+            *l = inv.transform_point3(*x);
+        }
+        self.local_prev.clone_from(&self.local_cur);
+        self.left = 0.0;
+    }
+
+    /// Step 5 on `self.x`, recording each point's correction in `d`.
+    fn follow_the_leader(&mut self, d: &mut [DVec3]) {
+        let s1 = self.segments + 1;
+        for i in 0..self.x.len() {
+            if i % s1 == 0 {
+                d[i] = DVec3::ZERO;
+                continue;
+            }
+            let prev = self.x[i - 1];
+            let dir = (self.x[i] - prev)
+                .normalize_or((self.rest[i] - self.rest[i - 1]).normalize_or(DVec3::NEG_Y));
+            let p = prev + dir * self.lengths[i];
+            d[i] = p - self.x[i];
+            self.x[i] = p;
+        }
+    }
+
+    fn step(&mut self, head: &DMat4, colliders: &[HairCapsule], d: &mut [DVec3]) -> usize {
+        let o = self.options;
+        let h = 1.0 / o.step_hz;
+        let s1 = self.segments + 1;
+        let old = self.x.clone();
+        let mut collided = 0;
+        for i in 0..self.x.len() {
+            let k = i % s1;
+            let target = head.transform_point3(self.rest[i]);
+            if k == 0 {
+                self.x[i] = target;
+                continue;
+            }
+            let seg = (self.x[i] - self.x[i - 1]).normalize_or(DVec3::ZERO);
+            let wind = o.wind - seg * o.wind.dot(seg);
+            let mut p = self.x[i] + self.v[i] * h + (o.gravity + wind) * (h * h);
+            let t = k as f64 / self.segments as f64;
+            let stiff = o.stiffness[0] + (o.stiffness[1] - o.stiffness[0]) * t;
+            p += (target - p) * (1.0 - (-stiff * h).exp());
+            for c in colliders {
+                if let Some(q) = c.push_out(p) {
+                    p = q;
+                    collided += 1;
+                }
+            }
+            self.x[i] = p;
+        }
+        self.follow_the_leader(d);
+        let keep = (-o.damping * h).exp();
+        for i in 0..self.x.len() {
+            if i % s1 == 0 {
+                self.v[i] = DVec3::ZERO;
+                continue;
+            }
+            let next = if (i + 1) % s1 != 0 {
+                d[i + 1]
+            } else {
+                DVec3::ZERO
+            };
+            self.v[i] = ((self.x[i] - old[i]) / h - next * (o.ftl_damping / h)) * keep;
+        }
+        collided
+    }
+
+    /// Advance by `dt` seconds to a frame whose head bone has world transform `head`, with the
+    /// capsule colliders where they are this frame; the output ([`HairSim::points`]) is the state
+    /// interpolated between the last two fixed steps and placed on `head`.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for a `dt` that is not finite and ≥ 0, or a non-finite `head`.
+    pub fn update(
+        &mut self,
+        dt: f64,
+        head: DMat4,
+        colliders: &[HairCapsule],
+    ) -> Result<HairSimReport> {
+        if !(dt.is_finite() && dt >= 0.0) {
+            return Err(Error::Invalid {
+                what: "hair simulation dt".into(),
+                reason: format!("{dt} is not a time step in seconds ≥ 0"),
+            });
+        }
+        if !head.is_finite() {
+            return Err(Error::Invalid {
+                what: "hair simulation head".into(),
+                reason: "not a finite matrix".into(),
+            });
+        }
+        let mut report = HairSimReport::default();
+        let h = 1.0 / self.options.step_hz;
+        let steps_due = ((self.left + dt) / h).floor();
+        let jump = self
+            .last_head
+            .map(|l| l.w_axis.truncate().distance(head.w_axis.truncate()));
+        if self.last_head.is_none()
+            || jump.is_some_and(|j| j > self.options.teleport_m)
+            || steps_due > f64::from(MAX_STEPS_PER_UPDATE)
+        {
+            self.reset(&head, colliders);
+            report.reset = true;
+        } else {
+            let last = self.last_head.unwrap_or(head);
+            self.left += dt;
+            let n = steps_due as u32;
+            let mut d = vec![DVec3::ZERO; self.x.len()];
+            for k in 1..=n {
+                // The head at this step's time within the frame.
+                let f = if dt > 0.0 {
+                    ((f64::from(k) * h - (self.left - dt)) / dt).clamp(0.0, 1.0)
+                } else {
+                    1.0
+                };
+                let at = lerp_head(&last, &head, f);
+                report.collided = self.step(&at, colliders, &mut d);
+                std::mem::swap(&mut self.local_prev, &mut self.local_cur);
+                let inv = at.inverse();
+                for (l, x) in self.local_cur.iter_mut().zip(&self.x) {
+                    *l = inv.transform_point3(*x);
+                }
+            }
+            self.left -= f64::from(n) * h;
+            report.steps = n;
+        }
+        self.last_head = Some(head);
+        // The output: between the last two steps, in the head's frame now.
+        let alpha = (self.left / h).clamp(0.0, 1.0);
+        for ((o, a), b) in self
+            .out
+            .iter_mut()
+            .zip(&self.local_prev)
+            .zip(&self.local_cur)
+        {
+            *o = head.transform_point3(a.lerp(*b, alpha));
+        }
+        let s1 = self.segments + 1;
+        report.max_length_error = (0..self.x.len())
+            .filter(|i| i % s1 != 0)
+            .map(|i| (self.x[i].distance(self.x[i - 1]) / self.lengths[i] - 1.0).abs())
+            .fold(0.0, f64::max);
+        Ok(report)
+    }
+}
