@@ -261,3 +261,68 @@ fn grooms_past_the_limits_are_refused_with_the_numbers() {
     .to_string();
     assert!(e.contains("hair"), "{e}");
 }
+
+/// A segment's gaussian by hand: a 2 cm segment along +X of 1 mm thickness has σ∥ = 1 cm along
+/// X and σ⊥ = 0.5 mm across; along a diagonal the covariance is the rotated diagonal one.
+#[test]
+fn a_segment_is_an_elongated_gaussian_along_it() {
+    use mien_core::hair::segment_gaussian;
+    let (c, cov) = segment_gaussian(DVec3::ZERO, DVec3::new(0.02, 0.0, 0.0), 0.001);
+    assert_eq!(c, DVec3::new(0.01, 0.0, 0.0));
+    let want = [1e-4, 0.0, 0.0, 2.5e-7, 0.0, 2.5e-7];
+    for (g, w) in cov.iter().zip(want) {
+        assert!((g - w).abs() < 1e-15, "{cov:?}");
+    }
+    // Diagonal in x–y: Σ = σ∥²·uuᵀ + σ⊥²·(I − uuᵀ), worked by hand.
+    let (_, cov) = segment_gaussian(DVec3::ZERO, DVec3::new(0.01, 0.01, 0.0), 0.001);
+    // σ∥² = |b − a|² / 4 = 2e-4 / 4; σ⊥² = (0.001 / 2)²; u = (1, 1, 0)/√2.
+    let (along, pe) = (2e-4 / 4.0, 2.5e-7);
+    let want = [
+        (along + pe) / 2.0,
+        (along - pe) / 2.0,
+        0.0,
+        (along + pe) / 2.0,
+        0.0,
+        pe,
+    ];
+    for (g, w) in cov.iter().zip(want) {
+        assert!((g - w).abs() < 1e-15, "{cov:?} vs {want:?}");
+    }
+    // A zero-length segment is round.
+    let (_, cov) = segment_gaussian(DVec3::ONE, DVec3::ONE, 0.002);
+    assert_eq!(cov, [1e-6, 0.0, 0.0, 1e-6, 0.0, 1e-6]);
+}
+
+/// The groom's strands into a sink: C·S slots, centres on the child strands' segment midpoints,
+/// the root colour at the root end and the tip colour at the tip end (by the tint), refused when
+/// the slots do not fit.
+#[test]
+fn a_groom_becomes_splats_along_its_strands() {
+    use mien_core::hair::strand_splats;
+    use mien_core::sink::SplatBuffers;
+    let g = def().build().unwrap();
+    let n = g.child_count() * g.segments;
+    let mut out = SplatBuffers::new(n as u32 + 10);
+    assert_eq!(strand_splats(&g, &g.guides, &mut out, 10).unwrap(), n);
+    let s1 = g.segments + 1;
+    let mut pts = vec![[0.0f32; 3]; s1];
+    for c in [0usize, 4321, g.child_count() - 1] {
+        g.child_points(&g.guides, c, &mut pts);
+        for k in 0..g.segments {
+            let i = 10 + c * g.segments + k;
+            for j in 0..3 {
+                let mid = (pts[k][j] + pts[k + 1][j]) / 2.0;
+                assert!((out.center[i][j] - mid).abs() < 1e-6);
+            }
+        }
+    }
+    let unpack = |u: u32| [(u & 255) as f32 / 255.0, ((u >> 8) & 255) as f32 / 255.0];
+    let first = unpack(out.color[10]);
+    let last = unpack(out.color[10 + g.segments - 1]);
+    let tint = g.child_tint[0];
+    assert!((first[0] - g.colour[0][0] * tint).abs() < 0.01, "{first:?}");
+    assert!((last[0] - g.colour[1][0] * tint).abs() < 0.02, "{last:?}");
+    let mut small = SplatBuffers::new(n as u32);
+    assert!(strand_splats(&g, &g.guides, &mut small, 1).is_err());
+    assert!(strand_splats(&g, &g.guides[1..], &mut small, 0).is_err());
+}

@@ -4,8 +4,10 @@
 
 pub mod groom;
 pub mod sim;
+pub mod splats;
 pub mod tfx;
 
 pub use groom::{Groom, GroomDef, GroomReport};
 pub use sim::{HairCapsule, HairSim, HairSimOptions, HairSimReport};
+pub use splats::{segment_gaussian, strand_splats};
 pub use tfx::{TfxStrands, read_tfx};
