@@ -6,6 +6,7 @@
 //! clock, weights unitless. Right-handed, +Y up, the character looks toward +Z (glTF).
 
 pub mod anim;
+pub mod cloth;
 pub mod error;
 pub mod face;
 #[cfg(feature = "fuzz")]
