@@ -52,7 +52,11 @@ fn hair(c: &mut Criterion) {
     });
     let n = groom.child_count() * groom.segments;
     let mut out = SplatBuffers::new(n as u32);
-    let guides: Vec<[f32; 3]> = sim.points().iter().map(|p| p.as_vec3().to_array()).collect();
+    let guides: Vec<[f32; 3]> = sim
+        .points()
+        .iter()
+        .map(|p| p.as_vec3().to_array())
+        .collect();
     g.throughput(Throughput::Elements(groom.child_count() as u64));
     g.bench_function("strands_11200_to_splats", |b| {
         b.iter(|| strand_splats(&groom, &guides, &mut out, 0).unwrap());
@@ -62,7 +66,11 @@ fn hair(c: &mut Criterion) {
     let rest: Vec<[f32; 3]> = (0..ny)
         .flat_map(|j| {
             (0..nx).map(move |i| {
-                [-0.2 + 0.4 * i as f32 / 14.0, 1.35 - 0.8 * j as f32 / 18.0, -0.15]
+                [
+                    -0.2 + 0.4 * i as f32 / 14.0,
+                    1.35 - 0.8 * j as f32 / 18.0,
+                    -0.15,
+                ]
             })
         })
         .collect();
