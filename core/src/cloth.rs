@@ -67,7 +67,7 @@ impl Default for ClothMaterial {
             stretch_compliance: 0.0,
             bend_compliance: 1e-3,
             damping: 1.0,
-            substeps: 16,
+            substeps: 8,
             motion_steps: 4,
             thickness: 0.01,
             friction: 0.3,
