@@ -8,7 +8,7 @@
 //! cargo bench -p mien-benches --bench body        # MIEN_DATA=DIR reads the inputs from DIR
 //! ```
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use glam::{DMat4, Quat};
@@ -19,14 +19,10 @@ use mien_core::anim::spring::{SpringOptions, SpringSim};
 use mien_core::io::gltf::import_gltf;
 use rayon::prelude::*;
 
-/// `$MIEN_DATA/rel`, else `../shared/data/rel` beside the repository.
+/// `$MIEN_DATA/rel`, else `../shared/data/rel` beside the repository
+/// ([`mien_benches::workloads::data_dir`]).
 fn data(rel: &str) -> PathBuf {
-    std::env::var_os("MIEN_DATA")
-        .map_or_else(
-            || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"),
-            PathBuf::from,
-        )
-        .join(rel)
+    mien_benches::workloads::data_dir().join(rel)
 }
 
 fn body(c: &mut Criterion) {

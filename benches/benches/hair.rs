@@ -8,21 +8,17 @@
 //! cargo bench -p mien-benches --bench hair        # MIEN_DATA=DIR reads the inputs from DIR
 //! ```
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use glam::{DMat4, DQuat, DVec3};
 use mien_core::cloth::{Cloth, ClothCapsule, ClothMaterial};
 use mien_core::hair::{GroomDef, HairSim, HairSimOptions, read_tfx, strand_splats};
 use mien_core::sink::SplatBuffers;
-
+/// `$MIEN_DATA/rel`, else `../shared/data/rel` beside the repository
+/// ([`mien_benches::workloads::data_dir`]).
 fn data(rel: &str) -> PathBuf {
-    std::env::var_os("MIEN_DATA")
-        .map_or_else(
-            || Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data"),
-            PathBuf::from,
-        )
-        .join(rel)
+    mien_benches::workloads::data_dir().join(rel)
 }
 
 fn head(t: f64) -> DMat4 {

@@ -161,6 +161,26 @@ impl Body {
             || self.velocity != 0.0
     }
 
+    /// Continue an FNV-1a 64 hash `h` over the body's state: the placement's 16 numbers and
+    /// the spring bones' tails (for the instance's and a scenario's state hashes).
+    pub fn hash_into(&self, mut h: u64) -> u64 {
+        let mut eat = |v: f64| {
+            for b in v.to_bits().to_le_bytes() {
+                h ^= u64::from(b);
+                h = h.wrapping_mul(0x0100_0000_01b3);
+            }
+        };
+        for v in self.placement.to_cols_array() {
+            eat(v);
+        }
+        if let Some(s) = &self.springs {
+            for v in s.state_bits() {
+                eat(v);
+            }
+        }
+        h
+    }
+
     /// The first half, right after the drive (seed 003: clips blended by locomotion speed come
     /// first, before morph clips and the face): the frame's step and cut, locomotion's blend
     /// written into `pose`, the placement walked forward and its height following the ground.

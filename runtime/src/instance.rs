@@ -236,15 +236,7 @@ impl Instance {
         for w in self.pose.weights.iter().flatten() {
             eat(&w.to_bits().to_le_bytes());
         }
-        for v in self.body.placement.to_cols_array() {
-            eat(&v.to_bits().to_le_bytes());
-        }
-        if let Some(s) = &self.body.springs {
-            for v in s.state_bits() {
-                eat(&v.to_bits().to_le_bytes());
-            }
-        }
-        h
+        self.body.hash_into(h)
     }
 
     /// The drive's own time at media time `t`, seconds: `t − offset`, wrapped into the drive's span

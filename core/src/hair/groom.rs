@@ -28,6 +28,7 @@ use glam::DVec3;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::face::blink::SplitMix64;
 
 /// The `format` of a groom file.
 pub const FORMAT: &str = "mien-groom";
@@ -204,23 +205,6 @@ pub struct Groom {
     pub colour: [[f32; 3]; 2],
     /// What was built.
     pub report: GroomReport,
-}
-
-/// SplitMix64 (Steele et al. 2014): the groom's one source of randomness.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    /// Uniform in `[0, 1)`.
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
 }
 
 /// The golden angle, radians.
@@ -456,7 +440,8 @@ impl GroomDef {
                     .into(),
             });
         }
-        let mut rng = Rng(self.seed ^ 0x6A09_E667_F3BC_C909);
+        // SplitMix64, the project's one seeded generator (STYLE 9).
+        let mut rng = SplitMix64(self.seed ^ 0x6A09_E667_F3BC_C909);
         let s = self.segments;
         let comb = DVec3::from(self.comb).normalize();
         let on_scalp = |d: DVec3| c + d * radii;

@@ -170,7 +170,7 @@ pub fn prepare(file: &Path, render: bool) -> Result<Plan, Vec<Problem>> {
     // Problems independent of each other are all listed: the character, the face and every file a
     // step reads are each checked even when another is bad.
     let loaded = match &sc.character {
-        None => Some((
+        None => Ok((
             mien_core::sample::sample_head(),
             "built-in head".to_string(),
             None,
@@ -181,33 +181,23 @@ pub fn prepare(file: &Path, render: bool) -> Result<Plan, Vec<Problem>> {
             } else {
                 crate::character::CharacterDef::load(resolve(&base, rel))
             };
-            match loaded {
-                Ok(l) => Some((l.asset.character().clone(), rel.clone(), Some(l))),
-                Err(e) => {
-                    p.push(Problem::new(
-                        "/character",
-                        format!(
-                            "{}; clips, stream bindings, face targets, nodes and morph targets are checked once it loads",
-                            e.chain_text()
-                        ),
-                    ));
-                    None
-                }
-            }
+            loaded.map(|l| (l.asset.character().clone(), rel.clone(), Some(l)))
         }
-        Some(rel) => match crate::Asset::load(resolve(&base, rel)) {
-            Ok(l) => Some((l.character().clone(), rel.clone(), None)),
-            Err(e) => {
-                p.push(Problem::new(
-                    "/character",
-                    format!(
-                        "{}; clips, stream bindings, face targets, nodes and morph targets are checked once it loads",
-                        e.chain_text()
-                    ),
-                ));
-                None
-            }
-        },
+        Some(rel) => crate::Asset::load(resolve(&base, rel))
+            .map(|a| (a.character().clone(), rel.clone(), None)),
+    };
+    let loaded = match loaded {
+        Ok(l) => Some(l),
+        Err(e) => {
+            p.push(Problem::new(
+                "/character",
+                format!(
+                    "{}; clips, stream bindings, face targets, nodes and morph targets are checked once it loads",
+                    e.chain_text()
+                ),
+            ));
+            None
+        }
     };
     let face = match &sc.face {
         None => Some((FaceDef::arkit_default(), None)),

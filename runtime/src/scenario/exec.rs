@@ -206,22 +206,7 @@ impl Run<'_> {
         if !self.body.active() {
             return h;
         }
-        let mut h = h ^ 0xcbf2_9ce4_8422_2325;
-        let mut eat = |v: f64| {
-            for b in v.to_bits().to_le_bytes() {
-                h ^= u64::from(b);
-                h = h.wrapping_mul(0x0100_0000_01b3);
-            }
-        };
-        for v in self.body.placement.to_cols_array() {
-            eat(v);
-        }
-        if let Some(s) = &self.body.springs {
-            for v in s.state_bits() {
-                eat(v);
-            }
-        }
-        h
+        self.body.hash_into(h ^ 0xcbf2_9ce4_8422_2325)
     }
 
     fn face(&mut self, actions: &[FaceAction]) -> Result<()> {
