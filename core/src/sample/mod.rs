@@ -15,6 +15,7 @@
 //! normal deltas, morph sets); `performance` is the weight stream.
 
 mod body;
+mod body_clips;
 mod expressions;
 mod grid;
 mod head;
