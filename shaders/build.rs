@@ -7,13 +7,14 @@ use std::path::PathBuf;
 
 /// (file, entry points, uses `unpack2x16float`) — the same list as `mien_shaders::ALL` (the flag is
 /// `Kernel::f16_in_f32`).
-const KERNELS: [(&str, &[&str], bool); 6] = [
+const KERNELS: [(&str, &[&str], bool); 7] = [
     ("morph.wgsl", &["main"], false),
     ("skin.wgsl", &["main"], false),
     ("tangent.wgsl", &["main"], false),
     ("lift_debug.wgsl", &["lift", "clear"], false),
     ("lift_bound.wgsl", &["main"], false),
     ("gnm.wgsl", &["forward"], true),
+    ("hair.wgsl", &["main"], false),
 ];
 
 fn main() {

@@ -326,3 +326,91 @@ fn a_groom_becomes_splats_along_its_strands() {
     assert!(strand_splats(&g, &g.guides, &mut small, 1).is_err());
     assert!(strand_splats(&g, &g.guides[1..], &mut small, 0).is_err());
 }
+
+fn tfx_options(segments: usize, children: usize, scale: f64) -> mien_core::hair::TfxGroomOptions {
+    mien_core::hair::TfxGroomOptions {
+        head_bone: "head".into(),
+        segments,
+        children_per_guide: children,
+        scale,
+        origin: [0.0, 0.0, 0.0],
+        clump: 0.3,
+        thickness: [0.0015, 0.0004],
+        colour: mien_core::hair::HairColourDef {
+            root: [0.3, 0.2, 0.1],
+            tip: [0.8, 0.6, 0.3],
+            variation: 0.1,
+        },
+        seed: 3,
+    }
+}
+
+/// Sintel's strands as a groom: the 228 guides (centimetres) with children, and the full groom
+/// (metres) strand for strand; the guide points are the file's, resampled and scaled.
+#[test]
+fn tressfx_files_become_grooms_as_guides_or_whole() {
+    use mien_core::hair::Groom;
+    let t = read_tfx(&data("hair/sintel_hair_rust_vulkan_tressfx.tfx")).unwrap();
+    let g = Groom::from_tfx(&t, &tfx_options(24, 16, 0.01)).unwrap();
+    assert_eq!(
+        (g.guide_count(), g.child_count(), g.segments),
+        (228, 3648, 24)
+    );
+    assert_eq!(g.report.rendered_strands, 3648);
+    // Roots and tips are the file's (scaled), each strand's length its polyline's (resampling by
+    // arc length keeps it within the chord shortening of 24 segments).
+    for s in 0..228 {
+        let file = t.strand(s);
+        let root = g.guides[s * 25];
+        let tip = g.guides[s * 25 + 24];
+        for j in 0..3 {
+            assert!((root[j] - file[0][j] * 0.01).abs() < 1e-6, "strand {s}");
+            assert!((tip[j] - file[31][j] * 0.01).abs() < 1e-6, "strand {s}");
+        }
+        let want = polyline_length(file) * 0.01;
+        let got = polyline_length(&g.guides[s * 25..s * 25 + 25]);
+        assert!(
+            got <= want * (1.0 + 1e-6) && got > want * 0.97,
+            "strand {s}: {got} vs {want}"
+        );
+    }
+    // The first child of each guide is that guide.
+    for s in 0..228 {
+        assert_eq!(g.child_guides[s * 16][0], s as u32);
+        assert_eq!(g.child_weights[s * 16], [1.0, 0.0, 0.0]);
+    }
+    let full = read_tfx(&data("hair/sintel_hair_frostbitten_16points.tfx")).unwrap();
+    let g = Groom::from_tfx(&full, &tfx_options(15, 1, 1.0)).unwrap();
+    assert_eq!((g.guide_count(), g.child_count()), (11_400, 11_400));
+    // Resampling 15 segments of 15 keeps the points themselves where the file's segments are
+    // equal, and always the roots.
+    for s in 0..11_400 {
+        assert_eq!(g.guides[s * 16], full.strand(s)[0]);
+        assert_eq!(g.child_guides[s], [s as u32; 3]);
+    }
+    // Past the limits: 11,400 strands as guides with children, 25 segments, 0 segments.
+    let e = Groom::from_tfx(&full, &tfx_options(15, 2, 1.0))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("22800 exceeds the limit of 65536")
+            || e.contains("11400 exceeds the limit of 4096"),
+        "{e}"
+    );
+    let e = Groom::from_tfx(&full, &tfx_options(15, 6, 1.0))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("68400 exceeds the limit of 65536"), "{e}");
+    let e = Groom::from_tfx(&t, &tfx_options(25, 1, 0.01))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("25 exceeds the limit of 24"), "{e}");
+    let e = Groom::from_tfx(&t, &tfx_options(0, 1, 0.01))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("segments") && e.contains("at least 1"), "{e}");
+    let e = Groom::from_tfx(&t, &tfx_options(8, 1, -1.0))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("scale"), "{e}");
+}

@@ -29,13 +29,15 @@ pub enum Entry {
     GnmForward,
     /// `lift_bound.wgsl` `main`: bound gaussians posed on their triangles.
     LiftBound,
+    /// `hair.wgsl` `main`: child strands interpolated from the guides, one gaussian per segment.
+    HairStrands,
 }
 
 use Slot::{Read, ReadWrite, Uniform};
 
 impl Entry {
     /// Every entry, in a fixed order (the index of [`Entry::index`]).
-    pub const ALL: [Entry; 7] = [
+    pub const ALL: [Entry; 8] = [
         Entry::Morph,
         Entry::Skin,
         Entry::Tangent,
@@ -43,6 +45,7 @@ impl Entry {
         Entry::Clear,
         Entry::GnmForward,
         Entry::LiftBound,
+        Entry::HairStrands,
     ];
 
     /// Position in [`Entry::ALL`].
@@ -59,13 +62,16 @@ impl Entry {
             Entry::Lift | Entry::Clear => &mien_shaders::LIFT_DEBUG,
             Entry::GnmForward => &mien_shaders::GNM,
             Entry::LiftBound => &mien_shaders::LIFT_BOUND,
+            Entry::HairStrands => &mien_shaders::HAIR,
         }
     }
 
     /// The entry point's name in the kernel.
     pub fn name(self) -> &'static str {
         match self {
-            Entry::Morph | Entry::Skin | Entry::Tangent | Entry::LiftBound => "main",
+            Entry::Morph | Entry::Skin | Entry::Tangent | Entry::LiftBound | Entry::HairStrands => {
+                "main"
+            }
             Entry::Lift => "lift",
             Entry::Clear => "clear",
             Entry::GnmForward => "forward",
@@ -80,7 +86,7 @@ impl Entry {
             Entry::Skin | Entry::GnmForward => &[Uniform, Read, Read, Read, Read, ReadWrite],
             // 8 storage buffers: wgpu's default per-stage limit, so a caller-made device runs it.
             Entry::Tangent => &[Uniform, Read, Read, Read, Read, Read, Read, Read, ReadWrite],
-            Entry::Lift | Entry::Clear => &[
+            Entry::Lift | Entry::Clear | Entry::HairStrands => &[
                 Uniform, Read, Read, ReadWrite, ReadWrite, ReadWrite, ReadWrite,
             ],
             Entry::LiftBound => &[
@@ -99,6 +105,7 @@ impl Entry {
             Entry::Clear => "mien clear",
             Entry::GnmForward => "mien gnm forward",
             Entry::LiftBound => "mien bound lift",
+            Entry::HairStrands => "mien hair strands",
         }
     }
 }

@@ -11,7 +11,10 @@
 //! - [`GpuGnmBackend`] ([`mien_core::gnm::GnmBackend`]): the linear head's tiles and chunks, then
 //!   the same skin kernel;
 //! - [`GpuDebugLift`] ([`mien_core::lift::Lift`]) and [`GpuSplatSink`]
-//!   ([`mien_core::sink::SplatSink`]).
+//!   ([`mien_core::sink::SplatSink`]);
+//! - [`GpuBoundData`] / [`GpuBoundLift`]: bound gaussians (surface, texel, capture lifts);
+//! - [`GpuHairData`] / [`GpuHairLift`]: hair strands interpolated from uploaded guides and drawn
+//!   as gaussians.
 //!
 //! `mien_wgpu::WgpuRigBackend` is `GpuRigBackend<WgpuContext>`, `mien_vulkan::VulkanRigBackend`
 //! is `GpuRigBackend<VulkanContext>`, and so on: a new kernel needs one host-side implementation
@@ -20,6 +23,7 @@
 mod bound;
 mod device;
 mod gnm;
+mod hair;
 mod handles;
 mod kernel;
 mod lift;
@@ -31,6 +35,7 @@ mod typed;
 pub use bound::{GpuBoundData, GpuBoundLift};
 pub use device::{Bind, Caps, Dispatch, GpuDevice, Usage};
 pub use gnm::GpuGnmBackend;
+pub use hair::{GpuHairData, GpuHairLift};
 pub use kernel::{Entry, Slot};
 pub use lift::{GpuDebugLift, PosedPart};
 pub use rig::{GpuRigBackend, Vertex};

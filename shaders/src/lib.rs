@@ -10,6 +10,7 @@
 //! | [`TANGENT`] | `main` | per chunk row starts + entry slots, base tangents `(V,4)` + tangent deltas `(nnz,3)`, dense weights `(N,W)`, morphed `(N,V,6)`, joints, skin weights, palettes `(N,P)` | posed tangents `(N,V,4)` (rigs that carry tangents only) |
 //! | [`LIFT_DEBUG`] | `lift`, `clear` | posed `(V,6)` from `posed_base`, tints | the four sink buffers |
 //! | [`LIFT_BOUND`] | `main` | posed `(V,6)` from `posed_base`, triangles `(T,3)`, gaussians `(G,3)` vec4 | the four sink buffers |
+//! | [`HAIR`] | `main` | guide points `(N, G·(S+1))` vec4, children `(C,)` (three guides, weights, tint) | the four sink buffers, `C·S` slots per instance |
 //! | [`GNM`] | `forward` | fp16 basis words, neutral + seam + eye weights `(V,2)` vec4, per instance eye frames `(N,)` and scaled coefficients `(N,E)` | head-local `(N,V,6)` (then [`SKIN`] with z = N) |
 //!
 //! Every kernel runs [`WORKGROUP_SIZE`] invocations per workgroup and maps invocation
@@ -147,8 +148,63 @@ pub const LIFT_BOUND: Kernel = Kernel {
     workgroup_size: WORKGROUP_SIZE,
 };
 
+/// Hair: child strands interpolated from the guides and turned into elongated gaussians, one per
+/// segment (`hair.wgsl`; the CPU reference is `mien_core::hair::strand_splats`).
+pub const HAIR: Kernel = Kernel {
+    file: "hair.wgsl",
+    source: include_str!("hair.wgsl"),
+    entry_points: &["main"],
+    spirv: &[spv!("hair.main.spv")],
+    f16_in_f32: false,
+    workgroup_size: WORKGROUP_SIZE,
+};
+
 /// Every kernel.
-pub const ALL: [Kernel; 6] = [MORPH, SKIN, TANGENT, LIFT_DEBUG, LIFT_BOUND, GNM];
+pub const ALL: [Kernel; 7] = [MORPH, SKIN, TANGENT, LIFT_DEBUG, LIFT_BOUND, GNM, HAIR];
+
+/// The uniform of [`HAIR`] (WGSL `HairParams`, 80 bytes).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct HairParams {
+    /// Root colour rgb in `[0,1]` (w unused).
+    pub colour_root: [f32; 4],
+    /// Tip colour rgb in `[0,1]` (w unused).
+    pub colour_tip: [f32; 4],
+    /// Slots `C·S` of one instance.
+    pub count: u32,
+    /// Invocations per dispatch row.
+    pub row_width: u32,
+    /// Segments `S` per strand.
+    pub segments: u32,
+    /// First slot relative to the bound range of `center` / `cov_a` / `cov_b`.
+    pub slot_base_vec4: u32,
+    /// First slot relative to the bound range of `color`.
+    pub slot_base_color: u32,
+    /// Slots between instance z's range and instance z+1's.
+    pub slot_stride: u32,
+    /// Guide points `G·(S+1)` between instance z's guides and instance z+1's.
+    pub guide_stride: u32,
+    /// Clump in `[0,1]`.
+    pub clump: f32,
+    /// Thickness at the root, metres.
+    pub thickness_root: f32,
+    /// Thickness at the tip, metres.
+    pub thickness_tip: f32,
+    /// Padding to 16 bytes.
+    pub _pad0: u32,
+    /// Padding.
+    pub _pad1: u32,
+}
+
+/// One child strand as [`HAIR`] reads it (WGSL `Child`, 32 bytes).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct HairChild {
+    /// Its own guide, then two neighbours (w unused).
+    pub guides: [u32; 4],
+    /// Their weights (xyz, summing to 1) and the colour tint (w).
+    pub weights: [f32; 4],
+}
 
 /// Invocations per workgroup of every kernel (`@workgroup_size(64)`).
 pub const WORKGROUP_SIZE: u32 = 64;

@@ -142,3 +142,37 @@ fn gnm_frame_header_matches() {
     );
     assert_eq!(size_of::<GnmFrameHeader>(), 128);
 }
+
+#[test]
+fn hair_params_and_children_match() {
+    use mien_shaders::{HAIR, HairChild, HairParams};
+    check(
+        HAIR.source,
+        "HairParams",
+        size_of::<HairParams>(),
+        &[
+            ("colour_root", offset_of!(HairParams, colour_root)),
+            ("colour_tip", offset_of!(HairParams, colour_tip)),
+            ("count", offset_of!(HairParams, count)),
+            ("row_width", offset_of!(HairParams, row_width)),
+            ("segments", offset_of!(HairParams, segments)),
+            ("slot_base_vec4", offset_of!(HairParams, slot_base_vec4)),
+            ("slot_base_color", offset_of!(HairParams, slot_base_color)),
+            ("slot_stride", offset_of!(HairParams, slot_stride)),
+            ("guide_stride", offset_of!(HairParams, guide_stride)),
+            ("clump", offset_of!(HairParams, clump)),
+            ("thickness_root", offset_of!(HairParams, thickness_root)),
+            ("thickness_tip", offset_of!(HairParams, thickness_tip)),
+        ],
+    );
+    check(
+        HAIR.source,
+        "Child",
+        size_of::<HairChild>(),
+        &[
+            ("guides", offset_of!(HairChild, guides)),
+            ("weights", offset_of!(HairChild, weights)),
+        ],
+    );
+    assert_eq!(size_of::<HairParams>(), 80);
+}

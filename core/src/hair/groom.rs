@@ -486,51 +486,19 @@ impl GroomDef {
                 guides.push(q.as_vec3().to_array());
             }
         }
-        // Children: each guide's two nearest neighbours by root.
         let g = roots.len();
-        let neighbours: Vec<[u32; 3]> = (0..g)
-            .map(|i| {
-                let mut near: Vec<(f64, usize)> = (0..g)
-                    .filter(|&j| j != i)
-                    .map(|j| (roots[i].distance_squared(roots[j]), j))
-                    .collect();
-                near.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-                let a = near.first().map_or(i, |x| x.1);
-                let b = near.get(1).map_or(a, |x| x.1);
-                [i as u32, a as u32, b as u32]
-            })
-            .collect();
-        let per = self.children_per_guide;
-        let (mut child_guides, mut child_weights, mut child_tint) = (
-            Vec::with_capacity(g * per),
-            Vec::with_capacity(g * per),
-            Vec::with_capacity(g * per),
+        let (child_guides, child_weights, child_tint) = children(
+            &roots,
+            self.children_per_guide,
+            self.colour.variation,
+            &mut rng,
         );
-        for nb in &neighbours {
-            for k in 0..per {
-                // The first child is the guide itself; the rest lean toward the neighbours.
-                let (u, v) = if k == 0 {
-                    (0.0, 0.0)
-                } else {
-                    let (mut u, mut v) = (rng.unit(), rng.unit());
-                    if u + v > 1.0 {
-                        (u, v) = (1.0 - u, 1.0 - v);
-                    }
-                    // Stay nearer the own guide: the neighbours' shares at most a half.
-                    (0.5 * u, 0.5 * v)
-                };
-                child_guides.push(*nb);
-                child_weights.push([(1.0 - u - v) as f32, u as f32, v as f32]);
-                let var = f64::from(self.colour.variation);
-                child_tint.push((1.0 + var * (2.0 * rng.unit() - 1.0)) as f32);
-            }
-        }
         let report = GroomReport {
             requested_guides: self.guides,
             built_guides: g,
             rejected_face,
             rejected_cap,
-            rendered_strands: g * per,
+            rendered_strands: g * self.children_per_guide,
             pushed_out,
         };
         Ok(Groom {
@@ -548,7 +516,192 @@ impl GroomDef {
     }
 }
 
+/// Children of guides rooted at `roots` (module doc, step 3): `per` per guide, the first the guide
+/// itself, the rest weighted toward the guide's two nearest neighbours by root (ties by index),
+/// their shares at most a half each; a colour scale `1 ± variation` each.
+fn children(
+    roots: &[DVec3],
+    per: usize,
+    variation: f32,
+    rng: &mut SplitMix64,
+) -> (Vec<[u32; 3]>, Vec<[f32; 3]>, Vec<f32>) {
+    let g = roots.len();
+    let neighbours: Vec<[u32; 3]> = (0..g)
+        .map(|i| {
+            let mut near: Vec<(f64, usize)> = (0..g)
+                .filter(|&j| j != i)
+                .map(|j| (roots[i].distance_squared(roots[j]), j))
+                .collect();
+            near.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+            let a = near.first().map_or(i, |x| x.1);
+            let b = near.get(1).map_or(a, |x| x.1);
+            [i as u32, a as u32, b as u32]
+        })
+        .collect();
+    let (mut child_guides, mut child_weights, mut child_tint) = (
+        Vec::with_capacity(g * per),
+        Vec::with_capacity(g * per),
+        Vec::with_capacity(g * per),
+    );
+    for nb in &neighbours {
+        for k in 0..per {
+            // The first child is the guide itself; the rest lean toward the neighbours.
+            let (u, v) = if k == 0 {
+                (0.0, 0.0)
+            } else {
+                let (mut u, mut v) = (rng.unit(), rng.unit());
+                if u + v > 1.0 {
+                    (u, v) = (1.0 - u, 1.0 - v);
+                }
+                // Stay nearer the own guide: the neighbours' shares at most a half.
+                (0.5 * u, 0.5 * v)
+            };
+            child_guides.push(*nb);
+            child_weights.push([(1.0 - u - v) as f32, u as f32, v as f32]);
+            let var = f64::from(variation);
+            child_tint.push((1.0 + var * (2.0 * rng.unit() - 1.0)) as f32);
+        }
+    }
+    (child_guides, child_weights, child_tint)
+}
+
+/// How a TressFX file ([`crate::hair::TfxStrands`]) becomes a [`Groom`] (`Groom::from_tfx`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TfxGroomOptions {
+    /// The bone the groom follows.
+    pub head_bone: String,
+    /// Segments per strand after resampling by arc length (1 to [`MAX_SEGMENTS`]).
+    pub segments: usize,
+    /// Rendered strands per file strand: 1 renders the file's strands as they are (a full groom,
+    /// such as Sintel's 11,400); more grows children between each strand and its two nearest
+    /// neighbours (the file's strands as guides, such as Sintel's 228).
+    pub children_per_guide: usize,
+    /// Metres per file unit.
+    pub scale: f64,
+    /// The file point (file units) that becomes the head bone's origin.
+    pub origin: [f64; 3],
+    /// Clump toward the own guide by the tip (0–1).
+    pub clump: f64,
+    /// Thickness at root and tip, metres (> 0).
+    pub thickness: [f64; 2],
+    /// Root and tip colours (linear RGB in `[0,1]`) and the per-strand variation (0–0.5).
+    pub colour: HairColourDef,
+    /// Seed of the children's random weights and tints.
+    pub seed: u64,
+}
+
 impl Groom {
+    /// A groom from TressFX strands: each strand resampled to `options.segments` segments of equal
+    /// arc length, moved by `(p − origin)·scale` into head-bone metres; children as
+    /// [`TfxGroomOptions::children_per_guide`] says. The report counts the file's strands as
+    /// requested and built guides.
+    ///
+    /// # Errors
+    /// [`Error::Limit`] past [`MAX_GUIDES`] guides (a full groom of more strands is read with one
+    /// child each, as guides it must stay within the guide limit), [`MAX_SEGMENTS`] segments or
+    /// [`MAX_RENDERED_STRANDS`] rendered strands, naming the numbers; [`Error::Invalid`] for a
+    /// non-positive or non-finite scale, thickness, clump outside 0–1 or 0 children.
+    pub fn from_tfx(tfx: &crate::hair::TfxStrands, options: &TfxGroomOptions) -> Result<Groom> {
+        let what = |field: &str| format!("{}: {field}", tfx.source);
+        let invalid = |field: &str, reason: String| Error::Invalid {
+            what: what(field),
+            reason,
+        };
+        let o = options;
+        if o.segments == 0 {
+            return Err(invalid("segments", "must be at least 1".into()));
+        }
+        if o.segments > MAX_SEGMENTS {
+            return Err(Error::Limit {
+                what: what("segments"),
+                limit: MAX_SEGMENTS as u64,
+                found: o.segments as u64,
+            });
+        }
+        if o.children_per_guide == 0 {
+            return Err(invalid("children_per_guide", "must be at least 1".into()));
+        }
+        let rendered = tfx.strands.saturating_mul(o.children_per_guide);
+        if rendered > MAX_RENDERED_STRANDS {
+            return Err(Error::Limit {
+                what: what("rendered strands (file strands × children_per_guide)"),
+                limit: MAX_RENDERED_STRANDS as u64,
+                found: rendered as u64,
+            });
+        }
+        if o.children_per_guide > 1 && tfx.strands > MAX_GUIDES {
+            return Err(Error::Limit {
+                what: what("guides (file strands, with children_per_guide > 1)"),
+                limit: MAX_GUIDES as u64,
+                found: tfx.strands as u64,
+            });
+        }
+        if !(o.scale.is_finite() && o.scale > 0.0) {
+            return Err(invalid(
+                "scale",
+                format!("{} is not a positive number", o.scale),
+            ));
+        }
+        if !o.origin.iter().all(|x| x.is_finite()) {
+            return Err(invalid("origin", "not finite".into()));
+        }
+        if !(0.0..=1.0).contains(&o.clump) {
+            return Err(invalid("clump", format!("{} is outside 0..1", o.clump)));
+        }
+        if !o.thickness.iter().all(|t| t.is_finite() && *t > 0.0) {
+            return Err(invalid(
+                "thickness",
+                format!("{:?} must be positive", o.thickness),
+            ));
+        }
+        let origin = DVec3::from(o.origin);
+        let guides: Vec<[f32; 3]> = tfx
+            .resampled(o.segments)?
+            .into_iter()
+            .map(|p| {
+                ((DVec3::from(p.map(f64::from)) - origin) * o.scale)
+                    .as_vec3()
+                    .to_array()
+            })
+            .collect();
+        let s1 = o.segments + 1;
+        let roots: Vec<DVec3> = (0..tfx.strands)
+            .map(|i| DVec3::from(guides[i * s1].map(f64::from)))
+            .collect();
+        let (child_guides, child_weights, child_tint) = if o.children_per_guide == 1 {
+            let mut rng = SplitMix64(o.seed ^ 0x6A09_E667_F3BC_C909);
+            let var = f64::from(o.colour.variation);
+            (
+                (0..tfx.strands as u32).map(|i| [i, i, i]).collect(),
+                vec![[1.0, 0.0, 0.0]; tfx.strands],
+                (0..tfx.strands)
+                    .map(|_| (1.0 + var * (2.0 * rng.unit() - 1.0)) as f32)
+                    .collect(),
+            )
+        } else {
+            let mut rng = SplitMix64(o.seed ^ 0x6A09_E667_F3BC_C909);
+            children(&roots, o.children_per_guide, o.colour.variation, &mut rng)
+        };
+        Ok(Groom {
+            head_bone: o.head_bone.clone(),
+            segments: o.segments,
+            guides,
+            child_guides,
+            child_weights,
+            child_tint,
+            clump: o.clump as f32,
+            thickness: [o.thickness[0] as f32, o.thickness[1] as f32],
+            colour: [o.colour.root, o.colour.tip],
+            report: GroomReport {
+                requested_guides: tfx.strands,
+                built_guides: tfx.strands,
+                rejected_face: 0,
+                rejected_cap: 0,
+                rendered_strands: rendered,
+                pushed_out: 0,
+            },
+        })
+    }
     /// Guide strands `G`.
     pub fn guide_count(&self) -> usize {
         self.guides.len() / (self.segments + 1)

@@ -21,7 +21,7 @@ pub mod sim;
 pub mod splats;
 pub mod tfx;
 
-pub use groom::{Groom, GroomDef, GroomReport};
+pub use groom::{Groom, GroomDef, GroomReport, HairColourDef, TfxGroomOptions};
 pub use sim::{HairCapsule, HairSim, HairSimOptions, HairSimReport};
-pub use splats::{segment_gaussian, strand_splats};
+pub use splats::{segment_gaussian, splat_bounds, strand_splats};
 pub use tfx::{TfxStrands, read_tfx};

@@ -11,6 +11,9 @@
 //!
 //! A degenerate segment (zero length) gets a round gaussian of the thickness. Slots: strand `c`'s
 //! segment `k` is slot `c·S + k` of the range written.
+//!
+//! The GPU kernel (`mien-shaders` `hair.wgsl`) evaluates the same points in f32 and the gaussian in
+//! f32 where this reference takes f64; [`splat_bounds`] is the derived bound between the two.
 
 use glam::{DMat3, DVec3};
 
@@ -89,4 +92,87 @@ pub fn strand_splats(
         }
     }
     Ok(n)
+}
+
+/// The unit roundoff of f32, `2⁻²⁴`.
+const U32: f64 = 5.960_464_477_539_063e-8;
+
+/// `γₙ = n·u / (1 − n·u)` (Higham, *Accuracy and Stability of Numerical Algorithms*, §3.1) for f32.
+fn gamma(n: u32) -> f64 {
+    let nu = f64::from(n) * U32;
+    nu / (1.0 - nu)
+}
+
+/// How far an f32 evaluation of [`strand_splats`] (the GPU kernel's) may lie from the reference,
+/// per slot: `(centre, covariance)` — the largest difference of any centre coordinate (metres) and
+/// of any covariance entry (m²) — for slot `c·S + k`. Colours may differ by one unit of
+/// `pack4x8unorm` (1/255) where a channel lies at a rounding boundary.
+///
+/// Derivation (Higham §3): both sides compute child point `pₖ` in f32 by the expression of
+/// [`Groom::child_points`]; with `M` the largest coordinate magnitude of the child's three guides,
+/// `W = Σ|wᵢ|`, `P = W·M` (a bound on `|bₖ|`), `Q = 2M + 2P` (on `|own − (bₖ − b₀)|`) and
+/// `τ = clump·k/S`, each side's point lies within `εₖ = γ₄·P + γ₁₀·τ·Q` of the exact one (the
+/// weighted sum γ₃, the differences and the clump product one rounding each; a fused multiply-add
+/// only removes roundings), so the two sides' points differ by at most `2εₖ` per coordinate.
+/// Then for the segment `a → b` with `d = b − a`, `δ = √3·(2εₖ + 2εₖ₊₁) + γ₁·√3·|d|` bounds the
+/// change of `d` (both sides' points and the f32 subtraction); the covariance
+/// `Σ(d) = ddᵀ/4 + σ⊥²·(I − ddᵀ/|d|²)` changes by at most `(|d|/2)·δ + δ²/4` through its first term
+/// and `min(2σ⊥²·2δ/|d|, 2σ⊥²)` through its second (`ddᵀ/|d|²` has entries of magnitude ≤ 1 and
+/// derivative ≤ 2/|d|), and the f32 evaluation of `Σ` from `d` (length, unit vector, products and
+/// the thickness lerp) adds `γ₁₆·(|d|²/4 + σ⊥²)`, the final rounding of the f64 reference to f32
+/// included. The centre `(a + b)/2` differs by `εₖ + εₖ₊₁` plus `γ₂·|centre|`.
+///
+/// # Errors
+/// [`Error::Mismatch`] for `guides` of the wrong length.
+pub fn splat_bounds(groom: &Groom, guides: &[[f32; 3]]) -> Result<Vec<(f64, f64)>> {
+    if guides.len() != groom.guides.len() {
+        return Err(Error::Mismatch {
+            what: "hair guide points".into(),
+            expected: groom.guides.len() as u64,
+            found: guides.len() as u64,
+        });
+    }
+    let s = groom.segments;
+    let s1 = s + 1;
+    let mut out = Vec::with_capacity(groom.child_count() * s);
+    let mut pts = vec![[0.0f32; 3]; s1];
+    for c in 0..groom.child_count() {
+        let g = groom.child_guides[c];
+        let m = g
+            .iter()
+            .flat_map(|&i| guides[i as usize * s1..(i as usize + 1) * s1].iter())
+            .flat_map(|p| p.iter())
+            .fold(0.0f64, |m, &x| m.max(f64::from(x).abs()));
+        let w: f64 = groom.child_weights[c]
+            .iter()
+            .map(|x| f64::from(*x).abs())
+            .sum();
+        let (p, q) = (w * m, 2.0 * m + 2.0 * w * m);
+        let eps = |k: usize| {
+            let tau = f64::from(groom.clump.abs()) * k as f64 / s as f64;
+            gamma(4) * p + gamma(10) * tau * q
+        };
+        groom.child_points(guides, c, &mut pts);
+        for k in 0..s {
+            let a = DVec3::from(pts[k].map(f64::from));
+            let b = DVec3::from(pts[k + 1].map(f64::from));
+            let t = (k as f64 + 0.5) / s as f64;
+            let width = f64::from(groom.thickness[0])
+                + (f64::from(groom.thickness[1]) - f64::from(groom.thickness[0])) * t;
+            let perp = (width / 2.0).powi(2);
+            let dl = (b - a).length();
+            let (ea, eb) = (eps(k), eps(k + 1));
+            let delta = 3f64.sqrt() * (2.0 * ea + 2.0 * eb) + gamma(1) * 3f64.sqrt() * dl;
+            let first = dl / 2.0 * delta + delta * delta / 4.0;
+            let second = if dl > 0.0 {
+                (2.0 * perp * 2.0 * delta / dl).min(2.0 * perp)
+            } else {
+                2.0 * perp
+            };
+            let cov = first + second + gamma(16) * (dl * dl / 4.0 + perp);
+            let centre = ea + eb + gamma(2) * ((a + b) / 2.0).abs().max_element();
+            out.push((centre, cov));
+        }
+    }
+    Ok(out)
 }
