@@ -227,8 +227,9 @@ impl GpuDevice for VulkanContext {
                     Stage::Morph => t.reset(d, cmd),
                     // Always recorded right after the morph pass of the same encoder.
                     Stage::Skin => {}
-                    // Lifts may be recorded on their own: their two queries are reset here.
-                    Stage::Lift => t.reset_stage(d, cmd, stage),
+                    // Lifts and hair may be recorded on their own: their two queries are reset
+                    // here.
+                    Stage::Lift | Stage::Hair => t.reset_stage(d, cmd, stage),
                 }
                 t.write(d, cmd, stage, false);
             }

@@ -218,6 +218,7 @@ impl GpuDevice for WgpuContext {
                 Stage::Morph => "mien morph",
                 Stage::Skin => "mien skin",
                 Stage::Lift => "mien lift",
+                Stage::Hair => "mien hair",
             }),
             timestamp_writes: self.timestamps().map(|t| t.writes(stage)),
         });

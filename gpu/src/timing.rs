@@ -9,10 +9,12 @@ pub enum Stage {
     Skin = 1,
     /// The lift (and clear) dispatches.
     Lift = 2,
+    /// Hair strands turned into gaussians (`hair.wgsl`).
+    Hair = 3,
 }
 
 /// Timestamp queries per frame: two per stage.
-pub const QUERIES: u32 = 6;
+pub const QUERIES: u32 = 8;
 
 /// GPU milliseconds per stage of one frame (0 for a stage that did not run).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -23,6 +25,8 @@ pub struct StageTimes {
     pub skin_ms: f64,
     /// Lift pass, ms.
     pub lift_ms: f64,
+    /// Hair pass, ms.
+    pub hair_ms: f64,
 }
 
 impl StageTimes {
@@ -38,6 +42,7 @@ impl StageTimes {
             morph_ms: ms(0),
             skin_ms: ms(1),
             lift_ms: ms(2),
+            hair_ms: ms(3),
         }
     }
 }

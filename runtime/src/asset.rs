@@ -39,6 +39,7 @@ pub struct Asset {
     character: Character,
     model: Model,
     builtin: bool,
+    dynamics: crate::dynamics::Dynamics,
 }
 
 impl Asset {
@@ -115,6 +116,7 @@ impl Asset {
             character,
             model: Model::Rig(Arc::new(rig)),
             builtin: false,
+            dynamics: Default::default(),
         })
     }
 
@@ -139,6 +141,7 @@ impl Asset {
             character: self.character.clone(),
             model: Model::Rig(Arc::new(anchored)),
             builtin: self.builtin,
+            dynamics: self.dynamics.clone(),
         })
     }
 
@@ -175,6 +178,7 @@ impl Asset {
                 character,
                 model: self.model.clone(),
                 builtin: self.builtin,
+                dynamics: self.dynamics.clone(),
             },
             ids,
         ))
@@ -194,7 +198,76 @@ impl Asset {
                 file_bytes: 0,
             },
             builtin: false,
+            dynamics: Default::default(),
         })
+    }
+
+    /// The cloth and hair every instance simulates ([`crate::dynamics`]).
+    pub fn dynamics(&self) -> &crate::dynamics::Dynamics {
+        &self.dynamics
+    }
+
+    /// This character with cloth (`def`, read from `file`): a mesh of the model by name, or a
+    /// cape generated on its shoulders ([`mien_core::cloth::cape::add_cape`], appended to the
+    /// character as a new skinned mesh node). Replaces any cloth it had; keeps its hair and clips.
+    ///
+    /// # Errors
+    /// A linear head; the definition's refusals ([`mien_core::cloth::ClothDef::check`]), a cape
+    /// that cannot be fitted, a mesh the model lacks, an unknown collider bone, a sheet the
+    /// solver refuses ([`crate::dynamics::ClothSetup::new`]).
+    pub fn with_cloth(&self, def: &mien_core::cloth::ClothDef, file: &str) -> Result<Self> {
+        if matches!(self.model, Model::Head { .. }) {
+            return Err(Error::invalid(
+                self.source(),
+                "a linear head has no skinned mesh to hang cloth from",
+            ));
+        }
+        def.check(file)?;
+        let (mut a, cape) = match &def.cape {
+            Some(c) => {
+                let mut ch = self.character.clone();
+                let report = mien_core::cloth::add_cape(&mut ch, c)?;
+                let mut a = Self::from_character(ch)?;
+                a.builtin = self.builtin;
+                a.dynamics = self.dynamics.clone();
+                (a, Some(report))
+            }
+            None => (self.clone(), None),
+        };
+        let rig = a
+            .rig()
+            .cloned()
+            .ok_or_else(|| Error::invalid(self.source(), "no rig to hang cloth from"))?;
+        let setup = crate::dynamics::ClothSetup::new(&a.character, &rig, def, file, cape)?;
+        setup.simulation()?;
+        a.dynamics.cloth = Some(Arc::new(setup));
+        Ok(a)
+    }
+
+    /// This character with hair: `groom` on its bone [`mien_core::hair::Groom::head_bone`],
+    /// simulated with `options` against `colliders` (`what` names the definition in errors).
+    /// Replaces any hair it had.
+    ///
+    /// # Errors
+    /// A linear head; the refusals of [`crate::dynamics::HairSetup::new`].
+    pub fn with_hair(
+        &self,
+        groom: mien_core::hair::Groom,
+        options: mien_core::hair::HairSimOptions,
+        colliders: &[mien_core::anim::spring::CapsuleDef],
+        what: &str,
+    ) -> Result<Self> {
+        if matches!(self.model, Model::Head { .. }) {
+            return Err(Error::invalid(
+                self.source(),
+                "a linear head pack has no bones to grow hair on; groom a glTF/VRM character",
+            ));
+        }
+        let setup =
+            crate::dynamics::HairSetup::new(&self.character, groom, options, colliders, what)?;
+        let mut a = self.clone();
+        a.dynamics.hair = Some(Arc::new(setup));
+        Ok(a)
     }
 
     /// The character's scene (for a linear head, its control character).

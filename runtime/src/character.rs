@@ -46,6 +46,9 @@ pub const FORMAT: &str = "mien-character";
 pub const BUILTIN_HEAD: &str = "builtin";
 /// The `model` that names the built-in body ([`Asset::builtin_body`]).
 pub const BUILTIN_BODY: &str = "builtin-body";
+/// The groom named `builtin-body` in a character file's `hair.groom`: the built-in body's
+/// (`docs/grooms/builtin_body.groom.json`).
+pub const BUILTIN_BODY_GROOM: &str = include_str!("../../docs/grooms/builtin_body.groom.json");
 /// The built-in body's character file (`docs/characters/builtin_body.character.json`): what
 /// `mien animate` runs with no arguments ([`CharacterDef::builtin_body`]).
 pub const BUILTIN_BODY_FILE: &str =
@@ -87,6 +90,54 @@ pub struct CharacterDef {
     /// Locomotion.
     #[serde(default)]
     pub locomotion: Option<LocomotionDef>,
+    /// Cloth: a `mien-cloth` file or the definition inline ([`mien_core::cloth::ClothDef`]).
+    #[serde(default)]
+    pub cloth: Option<serde_json::Value>,
+    /// Hair.
+    #[serde(default)]
+    pub hair: Option<HairDef>,
+}
+
+/// A character's hair: a groom (a `mien-groom` file or inline definition, or a TressFX file),
+/// its simulation settings and capsules on bones.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HairDef {
+    /// A `mien-groom` file, or the definition inline ([`mien_core::hair::GroomDef`]). Exactly one
+    /// of `groom` and `tfx`.
+    #[serde(default)]
+    pub groom: Option<serde_json::Value>,
+    /// A TressFX `.tfx` file as the groom, read with `tfx_options`.
+    #[serde(default)]
+    pub tfx: Option<String>,
+    /// How the `.tfx` becomes a groom.
+    #[serde(default)]
+    pub tfx_options: Option<mien_core::hair::TfxGroomOptions>,
+    /// Simulation settings.
+    #[serde(default)]
+    pub simulation: mien_core::hair::HairSimDef,
+    /// Capsules on bones the guides collide with.
+    #[serde(default)]
+    pub colliders: Vec<mien_core::anim::spring::CapsuleDef>,
+}
+
+/// A definition given as a file path (relative to the character file) or inline: the parsed
+/// definition and the name its errors use.
+fn file_or_inline<T>(
+    v: &serde_json::Value,
+    dir: &Path,
+    file: &str,
+    field: &str,
+    parse: impl Fn(&str, &str) -> mien_core::Result<T>,
+) -> Result<T> {
+    match v {
+        serde_json::Value::String(p) => {
+            let path = dir.join(p);
+            let name = path.display().to_string();
+            Ok(parse(&read_text(&path)?, &name)?)
+        }
+        other => Ok(parse(&other.to_string(), &format!("{file}{field}"))?),
+    }
 }
 
 /// A clip of the character: one of the model's own, or another skeleton's retargeted.
@@ -239,6 +290,41 @@ impl CharacterDef {
         def.build(&dir, &file)
     }
 
+    /// `a` with the hair `h` grown on it.
+    fn hair_on(&self, h: &HairDef, a: &Asset, dir: &Path, file: &str) -> Result<Asset> {
+        let groom = match (&h.groom, &h.tfx, &h.tfx_options) {
+            (Some(serde_json::Value::String(b)), None, None) if b == BUILTIN_BODY => {
+                mien_core::hair::GroomDef::from_json(BUILTIN_BODY_GROOM, "<built-in body groom>")?
+                    .build()?
+            }
+            (Some(g), None, None) => file_or_inline(
+                g,
+                dir,
+                file,
+                "#/hair/groom",
+                mien_core::hair::GroomDef::from_json,
+            )?
+            .build()?,
+            (None, Some(t), Some(o)) => {
+                let tfx = mien_core::hair::read_tfx(&dir.join(t))?;
+                mien_core::hair::Groom::from_tfx(&tfx, o)?
+            }
+            (None, Some(_), None) => {
+                return Err(Error::invalid(
+                    "/hair/tfx_options",
+                    "a TressFX groom needs its options (head_bone, segments, children_per_guide, scale, origin, clump, thickness, colour, seed)",
+                ));
+            }
+            _ => {
+                return Err(Error::invalid(
+                    "/hair",
+                    "give exactly one of `groom` (a mien-groom file or definition) and `tfx` (with `tfx_options`)",
+                ));
+            }
+        };
+        a.with_hair(groom, h.simulation.options(), &h.colliders, "/hair")
+    }
+
     fn build(&self, dir: &Path, file: &str) -> Result<LoadedCharacter> {
         let mut problems: Vec<String> = Vec::new();
         if self.format != FORMAT {
@@ -261,6 +347,32 @@ impl CharacterDef {
             }
         };
         let mut asset = model;
+        // Cloth before the clips: a generated cape adds a node to the character.
+        if let (Some(c), Some(a)) = (&self.cloth, &asset) {
+            match file_or_inline(
+                c,
+                dir,
+                file,
+                "#/cloth",
+                mien_core::cloth::ClothDef::from_json,
+            )
+            .and_then(|d| {
+                let name = match c {
+                    serde_json::Value::String(p) => at(p).display().to_string(),
+                    _ => format!("{file}#/cloth"),
+                };
+                a.with_cloth(&d, &name)
+            }) {
+                Ok(with) => asset = Some(with),
+                Err(e) => problems.push(format!("/cloth: {}", e.chain_text())),
+            }
+        }
+        if let (Some(h), Some(a)) = (&self.hair, &asset) {
+            match self.hair_on(h, a, dir, file) {
+                Ok(with) => asset = Some(with),
+                Err(e) => problems.push(format!("/hair: {}", e.chain_text())),
+            }
+        }
         let mut clips = BTreeMap::new();
         let mut reports = BTreeMap::new();
         for (name, c) in &self.clips {

@@ -84,6 +84,8 @@ pub struct Instance {
     pub(crate) totals: InstanceTotals,
     /// Foot placement and spring bones ([`crate::body`]).
     pub(crate) body: crate::body::Body,
+    /// Cloth and hair ([`crate::dynamics`]).
+    pub(crate) dynamics: crate::dynamics::DynState,
 }
 
 impl Instance {
@@ -117,6 +119,7 @@ impl Instance {
             world: Vec::new(),
             totals: InstanceTotals::default(),
             body: crate::body::Body::for_character(asset.character()),
+            dynamics: crate::dynamics::DynState::new(asset.dynamics())?,
         })
     }
 
@@ -207,6 +210,24 @@ impl Instance {
     }
 
     /// What the body step (foot placement, spring bones) did on the last frame.
+    pub fn dynamics_report(&self) -> &crate::dynamics::DynamicsReport {
+        &self.dynamics.report
+    }
+
+    /// The cloth's vertices `(Vc,3)` of the last frame, character space, metres (the cloth's
+    /// lift poses its gaussians on them; [`crate::Runtime::posed`] keeps the skinned places).
+    /// Empty without cloth or before the first frame.
+    pub fn cloth_vertices(&self) -> &[[f32; 3]] {
+        &self.dynamics.cloth_out.0
+    }
+
+    /// The hair guides' points `(G·(S+1),3)` of the last frame, character space, metres.
+    /// Empty without hair or before the first frame.
+    pub fn hair_guides(&self) -> &[[f32; 3]] {
+        &self.dynamics.hair_out
+    }
+
+    /// What the body step did last frame (foot placement, springs, placement).
     pub fn body_report(&self) -> &crate::body::BodyReport {
         &self.body.last
     }
@@ -236,6 +257,7 @@ impl Instance {
         for w in self.pose.weights.iter().flatten() {
             eat(&w.to_bits().to_le_bytes());
         }
+        self.dynamics.hash_into(&mut eat);
         self.body.hash_into(h)
     }
 
@@ -813,19 +835,31 @@ impl InstanceMut<'_> {
         Ok(self)
     }
 
-    /// Wind on the spring bones from now on, m/s² in world space (each joint takes its wind
-    /// response's share, as gravity; [`mien_core::anim::spring::SpringOptions::wind`]).
+    /// Wind from now on, world space: on the spring bones an acceleration in m/s² (each joint
+    /// takes its wind response's share, as gravity; [`mien_core::anim::spring::SpringOptions::wind`]),
+    /// on the hair an acceleration across the strands in m/s²
+    /// ([`mien_core::hair::HairSimOptions::wind`]), on the cloth the air's velocity in m/s that
+    /// its drag pulls it toward ([`mien_core::cloth::ClothMaterial::wind_drag`]: with drag 1/s a
+    /// still cloth first feels the same m/s²).
     ///
     /// # Errors
-    /// Wind that is not finite; an instance without spring bones ([`InstanceMut::set_springs`]).
+    /// Wind that is not finite; an instance that simulates none of spring bones
+    /// ([`InstanceMut::set_springs`]), cloth or hair ([`crate::Asset::with_cloth`],
+    /// [`crate::Asset::with_hair`]).
     pub fn set_wind(&mut self, wind: glam::DVec3) -> Result<&mut Self> {
-        let Some(s) = &mut self.inst.body.springs else {
+        if !wind.is_finite() {
+            return Err(Error::invalid("wind", "not finite"));
+        }
+        if self.inst.body.springs.is_none() && !self.inst.dynamics.active() {
             return Err(Error::invalid(
                 "wind",
-                "the instance simulates no spring bones (set_spring_bones / set_springs)",
+                "the instance simulates no spring bones (set_spring_bones / set_springs), cloth or hair",
             ));
-        };
-        s.set_wind(wind)?;
+        }
+        if let Some(s) = &mut self.inst.body.springs {
+            s.set_wind(wind)?;
+        }
+        self.inst.dynamics.set_wind(wind)?;
         Ok(self)
     }
 

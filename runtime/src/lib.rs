@@ -33,6 +33,7 @@ pub mod capture;
 pub mod character;
 pub mod curves;
 pub mod device;
+pub mod dynamics;
 pub mod engine;
 pub mod error;
 pub mod face;

@@ -106,7 +106,11 @@ pub(crate) fn surface_setup(
     engine: &mut dyn Engine,
     rest_pos: &[[f32; 3]],
     kind: &LiftKind,
-) -> Result<(mien_core::lift::BoundSetup, mien_core::lift::BoundReport)> {
+) -> Result<(
+    Vec<mien_core::lift::BoundGaussian>,
+    Vec<[u32; 3]>,
+    mien_core::lift::BoundReport,
+)> {
     use mien_core::lift::{SurfaceColors, face_triangles, surface_lift_weighted, texel_lift};
     let tris = asset.triangles();
     if tris.is_empty() {
@@ -132,10 +136,9 @@ pub(crate) fn surface_setup(
             tris.len().saturating_sub(c.anchors as usize),
         );
         c.check_topology(asset.source(), own_v, &tris[..own_t])?;
-        let setup = mien_core::lift::BoundSetup::new(&c.lift.gaussians, tris.to_vec())?;
         let mut report = c.lift.report.clone();
         report.triangles = own_t as u64;
-        return Ok((setup, report));
+        return Ok((c.lift.gaussians.clone(), tris.to_vec(), report));
     }
     let mut rest = engine.read_posed(0)?;
     if rest.normals.iter().all(|n| *n == [0.0; 3]) {
@@ -181,8 +184,41 @@ pub(crate) fn surface_setup(
         };
         format!("{}: building the {} lift{what}", asset.source(), kind.name())
     })?;
-    let setup = mien_core::lift::BoundSetup::new(&lift.gaussians, lift.triangles)?;
-    Ok((setup, lift.report))
+    Ok((lift.gaussians, lift.triangles, lift.report))
+}
+
+/// Split a bound lift's gaussians between the body and the cloth (`first .. first + count`, the
+/// cloth's vertices in the rig): the body keeps the gaussians on other triangles (the full
+/// triangle list, so their indices stand); the cloth's are re-indexed onto its own triangles over
+/// cloth-local vertices, posed on the simulated vertices.
+fn split_cloth(
+    gaussians: Vec<mien_core::lift::BoundGaussian>,
+    triangles: Vec<[u32; 3]>,
+    first: u32,
+    count: u32,
+) -> Result<(mien_core::lift::BoundSetup, mien_core::lift::BoundSetup)> {
+    let on_cloth = |t: &[u32; 3]| (first..first + count).contains(&t[0]);
+    let mut local = vec![u32::MAX; triangles.len()];
+    let mut cloth_tris = Vec::new();
+    for (i, t) in triangles.iter().enumerate() {
+        if on_cloth(t) {
+            local[i] = cloth_tris.len() as u32;
+            cloth_tris.push(t.map(|v| v - first));
+        }
+    }
+    let (mut body, mut cloth) = (Vec::new(), Vec::new());
+    for g in gaussians {
+        match local.get(g.triangle as usize) {
+            Some(&l) if l != u32::MAX => {
+                cloth.push(mien_core::lift::BoundGaussian { triangle: l, ..g })
+            }
+            _ => body.push(g),
+        }
+    }
+    Ok((
+        mien_core::lift::BoundSetup::new(&body, triangles)?,
+        mien_core::lift::BoundSetup::new(&cloth, cloth_tris)?,
+    ))
 }
 
 /// The palette entries `(P,)` of the head: the joint (or rigid node) [`HeadJoints::find`] names
@@ -263,10 +299,23 @@ pub(crate) fn attach(
         Shading::Flat => DebugShading::Flat,
     };
     params.centroid = [0, 1, 2].map(|k| 0.5 * (bounds[0][k] + bounds[1][k]));
+    let dynamics = asset.dynamics();
+    let mut extras = engine::Extras {
+        cloth: None,
+        hair: dynamics.hair.as_ref().map(|h| Arc::clone(&h.groom)),
+    };
     let (spec, bound, setup) = match l.kind {
         LiftKind::Debug => (engine::LiftSpec::Debug(params), None, None),
         LiftKind::Surface(_) | LiftKind::Texel(_) | LiftKind::Capture(_) => {
-            let (setup, report) = surface_setup(asset, engine, rest_pos, &l.kind)?;
+            let (gaussians, triangles, report) = surface_setup(asset, engine, rest_pos, &l.kind)?;
+            let setup = match &dynamics.cloth {
+                Some(c) => {
+                    let (body, cloth) = split_cloth(gaussians, triangles, c.first, c.count)?;
+                    extras.cloth = Some((Arc::new(cloth), c.count));
+                    body
+                }
+                None => mien_core::lift::BoundSetup::new(&gaussians, triangles)?,
+            };
             let setup = Arc::new(setup);
             (
                 engine::LiftSpec::Bound(Arc::clone(&setup)),
@@ -275,9 +324,10 @@ pub(crate) fn attach(
             )
         }
     };
-    let slots = spec.slots(v);
+    let (cloth_slots, hair_slots) = extras.slots();
+    let slots = spec.slots(v) + cloth_slots + hair_slots;
     engine::sink_slots(n, slots)?;
-    engine.attach_lift(spec)?;
+    engine.attach_lift(spec, extras)?;
     Ok(LiftInfo {
         kind: l.kind.clone(),
         slots,

@@ -238,6 +238,12 @@ impl Runtime {
         }
         rt.rest_positions = rest_pos;
         rt.report.instances = vec![InstanceFrame::default(); n as usize];
+        // The cloth and hair at rest until the first frame (what render_rest draws).
+        let d = rt.asset.dynamics().clone();
+        for inst in &mut rt.instances {
+            inst.dynamics.rest_outputs(&d, &inst.world);
+        }
+        rt.stage_dynamics()?;
         Ok(rt)
     }
 
@@ -383,6 +389,51 @@ impl Runtime {
         self.frame_posed(t)
     }
 
+    /// The cloth and hair of every instance after the palette ([`crate::dynamics`]), staged
+    /// into the engine.
+    fn step_dynamics(&mut self, t: f64) -> Result<()> {
+        let d = self.asset.dynamics();
+        if d.is_empty() {
+            return Ok(());
+        }
+        let Some(rig) = self.asset.rig() else {
+            return Ok(());
+        };
+        let step = |(inst, c): (&mut Instance, &RigControls)| {
+            let placement = inst.body.placement;
+            inst.dynamics.step(d, rig, c, &inst.world, placement, t)
+        };
+        if self.instances.len() >= PARALLEL_MIN {
+            use rayon::prelude::*;
+            let r: Vec<Result<()>> = self
+                .instances
+                .par_iter_mut()
+                .zip(self.controls.par_iter())
+                .map(step)
+                .collect();
+            r.into_iter().collect::<Result<()>>()?;
+        } else {
+            for x in self.instances.iter_mut().zip(self.controls.iter()) {
+                step(x)?;
+            }
+        }
+        self.stage_dynamics()
+    }
+
+    /// Hand every instance's cloth and hair outputs to the engine.
+    fn stage_dynamics(&mut self) -> Result<()> {
+        for (i, inst) in self.instances.iter().enumerate() {
+            let (p, n) = &inst.dynamics.cloth_out;
+            if !p.is_empty() {
+                self.engine.set_cloth(i, p, n)?;
+            }
+            if !inst.dynamics.hair_out.is_empty() {
+                self.engine.set_hair(i, &inst.dynamics.hair_out)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Check, stage, pose and lift the instances' current poses as frame `self.frame` at `t`.
     fn frame_posed(&mut self, t: f64) -> Result<&FrameReport> {
         if !t.is_finite() {
@@ -397,6 +448,7 @@ impl Runtime {
             self.check.matrices(ch, &inst.world, self.frame, t)?;
         }
         self.stage_inputs()?;
+        self.step_dynamics(t)?;
         self.engine.frame()?;
         for (i, inst) in self.instances.iter().enumerate() {
             if let Some(p) = self.engine.posed_cpu(i) {

@@ -658,7 +658,7 @@ pub struct ChainDef {
 }
 
 /// A capsule collider on a bone.
-#[derive(Clone, Debug, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CapsuleDef {
     /// The node it follows.

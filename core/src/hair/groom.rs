@@ -565,8 +565,10 @@ fn children(
     (child_guides, child_weights, child_tint)
 }
 
-/// How a TressFX file ([`crate::hair::TfxStrands`]) becomes a [`Groom`] (`Groom::from_tfx`).
-#[derive(Clone, Debug, PartialEq)]
+/// How a TressFX file ([`crate::hair::TfxStrands`]) becomes a [`Groom`] (`Groom::from_tfx`); in a
+/// character file's `hair.tfx` block with the file's path beside it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct TfxGroomOptions {
     /// The bone the groom follows.
     pub head_bone: String,

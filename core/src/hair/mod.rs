@@ -22,6 +22,6 @@ pub mod splats;
 pub mod tfx;
 
 pub use groom::{Groom, GroomDef, GroomReport, HairColourDef, TfxGroomOptions};
-pub use sim::{HairCapsule, HairSim, HairSimOptions, HairSimReport};
+pub use sim::{HairCapsule, HairSim, HairSimDef, HairSimOptions, HairSimReport};
 pub use splats::{segment_gaussian, splat_bounds, strand_splats};
 pub use tfx::{TfxStrands, read_tfx};

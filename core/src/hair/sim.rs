@@ -230,6 +230,17 @@ impl HairSim {
         self.segments
     }
 
+    /// The guides' simulated velocities `(G·(S+1))`, m/s.
+    pub fn velocities(&self) -> &[DVec3] {
+        &self.v
+    }
+
+    /// Forget the head's last place: the next [`HairSim::update`] puts the groom back on the
+    /// head at rest (a cut: a seek, a gap, a new shot).
+    pub fn restart(&mut self) {
+        self.last_head = None;
+    }
+
     /// The guides' points as last output `(G·(S+1))`, world metres.
     pub fn points(&self) -> &[DVec3] {
         &self.out
@@ -405,5 +416,46 @@ impl HairSim {
             .map(|i| (self.x[i].distance(self.x[i - 1]) / self.lengths[i] - 1.0).abs())
             .fold(0.0, f64::max);
         Ok(report)
+    }
+}
+
+/// The simulation block of a character file's hair (`"simulation"`): every field optional,
+/// defaults from [`HairSimOptions::default`].
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HairSimDef {
+    /// Fixed step rate, Hz (1–1000).
+    #[serde(default)]
+    pub step_hz: Option<f64>,
+    /// Gravity, m/s².
+    #[serde(default)]
+    pub gravity: Option<[f64; 3]>,
+    /// Shape stiffness at the root and the tip, 1/s (≥ 0).
+    #[serde(default)]
+    pub stiffness: Option<[f64; 2]>,
+    /// Velocity damping, 1/s (≥ 0).
+    #[serde(default)]
+    pub damping: Option<f64>,
+    /// The follow-the-leader velocity correction (0–1).
+    #[serde(default)]
+    pub ftl_damping: Option<f64>,
+    /// A head jump farther than this resets the groom, metres (> 0).
+    #[serde(default)]
+    pub teleport_m: Option<f64>,
+}
+
+impl HairSimDef {
+    /// The options with the defaults filled in (checked by [`HairSim::new`]).
+    pub fn options(&self) -> HairSimOptions {
+        let d = HairSimOptions::default();
+        HairSimOptions {
+            step_hz: self.step_hz.unwrap_or(d.step_hz),
+            gravity: self.gravity.map_or(d.gravity, DVec3::from),
+            wind: d.wind,
+            stiffness: self.stiffness.unwrap_or(d.stiffness),
+            damping: self.damping.unwrap_or(d.damping),
+            ftl_damping: self.ftl_damping.unwrap_or(d.ftl_damping),
+            teleport_m: self.teleport_m.unwrap_or(d.teleport_m),
+        }
     }
 }

@@ -10,7 +10,9 @@ use mien_cpu::{
     CpuBoundLift, CpuDebugLift, CpuEncoder, CpuGnmBackend, CpuRigBackend, CpuSplatSink,
 };
 
-use super::{Engine, LiftSpec, SinkRef, Times, params_for, sink_slots, slot_range, wrong_model};
+use super::{
+    Engine, Extras, LiftSpec, SinkRef, Times, params_for, sink_slots, slot_range, wrong_model,
+};
 use crate::asset::Model;
 use crate::error::{Error, Result};
 
@@ -38,6 +40,13 @@ pub(crate) struct CpuEngine {
     per: u32,
     sink: Option<(CpuSplatSink, Vec<CpuLift>)>,
     enc: CpuEncoder,
+    /// Slots of the body's lift per instance (the cloth's and the hair's follow).
+    body: u32,
+    extras: Extras,
+    /// Per instance: the cloth's lift and its staged vertices and normals.
+    cloth: Vec<(CpuBoundLift, Vec<[f32; 3]>, Vec<[f32; 3]>)>,
+    /// Per instance: the staged guide points.
+    hair: Vec<Vec<[f32; 3]>>,
 }
 
 impl CpuEngine {
@@ -62,6 +71,10 @@ impl CpuEngine {
             per: v,
             sink: None,
             enc: CpuEncoder::default(),
+            body: v,
+            extras: Extras::default(),
+            cloth: Vec::new(),
+            hair: Vec::new(),
         })
     }
 
@@ -125,24 +138,34 @@ impl Engine for CpuEngine {
         })
     }
 
-    fn attach_lift(&mut self, spec: LiftSpec) -> Result<()> {
+    fn attach_lift(&mut self, spec: LiftSpec, extras: Extras) -> Result<()> {
         let (v, n) = match &self.poser {
             Poser::Rig(_, hs) => (self.v, hs.len()),
             Poser::Head(_, hs, _) => (self.v, hs.len()),
         };
-        let per = spec.slots(v);
+        let body = spec.slots(v);
+        let (cloth_slots, hair_slots) = extras.slots();
+        let per = body
+            .checked_add(cloth_slots)
+            .and_then(|x| x.checked_add(hair_slots))
+            .ok_or_else(|| Error::invalid("slots", "more than a 32-bit slot index holds"))?;
         let mut sink = CpuSplatSink::new(sink_slots(n as u32, per)?);
         let mut lifts = Vec::with_capacity(n);
+        let mut cloth = Vec::new();
         for i in 0..n {
-            let range = sink.allocate(per)?;
-            debug_assert_eq!(range, slot_range(i, per));
+            let all = sink.allocate(per)?;
+            debug_assert_eq!(all, slot_range(i, per));
+            let range = mien_core::sink::SlotRange {
+                offset: all.offset,
+                count: body,
+            };
             let rig = match &self.poser {
                 Poser::Rig(_, hs) => Some(hs[i]),
                 Poser::Head(..) => None,
             };
             lifts.push(match &spec {
                 LiftSpec::Debug(template) => {
-                    let p = params_for(template, i, v);
+                    let p = params_for(template, i, v, per);
                     CpuLift::Debug(match &self.poser {
                         Poser::Rig(b, hs) => CpuDebugLift::new(b, hs[i], &sink, p)?,
                         Poser::Head(..) => CpuDebugLift::for_vertices(v, Vec::new(), &sink, p)?,
@@ -156,9 +179,42 @@ impl Engine for CpuEngine {
                     range,
                 )?),
             });
+            if let Some((setup, vc)) = &extras.cloth {
+                let r = mien_core::sink::SlotRange {
+                    offset: all.offset + body,
+                    count: cloth_slots,
+                };
+                let l = CpuBoundLift::new(None, *vc, std::sync::Arc::clone(setup), &sink, r)?;
+                cloth.push((l, Vec::new(), Vec::new()));
+            }
         }
+        self.hair = match &extras.hair {
+            Some(g) => vec![g.guides.clone(); n],
+            None => Vec::new(),
+        };
         self.per = per;
+        self.body = body;
+        self.cloth = cloth;
+        self.extras = extras;
         self.sink = Some((sink, lifts));
+        Ok(())
+    }
+
+    fn set_cloth(&mut self, i: usize, pos: &[[f32; 3]], nrm: &[[f32; 3]]) -> Result<()> {
+        if let Some(c) = self.cloth.get_mut(i) {
+            c.1.clear();
+            c.1.extend_from_slice(pos);
+            c.2.clear();
+            c.2.extend_from_slice(nrm);
+        }
+        Ok(())
+    }
+
+    fn set_hair(&mut self, i: usize, guides: &[[f32; 3]]) -> Result<()> {
+        if let Some(h) = self.hair.get_mut(i) {
+            h.clear();
+            h.extend_from_slice(guides);
+        }
         Ok(())
     }
 
@@ -185,6 +241,20 @@ impl Engine for CpuEngine {
                     }
                 }
             }
+        }
+        for (l, pos, nrm) in &mut self.cloth {
+            if !pos.is_empty() {
+                l.encode_posed(&mut self.enc, pos, nrm, sink)?;
+            }
+        }
+        if let Some(g) = &self.extras.hair {
+            let start = std::time::Instant::now();
+            let (cloth, _) = self.extras.slots();
+            for (i, guides) in self.hair.iter().enumerate() {
+                let offset = i * self.per as usize + (self.body + cloth) as usize;
+                mien_core::hair::strand_splats(g, guides, sink.buffers_mut(), offset)?;
+            }
+            self.enc.lift += start.elapsed();
         }
         Ok(())
     }

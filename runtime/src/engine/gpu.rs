@@ -11,12 +11,14 @@ use mien_core::lift::DebugLiftParams;
 use mien_core::rig::{ControlStats, PosedVertices, RigBackend, RigControls, RigHandle};
 use mien_core::sink::{SplatBuffers, SplatSink};
 use mien_gpu::{
-    GpuBoundData, GpuBoundLift, GpuDebugLift, GpuDevice, GpuGnmBackend, GpuRigBackend,
-    GpuSplatSink, PosedPart,
+    GpuBoundData, GpuBoundLift, GpuDebugLift, GpuDevice, GpuGnmBackend, GpuHairData, GpuHairLift,
+    GpuRigBackend, GpuSplatSink, PosedPart, Typed, Usage,
 };
 
 use super::cpu::handle;
-use super::{Engine, LiftSpec, SinkRef, Times, params_for, sink_slots, slot_range, wrong_model};
+use super::{
+    Engine, Extras, LiftSpec, SinkRef, Times, params_for, sink_slots, slot_range, wrong_model,
+};
 use crate::asset::Model;
 use crate::error::{Context as _, Error, Result};
 
@@ -80,6 +82,15 @@ pub(crate) struct GpuEngine<G: EngineDevice> {
     per: u32,
     sink: Option<(GpuSplatSink<G>, Lifts<G>)>,
     times: Times,
+    /// Per instance: the cloth's simulated vertices `(Vc,6)` (position then normal), written
+    /// by [`Engine::set_cloth`] and read by the cloth's bound lift (one of [`Lifts::Bound`]).
+    cloth: Vec<Typed<G, [f32; 6]>>,
+    /// The strands of every instance (one batched lift, or one per instance when a batch does
+    /// not fit one binding).
+    hair: Vec<GpuHairLift<G>>,
+    /// Instances per hair lift.
+    hair_batch: usize,
+    scratch: Vec<[f32; 6]>,
 }
 
 impl<G: EngineDevice> GpuEngine<G> {
@@ -104,6 +115,10 @@ impl<G: EngineDevice> GpuEngine<G> {
             v,
             per: v,
             sink: None,
+            cloth: Vec::new(),
+            hair: Vec::new(),
+            hair_batch: 1,
+            scratch: Vec::new(),
             times: Times {
                 gpu_ms: g.caps().timestamps.then_some([0.0; 3]),
                 ..Default::default()
@@ -136,24 +151,25 @@ impl<G: EngineDevice> GpuEngine<G> {
 fn make_lifts<'b, G: GpuDevice>(
     g: &G,
     v: u32,
+    per: u32,
     n: usize,
     template: &DebugLiftParams,
     sink: &GpuSplatSink<G>,
     parts: &dyn Fn(usize) -> mien_core::Result<Vec<PosedPart<'b, G>>>,
 ) -> Result<Vec<GpuDebugLift<G>>> {
     let single = |i: usize| {
-        let p = params_for(template, i, v);
+        let p = params_for(template, i, v, per);
         parts(i)
             .and_then(|parts| GpuDebugLift::from_parts(g, v, &parts, sink, p))
             .with_context(|| format!("lifting instance {i}"))
     };
     let caps = g.caps();
     let mut out = Vec::new();
-    for (first, count) in super::lift_groups(n, v, caps.binding_limit, caps.max_groups_z) {
+    for (first, count) in super::lift_groups(n, per, caps.binding_limit, caps.max_groups_z) {
         if count > 1 {
-            let p = params_for(template, first, v);
+            let p = params_for(template, first, v, per);
             let batch =
-                GpuDebugLift::from_parts_batch(g, v, &parts(first)?, count as u32, v, sink, p);
+                GpuDebugLift::from_parts_batch(g, v, &parts(first)?, count as u32, per, sink, p);
             if let Ok(l) = batch {
                 out.push(l);
                 continue;
@@ -173,19 +189,33 @@ enum Lifts<G: GpuDevice> {
 }
 
 impl<G: EngineDevice> GpuEngine<G> {
-    /// The bound lift: the setup uploaded once, one lift per instance over its posed vertices.
-    fn attach_bound(&mut self, setup: std::sync::Arc<mien_core::lift::BoundSetup>) -> Result<()> {
-        let (v, n) = (self.v, self.n());
-        let per = setup.slots();
+    /// The sink of `n` instances of `per` slots each, every instance's range allocated.
+    fn make_sink(&self, n: usize, per: u32) -> Result<GpuSplatSink<G>> {
         let mut sink = GpuSplatSink::new(&self.g, sink_slots(n as u32, per)?)?;
         for i in 0..n {
             let r = sink.allocate(per)?;
             debug_assert_eq!(r, slot_range(i, per));
         }
+        Ok(sink)
+    }
+
+    /// The bound lift: the setup uploaded once, one lift per instance over its posed vertices
+    /// into the first `body` of its `per` slots.
+    fn bound_lifts(
+        &self,
+        setup: std::sync::Arc<mien_core::lift::BoundSetup>,
+        sink: &GpuSplatSink<G>,
+        per: u32,
+    ) -> Result<Vec<GpuBoundLift<G>>> {
+        let (v, n) = (self.v, self.n());
+        let body = setup.slots();
         let data = GpuBoundData::upload(&self.g, setup)?;
         let mut lifts = Vec::with_capacity(n);
         for i in 0..n {
-            let range = slot_range(i, per);
+            let range = mien_core::sink::SlotRange {
+                offset: i as u32 * per,
+                count: body,
+            };
             let lift = match &self.poser {
                 Poser::Rig(b, hs) => b.posed_parts(hs[i]).and_then(|parts| {
                     GpuBoundLift::new(
@@ -193,7 +223,7 @@ impl<G: EngineDevice> GpuEngine<G> {
                         v,
                         &parts,
                         std::sync::Arc::clone(&data),
-                        &sink,
+                        sink,
                         range,
                     )
                 }),
@@ -203,16 +233,83 @@ impl<G: EngineDevice> GpuEngine<G> {
                         v,
                         &parts,
                         std::sync::Arc::clone(&data),
-                        &sink,
+                        sink,
                         range,
                     )
                 }),
             };
             lifts.push(lift.with_context(|| format!("lifting instance {i}"))?);
         }
-        self.per = per;
-        self.sink = Some((sink, Lifts::Bound(lifts)));
-        self.g.validation()
+        Ok(lifts)
+    }
+
+    /// The extras' lifts: per instance a cloth buffer `(Vc,6)` and a bound lift over it after the
+    /// body's slots; the strands after the cloth's, batched over as many instances as fit.
+    fn extra_lifts(
+        &mut self,
+        extras: &Extras,
+        sink: &GpuSplatSink<G>,
+        body: u32,
+        per: u32,
+        lifts: &mut Vec<GpuBoundLift<G>>,
+    ) -> Result<()> {
+        let n = self.n();
+        let (cloth_slots, _) = extras.slots();
+        self.cloth.clear();
+        if let Some((setup, vc)) = &extras.cloth {
+            let data = GpuBoundData::upload(&self.g, std::sync::Arc::clone(setup))?;
+            let zero = vec![[0.0f32; 6]; *vc as usize];
+            for i in 0..n {
+                let buf = Typed::frame(&self.g, "cloth vertices", Usage::Storage, &zero)
+                    .map_err(G::error)?;
+                let part = PosedPart {
+                    v0: 0,
+                    count: *vc,
+                    first: 0,
+                    posed: buf.raw(),
+                    tint: buf.raw(),
+                };
+                let range = mien_core::sink::SlotRange {
+                    offset: i as u32 * per + body,
+                    count: cloth_slots,
+                };
+                let l = GpuBoundLift::new(
+                    &self.g,
+                    *vc,
+                    &[part],
+                    std::sync::Arc::clone(&data),
+                    sink,
+                    range,
+                )
+                .with_context(|| format!("the cloth of instance {i}"))?;
+                lifts.push(l);
+                self.cloth.push(buf);
+            }
+        }
+        self.hair.clear();
+        if let Some(groom) = &extras.hair {
+            let data = GpuHairData::upload(&self.g, std::sync::Arc::clone(groom))?;
+            let range = |i: usize| mien_core::sink::SlotRange {
+                offset: i as u32 * per + body + cloth_slots,
+                count: data.slots(),
+            };
+            let all = GpuHairLift::new(&self.g, data.clone(), sink, range(0), n as u32, per);
+            match all {
+                Ok(l) => {
+                    self.hair.push(l);
+                    self.hair_batch = n;
+                }
+                Err(_) => {
+                    for i in 0..n {
+                        let l = GpuHairLift::new(&self.g, data.clone(), sink, range(i), 1, per)
+                            .with_context(|| format!("the hair of instance {i}"))?;
+                        self.hair.push(l);
+                    }
+                    self.hair_batch = 1;
+                }
+            }
+        }
+        Ok(())
     }
 }
 
@@ -249,27 +346,72 @@ impl<G: EngineDevice> Engine for GpuEngine<G> {
         })
     }
 
-    fn attach_lift(&mut self, spec: LiftSpec) -> Result<()> {
-        let template = match spec {
-            LiftSpec::Debug(t) => t,
-            LiftSpec::Bound(setup) => return self.attach_bound(setup),
-        };
+    fn attach_lift(&mut self, spec: LiftSpec, extras: Extras) -> Result<()> {
         let (v, n) = (self.v, self.n());
-        let mut sink = GpuSplatSink::new(&self.g, sink_slots(n as u32, v)?)?;
-        for i in 0..n {
-            let r = sink.allocate(v)?;
-            debug_assert_eq!(r, slot_range(i, v));
-        }
-        let lifts = match &self.poser {
-            Poser::Rig(b, hs) => {
-                make_lifts(&self.g, v, n, &template, &sink, &|i| b.posed_parts(hs[i]))?
-            }
-            Poser::Head(b, hs) => {
-                make_lifts(&self.g, v, n, &template, &sink, &|i| b.posed_parts(hs[i]))?
-            }
+        let body = spec.slots(v);
+        let (cloth_slots, hair_slots) = extras.slots();
+        let per = body
+            .checked_add(cloth_slots)
+            .and_then(|x| x.checked_add(hair_slots))
+            .ok_or_else(|| Error::invalid("slots", "more than a 32-bit slot index holds"))?;
+        let sink = self.make_sink(n, per)?;
+        let mut lifts = match spec {
+            LiftSpec::Debug(template) => Lifts::Debug(match &self.poser {
+                Poser::Rig(b, hs) => make_lifts(&self.g, v, per, n, &template, &sink, &|i| {
+                    b.posed_parts(hs[i])
+                })?,
+                Poser::Head(b, hs) => make_lifts(&self.g, v, per, n, &template, &sink, &|i| {
+                    b.posed_parts(hs[i])
+                })?,
+            }),
+            LiftSpec::Bound(setup) => Lifts::Bound(self.bound_lifts(setup, &sink, per)?),
         };
-        self.sink = Some((sink, Lifts::Debug(lifts)));
+        let mut cloth_lifts = Vec::new();
+        self.extra_lifts(&extras, &sink, body, per, &mut cloth_lifts)?;
+        if !cloth_lifts.is_empty() {
+            match &mut lifts {
+                Lifts::Bound(l) => l.extend(cloth_lifts),
+                Lifts::Debug(_) => {
+                    return Err(Error::invalid(
+                        "cloth",
+                        "the cloth is drawn by a bound lift; the debug lift draws the rig's vertices",
+                    ));
+                }
+            }
+        }
+        self.per = per;
+        self.sink = Some((sink, lifts));
         self.g.validation()
+    }
+
+    fn set_cloth(&mut self, i: usize, pos: &[[f32; 3]], nrm: &[[f32; 3]]) -> Result<()> {
+        let Some(buf) = self.cloth.get(i) else {
+            return Ok(());
+        };
+        if pos.len() != buf.len() || nrm.len() != buf.len() {
+            return Err(Error::invalid(
+                format!("cloth of instance {i}"),
+                format!("{} vertices for a cloth of {}", pos.len(), buf.len()),
+            ));
+        }
+        self.scratch.clear();
+        self.scratch.extend(
+            pos.iter()
+                .zip(nrm)
+                .map(|(p, n)| [p[0], p[1], p[2], n[0], n[1], n[2]]),
+        );
+        buf.write(&self.g, 0, &self.scratch).map_err(G::error)
+    }
+
+    fn set_hair(&mut self, i: usize, guides: &[[f32; 3]]) -> Result<()> {
+        if self.hair.is_empty() {
+            return Ok(());
+        }
+        let (l, z) = (i / self.hair_batch, i % self.hair_batch);
+        match self.hair.get_mut(l) {
+            Some(h) => Ok(h.set_guides(z as u32, guides)?),
+            None => Err(super::no_instance(i, self.n())),
+        }
     }
 
     fn frame(&mut self) -> Result<()> {
@@ -281,6 +423,9 @@ impl<G: EngineDevice> Engine for GpuEngine<G> {
             Some((sink, Lifts::Debug(lifts))) => GpuDebugLift::record_batch(lifts, &mut enc, sink)?,
             Some((sink, Lifts::Bound(lifts))) => GpuBoundLift::record_batch(lifts, &mut enc, sink)?,
             None => {}
+        }
+        if let Some((sink, _)) = &mut self.sink {
+            GpuHairLift::record_batch(&mut self.hair, &mut enc, sink)?;
         }
         self.g.end_frame(&mut enc);
         self.g.submit(enc).map_err(G::error)?;
@@ -299,7 +444,7 @@ impl<G: EngineDevice> Engine for GpuEngine<G> {
             if let Some(t) = times {
                 acc[0] += t.morph_ms;
                 acc[1] += t.skin_ms;
-                acc[2] += t.lift_ms;
+                acc[2] += t.lift_ms + t.hair_ms;
             }
         }
         self.g.validation()

@@ -12,6 +12,7 @@ use std::time::Duration;
 use glam::Mat4;
 use std::sync::Arc;
 
+use mien_core::hair::Groom;
 use mien_core::lift::{BoundSetup, DebugLiftParams};
 use mien_core::rig::{ControlStats, PosedVertices, RigControls};
 use mien_core::sink::{SlotRange, SplatBuffers};
@@ -28,7 +29,7 @@ pub struct Times {
     /// Lift passes (likewise).
     pub lift: Duration,
     /// GPU time per stage from timestamp queries, summed over frames, ms: morph (or the linear
-    /// head's forward pass), skin, lift. `None` on the CPU or without timestamp queries.
+    /// head's forward pass), skin, lift (with the cloth's lift and the hair strands). `None` on the CPU or without timestamp queries.
     pub gpu_ms: Option<[f64; 3]>,
 }
 
@@ -72,6 +73,30 @@ pub(crate) enum LiftSpec {
     Bound(Arc<BoundSetup>),
 }
 
+/// What an engine draws besides the body's lift ([`crate::dynamics`]): the cloth's bound
+/// gaussians over its own `Vc` vertices (posed on the simulated vertices [`Engine::set_cloth`]
+/// stages) and the groom's strands (from the guides [`Engine::set_hair`] stages). An instance's
+/// slots are `[body | cloth | hair]`.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Extras {
+    /// The cloth's setup and vertex count `Vc`.
+    pub cloth: Option<(Arc<BoundSetup>, u32)>,
+    /// The groom.
+    pub hair: Option<Arc<Groom>>,
+}
+
+impl Extras {
+    /// Slots one instance's cloth and hair take.
+    pub(crate) fn slots(&self) -> (u32, u32) {
+        (
+            self.cloth.as_ref().map_or(0, |(s, _)| s.slots()),
+            self.hair
+                .as_ref()
+                .map_or(0, |g| (g.child_count() * g.segments) as u32),
+        )
+    }
+}
+
 impl LiftSpec {
     /// Slots one instance of `v` vertices takes.
     pub(crate) fn slots(&self, v: u32) -> u32 {
@@ -97,10 +122,17 @@ pub(crate) trait Engine {
     fn pose_and_read(&mut self, i: usize) -> Result<PosedVertices>;
     /// Read instance `i`'s last posed vertices (a readback on a GPU).
     fn read_posed(&mut self, i: usize) -> Result<PosedVertices>;
-    /// Create the sink (`N × S` slots for `S = spec.slots(V)`) and the lifts: instance `i` into
-    /// slots `i·S .. (i+1)·S` — the debug lift with `template`'s σ, shading, centroid and
-    /// transform, or the bound gaussians of a setup.
-    fn attach_lift(&mut self, spec: LiftSpec) -> Result<()>;
+    /// Create the sink (`N × S` slots for `S = spec.slots(V)` plus the extras' slots) and the
+    /// lifts: instance `i` into slots `i·S .. (i+1)·S` — the debug lift with `template`'s σ,
+    /// shading, centroid and transform, or the bound gaussians of a setup — then its cloth and
+    /// hair ([`Extras`]).
+    fn attach_lift(&mut self, spec: LiftSpec, extras: Extras) -> Result<()>;
+    /// Stage instance `i`'s cloth vertices and normals `(Vc,3)` each (character space) for the
+    /// next frame; nothing when no cloth is attached.
+    fn set_cloth(&mut self, i: usize, positions: &[[f32; 3]], normals: &[[f32; 3]]) -> Result<()>;
+    /// Stage instance `i`'s guide points `(G·(S+1),3)` (character space) for the next frame;
+    /// nothing when no hair is attached.
+    fn set_hair(&mut self, i: usize, guides: &[[f32; 3]]) -> Result<()>;
     /// Record the rig pass and (when attached) the lifts into one submission.
     fn frame(&mut self) -> Result<()>;
     /// Instance `i`'s slots of the last frame (a readback on a GPU).
@@ -154,10 +186,18 @@ pub(crate) fn sink_slots(n: u32, v: u32) -> Result<u32> {
     })
 }
 
-/// `template` for instance `i`.
-pub(crate) fn params_for(template: &DebugLiftParams, i: usize, v: u32) -> DebugLiftParams {
+/// `template` for instance `i` of `v` vertices whose slots start every `per` slots.
+pub(crate) fn params_for(
+    template: &DebugLiftParams,
+    i: usize,
+    v: u32,
+    per: u32,
+) -> DebugLiftParams {
     let mut p = *template;
-    p.range = slot_range(i, v);
+    p.range = SlotRange {
+        offset: i as u32 * per,
+        count: v,
+    };
     p.vertex_count = v;
     p
 }

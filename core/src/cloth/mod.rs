@@ -28,10 +28,18 @@ use glam::DVec3;
 
 use crate::error::{Error, Result};
 
+pub mod cape;
+pub mod def;
+
+pub use cape::{CapeDef, add_cape};
+pub use def::{ClothDef, ClothMaterialDef};
+
 /// Most motion steps per update.
 pub const MAX_MOTION_STEPS: u32 = 8;
 /// Most substeps per motion step.
 pub const MAX_SUBSTEPS: u32 = 64;
+/// Most constraint iterations per substep.
+pub const MAX_ITERATIONS: u32 = 8;
 
 /// The cloth's material and solver settings.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -46,6 +54,8 @@ pub struct ClothMaterial {
     pub damping: f64,
     /// XPBD substeps per motion step (1 to [`MAX_SUBSTEPS`]).
     pub substeps: u32,
+    /// Constraint iterations per substep (1 to [`MAX_ITERATIONS`]; 1 is the small-steps rule).
+    pub iterations: u32,
     /// Motion steps per update (1 to [`MAX_MOTION_STEPS`]).
     pub motion_steps: u32,
     /// Distance kept from colliders, metres (≥ 0).
@@ -68,6 +78,7 @@ impl Default for ClothMaterial {
             bend_compliance: 1e-3,
             damping: 1.0,
             substeps: 8,
+            iterations: 1,
             motion_steps: 4,
             thickness: 0.01,
             friction: 0.3,
@@ -188,12 +199,13 @@ impl Cloth {
         }
         if !(1..=MAX_SUBSTEPS).contains(&m.substeps)
             || !(1..=MAX_MOTION_STEPS).contains(&m.motion_steps)
+            || !(1..=MAX_ITERATIONS).contains(&m.iterations)
         {
             return Err(bad(
                 "material",
                 format!(
-                    "substeps {} (1–{MAX_SUBSTEPS}) and motion steps {} (1–{MAX_MOTION_STEPS})",
-                    m.substeps, m.motion_steps
+                    "substeps {} (1–{MAX_SUBSTEPS}), iterations {} (1–{MAX_ITERATIONS}) and motion steps {} (1–{MAX_MOTION_STEPS})",
+                    m.substeps, m.iterations, m.motion_steps
                 ),
             ));
         }
@@ -284,6 +296,17 @@ impl Cloth {
     /// Whether each vertex is pinned `(V,)`.
     pub fn pinned(&self) -> &[bool] {
         &self.pinned
+    }
+
+    /// The velocities `(V,3)`, m/s.
+    pub fn velocities(&self) -> &[DVec3] {
+        &self.v
+    }
+
+    /// Forget the last frame: the next [`Cloth::update`] puts the cloth on its skinned places,
+    /// still (a cut: a seek, a gap, a new shot).
+    pub fn reset(&mut self) {
+        self.last_places = None;
     }
 
     /// The largest edge stretch now, `|e| / L − 1`.
@@ -397,7 +420,7 @@ impl Cloth {
                         self.x[i] += self.v[i] * h + a * (h * h);
                     }
                 }
-                for l in &self.links {
+                for l in (0..m.iterations).flat_map(|_| &self.links) {
                     let (i, j) = (l.i as usize, l.j as usize);
                     let (wi, wj) = (
                         if self.pinned[i] { 0.0 } else { w },
