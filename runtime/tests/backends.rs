@@ -663,3 +663,90 @@ fn a_capture_with_joint_anchors_agrees_on_every_backend() {
         LiftKind::Capture(bound.capture),
     );
 }
+
+/// The built-in body with its cape and groom walking (issue 27 item 4): the simulations run on the
+/// CPU alike for every backend, so the body's gaussians, the cloth's (posed on the simulated
+/// vertices) and the strands (interpolated on the device from the uploaded guides) agree with the
+/// CPU runtime: the body's and the cloth's within the bound lift's derived bound, the strands
+/// within `mien_core::hair::splat_bounds`.
+#[test]
+fn the_built_in_body_with_cape_and_hair_agrees_on_every_backend() {
+    let loaded = mien_runtime::character::CharacterDef::builtin_body().unwrap();
+    let asset = Arc::new(loaded.asset.clone());
+    let d = asset.dynamics().clone();
+    let (cloth, hair) = (d.cloth.unwrap(), d.hair.unwrap());
+    let opts = RuntimeOptions {
+        instances: 2,
+        lift: Some(LiftOptions::default()),
+    };
+    let times = [0.0, 1.0 / 60.0, 2.0 / 60.0, 0.1];
+    let go = |device: &Device| {
+        let mut rt = Runtime::new(Arc::clone(&asset), device, &opts).unwrap();
+        for i in 0..2 {
+            let mut inst = rt.instance_mut(i).unwrap();
+            loaded.apply(&mut inst).unwrap();
+            inst.set_speed(0.6 * (i + 1) as f64).unwrap();
+            inst.set_wind(glam::DVec3::new(4.0, 0.0, 0.0)).unwrap();
+        }
+        let mut out = Vec::new();
+        for &t in &times {
+            rt.update(t).unwrap();
+            for i in 0..2 {
+                let inst = rt.instance(i).unwrap();
+                let extra = (
+                    inst.cloth_vertices().to_vec(),
+                    inst.hair_guides().to_vec(),
+                );
+                out.push((rt.splats(i).unwrap(), rt.posed(i).unwrap(), extra));
+            }
+        }
+        (out, rt.lift().unwrap().setup.clone().unwrap())
+    };
+    let (want, body_setup) = go(&Device::Cpu);
+    let body = body_setup.slots() as usize;
+    let hair_slots = hair.slots() as usize;
+    // The cloth's own setup: what the CPU lift split off (the gaussians between body and hair).
+    let per = want[0].0.len();
+    let cloth_slots = per - body - hair_slots;
+    assert!(cloth_slots > 100, "the cape has gaussians: {cloth_slots}");
+    let sub = |s: &SplatBuffers, a: usize, b: usize| SplatBuffers {
+        center: s.center[a..b].to_vec(),
+        color: s.color[a..b].to_vec(),
+        cov_a: s.cov_a[a..b].to_vec(),
+        cov_b: s.cov_b[a..b].to_vec(),
+    };
+    for dev in gpus() {
+        let (got, _) = go(&dev);
+        for (k, ((gs, gp, gx), (ws, wp, wx))) in got.iter().zip(&want).enumerate() {
+            let what = format!("{} built-in body frame {} instance {}", dev.name(), k / 2, k % 2);
+            assert_eq!(gx, wx, "{what}: the simulations are the CPU's on every backend");
+            compare_posed(&what, gp, wp).unwrap();
+            check_bound_splats(
+                &what,
+                &body_setup,
+                wp,
+                &sub(gs, 0, body),
+                &sub(ws, 0, body),
+            );
+            compare_splats(
+                &format!("{what} cloth"),
+                &sub(gs, body, body + cloth_slots),
+                &sub(ws, body, body + cloth_slots),
+            );
+            let bounds = mien_core::hair::splat_bounds(&hair.groom, &wx.1).unwrap();
+            let h0 = body + cloth_slots;
+            for (j, (bc, bv)) in bounds.iter().enumerate() {
+                let s = h0 + j;
+                for x in 0..3 {
+                    let d = f64::from((gs.center[s][x] - ws.center[s][x]).abs());
+                    assert!(d <= *bc, "{what}: strand slot {j} centre {d:e} > {bc:e}");
+                }
+                for (a, b) in gs.cov_a[s].iter().chain(&gs.cov_b[s]).zip(ws.cov_a[s].iter().chain(&ws.cov_b[s])) {
+                    let d = f64::from((a - b).abs());
+                    assert!(d <= *bv, "{what}: strand slot {j} covariance {d:e} > {bv:e}");
+                }
+            }
+            assert_eq!(cloth.count as usize, wx.0.len());
+        }
+    }
+}
