@@ -202,6 +202,12 @@ impl Asset {
         })
     }
 
+    /// This asset with `dynamics` (a scenario's capture renderer rebuilds the character's asset).
+    pub(crate) fn with_dynamics(mut self, dynamics: crate::dynamics::Dynamics) -> Self {
+        self.dynamics = dynamics;
+        self
+    }
+
     /// The cloth and hair every instance simulates ([`crate::dynamics`]).
     pub fn dynamics(&self) -> &crate::dynamics::Dynamics {
         &self.dynamics

@@ -134,6 +134,9 @@ pub struct Runtime {
     report: FrameReport,
     frame: u64,
     warm: Times,
+    /// The instances' cloth and hair outputs are set from outside (a scenario's capture renderer
+    /// draws the run's simulation) instead of simulated per frame.
+    pub(crate) external_dynamics: bool,
 }
 
 impl Runtime {
@@ -206,6 +209,7 @@ impl Runtime {
             report: FrameReport::default(),
             frame: 0,
             warm: Times::default(),
+            external_dynamics: false,
         };
         if let Model::Head { pack, .. } = asset.model() {
             let (mut j, mut skipped) = (Vec::new(), Vec::new());
@@ -396,6 +400,9 @@ impl Runtime {
         if d.is_empty() {
             return Ok(());
         }
+        if self.external_dynamics {
+            return self.stage_dynamics();
+        }
         let Some(rig) = self.asset.rig() else {
             return Ok(());
         };
@@ -418,6 +425,15 @@ impl Runtime {
             }
         }
         self.stage_dynamics()
+    }
+
+    /// Instance `i`'s cloth and hair outputs taken from `d` (a scenario's run) rather than
+    /// simulated here (with [`Runtime::external_dynamics`]).
+    pub(crate) fn set_dynamics_outputs(&mut self, i: usize, d: &crate::dynamics::DynState) {
+        if let Some(inst) = self.instances.get_mut(i) {
+            inst.dynamics.cloth_out.clone_from(&d.cloth_out);
+            inst.dynamics.hair_out.clone_from(&d.hair_out);
+        }
     }
 
     /// Hand every instance's cloth and hair outputs to the engine.

@@ -65,6 +65,18 @@ pub enum Check {
         /// Bounds.
         range: Range,
     },
+    /// The cloth's largest stretch.
+    ClothMaxStretch {
+        /// Largest allowed.
+        max: f64,
+    },
+    /// The hair guides' mean tip.
+    HairTip {
+        /// 0, 1, 2.
+        axis: usize,
+        /// Bounds.
+        range: Range,
+    },
     /// Media time.
     Time(Range),
     /// Avatar state.
@@ -160,6 +172,7 @@ pub(crate) fn assertion(
     a: &Assertion,
     hashes: &HashSet<&str>,
     body: &super::body::BodyPlan,
+    dynamics: &crate::dynamics::Dynamics,
     at: &str,
     p: &mut Vec<Problem>,
 ) -> Option<Check> {
@@ -299,6 +312,29 @@ pub(crate) fn assertion(
                 None
             }
         },
+        Assertion::ClothMaxStretch { max } => {
+            if dynamics.cloth.is_none() {
+                p.push(Problem::new(
+                    at.to_string(),
+                    "the character wears no cloth (its character file's `cloth`)",
+                ));
+                return None;
+            }
+            Some(Check::ClothMaxStretch { max: *max })
+        }
+        Assertion::HairTip { axis, range } => {
+            if dynamics.hair.is_none() {
+                p.push(Problem::new(
+                    at.to_string(),
+                    "the character has no hair (its character file's `hair`)",
+                ));
+                return None;
+            }
+            Some(Check::HairTip {
+                axis: *axis,
+                range: *range,
+            })
+        }
         Assertion::Time(r) => Some(Check::Time(*r)),
         Assertion::State(s) => Some(Check::State(*s)),
         Assertion::Hash { name, equals } => {

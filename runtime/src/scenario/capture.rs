@@ -1,7 +1,9 @@
 //! `capture` and `golden` steps: the current frame posed on the CPU reference backend through the
 //! runtime ([`crate::Runtime::update_with_poses`]), lifted with the debug vertex lift (one gaussian
 //! per vertex, σ = 0.6 × the rest pose's median triangle edge, colours as `mien animate --shading
-//! auto`) and drawn by the CPU splat rasteriser ([`mien_core::preview`]) into one square cell — the
+//! auto`) — or, for a character that wears cloth, the surface lift (the cloth is drawn by its own
+//! bound lift on the simulated vertices), with the run's cloth and hair drawn as they are — and
+//! drawn by the CPU splat rasteriser ([`mien_core::preview`]) into one square cell — the
 //! same path and layout as one cell of `mien animate`'s contact sheet, seen from the character's
 //! front ([`mien_core::anim::retarget::facing_of`]; +Z when it has no legs or arms to tell).
 
@@ -52,25 +54,36 @@ impl Capturer {
     /// # Errors
     /// A character without geometry or with degenerate geometry; a cell whose raster work is over
     /// the budget.
-    pub fn new(ch: &Character, cells: &[u32]) -> Result<Self> {
-        let asset = Asset::from_character(ch.clone())?;
+    pub fn new(
+        ch: &Character,
+        dynamics: &crate::dynamics::Dynamics,
+        cells: &[u32],
+    ) -> Result<Self> {
+        let asset = Asset::from_character(ch.clone())?.with_dynamics(dynamics.clone());
         if asset.vertex_count() == 0 {
             return Err(Error::invalid(
                 ch.source.clone(),
                 "the displayed scene has no mesh geometry to draw",
             ));
         }
-        let nv = asset.vertex_count();
-        // The debug lift: the goldens are drawn from one splat per vertex (docs/scenarios.md).
+        // The debug lift: the goldens are drawn from one splat per vertex (docs/scenarios.md);
+        // cloth needs the surface lift to be drawn where it was simulated.
+        let kind = if dynamics.cloth.is_some() {
+            LiftKind::Surface(Default::default())
+        } else {
+            LiftKind::Debug
+        };
         let options = RuntimeOptions {
             instances: 1,
             lift: Some(LiftOptions {
-                kind: LiftKind::Debug,
+                kind,
                 ..Default::default()
             }),
         };
         let mut rt = Runtime::new(Arc::new(asset), &Device::Cpu, &options)?;
+        rt.external_dynamics = true;
         let sigma = rt.lift().map_or(0.0, |l| l.sigma);
+        let nv = rt.lift().map_or(0, |l| l.slots);
         let splats = rt.render_rest()?;
         let mut sizes = cells.to_vec();
         sizes.sort_unstable();
@@ -93,8 +106,14 @@ impl Capturer {
     ///
     /// # Errors
     /// Backend, lift and raster errors; raster work over the budget.
-    pub fn capture(&mut self, pose: &Pose, cell: u32) -> Result<RgbImage> {
+    pub(crate) fn capture(
+        &mut self,
+        pose: &Pose,
+        dynamics: &crate::dynamics::DynState,
+        cell: u32,
+    ) -> Result<RgbImage> {
         self.poses[0].clone_from(pose);
+        self.rt.set_dynamics_outputs(0, dynamics);
         // Captures are not on one media clock: each is its own frame.
         self.rt.update_with_poses(self.frame as f64, &self.poses)?;
         self.frame += 1;

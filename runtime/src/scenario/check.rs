@@ -49,6 +49,9 @@ pub struct Plan {
     pub notes: Vec<String>,
     /// The body step each run starts from.
     pub(crate) body: super::body::BodyPlan,
+    /// The character's cloth and hair (from its character file) and the rig they ride.
+    pub(crate) dynamics: crate::dynamics::Dynamics,
+    pub(crate) rig: Option<std::sync::Arc<mien_core::rig::RigData>>,
 }
 
 /// One resolved step and its pointer (`/steps/3/assert`).
@@ -225,6 +228,10 @@ pub fn prepare(file: &Path, render: bool) -> Result<Plan, Vec<Problem>> {
         files_only(&sc.steps, &base, &mut p);
         return Err(p);
     };
+    let (dynamics, dyn_rig) = match &char_file {
+        Some(l) => (l.asset.dynamics().clone(), l.asset.rig().cloned()),
+        None => (Default::default(), None),
+    };
     let face_ok = face.is_some();
     let def = match face {
         Some(_) if sc.face.is_none() => match char_file.as_ref().and_then(|l| l.face.as_ref()) {
@@ -340,10 +347,10 @@ pub fn prepare(file: &Path, render: bool) -> Result<Plan, Vec<Problem>> {
                 Some(Action::Ground(g.clone()))
             }
             Step::Wind(w) => {
-                if body.body.springs.is_none() {
+                if body.body.springs.is_none() && dynamics.is_empty() {
                     p.push(Problem::new(
                         at.clone(),
-                        "wind moves spring bones, and this scenario simulates none (body.springs)",
+                        "wind moves spring bones, cloth and hair, and this scenario simulates none (body.springs, the character file's cloth and hair)",
                     ));
                 }
                 Some(Action::Wind(glam::DVec3::from_array(*w)))
@@ -427,7 +434,7 @@ pub fn prepare(file: &Path, render: bool) -> Result<Plan, Vec<Problem>> {
                     expected,
                 }))
             }
-            Step::Assert(a) => super::bind::assertion(&character, a, &hashes, &body, &at, &mut p)
+            Step::Assert(a) => super::bind::assertion(&character, a, &hashes, &body, &dynamics, &at, &mut p)
                 .map(Action::Assert),
         };
         if let Some(action) = action {
@@ -449,7 +456,7 @@ pub fn prepare(file: &Path, render: bool) -> Result<Plan, Vec<Problem>> {
     let capturer = match cells.first() {
         Some((first, _)) if p.is_empty() => {
             let list: Vec<u32> = cells.iter().map(|c| c.1).collect();
-            match Capturer::new(&character, &list) {
+            match Capturer::new(&character, &dynamics, &list) {
                 Ok(c) => Some(c),
                 Err(e) => {
                     p.push(Problem::new(
@@ -478,6 +485,8 @@ pub fn prepare(file: &Path, render: bool) -> Result<Plan, Vec<Problem>> {
         capturer,
         notes,
         body,
+        dynamics,
+        rig: dyn_rig,
     })
 }
 

@@ -122,6 +122,9 @@ struct Run<'a> {
     body: crate::body::Body,
     /// Per placed leg: its stance and slide since the last `foot_slide` assertion on it.
     slides: Vec<Slide>,
+    /// The cloth and hair, stepped after the palette.
+    dynamics: crate::dynamics::DynState,
+    controls: mien_core::rig::RigControls,
 }
 
 /// A leg's stance tracking for `foot_slide` assertions.
@@ -188,6 +191,20 @@ impl Run<'_> {
                 }
             }
         }
+        // Cloth and hair after the palette (seed 003's order).
+        if let Some(rig) = &self.plan.rig
+            && self.dynamics.active()
+        {
+            rig.controls_from_pose(&self.pose, &self.world, &mut self.controls);
+            self.dynamics.step(
+                &self.plan.dynamics,
+                rig,
+                &self.controls,
+                &self.world,
+                self.body.placement,
+                t,
+            )?;
+        }
         Ok(())
     }
 
@@ -202,6 +219,18 @@ impl Run<'_> {
         let h = match &self.animator {
             Some(a) => a.hash(&self.pose),
             None => state_hash(&self.pose, None),
+        };
+        let h = if self.dynamics.active() {
+            let mut h = h ^ 0x9e37_79b9_7f4a_7c15;
+            self.dynamics.hash_into(&mut |bytes: &[u8]| {
+                for b in bytes {
+                    h ^= u64::from(*b);
+                    h = h.wrapping_mul(0x0100_0000_01b3);
+                }
+            });
+            h
+        } else {
+            h
         };
         if !self.body.active() {
             return h;
@@ -329,6 +358,8 @@ fn execute_with(
         states: Vec::new(),
         body: plan.body.body.clone(),
         slides: vec![Slide::default(); plan.body.feet.len()],
+        dynamics: crate::dynamics::DynState::new(&plan.dynamics)?,
+        controls: Default::default(),
     };
     run.pose_at(0.0)?;
     let mut frames = 1u64;
@@ -362,6 +393,7 @@ fn execute_with(
                 if let Some(s) = &mut run.body.springs {
                     s.set_wind(*w)?;
                 }
+                run.dynamics.set_wind(*w)?;
             }
             Action::Say {
                 file,
@@ -395,7 +427,7 @@ fn execute_with(
             Action::Assert(c) => outcomes.push(check(&mut run, c, &hashes, &step.pointer)),
             Action::Golden(g) => {
                 if let Some(c) = capturer.as_deref_mut() {
-                    let image = c.capture(&run.pose, g.cell)?;
+                    let image = c.capture(&run.pose, &run.dynamics, g.cell)?;
                     let (actual, passed) = golden(g, &image)?;
                     outcomes.push(Outcome {
                         step: step.pointer.clone(),
@@ -417,7 +449,7 @@ fn execute_with(
                         pointer: step.pointer.clone(),
                         name: name.clone(),
                         t: run.t,
-                        image: c.capture(&run.pose, *cell)?,
+                        image: c.capture(&run.pose, &run.dynamics, *cell)?,
                     });
                 }
             }
@@ -533,6 +565,46 @@ fn check(run: &mut Run<'_>, c: &Check, hashes: &[Recorded], pointer: &str) -> Ou
             o(
                 "chain_tip",
                 label.clone(),
+                expected(range),
+                f32_json(x as f32),
+                range.contains(x),
+            )
+        }
+        Check::ClothMaxStretch { max } => {
+            let x = run
+                .dynamics
+                .report
+                .cloth
+                .as_ref()
+                .map_or(f64::NAN, |c| c.max_stretch);
+            o(
+                "cloth_max_stretch",
+                "cloth stretch".into(),
+                format!("at most {max}"),
+                f32_json(x as f32),
+                x <= *max,
+            )
+        }
+        Check::HairTip { axis, range } => {
+            let g = &run.dynamics.hair_out;
+            let s1 = run
+                .plan
+                .dynamics
+                .hair
+                .as_ref()
+                .map_or(1, |h| h.groom.segments + 1);
+            let n = g.len() / s1;
+            let x = if n == 0 {
+                f64::NAN
+            } else {
+                let sum: DVec3 = (0..n)
+                    .map(|i| DVec3::from(g[i * s1 + s1 - 1].map(f64::from)))
+                    .sum();
+                run.body.placement.transform_point3(sum / n as f64)[*axis]
+            };
+            o(
+                "hair_tip",
+                format!("hair tip {}", ["x", "y", "z"][*axis]),
                 expected(range),
                 f32_json(x as f32),
                 range.contains(x),

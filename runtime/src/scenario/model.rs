@@ -248,6 +248,18 @@ pub enum Assertion {
         /// Bounds.
         range: Range,
     },
+    /// The cloth's largest edge stretch on the frame, `|e|/L − 1` (the character file's cloth).
+    ClothMaxStretch {
+        /// Largest allowed (≥ 0).
+        max: f64,
+    },
+    /// The mean of the hair guides' tips in world space, metres (the character file's hair).
+    HairTip {
+        /// 0, 1, 2 for x, y, z.
+        axis: usize,
+        /// Bounds.
+        range: Range,
+    },
     /// The media time, seconds.
     Time(Range),
     /// The avatar state.
@@ -268,7 +280,8 @@ impl Assertion {
             Assertion::Morph { range, .. }
             | Assertion::Bone { range, .. }
             | Assertion::BoneY { range, .. }
-            | Assertion::ChainTip { range, .. } => Some(*range),
+            | Assertion::ChainTip { range, .. }
+            | Assertion::HairTip { range, .. } => Some(*range),
             Assertion::Time(r) => Some(*r),
             _ => None,
         }

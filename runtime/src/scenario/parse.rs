@@ -216,6 +216,16 @@ enum AssertRaw {
         #[serde(default)]
         max: Option<f64>,
     },
+    ClothMaxStretch {
+        max: f64,
+    },
+    HairTip {
+        axis: AxisRaw,
+        #[serde(default)]
+        min: Option<f64>,
+        #[serde(default)]
+        max: Option<f64>,
+    },
     Time {
         #[serde(default)]
         min: Option<f64>,
@@ -719,6 +729,16 @@ fn assertion(a: AssertRaw, at: &str, bad: &mut impl FnMut(String, &str)) -> Asse
                 range,
             }
         }
+        AssertRaw::ClothMaxStretch { max } => {
+            if !(max.is_finite() && max >= 0.0) {
+                bad(format!("{at}/max"), "must be a stretch ≥ 0");
+            }
+            Assertion::ClothMaxStretch { max }
+        }
+        AssertRaw::HairTip { axis, min, max } => Assertion::HairTip {
+            axis: axis as usize,
+            range: range(min, max),
+        },
         AssertRaw::Time { min, max } => Assertion::Time(range(min, max)),
         AssertRaw::State { equals } => Assertion::State(equals),
         AssertRaw::Hash { name, equals } => {
