@@ -569,6 +569,44 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
         let last = rt.instance(0)?.body_report();
         b.insert("last_frame".into(), serde_json::to_value(last)?);
     }
+    let dynamics = rt.asset().dynamics().clone();
+    if !dynamics.is_empty() {
+        let b = report
+            .body
+            .get_or_insert_with(|| serde_json::Value::Object(Default::default()));
+        if let serde_json::Value::Object(b) = b {
+            let last = rt.instance(0)?.dynamics_report().clone();
+            if let Some(c) = &dynamics.cloth {
+                b.insert(
+                    "cloth".into(),
+                    serde_json::json!({
+                        "mesh": c.mesh,
+                        "vertices": c.count,
+                        "triangles": c.triangles.len(),
+                        "colliders": c.colliders.len(),
+                        "cape": c.cape,
+                        "substeps_per_frame": c.material.substeps * c.material.motion_steps,
+                        "last_frame": last.cloth,
+                    }),
+                );
+            }
+            if let Some(h) = &dynamics.hair {
+                b.insert(
+                    "hair".into(),
+                    serde_json::json!({
+                        "head_bone": h.groom.head_bone,
+                        "guides": h.groom.guide_count(),
+                        "strands": h.groom.child_count(),
+                        "segments": h.groom.segments,
+                        "splats": h.slots(),
+                        "groom": h.groom.report,
+                        "colliders": h.colliders.len(),
+                        "last_frame": last.hair,
+                    }),
+                );
+            }
+        }
+    }
     progress.finish_and_clear();
     let times = rt.times();
     report.timings_ms.animate = ms(t_anim);

@@ -150,6 +150,20 @@ pub fn print(o: &Outcome) {
                 count(sb["springs"].as_u64().unwrap_or(0), "chain")
             ));
         }
+        if let Some(c) = b.get("cloth") {
+            parts.push(format!(
+                "cloth `{}` ({} vertices, {} substeps a frame)",
+                c["mesh"].as_str().unwrap_or("?"),
+                c["vertices"],
+                c["substeps_per_frame"]
+            ));
+        }
+        if let Some(h) = b.get("hair") {
+            parts.push(format!(
+                "hair: {} guides → {} strands × {} segments ({} splats)",
+                h["guides"], h["strands"], h["segments"], h["splats"]
+            ));
+        }
         if !parts.is_empty() {
             println!("  body       {}", parts.join("; "));
         }

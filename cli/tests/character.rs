@@ -123,6 +123,63 @@ fn the_character_schema_accepts_the_shipped_file() {
     let mut bad = shipped;
     bad["locomotion"]["walk_speed"] = json!(0);
     assert!(!v.is_valid(&bad));
+    // The built-in body's file, with its cape and hair.
+    let body: Value = serde_json::from_slice(
+        &std::fs::read(repo("docs/characters/builtin_body.character.json")).unwrap(),
+    )
+    .unwrap();
+    assert!(v.is_valid(&body));
+    let mut bad = body.clone();
+    bad["hair"]["tfx"] = json!("x.tfx");
+    assert!(!v.is_valid(&bad), "groom and tfx together");
+    let mut bad = body;
+    bad["hair"]["colliders"][0]["radius"] = json!(-1);
+    assert!(!v.is_valid(&bad));
+}
+
+/// `docs/schemas/cloth.schema.json` and `ClothDef` accept the built-in body's cape and refuse the
+/// same broken ones, one case per rule.
+#[test]
+fn the_cloth_schema_agrees_with_the_reader() {
+    use mien::core::cloth::ClothDef;
+    let schema: Value =
+        serde_json::from_slice(&std::fs::read(repo("docs/schemas/cloth.schema.json")).unwrap())
+            .unwrap();
+    let v = jsonschema::draft202012::new(&schema).unwrap();
+    let body: Value = serde_json::from_slice(
+        &std::fs::read(repo("docs/characters/builtin_body.character.json")).unwrap(),
+    )
+    .unwrap();
+    let shipped = body["cloth"].clone();
+    assert!(v.is_valid(&shipped));
+    let ok = |d: &Value| ClothDef::from_json(&d.to_string(), "c.json").and_then(|c| c.check("c.json"));
+    assert!(ok(&shipped).is_ok());
+    let cases: Vec<(&str, &str, Value)> = vec![
+        ("", "format", json!("mien-cape")),
+        ("", "max_distance", json!([0.1, -1])),
+        ("", "pin_height", json!(-0.1)),
+        ("", "mesh", json!("Cape")),
+        ("", "teleport_distance", json!(0)),
+        ("material", "substeps", json!(0)),
+        ("material", "substeps", json!(65)),
+        ("material", "motion_steps", json!(9)),
+        ("material", "friction", json!(2)),
+        ("material", "vertex_mass", json!(0)),
+        ("cape", "rows", json!(1)),
+        ("cape", "flare", json!(4)),
+        ("cape", "colour", json!([2, 0, 0])),
+        ("", "stiffness", json!(1)),
+    ];
+    for (obj, key, val) in cases {
+        let mut d = shipped.clone();
+        if obj.is_empty() {
+            d[key] = val;
+        } else {
+            d[obj][key] = val;
+        }
+        assert!(!v.is_valid(&d), "schema accepted {obj}/{key}");
+        assert!(ok(&d).is_err(), "reader accepted {obj}/{key}");
+    }
 }
 
 /// `docs/schemas/foot-ik.schema.json` and `chain.schema.json` accept what their readers accept

@@ -260,8 +260,8 @@ impl Dynamics {
     }
 }
 
-/// The last frame's cloth and hair of an instance ([`crate::Instance::dynamics`]).
-#[derive(Clone, Debug, Default, PartialEq)]
+/// The last frame's cloth and hair of an instance ([`crate::Instance::dynamics_report`]).
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct DynamicsReport {
     /// The cloth's last update.
     pub cloth: Option<ClothReport>,

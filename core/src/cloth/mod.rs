@@ -133,7 +133,7 @@ struct Link {
 }
 
 /// What one update did.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct ClothReport {
     /// XPBD substeps run.
     pub substeps: u32,

@@ -99,7 +99,7 @@ impl HairCapsule {
 }
 
 /// What one update did.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct HairSimReport {
     /// Fixed steps run.
     pub steps: u32,
