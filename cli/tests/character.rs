@@ -152,7 +152,8 @@ fn the_cloth_schema_agrees_with_the_reader() {
     .unwrap();
     let shipped = body["cloth"].clone();
     assert!(v.is_valid(&shipped));
-    let ok = |d: &Value| ClothDef::from_json(&d.to_string(), "c.json").and_then(|c| c.check("c.json"));
+    let ok =
+        |d: &Value| ClothDef::from_json(&d.to_string(), "c.json").and_then(|c| c.check("c.json"));
     assert!(ok(&shipped).is_ok());
     let cases: Vec<(&str, &str, Value)> = vec![
         ("", "format", json!("mien-cape")),

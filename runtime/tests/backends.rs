@@ -693,10 +693,7 @@ fn the_built_in_body_with_cape_and_hair_agrees_on_every_backend() {
             rt.update(t).unwrap();
             for i in 0..2 {
                 let inst = rt.instance(i).unwrap();
-                let extra = (
-                    inst.cloth_vertices().to_vec(),
-                    inst.hair_guides().to_vec(),
-                );
+                let extra = (inst.cloth_vertices().to_vec(), inst.hair_guides().to_vec());
                 out.push((rt.splats(i).unwrap(), rt.posed(i).unwrap(), extra));
             }
         }
@@ -718,16 +715,18 @@ fn the_built_in_body_with_cape_and_hair_agrees_on_every_backend() {
     for dev in gpus() {
         let (got, _) = go(&dev);
         for (k, ((gs, gp, gx), (ws, wp, wx))) in got.iter().zip(&want).enumerate() {
-            let what = format!("{} built-in body frame {} instance {}", dev.name(), k / 2, k % 2);
-            assert_eq!(gx, wx, "{what}: the simulations are the CPU's on every backend");
-            compare_posed(&what, gp, wp).unwrap();
-            check_bound_splats(
-                &what,
-                &body_setup,
-                wp,
-                &sub(gs, 0, body),
-                &sub(ws, 0, body),
+            let what = format!(
+                "{} built-in body frame {} instance {}",
+                dev.name(),
+                k / 2,
+                k % 2
             );
+            assert_eq!(
+                gx, wx,
+                "{what}: the simulations are the CPU's on every backend"
+            );
+            compare_posed(&what, gp, wp).unwrap();
+            check_bound_splats(&what, &body_setup, wp, &sub(gs, 0, body), &sub(ws, 0, body));
             compare_splats(
                 &format!("{what} cloth"),
                 &sub(gs, body, body + cloth_slots),
@@ -741,9 +740,16 @@ fn the_built_in_body_with_cape_and_hair_agrees_on_every_backend() {
                     let d = f64::from((gs.center[s][x] - ws.center[s][x]).abs());
                     assert!(d <= *bc, "{what}: strand slot {j} centre {d:e} > {bc:e}");
                 }
-                for (a, b) in gs.cov_a[s].iter().chain(&gs.cov_b[s]).zip(ws.cov_a[s].iter().chain(&ws.cov_b[s])) {
+                for (a, b) in gs.cov_a[s]
+                    .iter()
+                    .chain(&gs.cov_b[s])
+                    .zip(ws.cov_a[s].iter().chain(&ws.cov_b[s]))
+                {
                     let d = f64::from((a - b).abs());
-                    assert!(d <= *bv, "{what}: strand slot {j} covariance {d:e} > {bv:e}");
+                    assert!(
+                        d <= *bv,
+                        "{what}: strand slot {j} covariance {d:e} > {bv:e}"
+                    );
                 }
             }
             assert_eq!(cloth.count as usize, wx.0.len());

@@ -17,11 +17,13 @@
 //! ```
 
 pub mod groom;
+pub mod sdf;
 pub mod sim;
 pub mod splats;
 pub mod tfx;
 
 pub use groom::{Groom, GroomDef, GroomReport, HairColourDef, TfxGroomOptions};
+pub use sdf::MeshSdf;
 pub use sim::{HairCapsule, HairSim, HairSimDef, HairSimOptions, HairSimReport};
 pub use splats::{segment_gaussian, splat_bounds, strand_splats};
 pub use tfx::{TfxStrands, read_tfx};

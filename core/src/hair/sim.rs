@@ -128,6 +128,8 @@ pub struct HairSim {
     last_head: Option<DMat4>,
     left: f64,
     out: Vec<DVec3>,
+    /// A mesh collider in the head bone's space and its margin, metres.
+    mesh: Option<(std::sync::Arc<crate::hair::MeshSdf>, f64)>,
 }
 
 fn lerp_head(a: &DMat4, b: &DMat4, t: f64) -> DMat4 {
@@ -207,6 +209,7 @@ impl HairSim {
             last_head: None,
             left: 0.0,
             out: vec![DVec3::ZERO; n],
+            mesh: None,
         })
     }
 
@@ -223,6 +226,33 @@ impl HairSim {
         }
         self.options.wind = wind;
         Ok(())
+    }
+
+    /// Collide with `mesh` (a signed distance field in the head bone's space, moving with the
+    /// head) as well as the capsules, keeping `margin` metres out; `None` removes it.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] for a margin that is not finite and ≥ 0.
+    pub fn set_mesh_collider(
+        &mut self,
+        mesh: Option<std::sync::Arc<crate::hair::MeshSdf>>,
+        margin: f64,
+    ) -> Result<()> {
+        if !(margin.is_finite() && margin >= 0.0) {
+            return Err(Error::Invalid {
+                what: "hair mesh collider margin".into(),
+                reason: format!("{margin} is not a distance ≥ 0"),
+            });
+        }
+        self.mesh = mesh.map(|m| (m, margin));
+        Ok(())
+    }
+
+    /// `p` (world) pushed out of the mesh collider on the head at `head` (`inv` its inverse).
+    fn mesh_out(&self, p: DVec3, head: &DMat4, inv: &DMat4) -> Option<DVec3> {
+        let (m, margin) = self.mesh.as_ref()?;
+        m.push_out(inv.transform_point3(p), *margin)
+            .map(|q| head.transform_point3(q))
     }
 
     /// Segments per strand.
@@ -253,6 +283,7 @@ impl HairSim {
         }
         // Out of the colliders and back to the rest lengths, a few times over (lengths last).
         let mut d = vec![DVec3::ZERO; self.x.len()];
+        let head_inv = head.inverse();
         for _ in 0..8 {
             let mut inside = false;
             for i in 0..self.x.len() {
@@ -262,6 +293,10 @@ impl HairSim {
                             self.x[i] = p;
                             inside = true;
                         }
+                    }
+                    if let Some(p) = self.mesh_out(self.x[i], head, &head_inv) {
+                        self.x[i] = p;
+                        inside = true;
                     }
                 }
             }
@@ -302,6 +337,7 @@ impl HairSim {
         let s1 = self.segments + 1;
         let old = self.x.clone();
         let mut collided = 0;
+        let head_inv = head.inverse();
         for i in 0..self.x.len() {
             let k = i % s1;
             let target = head.transform_point3(self.rest[i]);
@@ -320,6 +356,10 @@ impl HairSim {
                     p = q;
                     collided += 1;
                 }
+            }
+            if let Some(q) = self.mesh_out(p, head, &head_inv) {
+                p = q;
+                collided += 1;
             }
             self.x[i] = p;
         }

@@ -434,8 +434,10 @@ pub fn prepare(file: &Path, render: bool) -> Result<Plan, Vec<Problem>> {
                     expected,
                 }))
             }
-            Step::Assert(a) => super::bind::assertion(&character, a, &hashes, &body, &dynamics, &at, &mut p)
-                .map(Action::Assert),
+            Step::Assert(a) => {
+                super::bind::assertion(&character, a, &hashes, &body, &dynamics, &at, &mut p)
+                    .map(Action::Assert)
+            }
         };
         if let Some(action) = action {
             steps.push(Planned {
