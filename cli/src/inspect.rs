@@ -266,12 +266,23 @@ fn describe(ch: &mien_core::rig::Character, path: &Path, kind: &str) -> serde_js
         .enumerate()
         .map(|(i, s)| json!({"skin": format!("{i}: {}", s.name.as_deref().unwrap_or("(unnamed)")), "joints": s.joints.len()}))
         .collect();
+    // Where each role's bone stands at rest (world metres): what a groom's scalp, a cape's
+    // colliders and foot placement are fitted to.
+    let (mut scratch, mut rest_world) = (Vec::new(), Vec::new());
+    ch.world_matrices(&ch.rest_pose(), &mut scratch, &mut rest_world);
     let roles: Vec<String> = mien_core::anim::retarget::roles(ch)
         .into_iter()
         .map(|(r, n)| {
+            let p = rest_world
+                .get(n.index())
+                .map(|m| m.w_axis.truncate())
+                .unwrap_or_default();
             format!(
-                "{r}: {}",
-                ch.nodes[n.index()].name.as_deref().unwrap_or("(unnamed)")
+                "{r}: {} at ({:.3}, {:.3}, {:.3}) m",
+                ch.nodes[n.index()].name.as_deref().unwrap_or("(unnamed)"),
+                p.x,
+                p.y,
+                p.z
             )
         })
         .collect();

@@ -148,3 +148,75 @@ fn cloth_and_hair_land_in_the_instance_slots() {
     assert_eq!(hair, 11_200 * 12);
     assert!(total > cloth_and_body + hair - 1);
 }
+
+/// A cape generated on a real avatar (the Ready Player Me male, issue 27 item 1): 285 vertices
+/// hanging behind the back from the upper arms' height, skinned to the chest and hips, its top
+/// as wide as the shoulders; in a character file written as a user would, next to the model.
+#[test]
+fn a_cape_fits_the_rpm_avatars_shoulders() {
+    let glb = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/data/avatars/rpm_male.glb");
+    if !glb.exists() {
+        eprintln!("notice: {} missing, skipped", glb.display());
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("rpm_caped.character.json");
+    std::fs::write(
+        &file,
+        serde_json::json!({
+            "format": "mien-character", "version": 1,
+            "model": glb.canonicalize().unwrap().display().to_string(),
+            "cloth": {
+                "format": "mien-cloth", "version": 1, "cape": {},
+                "max_distance": [0.02, 0.3],
+                "colliders": [
+                    {"bone": "Spine1", "offset": [0, 0, 0], "tail": [0, 0.25, 0], "radius": 0.12},
+                    {"bone": "Hips", "offset": [0, -0.05, 0], "tail": [0, 0.1, 0], "radius": 0.13}
+                ]
+            }
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let loaded = CharacterDef::load(&file).unwrap();
+    let cloth = loaded.asset.dynamics().cloth.clone().unwrap();
+    let cape = cloth.cape.as_ref().unwrap();
+    assert_eq!((cloth.count, cape.vertices), (285, 285));
+    let ch = loaded.asset.character();
+    let (mut s, mut w) = (Vec::new(), Vec::new());
+    ch.world_matrices(&ch.rest_pose(), &mut s, &mut w);
+    let at = |n: &str| {
+        let i = ch
+            .nodes
+            .iter()
+            .position(|x| x.name.as_deref() == Some(n))
+            .unwrap();
+        w[i].w_axis.truncate()
+    };
+    let (l, r) = (at("LeftArm"), at("RightArm"));
+    assert!((cape.width - 1.15 * f64::from((l - r).length())).abs() < 1e-3);
+    // The top row at the upper arms' height; every vertex behind the chest (the avatar faces +Z).
+    let top = cloth.rest.iter().map(|p| p[1]).fold(f32::MIN, f32::max);
+    assert!((top - 0.5 * (l.y + r.y)).abs() < 1e-4, "top {top}");
+    let chest = at("Spine1");
+    assert!(cloth.rest.iter().all(|p| p[2] < chest.z - 0.05));
+    // Its rest vertices sit outside the torso's capsules and it hangs still when nothing moves.
+    let asset = Arc::new(loaded.asset.clone());
+    let opts = RuntimeOptions {
+        instances: 1,
+        lift: None,
+    };
+    let mut rt = Runtime::new(asset, &Device::Cpu, &opts).unwrap();
+    for f in 0..60 {
+        rt.update(f64::from(f) / 60.0).unwrap();
+    }
+    let r = rt
+        .instance(0)
+        .unwrap()
+        .dynamics_report()
+        .cloth
+        .clone()
+        .unwrap();
+    assert!(r.max_stretch < 0.02, "{}", r.max_stretch);
+}
