@@ -119,8 +119,80 @@ fn hair(c: &mut Criterion) {
         g.bench_function("sintel_11400x16_to_splats", |b| {
             b.iter(|| strand_splats(&full, &tfx.positions, &mut out, 0).unwrap());
         });
+        #[cfg(feature = "vulkan")]
+        gpu::strands(&mut g, "sintel_11400x16", &full, 1);
+    }
+    #[cfg(feature = "vulkan")]
+    {
+        gpu::strands(&mut g, "builtin_11200x12", &groom, 1);
+        gpu::strands(&mut g, "builtin_11200x12_x64", &groom, 64);
     }
     g.finish();
+}
+
+/// The strands-to-splats kernel on a Vulkan device (`--features vulkan`): per iteration the
+/// guides of `n` characters uploaded, one dispatch recorded, submitted and waited for (wall
+/// time); the kernel's own GPU time from the `hair` stage's timestamps is printed after.
+#[cfg(feature = "vulkan")]
+mod gpu {
+    use std::sync::Arc;
+
+    use criterion::{Throughput, measurement::WallTime};
+    use mien_core::hair::Groom;
+    use mien_core::sink::{SlotRange, SplatSink};
+    use mien_gpu::{GpuDevice, GpuHairData, GpuHairLift, GpuSplatSink};
+    use mien_vulkan::{ContextOptions, VulkanContext};
+
+    pub fn strands(
+        g: &mut criterion::BenchmarkGroup<'_, WallTime>,
+        name: &str,
+        groom: &Groom,
+        n: u32,
+    ) {
+        let Ok(ctx) = VulkanContext::new(&ContextOptions::default()) else {
+            eprintln!("notice: no Vulkan device; the GPU hair bench is skipped");
+            return;
+        };
+        let data = GpuHairData::upload(&ctx, Arc::new(groom.clone())).unwrap();
+        let per = data.slots();
+        let mut sink = GpuSplatSink::new(&ctx, per * n).unwrap();
+        let r = sink.allocate(per * n).unwrap();
+        let range = SlotRange {
+            offset: r.offset,
+            count: per,
+        };
+        let mut lift = GpuHairLift::new(&ctx, data, &sink, range, n, per).unwrap();
+        let guides = groom.guides.clone();
+        let mut gpu_ms = Vec::new();
+        g.throughput(Throughput::Elements(u64::from(n) * groom.child_count() as u64));
+        g.bench_function(format!("gpu_{name}_to_splats"), |b| {
+            b.iter(|| {
+                for z in 0..n {
+                    lift.set_guides(z, &guides).unwrap();
+                }
+                let mut enc = ctx.begin().unwrap();
+                GpuHairLift::record_batch(std::slice::from_mut(&mut lift), &mut enc, &mut sink)
+                    .unwrap();
+                ctx.end_frame(&mut enc);
+                ctx.submit(enc).unwrap();
+                ctx.wait().unwrap();
+                if let Ok(Some(t)) = GpuDevice::stage_times(&ctx) {
+                    gpu_ms.push(t.hair_ms);
+                }
+            });
+        });
+        gpu_ms.sort_by(f64::total_cmp);
+        if let Some(m) = gpu_ms.get(gpu_ms.len() / 2).filter(|m| **m > 0.0) {
+            let slots = f64::from(per) * f64::from(n);
+            // Written per slot: centre, two covariance rows (3 × 16 bytes) and a colour word.
+            let gbs = slots * 52.0 / (m * 1e-3) / 1e9;
+            println!(
+                "GPU hair {name}: {n} character(s), {slots} gaussians: median kernel time {:.1} µs ({gbs:.0} GB/s written, {:.0} characters/s)",
+                m * 1e3,
+                f64::from(n) / (m * 1e-3)
+            );
+        }
+    }
 }
 
 criterion_group!(benches, hair);
