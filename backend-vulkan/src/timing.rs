@@ -72,23 +72,24 @@ impl Timestamps {
     /// # Safety
     /// `d` live; the frame that wrote the queries completed.
     pub(crate) unsafe fn read(&self, d: &ash::Device) -> StageTimes {
-        let mut data = [[0u64; 2]; QUERIES as usize];
-        // SAFETY: caller's contract; no WAIT flag, so unwritten queries return unavailable.
-        let ok = unsafe {
-            d.get_query_pool_results(
-                self.pool,
-                0,
-                &mut data,
-                vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WITH_AVAILABILITY,
-            )
-        };
-        if ok.is_err() && ok != Err(vk::Result::NOT_READY) {
-            return StageTimes::default();
-        }
-        let pairs: Vec<Option<(u64, u64)>> = (0..QUERIES as usize / 2)
+        // One stage at a time: a stage this frame did not record was never reset, and a read
+        // that spans it may fail as a whole on some drivers (the H200's returned nothing for a
+        // frame of the hair stage alone).
+        let pairs: Vec<Option<(u64, u64)>> = (0..QUERIES / 2)
             .map(|s| {
-                let (b, e) = (data[2 * s], data[2 * s + 1]);
-                (b[1] != 0 && e[1] != 0).then_some((b[0], e[0]))
+                let mut data = [[0u64; 2]; 2];
+                // SAFETY: caller's contract; no WAIT flag, so unwritten queries return
+                // unavailable.
+                let ok = unsafe {
+                    d.get_query_pool_results(
+                        self.pool,
+                        2 * s,
+                        &mut data,
+                        vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WITH_AVAILABILITY,
+                    )
+                };
+                let (b, e) = (data[0], data[1]);
+                (ok.is_ok() && b[1] != 0 && e[1] != 0).then_some((b[0], e[0]))
             })
             .collect();
         StageTimes::from_ticks(&pairs, self.period_ns)

@@ -164,7 +164,9 @@ mod gpu {
         let mut lift = GpuHairLift::new(&ctx, data, &sink, range, n, per).unwrap();
         let guides = groom.guides.clone();
         let mut gpu_ms = Vec::new();
-        g.throughput(Throughput::Elements(u64::from(n) * groom.child_count() as u64));
+        g.throughput(Throughput::Elements(
+            u64::from(n) * groom.child_count() as u64,
+        ));
         g.bench_function(format!("gpu_{name}_to_splats"), |b| {
             b.iter(|| {
                 for z in 0..n {

@@ -38,6 +38,13 @@ pub use mien_runtime as runtime;
 /// Retargeting a clip from another skeleton onto a character ([`mien_runtime::retarget`]).
 pub use mien_runtime::retarget;
 
+/// Character files (`mien-character`: model, face, feet, springs, clips, locomotion, cloth, hair):
+/// [`character::CharacterDef::load`], then [`character::LoadedCharacter::apply`] on an instance.
+pub use mien_runtime::character;
+
+/// Cloth and hair carried by an asset and simulated per instance ([`mien_runtime::dynamics`]).
+pub use mien_runtime::dynamics;
+
 /// Headless, deterministic scenarios (`mien scenario run`): [`scenario::prepare`] a file, then
 /// [`scenario::run_twice`] it (docs/scenarios.md).
 pub use mien_runtime::scenario;

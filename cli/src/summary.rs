@@ -164,6 +164,12 @@ pub fn print(o: &Outcome) {
                 h["guides"], h["strands"], h["segments"], h["splats"]
             ));
         }
+        if b.get("cloth").is_some() || b.get("hair").is_some() {
+            parts.push(format!(
+                "{} splats a frame in all (the body's lift, the cloth's and the strands)",
+                r.splats.gaussians
+            ));
+        }
         if !parts.is_empty() {
             println!("  body       {}", parts.join("; "));
         }
@@ -348,7 +354,7 @@ pub fn print(o: &Outcome) {
             println!(
                 "  splats     {} lift: {} gaussians over {}; colour: {} textured, {} plain, {} by normal",
                 r.splats.lift,
-                r.splats.gaussians,
+                b.gaussians,
                 count(b.triangles, "triangle"),
                 c.textured_triangles,
                 c.plain_triangles,

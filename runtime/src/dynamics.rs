@@ -25,6 +25,9 @@ use mien_core::rig::{Character, NodeId, RigControls, RigData};
 
 use crate::error::{Error, Result};
 
+/// Largest collider radius and end offset from its bone, metres.
+pub const MAX_COLLIDER_M: f64 = 10.0;
+
 /// A capsule on a bone: the node and its ends (bone space, metres) and radius.
 #[derive(Clone, Debug, PartialEq)]
 pub struct BoneCapsule {
@@ -42,25 +45,50 @@ impl BoneCapsule {
     /// Resolve `defs` against `ch` (the bone by name).
     ///
     /// # Errors
-    /// [`Error::Invalid`] naming `what`, the index and the bone the character lacks.
+    /// [`Error::Invalid`] naming `what` and every problem at once by index: a bone the character
+    /// lacks, ends not finite or farther than [`MAX_COLLIDER_M`] from the bone, a radius outside
+    /// 0–[`MAX_COLLIDER_M`].
     pub fn resolve(ch: &Character, defs: &[CapsuleDef], what: &str) -> Result<Vec<BoneCapsule>> {
-        defs.iter()
-            .enumerate()
-            .map(|(i, c)| {
-                let node = find_node(ch, &c.bone).ok_or_else(|| {
-                    Error::invalid(
-                        format!("{what}/colliders/{i}/bone"),
-                        format!("`{}` is not a node of {}", c.bone, ch.source),
-                    )
-                })?;
-                Ok(BoneCapsule {
+        let mut problems = Vec::new();
+        let mut out = Vec::with_capacity(defs.len());
+        for (i, c) in defs.iter().enumerate() {
+            let at = format!("{what}/colliders/{i}");
+            let node = find_node(ch, &c.bone);
+            if node.is_none() {
+                problems.push(format!(
+                    "{at}/bone: `{}` is not a node of {}",
+                    c.bone, ch.source
+                ));
+            }
+            let ends = c.offset.iter().chain(&c.tail);
+            if !ends
+                .clone()
+                .all(|x| x.is_finite() && x.abs() <= MAX_COLLIDER_M)
+            {
+                problems.push(format!(
+                    "{at}: offset and tail must be finite and within {MAX_COLLIDER_M} m of the bone"
+                ));
+            }
+            if !(c.radius.is_finite() && (0.0..=MAX_COLLIDER_M).contains(&c.radius)) {
+                problems.push(format!(
+                    "{at}/radius: {} is not a radius from 0 to {MAX_COLLIDER_M} m",
+                    c.radius
+                ));
+            }
+            if let Some(node) = node {
+                out.push(BoneCapsule {
                     node,
                     a: DVec3::from(c.offset),
                     b: DVec3::from(c.tail),
                     radius: c.radius,
-                })
-            })
-            .collect()
+                });
+            }
+        }
+        if problems.is_empty() {
+            Ok(out)
+        } else {
+            Err(Error::invalid(what, problems.join("; ")))
+        }
     }
 
     fn world(&self, to_world: &DMat4, world: &[Mat4]) -> (DVec3, DVec3) {

@@ -209,7 +209,7 @@ impl Instance {
         self.body.placement
     }
 
-    /// What the body step (foot placement, spring bones) did on the last frame.
+    /// What the cloth and hair simulations did last frame (stretch, contacts, steps, a cut).
     pub fn dynamics_report(&self) -> &crate::dynamics::DynamicsReport {
         &self.dynamics.report
     }
@@ -221,13 +221,14 @@ impl Instance {
         &self.dynamics.cloth_out.0
     }
 
-    /// The hair guides' points `(G·(S+1),3)` of the last frame, character space, metres.
-    /// Empty without hair or before the first frame.
+    /// The hair guides' points `(G·(S+1),3)` of the last frame, character space, metres: guide
+    /// `g`'s `S+1` points from index `g·(S+1)`, root first (`S` is the groom's `segments`,
+    /// `asset.dynamics().hair`). Empty without hair or before the first frame.
     pub fn hair_guides(&self) -> &[[f32; 3]] {
         &self.dynamics.hair_out
     }
 
-    /// What the body step did last frame (foot placement, springs, placement).
+    /// What the body step (foot placement, spring bones) did on the last frame.
     pub fn body_report(&self) -> &crate::body::BodyReport {
         &self.body.last
     }

@@ -220,3 +220,42 @@ fn a_cape_fits_the_rpm_avatars_shoulders() {
         .unwrap();
     assert!(r.max_stretch < 0.02, "{}", r.max_stretch);
 }
+
+/// Bad cloth and hair in a character file are refused naming the field, every problem at once,
+/// nothing silently kept (the fresh-user pass's findings).
+#[test]
+fn bad_cloth_and_hair_are_refused_with_their_fields() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bad.character.json");
+    let write = |v: serde_json::Value| {
+        std::fs::write(&file, v.to_string()).unwrap();
+        CharacterDef::load(&file).unwrap_err().chain_text()
+    };
+    let base: serde_json::Value =
+        serde_json::from_str(mien_runtime::character::BUILTIN_BODY_FILE).unwrap();
+    let mut v = base.clone();
+    v["hair"]["colliders"][0]["radius"] = serde_json::json!(-1);
+    v["hair"]["colliders"][1]["bone"] = serde_json::json!("Nope");
+    let e = write(v);
+    assert!(
+        e.contains("/hair/colliders/0/radius") && e.contains("/hair/colliders/1/bone"),
+        "{e}"
+    );
+    let mut v = base.clone();
+    v["cloth"]["max_distance"] = serde_json::json!([0.5, 0.0]);
+    v["cloth"]["cape"]["length"] = serde_json::json!(1e9);
+    let e = write(v);
+    assert!(
+        e.contains("/max_distance") && e.contains("the hem's distance"),
+        "{e}"
+    );
+    assert!(e.contains("length 1000000000 is not a size"), "{e}");
+    let mut v = base.clone();
+    v["hair"]["simulation"]["stiffness"] = serde_json::json!([1e30, 1]);
+    let e = write(v);
+    assert!(e.contains("stiffness"), "{e}");
+    let mut v = base;
+    v["cloth"]["colliders"][0]["radius"] = serde_json::json!(1e9);
+    let e = write(v);
+    assert!(e.contains("/colliders/0"), "{e}");
+}

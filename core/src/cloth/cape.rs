@@ -16,6 +16,9 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::rig::{Character, MeshId, NodeId, SkinId};
 
+/// Largest cape width, length or clearance, metres.
+pub const MAX_CAPE_M: f64 = 10.0;
+
 /// Most vertices along one side of a generated cape.
 pub const MAX_CAPE_SIDE: u32 = 128;
 
@@ -73,29 +76,38 @@ impl CapeDef {
     /// # Errors
     /// A sentence naming the first field out of range, with the range.
     pub fn check(&self) -> std::result::Result<(), String> {
-        let pos = |x: Option<f64>| x.is_none_or(|x| x.is_finite() && x > 0.0);
-        if !pos(self.width) {
-            return Err(format!("width {:?} must be > 0 metres", self.width));
+        let size = |x: f64| x.is_finite() && x > 0.0 && x <= MAX_CAPE_M;
+        if let Some(w) = self.width.filter(|w| !size(*w)) {
+            return Err(format!(
+                "width {w} is not a size in (0, {MAX_CAPE_M}] metres"
+            ));
         }
-        if !pos(self.length) {
-            return Err(format!("length {:?} must be > 0 metres", self.length));
+        if let Some(l) = self.length.filter(|l| !size(*l)) {
+            return Err(format!(
+                "length {l} is not a size in (0, {MAX_CAPE_M}] metres"
+            ));
         }
-        if self.flare.is_some_and(|f| !(0.5..=3.0).contains(&f)) {
-            return Err(format!("flare {:?} is outside 0.5–3", self.flare));
+        if let Some(f) = self.flare.filter(|f| !(0.5..=3.0).contains(f)) {
+            return Err(format!("flare {f} is outside 0.5–3"));
         }
         for (f, v) in [("columns", self.columns), ("rows", self.rows)] {
-            if v.is_some_and(|n| !(2..=MAX_CAPE_SIDE).contains(&n)) {
-                return Err(format!("{f} {v:?} is outside 2–{MAX_CAPE_SIDE}"));
+            if let Some(n) = v.filter(|n| !(2..=MAX_CAPE_SIDE).contains(n)) {
+                return Err(format!("{f} {n} is outside 2–{MAX_CAPE_SIDE}"));
             }
         }
-        if self.clearance.is_some_and(|c| !(c.is_finite() && c >= 0.0)) {
-            return Err(format!("clearance {:?} must be ≥ 0 metres", self.clearance));
-        }
-        if self
-            .colour
-            .is_some_and(|c| !c.iter().all(|x| (0.0..=1.0).contains(x)))
+        if let Some(c) = self
+            .clearance
+            .filter(|c| !(c.is_finite() && (0.0..=MAX_CAPE_M).contains(c)))
         {
-            return Err(format!("colour {:?} must be in [0, 1]", self.colour));
+            return Err(format!(
+                "clearance {c} is not a distance in [0, {MAX_CAPE_M}] metres"
+            ));
+        }
+        if let Some(c) = self
+            .colour
+            .filter(|c| !c.iter().all(|x| (0.0..=1.0).contains(x)))
+        {
+            return Err(format!("colour {c:?} must be in [0, 1]"));
         }
         Ok(())
     }

@@ -19,6 +19,9 @@ use crate::error::{Error, Result};
 /// The format name.
 pub const FORMAT: &str = "mien-cloth";
 
+/// Largest maximum distance, pin height and collider size, metres.
+pub const MAX_DISTANCE_M: f64 = 10.0;
+
 /// Most capsules one cloth collides with.
 pub const MAX_COLLIDERS: usize = 64;
 
@@ -149,10 +152,20 @@ impl ClothDef {
                 format!("{} is not a height ≥ 0", self.pin_height),
             );
         }
-        if !self.max_distance.iter().all(|d| nonneg(*d)) {
+        let [near, far] = self.max_distance;
+        if !self
+            .max_distance
+            .iter()
+            .all(|d| nonneg(*d) && *d <= MAX_DISTANCE_M)
+        {
             bad(
                 "/max_distance",
-                format!("{:?}: each must be ≥ 0 metres", self.max_distance),
+                format!("[{near}, {far}]: each must be from 0 to {MAX_DISTANCE_M} metres"),
+            );
+        } else if near > far {
+            bad(
+                "/max_distance",
+                format!("[{near}, {far}]: the hem's distance must be at least the pins'"),
             );
         }
         if !(self.teleport_distance.is_finite() && self.teleport_distance > 0.0) {
@@ -171,11 +184,19 @@ impl ClothDef {
             );
         }
         for (i, c) in self.colliders.iter().enumerate() {
-            let fine = c.offset.iter().chain(&c.tail).all(|x| x.is_finite()) && nonneg(c.radius);
+            let fine = c
+                .offset
+                .iter()
+                .chain(&c.tail)
+                .all(|x| x.is_finite() && x.abs() <= MAX_DISTANCE_M)
+                && nonneg(c.radius)
+                && c.radius <= MAX_DISTANCE_M;
             if !fine {
                 bad(
                     &format!("/colliders/{i}"),
-                    "ends must be finite and the radius ≥ 0".into(),
+                    format!(
+                        "ends must be finite and the radius from 0, all within {MAX_DISTANCE_M} m"
+                    ),
                 );
             }
         }
@@ -254,8 +275,11 @@ impl ClothDef {
             MAX_MOTION_STEPS,
         );
         let gravity = m.gravity.map_or(d.gravity, glam::DVec3::from);
-        if !gravity.is_finite() {
-            bad("/material/gravity", "not finite".into());
+        if !(gravity.is_finite() && gravity.length() <= 1000.0) {
+            bad(
+                "/material/gravity",
+                "must be finite and at most 1000 m/s²".into(),
+            );
         }
         match p.len() {
             0 => Ok(ClothMaterial {

@@ -27,6 +27,11 @@ use glam::{DMat4, DQuat, DVec3};
 
 use crate::error::{Error, Result};
 
+/// Largest gravity or wind, m/s².
+pub const MAX_ACCEL: f64 = 2000.0;
+/// Largest stiffness or damping, 1/s.
+pub const MAX_RATE: f64 = 10_000.0;
+
 /// Most fixed steps one update runs (a longer gap is a cut: the groom restarts on the head).
 pub const MAX_STEPS_PER_UPDATE: u32 = 64;
 
@@ -165,19 +170,29 @@ impl HairSim {
         if !(o.step_hz.is_finite() && (1.0..=1000.0).contains(&o.step_hz)) {
             return Err(bad("step_hz", format!("{} is not 1–1000 Hz", o.step_hz)));
         }
-        if !(o.gravity.is_finite() && o.wind.is_finite()) {
-            return Err(bad("forces", "gravity and wind must be finite".into()));
+        if !(o.gravity.is_finite()
+            && o.wind.is_finite()
+            && o.gravity.length() <= MAX_ACCEL
+            && o.wind.length() <= MAX_ACCEL)
+        {
+            return Err(bad(
+                "forces",
+                format!("gravity and wind must be finite and at most {MAX_ACCEL} m/s²"),
+            ));
         }
-        if !(o.stiffness.iter().all(|k| k.is_finite() && *k >= 0.0)
+        if !(o
+            .stiffness
+            .iter()
+            .all(|k| k.is_finite() && (0.0..=MAX_RATE).contains(k))
             && o.damping.is_finite()
-            && o.damping >= 0.0
+            && (0.0..=MAX_RATE).contains(&o.damping)
             && (0.0..=1.0).contains(&o.ftl_damping)
             && o.teleport_m.is_finite()
             && o.teleport_m > 0.0)
         {
             return Err(bad(
                 "options",
-                "stiffness and damping ≥ 0, ftl_damping 0–1, teleport_m > 0".into(),
+                format!("stiffness and damping 0–{MAX_RATE} 1/s, ftl_damping 0–1, teleport_m > 0"),
             ));
         }
         let rest: Vec<DVec3> = guides
@@ -218,10 +233,10 @@ impl HairSim {
     /// # Errors
     /// Wind that is not finite.
     pub fn set_wind(&mut self, wind: DVec3) -> Result<()> {
-        if !wind.is_finite() {
+        if !(wind.is_finite() && wind.length() <= MAX_ACCEL) {
             return Err(Error::Invalid {
                 what: "hair wind".into(),
-                reason: format!("{wind} is not finite"),
+                reason: format!("{wind} is not finite or over {MAX_ACCEL} m/s²"),
             });
         }
         self.options.wind = wind;
