@@ -5,6 +5,7 @@
 
 pub mod bytes;
 pub mod cpu;
+pub mod dynamics;
 pub mod export;
 #[cfg(any(feature = "wgpu", feature = "vulkan"))]
 pub mod gpu;

@@ -585,6 +585,7 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
                         "triangles": c.triangles.len(),
                         "colliders": c.colliders.len(),
                         "cape": c.cape,
+                        "splats": rt.lift().map_or(0, |l| l.cloth_slots),
                         "substeps_per_frame": c.material.substeps * c.material.motion_steps,
                         "last_frame": last.cloth,
                     }),
@@ -612,6 +613,7 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
     report.timings_ms.animate = ms(t_anim);
     report.timings_ms.rig = ms(times.rig);
     report.timings_ms.lift = ms(times.lift);
+    report.timings_ms.dynamics = ms(times.dynamics);
     if let Some([morph, skin, lift]) = times.gpu_ms {
         report.timings_ms.gpu = Some(crate::report::GpuTimes {
             morph,

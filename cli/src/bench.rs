@@ -100,6 +100,13 @@ pub struct BenchArgs {
     /// else the shared/data folder beside the checkout mien was built from).
     #[arg(long)]
     pub data: Option<PathBuf>,
+    /// The cloth and hair rows instead of the rig table: whole characters with their simulations
+    /// (workloads `body`: the built-in body with its cape and 11,200-strand groom walking in wind;
+    /// `sintel`: Sintel's full 11,400-strand TressFX groom on its collider), the host simulation
+    /// and the backend's pose, lifts and strands timed apart, characters per second. Batches
+    /// default to 1,16,64 (1,16 with --quick), 30 timed frames (3 with --quick).
+    #[arg(long)]
+    pub dynamics: bool,
     /// Accept a software GPU (lavapipe, llvmpipe): for trying the harness, not for figures.
     #[arg(long)]
     pub allow_software: bool,
@@ -177,6 +184,9 @@ fn open_backends(a: &BenchArgs) -> anyhow::Result<Opened> {
 pub fn run(a: &BenchArgs, command: Vec<String>) -> anyhow::Result<()> {
     check_args(a)?;
     let data = a.data.clone().unwrap_or_else(workloads::data_dir);
+    if a.dynamics {
+        return run_dynamics(a, &data, command);
+    }
     let ids = workload_ids(a)?;
     if let Some(dir) = &a.export {
         return bench_check::export(&ids, &data, dir);
@@ -360,5 +370,107 @@ fn plot(a: &BenchArgs, dir: &std::path::Path, backends: &[Box<dyn Bench>]) -> an
     )
     .with_context(|| format!("writing {}", sweep.display()))?;
     println!("wrote {}", sweep.display());
+    Ok(())
+}
+
+/// `--dynamics`: the cloth and hair rows ([`mien_benches::dynamics`]).
+fn run_dynamics(a: &BenchArgs, data: &std::path::Path, command: Vec<String>) -> anyhow::Result<()> {
+    use mien_benches::dynamics::{self, DynPlan};
+    let ids = bench_check::dynamics_ids(a)?;
+    let out = a.out.as_deref().map(OutFiles::prepare).transpose()?;
+    if let Some(o) = &out {
+        crate::interrupt::set_staging(o.created_dir());
+    }
+    let (mut devices, mut notes) = (Vec::new(), Vec::new());
+    if a.backend.is_empty() {
+        for name in mien_benches::BACKENDS {
+            match dynamics::open(name, a.allow_software) {
+                Ok((d, words)) => devices.push((name.to_owned(), d, words)),
+                Err(e) => notes.push(format!("{name} skipped: {e:#}")),
+            }
+        }
+    } else {
+        for name in &a.backend {
+            let name = name.trim().to_ascii_lowercase();
+            let (d, words) = dynamics::open(&name, a.allow_software)
+                .with_context(|| format!("--backend {name}"))?;
+            devices.push((name, d, words));
+        }
+    }
+    // GPU backends first, the CPU last (as the rig table).
+    devices.sort_by_key(|(n, _, _)| n == "cpu");
+    let batches = match (a.batch.is_empty(), a.quick) {
+        (false, _) => a.batch.clone(),
+        (true, true) => vec![1, 16],
+        (true, false) => vec![1, 16, 64],
+    };
+    let plan = DynPlan {
+        warmup: if a.quick { 1 } else { 3 },
+        frames: a.frames.unwrap_or(if a.quick { 3 } else { 30 }),
+    };
+    let total = (ids.len() * devices.len() * batches.len()) as u64;
+    let pb = if a.quiet || !std::io::stderr().is_terminal() {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(total)
+    };
+    if let Ok(style) = ProgressStyle::with_template("{spinner} {bar:40} {pos}/{len} rows  {msg}") {
+        pb.set_style(style);
+    }
+    let mut rows = Vec::new();
+    for (name, device, _) in &devices {
+        for id in &ids {
+            for &batch in &batches {
+                crate::interrupt::check()?;
+                pb.set_message(format!("{name} {id} ×{batch}"));
+                rows.push(dynamics::run_row(name, device, id, batch, plan, data));
+                pb.inc(1);
+            }
+        }
+    }
+    pb.finish_and_clear();
+    let mut text: String = devices
+        .iter()
+        .map(|(n, _, w)| format!("# {n}: {w}\n"))
+        .collect();
+    text += &dynamics::table(&rows);
+    print!("{text}");
+    for n in &notes {
+        println!("note: {n}");
+    }
+    if let Some(out) = &out {
+        let doc = json!({
+            "machine": Machine::this(),
+            "devices": devices.iter().map(|(n, _, w)| json!({"backend": n, "device": w})).collect::<Vec<_>>(),
+            "date": utc_now(),
+            "command": command,
+            "frames": plan.frames,
+            "warmup": plan.warmup,
+            "warmup_min_s": mien_benches::harness::WARMUP_MIN.as_secs_f64(),
+            "frame_dt_s": dynamics::FRAME_DT,
+            "conventions": {
+                "sim_us": "host simulation of every character's cloth and guides per frame",
+                "draw_us": "the rest of the frame: pose, lifts, strands (encode, submit, wait)",
+                "gpu_us": "device time per frame from timestamp queries (all stages)",
+                "characters_per_s": "batch / (sim + draw)",
+            },
+            "dynamics_rows": rows,
+            "notes": notes,
+        });
+        let json = serde_json::to_string_pretty(&doc)?;
+        let guard = crate::interrupt::critical()?;
+        let path = out.write(&json, &text)?;
+        guard.committed();
+        println!("wrote {} and table.txt", path.display());
+    }
+    let failed = rows
+        .iter()
+        .filter(|r| r.status.starts_with("error"))
+        .count();
+    anyhow::ensure!(
+        failed == 0,
+        "{failed} of {} rows failed (their status says why)",
+        rows.len()
+    );
     Ok(())
 }

@@ -51,6 +51,23 @@ pub fn check_args(a: &BenchArgs) -> anyhow::Result<()> {
             other.join(", ")
         );
     }
+    if a.dynamics {
+        let mut other = Vec::new();
+        for (f, set) in [
+            ("--export", a.export.is_some()),
+            ("--plot", a.plot.is_some()),
+            ("--lift", a.lift.is_some()),
+        ] {
+            if set {
+                other.push(f);
+            }
+        }
+        anyhow::ensure!(
+            other.is_empty(),
+            "--dynamics times whole characters with their cloth and hair (no lift choice, export or sweep): drop {}",
+            other.join(", ")
+        );
+    }
     if a.plot.is_some() {
         let mut other: Vec<&str> = table_flags
             .iter()
@@ -99,6 +116,33 @@ pub fn check_args(a: &BenchArgs) -> anyhow::Result<()> {
         anyhow::bail!("--backend: `{d}` is named twice");
     }
     Ok(())
+}
+
+/// The dynamics workloads asked for (`body`, `sintel`; both by default), lower-cased, each known
+/// and named once.
+///
+/// # Errors
+/// An unknown or repeated name, naming it and the known ones.
+pub fn dynamics_ids(a: &BenchArgs) -> anyhow::Result<Vec<String>> {
+    use mien_benches::dynamics::WORKLOADS;
+    if a.workload.is_empty() {
+        return Ok(WORKLOADS.iter().map(|s| (*s).to_owned()).collect());
+    }
+    let ids: Vec<String> = a
+        .workload
+        .iter()
+        .map(|s| s.trim().to_ascii_lowercase())
+        .collect();
+    if let Some(bad) = ids.iter().find(|id| !WORKLOADS.contains(&id.as_str())) {
+        anyhow::bail!(
+            "--workload: unknown dynamics workload `{bad}` (known with --dynamics: {})",
+            WORKLOADS.join(", ")
+        );
+    }
+    if let Some(d) = first_repeat(&ids) {
+        anyhow::bail!("--workload: `{d}` is named twice");
+    }
+    Ok(ids)
 }
 
 /// The first value that appears twice.

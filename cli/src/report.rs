@@ -226,6 +226,8 @@ pub struct Timings {
     pub rig_per_frame: f64,
     /// Mean lift pass per frame.
     pub lift_per_frame: f64,
+    /// The cloth and hair simulations on the host, all frames (0 without cloth or hair).
+    pub dynamics: f64,
     /// GPU time per stage from timestamp queries, all frames (GPU backends whose adapter has them).
     pub gpu: Option<GpuTimes>,
 }

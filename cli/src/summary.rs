@@ -402,8 +402,16 @@ pub fn print(o: &Outcome) {
             );
         }
     }
+    let dynamics = if r.timings_ms.dynamics > 0.0 {
+        format!(
+            ", cloth and hair {:.3} ms/frame",
+            r.timings_ms.dynamics / f64::from(r.frames.count.max(1))
+        )
+    } else {
+        String::new()
+    };
     println!(
-        "  time       rig {:.3} ms/frame, lift {:.3} ms/frame, frame files {:.0} ms, preview {:.0} ms",
+        "  time       rig {:.3} ms/frame, lift {:.3} ms/frame{dynamics}, frame files {:.0} ms, preview {:.0} ms",
         r.timings_ms.rig_per_frame,
         r.timings_ms.lift_per_frame,
         r.timings_ms.ply,

@@ -367,3 +367,79 @@ fn an_interrupted_run_leaves_no_out_folder() {
     assert!(stderr.contains("interrupted"), "{stderr}");
     assert!(!out_dir.exists(), "the --out folder was left behind");
 }
+
+/// `--dynamics`: the built-in body with its cape and groom and Sintel's full groom on the CPU, one
+/// row each, written to bench.json with figures that agree with each other (frame = sim + draw,
+/// characters/s = batch / frame), the gaussians each character writes (the body's with its cape
+/// and 134,400 strand gaussians; Sintel's 11,400 × 15), and a host simulation that took time.
+#[test]
+fn dynamics_rows_time_whole_characters_with_cloth_and_hair() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = mien()
+        .args([
+            "bench",
+            "--dynamics",
+            "--backend",
+            "cpu",
+            "--batch",
+            "2",
+            "--frames",
+            "2",
+            "--quick",
+            "--quiet",
+            "--data",
+        ])
+        .arg(common::data(""))
+        .arg("--out")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("characters/s"), "{stdout}");
+    let doc: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("bench.json")).unwrap()).unwrap();
+    let rows = doc["dynamics_rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    for r in rows {
+        assert_eq!(r["status"], "ok", "{r}");
+        assert_eq!(r["batch"], 2);
+        let f = |k: &str| r[k].as_f64().unwrap();
+        assert!(f("sim_us") > 0.0 && f("draw_us") > 0.0, "{r}");
+        assert!((f("frame_us") - f("sim_us") - f("draw_us")).abs() < 1e-6 * f("frame_us"));
+        assert!(
+            (f("characters_per_s") - 2.0 / (f("frame_us") * 1e-6)).abs()
+                < 1e-6 * f("characters_per_s")
+        );
+        assert!(r["gpu_us"].is_null());
+    }
+    assert_eq!(rows[0]["workload"], "body");
+    assert!(rows[0]["gaussians"].as_u64().unwrap() > 134_400 + 504);
+    assert_eq!(rows[1]["workload"], "sintel");
+    assert_eq!(rows[1]["gaussians"], 11_400 * 15);
+    assert_eq!(doc["frames"], 2);
+}
+
+/// `--dynamics` refuses the rig table's workloads and its lift, export and sweep flags, naming them.
+#[test]
+fn dynamics_refuses_what_it_does_not_take() {
+    for (args, says) in [
+        (&["--workload", "W1"][..], "unknown dynamics workload `w1`"),
+        (&["--workload", "body,body"][..], "named twice"),
+        (&["--lift", "surface"][..], "drop --lift"),
+        (&["--plot", "x"][..], "drop --plot"),
+    ] {
+        let out = mien()
+            .args(["bench", "--dynamics", "--backend", "cpu"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+}

@@ -401,7 +401,7 @@ impl<G: GpuDevice> GpuHairLift<G> {
             group: &l.group,
             groups: [l.groups.0, l.groups.1, l.instances],
         });
-        g.record(encoder, Stage::Lift, &mut dispatches)
+        g.record(encoder, Stage::Hair, &mut dispatches)
             .map_err(Into::into)?;
         sink.mark_changed();
         Ok(())

@@ -54,7 +54,7 @@ fn draw<G: TestDevice>(
     guides: &[Vec<[f32; 3]>],
     offset: u32,
     stride: u32,
-) -> mien_core::Result<(SplatBuffers, u32)> {
+) -> mien_core::Result<(SplatBuffers, u32, Option<mien_gpu::StageTimes>)> {
     let data = GpuHairData::upload(g, groom.clone())?;
     let n = guides.len() as u32;
     let count = data.slots();
@@ -75,12 +75,15 @@ fn draw<G: TestDevice>(
     }
     let mut enc = g.begin().map_err(Into::into)?;
     GpuHairLift::record_batch(std::slice::from_mut(&mut lift), &mut enc, &mut sink)?;
+    g.end_frame(&mut enc);
     g.submit(enc).map_err(Into::into)?;
+    g.wait().map_err(Into::into)?;
+    let times = g.stage_times().map_err(Into::into)?;
     let all = sink.read(SlotRange {
         offset: 0,
         count: capacity,
     })?;
-    Ok((all, capacity))
+    Ok((all, capacity, times))
 }
 
 /// Every slot of every instance within the bound of the reference; slots outside untouched.
@@ -171,7 +174,7 @@ fn random_case<G: TestDevice>(
 ) -> Result<(), String> {
     let guides: Vec<Vec<[f32; 3]>> = (0..instances).map(|i| moved(groom, i, amp)).collect();
     let stride = (groom.child_count() * groom.segments) as u32 + gap;
-    let (got, _) = draw(g, groom, &guides, offset, stride).map_err(msg)?;
+    let (got, _, _) = draw(g, groom, &guides, offset, stride).map_err(msg)?;
     compare(groom, &guides, &got, offset, stride).map(|_| ())
 }
 
@@ -229,13 +232,23 @@ fn sintel(file: &str, segments: usize, children: usize, scale: f64) -> Option<Ar
 fn real_case<G: TestDevice>(g: &G, groom: &Arc<Groom>, what: &str) -> Result<(), String> {
     let guides = vec![moved(groom, 0, 0.01), moved(groom, 1, 0.02)];
     let stride = (groom.child_count() * groom.segments) as u32;
-    let (got, _) = draw(g, groom, &guides, 3, stride).map_err(msg)?;
+    let (got, _, times) = draw(g, groom, &guides, 3, stride).map_err(msg)?;
     let worst = compare(groom, &guides, &got, 3, stride)?;
+    // The pass is timed as the hair stage, not the lift's (where the device has timestamps).
+    if let Some(t) = times {
+        if !(t.hair_ms > 0.0 && t.lift_ms == 0.0 && t.morph_ms == 0.0) {
+            return Err(format!("{} {what}: stage times {t:?}", G::NAME));
+        }
+    }
     eprintln!(
-        "{} {what}: {} strands × {} segments × 2 instances, largest difference {worst:.3} of the bound",
+        "{} {what}: {} strands × {} segments × 2 instances, largest difference {worst:.3} of the bound, hair stage {}",
         G::NAME,
         groom.child_count(),
-        groom.segments
+        groom.segments,
+        times.map_or("untimed (no timestamp queries)".into(), |t| format!(
+            "{:.3} ms",
+            t.hair_ms
+        ))
     );
     Ok(())
 }

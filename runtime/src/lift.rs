@@ -81,8 +81,13 @@ pub struct LiftOptions {
 pub struct LiftInfo {
     /// The lift attached.
     pub kind: LiftKind,
-    /// Slots (gaussians) per instance: V for the debug lift.
+    /// Slots (gaussians) per instance: V for the debug lift; the cloth's and the hair's included.
     pub slots: u32,
+    /// Of those, the cloth's gaussians (bound to its simulated triangles; 0 without cloth or
+    /// with the debug lift).
+    pub cloth_slots: u32,
+    /// Of those, the hair strands' gaussians (strands × segments; 0 without hair).
+    pub hair_slots: u32,
     /// What a surface lift built (gaussians, triangles, textures); `None` for the debug lift.
     pub bound: Option<mien_core::lift::BoundReport>,
     /// The bound gaussians every instance poses (surface, texel, capture lifts): their triangles
@@ -331,6 +336,8 @@ pub(crate) fn attach(
     Ok(LiftInfo {
         kind: l.kind.clone(),
         slots,
+        cloth_slots,
+        hair_slots,
         bound,
         setup,
         sigma,

@@ -134,6 +134,8 @@ pub struct Runtime {
     report: FrameReport,
     frame: u64,
     warm: Times,
+    /// Wall time of the cloth and hair simulations over the updates so far.
+    dynamics_time: std::time::Duration,
     /// The instances' cloth and hair outputs are set from outside (a scenario's capture renderer
     /// draws the run's simulation) instead of simulated per frame.
     pub(crate) external_dynamics: bool,
@@ -209,6 +211,7 @@ impl Runtime {
             report: FrameReport::default(),
             frame: 0,
             warm: Times::default(),
+            dynamics_time: std::time::Duration::ZERO,
             external_dynamics: false,
         };
         if let Model::Head { pack, .. } = asset.model() {
@@ -464,7 +467,9 @@ impl Runtime {
             self.check.matrices(ch, &inst.world, self.frame, t)?;
         }
         self.stage_inputs()?;
+        let t_dyn = std::time::Instant::now();
         self.step_dynamics(t)?;
+        self.dynamics_time += t_dyn.elapsed();
         self.engine.frame()?;
         for (i, inst) in self.instances.iter().enumerate() {
             if let Some(p) = self.engine.posed_cpu(i) {
@@ -736,7 +741,9 @@ impl Runtime {
 
     /// Wall and GPU time of the updates so far ([`Runtime::render_rest`] not counted).
     pub fn times(&self) -> Times {
-        self.engine.times().since(&self.warm)
+        let mut t = self.engine.times().since(&self.warm);
+        t.dynamics = self.dynamics_time;
+        t
     }
 
     /// Wait for the device to finish every submitted frame.

@@ -275,6 +275,7 @@ impl Engine for CpuEngine {
         Times {
             rig: self.enc.rig,
             lift: self.enc.lift,
+            dynamics: std::time::Duration::ZERO,
             gpu_ms: None,
         }
     }

@@ -28,6 +28,9 @@ pub struct Times {
     pub rig: Duration,
     /// Lift passes (likewise).
     pub lift: Duration,
+    /// The cloth and hair simulations on the host, every instance ([`crate::dynamics`]; run in
+    /// parallel over instances from 8). Zero without cloth or hair.
+    pub dynamics: Duration,
     /// GPU time per stage from timestamp queries, summed over frames, ms: morph (or the linear
     /// head's forward pass), skin, lift (with the cloth's lift and the hair strands). `None` on the CPU or without timestamp queries.
     pub gpu_ms: Option<[f64; 3]>,
@@ -39,6 +42,7 @@ impl Times {
         Times {
             rig: self.rig.saturating_sub(earlier.rig),
             lift: self.lift.saturating_sub(earlier.lift),
+            dynamics: self.dynamics.saturating_sub(earlier.dynamics),
             gpu_ms: self.gpu_ms.map(|t| {
                 let w = earlier.gpu_ms.unwrap_or([0.0; 3]);
                 [t[0] - w[0], t[1] - w[1], t[2] - w[2]]
