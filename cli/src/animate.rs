@@ -570,6 +570,17 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
         b.insert("last_frame".into(), serde_json::to_value(last)?);
     }
     let dynamics = rt.asset().dynamics().clone();
+    if let Some(h) = rt.asset().hidden() {
+        let b = report
+            .body
+            .get_or_insert_with(|| serde_json::Value::Object(Default::default()));
+        if let serde_json::Value::Object(b) = b {
+            b.insert(
+                "hidden".into(),
+                serde_json::json!({"meshes": h.meshes, "joints": h.joints, "vertices": h.count}),
+            );
+        }
+    }
     if !dynamics.is_empty() {
         let b = report
             .body

@@ -164,6 +164,27 @@ pub fn print(o: &Outcome) {
                 h["guides"], h["strands"], h["segments"], h["splats"]
             ));
         }
+        if let Some(h) = b.get("hidden") {
+            let names = |k: &str| -> Vec<String> {
+                h[k].as_array()
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(|n| n.as_str().map(str::to_owned))
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            };
+            let what: Vec<String> = [("meshes", names("meshes")), ("joints", names("joints"))]
+                .into_iter()
+                .filter(|(_, n)| !n.is_empty())
+                .map(|(k, n)| format!("{k} {}", n.join(", ")))
+                .collect();
+            parts.push(format!(
+                "hidden: {} vertices ({})",
+                h["vertices"],
+                what.join("; ")
+            ));
+        }
         if b.get("cloth").is_some() || b.get("hair").is_some() {
             parts.push(format!(
                 "{} splats a frame in all (the body's lift, the cloth's and the strands)",

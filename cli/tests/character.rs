@@ -132,9 +132,12 @@ fn the_character_schema_accepts_the_shipped_file() {
     let mut bad = body.clone();
     bad["hair"]["tfx"] = json!("x.tfx");
     assert!(!v.is_valid(&bad), "groom and tfx together");
-    let mut bad = body;
+    let mut bad = body.clone();
     bad["hair"]["colliders"][0]["radius"] = json!(-1);
     assert!(!v.is_valid(&bad));
+    let mut bad = body;
+    bad["hide"]["bones"] = json!(["Head"]);
+    assert!(!v.is_valid(&bad), "hide takes meshes and joints only");
 }
 
 /// `docs/schemas/cloth.schema.json` and `ClothDef` accept the built-in body's cape and refuse the

@@ -40,6 +40,21 @@ pub struct Asset {
     model: Model,
     builtin: bool,
     dynamics: crate::dynamics::Dynamics,
+    hidden: Option<Arc<Hidden>>,
+}
+
+/// Parts of the model left out of the splats ([`Asset::with_hidden`]): a mesh the character's own
+/// groom or garment replaces (a hair card mesh under a simulated groom, a ponytail).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hidden {
+    /// Per flattened vertex `(V,)`: hidden.
+    pub vertices: Vec<bool>,
+    /// The mesh nodes named, as given.
+    pub meshes: Vec<String>,
+    /// The joints named, as given.
+    pub joints: Vec<String>,
+    /// Vertices hidden.
+    pub count: u32,
 }
 
 impl Asset {
@@ -117,6 +132,7 @@ impl Asset {
             model: Model::Rig(Arc::new(rig)),
             builtin: false,
             dynamics: Default::default(),
+            hidden: None,
         })
     }
 
@@ -142,6 +158,7 @@ impl Asset {
             model: Model::Rig(Arc::new(anchored)),
             builtin: self.builtin,
             dynamics: self.dynamics.clone(),
+            hidden: self.hidden.clone(),
         })
     }
 
@@ -179,6 +196,7 @@ impl Asset {
                 model: self.model.clone(),
                 builtin: self.builtin,
                 dynamics: self.dynamics.clone(),
+                hidden: self.hidden.clone(),
             },
             ids,
         ))
@@ -199,6 +217,7 @@ impl Asset {
             },
             builtin: false,
             dynamics: Default::default(),
+            hidden: None,
         })
     }
 
@@ -211,6 +230,107 @@ impl Asset {
     /// The cloth and hair every instance simulates ([`crate::dynamics`]).
     pub fn dynamics(&self) -> &crate::dynamics::Dynamics {
         &self.dynamics
+    }
+
+    /// What [`Asset::with_hidden`] left out, if anything.
+    pub fn hidden(&self) -> Option<&Arc<Hidden>> {
+        self.hidden.as_ref()
+    }
+
+    /// This character with parts left out of the splats: every vertex of the mesh nodes `meshes`
+    /// (a node's or its mesh's name), and every vertex whose skin weights on the joints `joints`
+    /// sum to at least one half. A surface, texel or capture lift drops the gaussians on triangles
+    /// whose three vertices are all hidden; the posed vertices, the skin and the debug lift keep
+    /// them. `what` names the field in errors (`/hide`).
+    ///
+    /// # Errors
+    /// A linear head pack; a name that is no mesh node or no joint of the skin (each named with
+    /// its index: `/hide/meshes/0`); nothing hidden at all.
+    pub fn with_hidden(&self, meshes: &[String], joints: &[String], what: &str) -> Result<Self> {
+        let Model::Rig(rig) = &self.model else {
+            return Err(Error::invalid(
+                self.source(),
+                "a linear head pack has no meshes or joints to hide",
+            ));
+        };
+        let ch = &self.character;
+        let name_of = |n: mien_core::rig::NodeId| ch.nodes[n.index()].name.as_deref();
+        let mut problems = Vec::new();
+        let mut vertices = vec![false; rig.positions.len()];
+        for (i, m) in meshes.iter().enumerate() {
+            let hits: Vec<&mien_core::rig::MeshInstance> = rig
+                .instances
+                .iter()
+                .filter(|inst| {
+                    name_of(inst.node) == Some(m.as_str())
+                        || ch.meshes[inst.mesh.index()].name.as_deref() == Some(m.as_str())
+                })
+                .collect();
+            if hits.is_empty() {
+                let have: Vec<&str> = rig
+                    .instances
+                    .iter()
+                    .filter_map(|inst| name_of(inst.node))
+                    .collect();
+                problems.push(format!(
+                    "{what}/meshes/{i}: `{m}` is no mesh node of {} (it has {})",
+                    ch.source,
+                    have.join(", ")
+                ));
+            }
+            for inst in hits {
+                let a = inst.vertex_base as usize;
+                vertices[a..a + inst.vertex_count as usize].fill(true);
+            }
+        }
+        let mut palette = Vec::new();
+        for (i, j) in joints.iter().enumerate() {
+            let found: Vec<u32> = rig
+                .palette
+                .iter()
+                .enumerate()
+                .filter(|(_, e)| {
+                    matches!(e, mien_core::rig::PaletteEntry::Joint { node, .. } if name_of(*node) == Some(j.as_str()))
+                })
+                .map(|(k, _)| k as u32)
+                .collect();
+            if found.is_empty() {
+                problems.push(format!(
+                    "{what}/joints/{i}: `{j}` is no joint of {}'s skin",
+                    ch.source
+                ));
+            }
+            palette.extend(found);
+        }
+        if !problems.is_empty() {
+            return Err(Error::invalid(what, problems.join("; ")));
+        }
+        if !palette.is_empty() {
+            for ((v, js), ws) in vertices.iter_mut().zip(&rig.joints).zip(&rig.weights) {
+                let w: f32 = js
+                    .iter()
+                    .zip(ws)
+                    .filter(|(j, _)| palette.contains(j))
+                    .map(|(_, w)| *w)
+                    .sum();
+                *v |= w >= 0.5;
+            }
+        }
+        let count = vertices.iter().filter(|v| **v).count() as u32;
+        if count == 0 {
+            return Err(Error::invalid(
+                what,
+                "hides no vertex (the joints named weigh less than one half on every vertex)",
+            ));
+        }
+        let mut a = self.clone();
+        a.hidden = Some(Arc::new(Hidden {
+            vertices,
+            meshes: meshes.to_vec(),
+            joints: joints.to_vec(),
+            count,
+        }));
+        Ok(a)
     }
 
     /// This character with cloth (`def`, read from `file`): a mesh of the model by name, or a

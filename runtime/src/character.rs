@@ -96,6 +96,22 @@ pub struct CharacterDef {
     /// Hair.
     #[serde(default)]
     pub hair: Option<HairDef>,
+    /// Parts of the model left out of the splats ([`Asset::with_hidden`]): its own hair mesh
+    /// under a groom, a ponytail.
+    #[serde(default)]
+    pub hide: Option<HideDef>,
+}
+
+/// What a character file hides (`"hide"`, [`Asset::with_hidden`]).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HideDef {
+    /// Mesh nodes (a node's or its mesh's name) whose every vertex is hidden.
+    #[serde(default)]
+    pub meshes: Vec<String>,
+    /// Joints: a vertex whose skin weights on them sum to at least one half is hidden.
+    #[serde(default)]
+    pub joints: Vec<String>,
 }
 
 /// A character's hair: a groom (a `mien-groom` file or inline definition, or a TressFX file),
@@ -257,6 +273,70 @@ fn read_text(path: &Path) -> Result<String> {
         .map_err(|_| Error::invalid(path.display().to_string(), "not UTF-8 text"))
 }
 
+/// The problems `e` reports for the part at JSON pointer `prefix` of character file `file`, one
+/// item each, so the file's list is flat: a list of problems ([`mien_core::Error::Many`], or an
+/// [`Error::Invalid`] about the part whose reason is `a; b`) gives an item per problem; a problem
+/// in a block written inline (`FILE#/cloth`) is named by its pointer in the character file
+/// (`/cloth/pin_height`); anything else is one item `prefix: the error's text`, the prefix not
+/// repeated.
+fn problem_items(prefix: &str, file: &str, e: &Error) -> Vec<String> {
+    fn core_items(prefix: &str, file: &str, e: &mien_core::Error, out: &mut Vec<String>) {
+        match e {
+            mien_core::Error::Many(list) => {
+                for x in list {
+                    core_items(prefix, file, x, out);
+                }
+            }
+            mien_core::Error::Format {
+                file: f,
+                field,
+                index,
+                reason,
+            } => {
+                let at = index.map(|i| format!(" [{i}]")).unwrap_or_default();
+                match f.strip_prefix(file).and_then(|r| r.strip_prefix('#')) {
+                    // Inline: the block's pointer, then the field's inside it.
+                    Some(ptr) => {
+                        let field = if field == "/" { "" } else { field.as_str() };
+                        out.push(format!("{ptr}{field}{at}: {reason}"));
+                    }
+                    None => out.push(format!("{prefix}: {f}: {field}{at}: {reason}")),
+                }
+            }
+            other => {
+                let text = other.to_string();
+                out.push(if text.starts_with(prefix) {
+                    text
+                } else {
+                    format!("{prefix}: {text}")
+                });
+            }
+        }
+    }
+    let mut out = Vec::new();
+    match e {
+        Error::Invalid { what, reason } if what.starts_with(prefix) => {
+            for item in reason.split("; ") {
+                out.push(if item.starts_with(prefix) {
+                    item.to_owned()
+                } else {
+                    format!("{what}: {item}")
+                });
+            }
+        }
+        Error::Core(c) => core_items(prefix, file, c, &mut out),
+        other => {
+            let text = other.chain_text();
+            out.push(if text.starts_with(prefix) {
+                text
+            } else {
+                format!("{prefix}: {text}")
+            });
+        }
+    }
+    out
+}
+
 impl CharacterDef {
     /// Parse a character file's text (strict: unknown keys refused, naming the JSON pointer).
     ///
@@ -364,13 +444,19 @@ impl CharacterDef {
                 a.with_cloth(&d, &name)
             }) {
                 Ok(with) => asset = Some(with),
-                Err(e) => problems.push(format!("/cloth: {}", e.chain_text())),
+                Err(e) => problems.extend(problem_items("/cloth", file, &e)),
             }
         }
         if let (Some(h), Some(a)) = (&self.hair, &asset) {
             match self.hair_on(h, a, dir, file) {
                 Ok(with) => asset = Some(with),
-                Err(e) => problems.push(format!("/hair: {}", e.chain_text())),
+                Err(e) => problems.extend(problem_items("/hair", file, &e)),
+            }
+        }
+        if let (Some(h), Some(a)) = (&self.hide, &asset) {
+            match a.with_hidden(&h.meshes, &h.joints, "/hide") {
+                Ok(with) => asset = Some(with),
+                Err(e) => problems.extend(problem_items("/hide", file, &e)),
             }
         }
         let mut clips = BTreeMap::new();

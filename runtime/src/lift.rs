@@ -312,7 +312,18 @@ pub(crate) fn attach(
     let (spec, bound, setup) = match l.kind {
         LiftKind::Debug => (engine::LiftSpec::Debug(params), None, None),
         LiftKind::Surface(_) | LiftKind::Texel(_) | LiftKind::Capture(_) => {
-            let (gaussians, triangles, report) = surface_setup(asset, engine, rest_pos, &l.kind)?;
+            let (mut gaussians, triangles, report) =
+                surface_setup(asset, engine, rest_pos, &l.kind)?;
+            // Parts the character file hides: no gaussians on their triangles (the triangle
+            // list stays whole, so the indices stand).
+            if let Some(h) = asset.hidden() {
+                let hid = |v: u32| h.vertices.get(v as usize).copied().unwrap_or(false);
+                gaussians.retain(|g| {
+                    !triangles
+                        .get(g.triangle as usize)
+                        .is_some_and(|t| t.iter().all(|&v| hid(v)))
+                });
+            }
             let setup = match &dynamics.cloth {
                 Some(c) => {
                     let (body, cloth) = split_cloth(gaussians, triangles, c.first, c.count)?;

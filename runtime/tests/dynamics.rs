@@ -237,8 +237,11 @@ fn bad_cloth_and_hair_are_refused_with_their_fields() {
     v["hair"]["colliders"][0]["radius"] = serde_json::json!(-1);
     v["hair"]["colliders"][1]["bone"] = serde_json::json!("Nope");
     let e = write(v);
+    // One flat list, each item named by its pointer in the character file.
+    assert!(e.contains(": 2 problems:\n"), "{e}");
     assert!(
-        e.contains("/hair/colliders/0/radius") && e.contains("/hair/colliders/1/bone"),
+        e.contains("\n  - /hair/colliders/0/radius: -1 is not a radius")
+            && e.contains("\n  - /hair/colliders/1/bone: `Nope` is not a node"),
         "{e}"
     );
     let mut v = base.clone();
@@ -246,9 +249,10 @@ fn bad_cloth_and_hair_are_refused_with_their_fields() {
     v["cloth"]["cape"]["length"] = serde_json::json!(1e9);
     let e = write(v);
     assert!(
-        e.contains("/max_distance") && e.contains("the hem's distance"),
+        e.contains("\n  - /cloth/max_distance") && e.contains("the hem's distance"),
         "{e}"
     );
+    assert!(!e.contains("problems:\n  - /cloth: "), "a nested list: {e}");
     assert!(e.contains("length 1000000000 is not a size"), "{e}");
     let mut v = base.clone();
     v["hair"]["simulation"]["stiffness"] = serde_json::json!([1e30, 1]);
@@ -258,4 +262,114 @@ fn bad_cloth_and_hair_are_refused_with_their_fields() {
     v["cloth"]["colliders"][0]["radius"] = serde_json::json!(1e9);
     let e = write(v);
     assert!(e.contains("/colliders/0"), "{e}");
+}
+
+/// `hide`: the built-in body's file hides its ponytail (the joints `Ponytail1–3`) under the groom.
+/// The hidden vertices are exactly those whose skin weights on the three joints sum to ≥ ½
+/// (counted here from the rig's own arrays), no gaussian of the surface lift lies on a triangle of
+/// three of them while the same lift without `hide` has some, and the body keeps the rest; the
+/// RPM avatar's own hair mesh hides by name, every vertex of it; unknown names are refused with
+/// their pointers.
+#[test]
+fn hide_leaves_the_models_own_hair_out_of_the_splats() {
+    use mien_core::rig::PaletteEntry;
+    let loaded = CharacterDef::builtin_body().unwrap();
+    let h = loaded
+        .asset
+        .hidden()
+        .expect("the built-in body hides its ponytail");
+    let rig = loaded.asset.rig().unwrap();
+    let ch = loaded.asset.character();
+    let pony: Vec<u32> = rig
+        .palette
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| {
+            matches!(e, PaletteEntry::Joint { node, .. }
+            if ch.nodes[node.index()].name.as_deref().is_some_and(|n| n.starts_with("Ponytail")))
+        })
+        .map(|(k, _)| k as u32)
+        .collect();
+    assert_eq!(pony.len(), 3);
+    let expect: Vec<bool> = rig
+        .joints
+        .iter()
+        .zip(&rig.weights)
+        .map(|(j, w)| {
+            (0..4)
+                .filter(|&k| pony.contains(&j[k]))
+                .map(|k| f64::from(w[k]))
+                .sum::<f64>()
+                >= 0.5
+        })
+        .collect();
+    assert_eq!(h.vertices, expect);
+    assert!(h.count > 100, "{}", h.count);
+    // The lift with and without it.
+    let lift_of = |asset: mien_runtime::Asset| {
+        let rt = Runtime::new(
+            Arc::new(asset),
+            &Device::Cpu,
+            &RuntimeOptions {
+                instances: 1,
+                lift: Some(LiftOptions::default()),
+            },
+        )
+        .unwrap();
+        let setup = rt.lift().unwrap().setup.clone().unwrap();
+        setup
+            .gaussians
+            .iter()
+            .filter(|g| {
+                setup.triangles[g.a[0].to_bits() as usize]
+                    .iter()
+                    .all(|&v| expect.get(v as usize).copied().unwrap_or(false))
+            })
+            .count()
+    };
+    assert_eq!(lift_of(loaded.asset.clone()), 0);
+    let mut def: serde_json::Value =
+        serde_json::from_str(mien_runtime::character::BUILTIN_BODY_FILE).unwrap();
+    def.as_object_mut().unwrap().remove("hide");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("shown.character.json");
+    std::fs::write(&file, def.to_string()).unwrap();
+    let shown = CharacterDef::load(&file).unwrap();
+    assert!(shown.asset.hidden().is_none());
+    assert!(lift_of(shown.asset) > 50);
+    // RPM's hair mesh by name: all of its vertices, and nothing else.
+    let rpm = mien_runtime::Asset::load(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../shared/data/avatars/rpm_male.glb"),
+    )
+    .unwrap();
+    let hidden = rpm
+        .with_hidden(&["Wolf3D_Hair".into()], &[], "/hide")
+        .unwrap();
+    let r = rpm.rig().unwrap();
+    let hair = r
+        .instances
+        .iter()
+        .find(|i| rpm.character().nodes[i.node.index()].name.as_deref() == Some("Wolf3D_Hair"))
+        .unwrap();
+    let h = hidden.hidden().unwrap();
+    assert_eq!(h.count, hair.vertex_count);
+    assert!(
+        h.vertices[hair.vertex_base as usize..][..hair.vertex_count as usize]
+            .iter()
+            .all(|v| *v)
+    );
+    let e = rpm
+        .with_hidden(
+            &["Wolf3D_Hair".into(), "Nope".into()],
+            &["Head".into(), "Tail".into()],
+            "/hide",
+        )
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("/hide/meshes/1: `Nope`") && e.contains("/hide/joints/1: `Tail`"),
+        "{e}"
+    );
+    assert!(!e.contains("/hide/joints/0"), "{e}");
 }

@@ -11,7 +11,9 @@
 //!    onto it): the points above the cap's lower edge and outside the face cone are kept; the
 //!    lattice is made just large enough that `guides` points remain (extras dropped evenly), and
 //!    the report says how many were asked for and built;
-//! 2. **growth**: from the root along the surface normal, each of `segments` segments of
+//! 2. **growth**: from the root at `lift_deg` above the scalp (90°: along the surface normal;
+//!    lower: leaning toward the comb direction's part along the scalp, as real hair leaves the
+//!    skin at a low angle and lies flat on the crown), each of `segments` segments of
 //!    `length · (1 ± variance) / segments` turning toward the comb direction (`comb`, weighted by
 //!    the distance along the strand), drooping under gravity (−Y, `droop`), wound into a helix
 //!    (`curl`: radius and turns over the length), and pushed out of the scalp ellipsoid (a point
@@ -133,6 +135,10 @@ pub struct GroomDef {
     /// Gravity bend toward −Y by the tip (0–1; default 0.3).
     #[serde(default = "d_droop")]
     pub droop: f64,
+    /// The angle the strands leave the scalp at, degrees above its tangent plane, leaning toward
+    /// the comb direction (more than 0, at most 90; default 90: along the surface normal).
+    #[serde(default = "d_lift")]
+    pub lift_deg: f64,
     /// A helix (default none).
     #[serde(default)]
     pub curl: Option<CurlDef>,
@@ -162,6 +168,9 @@ fn d_droop() -> f64 {
 }
 fn d_clump() -> f64 {
     0.3
+}
+fn d_lift() -> f64 {
+    90.0
 }
 
 /// What a build made against what was asked.
@@ -309,6 +318,12 @@ impl GroomDef {
         }
         if !dir(self.comb) {
             bad("/comb", "must be a direction (finite, not zero)".into());
+        }
+        if !(fin(self.lift_deg) && self.lift_deg > 0.0 && self.lift_deg <= 90.0) {
+            bad(
+                "/lift_deg",
+                format!("{} is not an angle in (0, 90] degrees", self.lift_deg),
+            );
         }
         if let Some(c) = self.curl
             && !(fin(c.radius)
@@ -461,7 +476,15 @@ impl GroomDef {
             let up = n.cross(side);
             let phase = rng.unit() * std::f64::consts::TAU;
             let mut p = root;
-            let mut dir = n;
+            // Leaving the scalp at `lift_deg`, leaning toward the comb's part along the scalp
+            // (a comb along the normal leaves the normal).
+            let lean = (comb - n * n.dot(comb)).normalize_or(DVec3::ZERO);
+            let lift = self.lift_deg.to_radians();
+            let mut dir = if self.lift_deg < 90.0 && lean != DVec3::ZERO {
+                (n * lift.sin() + lean * lift.cos()).normalize()
+            } else {
+                n
+            };
             guides.push(root.as_vec3().to_array());
             roots.push(root);
             for k in 1..=s {

@@ -130,9 +130,13 @@ pub fn run_twice(
         .map(|o| Failure {
             step: o.step.clone(),
             message: format!(
-                "{} {}: expected {}, got {} (t = {} s)",
-                o.kind,
-                o.what,
+                "{}: expected {}, got {} (t = {} s)",
+                // The kind once: `golden `name``, not `golden golden `name``.
+                if o.what.starts_with(&o.kind) {
+                    o.what.clone()
+                } else {
+                    format!("{} {}", o.kind, o.what)
+                },
                 o.expected,
                 o.actual,
                 secs(o.t)
