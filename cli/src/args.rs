@@ -28,8 +28,9 @@ pub enum Command {
     /// Animate a character and write splat frames (.spz; --format ply|glb), a PNG contact sheet
     /// and report.json.
     ///
-    /// With no arguments: the built-in sample head (52 ARKit morph targets) performs a few seconds of
-    /// speech, blinks, a smile and gaze, written to ./mien-out/.
+    /// With no arguments: the built-in body (its character file: a face with 52 ARKit morph
+    /// targets, locomotion, spring bones, a simulated cape and an 11,200-strand groom) walks and
+    /// talks for a few seconds, written to ./mien-out/; `--character builtin` is the built-in head.
     #[command(after_help = EXIT_CODES)]
     Animate(AnimateArgs),
     /// Show what a character (.glb/.gltf/.vrm/.aosrig), ARKit stream (.csv Live Link Face, .json
@@ -291,8 +292,9 @@ pub struct AnimateArgs {
     /// (.vrm, 0.x or 1.0: its expressions driven through ARKit → VRM presets, visemes → aa ih ou
     /// ee oh, blink and lookAt), a linear head pack (.aosrig, from `mien pack`) driven through
     /// its baked ARKit-52 map, or a character file (`*.character.json`: a model with its face,
-    /// foot placement, spring bones, borrowed clips and locomotion; docs/characters/).
-    /// Default: the built-in sample head.
+    /// foot placement, spring bones, borrowed clips, locomotion, cloth, hair and hidden parts;
+    /// docs/characters/, docs/hair.md). `builtin` is the built-in sample head, `builtin-body`
+    /// the built-in body. Default: the built-in body.
     #[arg(short, long, value_name = "FILE", help_heading = "Character")]
     pub character: Option<PathBuf>,
 

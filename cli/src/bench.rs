@@ -56,6 +56,7 @@ before the CPU. The gaussians column is the splats each character writes per fra
 lift, the surface lift's gaussians (about 100,000, bound to the triangles of ring frame 0). Untimed frames come first: at least 3 (1 with --quick) and at least 0.2 s of them.
 Inputs: W1, W2, W3 and W6 read real files from --data (or $MIEN_DATA, else ../shared/data); W4 and \
 W5 are generated from a fixed seed.
+With --dynamics the table is another: workloads `body` (the built-in body with its cape and 11,200-strand groom, walking in wind, through the runtime) and `sintel` (Sintel's full 11,400-strand TressFX groom on its collider); columns sim µs (the host's cloth and hair simulation of every character per frame), draw µs (the rest: pose, lifts, strands — record, submit, wait), gpu µs (the device's timestamps, all stages), frame µs (sim + draw), characters/s = batch / frame. Frames advance 1/60 s (benches/README.md).
 Exit status: 0 when every row ran (or was n/a), 1 when a row failed or the arguments were refused, \
 2 for a command-line syntax error, 130 on Ctrl-C.";
 
@@ -67,7 +68,8 @@ pub struct BenchArgs {
     /// (the CPU always).
     #[arg(long, value_delimiter = ',')]
     pub backend: Vec<String>,
-    /// Workloads, comma-separated (W1 … W6; see benches/README.md). Default: all.
+    /// Workloads, comma-separated (W1 … W6; with --dynamics: body, sintel; see
+    /// benches/README.md). Default: all.
     #[arg(long, value_delimiter = ',')]
     pub workload: Vec<String>,
     /// Characters per frame, comma-separated. Default 1,16,256 (1,16 with --quick).

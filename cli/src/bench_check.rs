@@ -23,6 +23,23 @@ pub const MAX_FRAMES: u32 = 100_000;
 /// # Errors
 /// A message naming the flag.
 pub fn check_args(a: &BenchArgs) -> anyhow::Result<()> {
+    if a.dynamics {
+        let mut other = Vec::new();
+        for (f, set) in [
+            ("--export", a.export.is_some()),
+            ("--plot", a.plot.is_some()),
+            ("--lift", a.lift.is_some()),
+        ] {
+            if set {
+                other.push(f);
+            }
+        }
+        anyhow::ensure!(
+            other.is_empty(),
+            "--dynamics times whole characters with their cloth and hair (no lift choice, export or sweep): drop {}",
+            other.join(", ")
+        );
+    }
     let table_flags = [
         ("--out", a.out.is_some()),
         ("--batch", !a.batch.is_empty()),
@@ -48,23 +65,6 @@ pub fn check_args(a: &BenchArgs) -> anyhow::Result<()> {
         anyhow::ensure!(
             other.is_empty(),
             "--export writes the workloads' arrays and times nothing: drop {}",
-            other.join(", ")
-        );
-    }
-    if a.dynamics {
-        let mut other = Vec::new();
-        for (f, set) in [
-            ("--export", a.export.is_some()),
-            ("--plot", a.plot.is_some()),
-            ("--lift", a.lift.is_some()),
-        ] {
-            if set {
-                other.push(f);
-            }
-        }
-        anyhow::ensure!(
-            other.is_empty(),
-            "--dynamics times whole characters with their cloth and hair (no lift choice, export or sweep): drop {}",
             other.join(", ")
         );
     }

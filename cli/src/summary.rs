@@ -186,8 +186,13 @@ pub fn print(o: &Outcome) {
             ));
         }
         if b.get("cloth").is_some() || b.get("hair").is_some() {
+            let of = match (b.get("cloth").is_some(), b.get("hair").is_some()) {
+                (true, true) => "the body's lift, the cloth's and the strands",
+                (true, false) => "the body's lift and the cloth's",
+                _ => "the body's lift and the strands",
+            };
             parts.push(format!(
-                "{} splats a frame in all (the body's lift, the cloth's and the strands)",
+                "{} splats a frame in all ({of})",
                 r.splats.gaussians
             ));
         }

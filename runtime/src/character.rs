@@ -348,7 +348,9 @@ impl CharacterDef {
     }
 
     /// The built-in body with its parts ([`BUILTIN_BODY_FILE`]): locomotion (its own idle and
-    /// walk), foot placement by humanoid role, its ponytail's spring bones.
+    /// walk), foot placement by humanoid role, its ponytail's spring bones (the ponytail itself
+    /// hidden under the groom), a generated 285-vertex cape and the 320-guide, 11,200-strand
+    /// groom (`docs/grooms/builtin_body.groom.json`) with their colliders.
     ///
     /// # Errors
     /// None expected (the file is part of mien and loads in the tests).
@@ -403,6 +405,24 @@ impl CharacterDef {
             }
         };
         a.with_hair(groom, h.simulation.options(), &h.colliders, "/hair")
+            .map_err(|e| match e {
+                // A TressFX groom's head bone is given in its options.
+                Error::Invalid { what, reason }
+                    if h.tfx.is_some() && what == "/hair/groom/head_bone" =>
+                {
+                    Error::invalid("/hair/tfx_options/head_bone", reason)
+                }
+                // The simulation's options are the file's `/hair/simulation` block.
+                Error::Core(mien_core::Error::Invalid { what, reason })
+                    if what.starts_with("hair simulation ") && what != "hair simulation guides" =>
+                {
+                    Error::invalid(
+                        format!("/hair/simulation/{}", &what["hair simulation ".len()..]),
+                        reason,
+                    )
+                }
+                other => other,
+            })
     }
 
     fn build(&self, dir: &Path, file: &str) -> Result<LoadedCharacter> {

@@ -216,14 +216,14 @@ impl Instance {
 
     /// The cloth's vertices `(Vc,3)` of the last frame, character space, metres (the cloth's
     /// lift poses its gaussians on them; [`crate::Runtime::posed`] keeps the skinned places).
-    /// Empty without cloth or before the first frame.
+    /// Empty without cloth; before the first frame, the cloth at rest on the skin.
     pub fn cloth_vertices(&self) -> &[[f32; 3]] {
         &self.dynamics.cloth_out.0
     }
 
     /// The hair guides' points `(G·(S+1),3)` of the last frame, character space, metres: guide
     /// `g`'s `S+1` points from index `g·(S+1)`, root first (`S` is the groom's `segments`,
-    /// `asset.dynamics().hair`). Empty without hair or before the first frame.
+    /// `asset.dynamics().hair`). Empty without hair; before the first frame, the groom at rest.
     pub fn hair_guides(&self) -> &[[f32; 3]] {
         &self.dynamics.hair_out
     }
@@ -844,12 +844,23 @@ impl InstanceMut<'_> {
     /// still cloth first feels the same m/s²).
     ///
     /// # Errors
-    /// Wind that is not finite; an instance that simulates none of spring bones
-    /// ([`InstanceMut::set_springs`]), cloth or hair ([`crate::Asset::with_cloth`],
+    /// Wind that is not finite or longer than [`mien_core::hair::MAX_ACCEL`] (2,000; checked
+    /// before any simulation takes it, so a refused wind changes nothing); an instance that
+    /// simulates none of spring bones ([`InstanceMut::set_springs`]), cloth or hair ([`crate::Asset::with_cloth`],
     /// [`crate::Asset::with_hair`]).
     pub fn set_wind(&mut self, wind: glam::DVec3) -> Result<&mut Self> {
-        if !wind.is_finite() {
-            return Err(Error::invalid("wind", "not finite"));
+        // Checked once for every consumer before any takes it: a refused wind changes nothing.
+        let max = mien_core::hair::MAX_ACCEL;
+        if !(wind.is_finite() && wind.length() <= max) {
+            return Err(Error::invalid(
+                "wind",
+                format!(
+                    "[{}, {}, {}] is not finite or longer than {max} (m/s² for spring bones and hair, m/s of air for cloth)",
+                    crate::text::num(wind.x),
+                    crate::text::num(wind.y),
+                    crate::text::num(wind.z)
+                ),
+            ));
         }
         if self.inst.body.springs.is_none() && !self.inst.dynamics.active() {
             return Err(Error::invalid(

@@ -272,6 +272,7 @@ pub(crate) fn attach(
     bounds: [[f32; 3]; 2],
     l: &LiftOptions,
     n: u32,
+    host_device: Option<&str>,
 ) -> Result<LiftInfo> {
     let edge = median_edge(asset.triangles(), &rest_pos);
     let sigma = l
@@ -343,6 +344,19 @@ pub(crate) fn attach(
     let (cloth_slots, hair_slots) = extras.slots();
     let slots = spec.slots(v) + cloth_slots + hair_slots;
     engine::sink_slots(n, slots)?;
+    // A sink in host memory (the CPU, a software adapter): its N × slots × 52 bytes checked
+    // against the memory available before it is allocated (the rig's check counted vertices).
+    if let Some(device) = host_device {
+        let need = u64::from(n) * u64::from(slots) * 52;
+        crate::memory::check_memory(
+            n,
+            slots,
+            "splat slots",
+            need,
+            crate::memory::available_memory(),
+            device,
+        )?;
+    }
     engine.attach_lift(spec, extras)?;
     Ok(LiftInfo {
         kind: l.kind.clone(),

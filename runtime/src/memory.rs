@@ -26,7 +26,7 @@ pub(crate) fn check_runtime(asset: &Asset, device: &Device, n: u32) -> Result<()
     let tangents = matches!(asset.model(), Model::Rig(r) if !r.tangents.is_empty());
     let v = asset.vertex_count();
     let need = host_bytes(n, v, !matches!(device, Device::Cpu), tangents);
-    check_memory(n, v, need, available_memory(), device.name())
+    check_memory(n, v, "vertices", need, available_memory(), device.name())
 }
 
 /// Host bytes `n` instances of `v` vertices hold ([`HOST_BYTES_PER_VERTEX`]; `gpu`: a software
@@ -54,6 +54,7 @@ pub(crate) fn available_memory() -> Option<u64> {
 pub(crate) fn check_memory(
     n: u32,
     v: u32,
+    unit: &str,
     need: u64,
     available: Option<u64>,
     device: &str,
@@ -63,7 +64,7 @@ pub(crate) fn check_memory(
         Some(avail) if need > avail => Err(Error::invalid(
             format!("instances {n}"),
             format!(
-                "{n} instances of {v} vertices need about {:.1} GiB on the {device} device (host memory), and {:.1} GiB is available; use fewer instances per runtime",
+                "{n} instances of {v} {unit} need about {:.1} GiB on the {device} device (host memory), and {:.1} GiB is available; use fewer instances per runtime",
                 gib(need),
                 gib(avail)
             ),
@@ -81,15 +82,15 @@ mod memory_tests {
         // facecap (4368 vertices) × 65535 on the CPU: 65535 · 4368 · 76 bytes ≈ 20.3 GiB.
         let need = host_bytes(65_535, 4368, false, false);
         assert_eq!(need, 65_535 * 4368 * 76);
-        let e = check_memory(65_535, 4368, need, Some(8 << 30), "cpu")
+        let e = check_memory(65_535, 4368, "vertices", need, Some(8 << 30), "cpu")
             .unwrap_err()
             .to_string();
         assert!(
             e.contains("instances 65535") && e.contains("20.3 GiB") && e.contains("8.0 GiB"),
             "{e}"
         );
-        assert!(check_memory(65_535, 4368, need, Some(need), "cpu").is_ok());
-        assert!(check_memory(65_535, 4368, need, None, "cpu").is_ok());
+        assert!(check_memory(65_535, 4368, "vertices", need, Some(need), "cpu").is_ok());
+        assert!(check_memory(65_535, 4368, "vertices", need, None, "cpu").is_ok());
         // A software adapter holds the morphed copy too; tangents add 16 bytes.
         assert_eq!(host_bytes(2, 10, true, true), 2 * 10 * (100 + 16));
         assert!(available_memory().is_none_or(|m| m > 0));

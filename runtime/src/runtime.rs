@@ -241,6 +241,7 @@ impl Runtime {
                 rt.bounds,
                 l,
                 n,
+                (device.is_software() || matches!(device, Device::Cpu)).then_some(device.name()),
             )?);
         }
         rt.rest_positions = rest_pos;

@@ -373,3 +373,37 @@ fn hide_leaves_the_models_own_hair_out_of_the_splats() {
     );
     assert!(!e.contains("/hide/joints/0"), "{e}");
 }
+
+/// A refused wind changes nothing: the built-in body (spring bones, cape and hair) after a wind
+/// past the limit was refused walks to the same state hash as one never given it.
+#[test]
+fn a_refused_wind_changes_nothing() {
+    let loaded = CharacterDef::builtin_body().unwrap();
+    let run = |wind: Option<DVec3>| {
+        let mut rt = Runtime::new(
+            Arc::new(loaded.asset.clone()),
+            &Device::Cpu,
+            &RuntimeOptions {
+                instances: 1,
+                lift: None,
+            },
+        )
+        .unwrap();
+        let mut inst = rt.instance_mut(0).unwrap();
+        loaded.apply(&mut inst).unwrap();
+        inst.set_speed(1.0).unwrap();
+        if let Some(w) = wind {
+            let Err(e) = inst.set_wind(w) else {
+                panic!("{w} taken")
+            };
+            let e = e.to_string();
+            assert!(e.contains("longer than 2000"), "{e}");
+        }
+        for f in 0..20 {
+            rt.update(f64::from(f) / 30.0).unwrap();
+        }
+        rt.instance(0).unwrap().state_hash()
+    };
+    assert_eq!(run(None), run(Some(DVec3::new(3000.0, 0.0, 0.0))));
+    assert_eq!(run(None), run(Some(DVec3::new(0.0, 0.0, 1e300))));
+}

@@ -25,6 +25,22 @@ pub const MAX_DISTANCE_M: f64 = 10.0;
 /// Most capsules one cloth collides with.
 pub const MAX_COLLIDERS: usize = 64;
 
+/// Largest damping and wind drag, 1/s (as the hair's `MAX_RATE`).
+pub const MAX_RATE: f64 = 10_000.0;
+
+/// Largest collision thickness, metres.
+pub const MAX_THICKNESS_M: f64 = 0.5;
+
+/// `x` for a message: shortest round-trip text, in exponent form past ±10⁶ (no 309-digit
+/// decimals for `1e308`).
+fn short(x: f64) -> String {
+    if x.is_finite() && x.abs() >= 1e6 {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
+}
+
 /// The material block: every field optional, defaults from [`ClothMaterial::default`].
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -184,18 +200,25 @@ impl ClothDef {
             );
         }
         for (i, c) in self.colliders.iter().enumerate() {
-            let fine = c
+            if !c
                 .offset
                 .iter()
                 .chain(&c.tail)
                 .all(|x| x.is_finite() && x.abs() <= MAX_DISTANCE_M)
-                && nonneg(c.radius)
-                && c.radius <= MAX_DISTANCE_M;
-            if !fine {
+            {
                 bad(
                     &format!("/colliders/{i}"),
                     format!(
-                        "ends must be finite and the radius from 0, all within {MAX_DISTANCE_M} m"
+                        "offset and tail must be finite and within {MAX_DISTANCE_M} m of the bone"
+                    ),
+                );
+            }
+            if !(nonneg(c.radius) && c.radius <= MAX_DISTANCE_M) {
+                bad(
+                    &format!("/colliders/{i}/radius"),
+                    format!(
+                        "{} is not a radius from 0 to {MAX_DISTANCE_M} m",
+                        short(c.radius)
                     ),
                 );
             }
@@ -208,7 +231,7 @@ impl ClothDef {
                 if !(x.is_finite() && ok(x)) {
                     bad(
                         &format!("/material/{field}"),
-                        format!("{x} is outside {range}"),
+                        format!("{} is outside {range}", short(x)),
                     );
                 }
                 x
@@ -234,13 +257,19 @@ impl ClothDef {
             &|x| x >= 0.0,
             "[0, ∞) m/N",
         );
-        let damping = num("damping", m.damping, d.damping, &|x| x >= 0.0, "[0, ∞) 1/s");
+        let damping = num(
+            "damping",
+            m.damping,
+            d.damping,
+            &|x| (0.0..=MAX_RATE).contains(&x),
+            "[0, 10000] 1/s",
+        );
         let thickness = num(
             "thickness",
             m.thickness,
             d.thickness,
-            &|x| x >= 0.0,
-            "[0, ∞) m",
+            &|x| (0.0..=MAX_THICKNESS_M).contains(&x),
+            "[0, 0.5] m",
         );
         let friction = num(
             "friction",
@@ -253,8 +282,8 @@ impl ClothDef {
             "wind_drag",
             m.wind_drag,
             d.wind_drag,
-            &|x| x >= 0.0,
-            "[0, ∞) 1/s",
+            &|x| (0.0..=MAX_RATE).contains(&x),
+            "[0, 10000] 1/s",
         );
         let mut int = |field: &str, v: Option<u32>, dflt: u32, max: u32| {
             let x = v.unwrap_or(dflt);

@@ -609,7 +609,7 @@ pub struct TfxGroomOptions {
     pub clump: f64,
     /// Thickness at root and tip, metres (> 0).
     pub thickness: [f64; 2],
-    /// Root and tip colours (linear RGB in `[0,1]`) and the per-strand variation (0–0.5).
+    /// Root and tip colours (linear RGB in `[0,1]`) and the per-strand variation (0–1).
     pub colour: HairColourDef,
     /// Seed of the children's random weights and tints.
     pub seed: u64,
@@ -689,6 +689,23 @@ impl Groom {
                     .to_array()
             })
             .collect();
+        // In metres now: beyond ±10⁴ m (a scale or origin far off) is refused naming the point.
+        if let Some(i) = guides
+            .iter()
+            .position(|p| !p.iter().all(|x| x.is_finite() && x.abs() <= 1.0e4))
+        {
+            let s1 = o.segments + 1;
+            return Err(invalid(
+                "scale",
+                format!(
+                    "guide {} point {} lands at {:?} m, beyond ±10⁴ m (check scale {:e} and origin)",
+                    i / s1,
+                    i % s1,
+                    guides[i],
+                    o.scale
+                ),
+            ));
+        }
         let s1 = o.segments + 1;
         let roots: Vec<DVec3> = (0..tfx.strands)
             .map(|i| DVec3::from(guides[i * s1].map(f64::from)))

@@ -24,6 +24,6 @@ pub mod tfx;
 
 pub use groom::{Groom, GroomDef, GroomReport, HairColourDef, TfxGroomOptions};
 pub use sdf::MeshSdf;
-pub use sim::{HairCapsule, HairSim, HairSimDef, HairSimOptions, HairSimReport};
+pub use sim::{HairCapsule, HairSim, HairSimDef, HairSimOptions, HairSimReport, MAX_ACCEL};
 pub use splats::{segment_gaussian, splat_bounds, strand_splats};
 pub use tfx::{TfxStrands, read_tfx};

@@ -32,6 +32,10 @@ pub const MAX_ACCEL: f64 = 2000.0;
 /// Largest stiffness or damping, 1/s.
 pub const MAX_RATE: f64 = 10_000.0;
 
+/// Rounds of push-out and follow-the-leader a reset runs at most (it stops at the first round
+/// that finds no point inside a collider).
+const RESET_ITERATIONS: usize = 32;
+
 /// Most fixed steps one update runs (a longer gap is a cut: the groom restarts on the head).
 pub const MAX_STEPS_PER_UPDATE: u32 = 64;
 
@@ -183,19 +187,44 @@ impl HairSim {
                 format!("gravity and wind must be finite and at most {MAX_ACCEL} m/s²"),
             ));
         }
-        if !(o
-            .stiffness
-            .iter()
-            .all(|k| k.is_finite() && (0.0..=MAX_RATE).contains(k))
-            && o.damping.is_finite()
-            && (0.0..=MAX_RATE).contains(&o.damping)
-            && (0.0..=1.0).contains(&o.ftl_damping)
-            && o.teleport_m.is_finite()
-            && o.teleport_m > 0.0)
-        {
+        // Each option on its own, named with its value.
+        let rate = |k: f64| k.is_finite() && (0.0..=MAX_RATE).contains(&k);
+        let short = |x: f64| {
+            if x.is_finite() && x.abs() >= 1e6 {
+                format!("{x:e}")
+            } else {
+                format!("{x}")
+            }
+        };
+        if !o.stiffness.iter().all(|k| rate(*k)) {
             return Err(bad(
-                "options",
-                format!("stiffness and damping 0–{MAX_RATE} 1/s, ftl_damping 0–1, teleport_m > 0"),
+                "stiffness",
+                format!(
+                    "[{}, {}] is not two rates from 0 to {MAX_RATE} 1/s (root, tip)",
+                    short(o.stiffness[0]),
+                    short(o.stiffness[1])
+                ),
+            ));
+        }
+        if !rate(o.damping) {
+            return Err(bad(
+                "damping",
+                format!(
+                    "{} is not a rate from 0 to {MAX_RATE} 1/s",
+                    short(o.damping)
+                ),
+            ));
+        }
+        if !(0.0..=1.0).contains(&o.ftl_damping) {
+            return Err(bad(
+                "ftl_damping",
+                format!("{} is not from 0 to 1", short(o.ftl_damping)),
+            ));
+        }
+        if !(o.teleport_m.is_finite() && o.teleport_m > 0.0) {
+            return Err(bad(
+                "teleport_m",
+                format!("{} is not a distance > 0 m", short(o.teleport_m)),
             ));
         }
         let rest: Vec<DVec3> = guides
@@ -268,11 +297,6 @@ impl HairSim {
         Ok(())
     }
 
-    /// `p` (world) pushed out of the mesh collider on the head at `head` (`inv` its inverse).
-    fn mesh_out(&self, p: DVec3, head: &DMat4, inv: &DMat4) -> Option<DVec3> {
-        mesh_out(self.mesh.as_ref(), p, head, inv)
-    }
-
     /// Segments per strand.
     pub fn segments(&self) -> usize {
         self.segments
@@ -299,40 +323,10 @@ impl HairSim {
         for (x, r) in self.x.iter_mut().zip(&self.rest) {
             *x = head.transform_point3(*r);
         }
-        // Out of the colliders and back to the rest lengths, a few times over (lengths last).
+        // Each strand out of the colliders and back to its rest lengths, a few times over
+        // (lengths last), on its own: its result does not depend on the other strands.
         let head_inv = head.inverse();
-        for _ in 0..8 {
-            let mut inside = false;
-            for i in 0..self.x.len() {
-                if i % (self.segments + 1) != 0 {
-                    for c in colliders {
-                        if let Some(p) = c.push_out(self.x[i]) {
-                            self.x[i] = p;
-                            inside = true;
-                        }
-                    }
-                    if let Some(p) = self.mesh_out(self.x[i], head, &head_inv) {
-                        self.x[i] = p;
-                        inside = true;
-                    }
-                }
-            }
-            if !inside {
-                break;
-            }
-            self.follow_the_leader();
-        }
-        self.v.fill(DVec3::ZERO);
-        let inv = head.inverse();
-        for (l, x) in self.local_cur.iter_mut().zip(&self.x) {
-            *l = inv.transform_point3(*x);
-        }
-        self.local_prev.clone_from(&self.local_cur);
-        self.left = 0.0;
-    }
-
-    /// Step 5 on every strand of `self.x`, the corrections into `self.d`.
-    fn follow_the_leader(&mut self) {
+        let mesh = self.mesh.as_ref();
         let s1 = self.segments + 1;
         for (((x, d), rest), lengths) in self
             .x
@@ -341,8 +335,32 @@ impl HairSim {
             .zip(self.rest.chunks(s1))
             .zip(self.lengths.chunks(s1))
         {
-            follow_the_leader(x, d, rest, lengths);
+            for _ in 0..RESET_ITERATIONS {
+                let mut inside = false;
+                for p in x.iter_mut().skip(1) {
+                    for c in colliders {
+                        if let Some(q) = c.push_out(*p) {
+                            *p = q;
+                            inside = true;
+                        }
+                    }
+                    if let Some(q) = mesh_out(mesh, *p, head, &head_inv) {
+                        *p = q;
+                        inside = true;
+                    }
+                }
+                if !inside {
+                    break;
+                }
+                follow_the_leader(x, d, rest, lengths);
+            }
         }
+        self.v.fill(DVec3::ZERO);
+        for (l, x) in self.local_cur.iter_mut().zip(&self.x) {
+            *l = head_inv.transform_point3(*x);
+        }
+        self.local_prev.clone_from(&self.local_cur);
+        self.left = 0.0;
     }
 
     /// One fixed step (steps 1–6 of the module doc) to the head at `head`, every strand on its
@@ -465,11 +483,26 @@ impl HairSim {
         // The output: between the last two steps, in the head's frame now.
         let alpha = (self.left / h).clamp(0.0, 1.0);
         let s1 = self.segments + 1;
-        // Per strand: its output points, and its largest relative length error.
+        // Per strand: its output points, and its largest relative length error. Blending two
+        // states can cut a chord through a collider a point slid around between them: the drawn
+        // points are pushed out of this frame's colliders (roots stay pinned).
+        let mesh = self.mesh.as_ref();
+        let head_inv = head.inverse();
         let strand =
             |(((o, a), b), (x, l)): (((&mut [DVec3], &[DVec3]), &[DVec3]), (&[DVec3], &[f64]))| {
-                for ((o, a), b) in o.iter_mut().zip(a).zip(b) {
-                    *o = head.transform_point3(a.lerp(*b, alpha));
+                for (k, ((o, a), b)) in o.iter_mut().zip(a).zip(b).enumerate() {
+                    let mut p = head.transform_point3(a.lerp(*b, alpha));
+                    if k > 0 {
+                        for c in colliders {
+                            if let Some(q) = c.push_out(p) {
+                                p = q;
+                            }
+                        }
+                        if let Some(q) = mesh_out(mesh, p, &head, &head_inv) {
+                            p = q;
+                        }
+                    }
+                    *o = p;
                 }
                 (1..x.len())
                     .map(|k| (x[k].distance(x[k - 1]) / l[k] - 1.0).abs())

@@ -16,6 +16,9 @@ use crate::error::{Error, Result};
 
 /// Header size, bytes.
 pub const TFX_HEADER_BYTES: usize = 160;
+/// Largest coordinate a `.tfx` point may have, in the file's units (the rest-geometry rule's
+/// ±10⁶: past it, f32 grooms lose their segments to rounding).
+pub const MAX_COORDINATE: f32 = 1.0e6;
 /// Most strands a `.tfx` file may hold (the groom limit of rendered strands).
 pub const MAX_TFX_STRANDS: usize = 65_536;
 /// Most points per strand a `.tfx` file may hold.
@@ -131,11 +134,14 @@ pub fn parse_tfx(bytes: &[u8], file: &str) -> Result<TfxStrands> {
             f32_at(bytes, at + 8),
         ];
         let w = f32_at(bytes, at + 12);
-        if !(p.iter().all(|c| c.is_finite()) && w.is_finite()) {
+        if !(p.iter().all(|c| c.is_finite() && c.abs() <= MAX_COORDINATE) && w.is_finite()) {
             return Err(Error::format(
                 file,
                 format!("strands[{}].points[{}]", i / points, i % points),
-                format!("not finite: ({}, {}, {}, w {w})", p[0], p[1], p[2]),
+                format!(
+                    "not finite or beyond ±{MAX_COORDINATE:e} units: ({:e}, {:e}, {:e}, w {w})",
+                    p[0], p[1], p[2]
+                ),
             ));
         }
         positions.push(p);
