@@ -486,7 +486,10 @@ impl HairSim {
         // Per strand: its output points, and its largest relative length error. Blending two
         // states can cut a chord through a collider a point slid around between them: the drawn
         // points are pushed out of this frame's colliders (roots stay pinned).
-        let mesh = self.mesh.as_ref();
+        // The mesh field lives in the head's space, as the states do: a state on its own (the
+        // blend at 0 or 1, as at a frame rate dividing the step rate) is already outside it.
+        let blended = alpha > 1e-9 && alpha < 1.0 - 1e-9;
+        let mesh = self.mesh.as_ref().filter(|_| blended);
         let head_inv = head.inverse();
         let strand =
             |(((o, a), b), (x, l)): (((&mut [DVec3], &[DVec3]), &[DVec3]), (&[DVec3], &[f64]))| {
