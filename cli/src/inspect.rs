@@ -36,11 +36,12 @@ pub fn run(path: &Path, as_json: bool) -> Result<String> {
         Some("csv") => stream(path)?,
         Some("ply") => splats(path)?,
         Some("spz") => spz(path)?,
+        Some("tfx") => tfx(path)?,
         Some("aosrig") => pack(path)?,
         Some("json") if a2f.is_some() => a2f.unwrap_or_default(),
         _ => speech(path).with_context(|| {
             format!(
-                "{}: mien reads .glb/.gltf/.vrm characters, .aosrig linear heads, Live Link Face .csv streams, 3DGS .ply and SPZ files and speech timings (TextGrid, Gentle, Rhubarb, Polly, Azure, mien JSON)",
+                "{}: mien reads .glb/.gltf/.vrm characters, .aosrig linear heads, Live Link Face .csv streams, 3DGS .ply and SPZ files, TressFX .tfx grooms and speech timings (TextGrid, Gentle, Rhubarb, Polly, Azure, mien JSON)",
                 path.display()
             )
         })?,
@@ -497,6 +498,53 @@ fn stream_json(path: &Path, s: &mien_core::anim::WeightStream, kind: &str) -> se
         "channels": channels,
         "aux_channels": s.aux_channels,
     })
+}
+
+/// A TressFX groom: its strands and points, the pinned roots, and the extent of the roots and of
+/// every point in the file's units (what a character file's `tfx_options.scale` and `origin`
+/// are chosen from: docs/hair.md).
+fn tfx(path: &Path) -> Result<serde_json::Value> {
+    let t = mien_core::hair::read_tfx(path)?;
+    let bounds = |pts: &mut dyn Iterator<Item = [f32; 3]>| {
+        let mut b = [[f32::INFINITY; 3], [f32::NEG_INFINITY; 3]];
+        for p in pts {
+            for k in 0..3 {
+                b[0][k] = b[0][k].min(p[k]);
+                b[1][k] = b[1][k].max(p[k]);
+            }
+        }
+        json!({"min": b[0], "max": b[1]})
+    };
+    let s1 = t.points_per_strand;
+    let mut lengths: Vec<f64> = (0..t.strands)
+        .map(|s| {
+            (1..s1)
+                .map(|k| {
+                    let (a, b) = (t.positions[s * s1 + k - 1], t.positions[s * s1 + k]);
+                    (0..3)
+                        .map(|i| f64::from(b[i] - a[i]).powi(2))
+                        .sum::<f64>()
+                        .sqrt()
+                })
+                .sum()
+        })
+        .collect();
+    lengths.sort_by(f64::total_cmp);
+    Ok(json!({
+        "file": path.display().to_string(),
+        "kind": "TressFX groom",
+        "version": t.version,
+        "strands": t.strands,
+        "points_per_strand": s1,
+        "pinned_points": t.pinned.iter().filter(|p| **p).count(),
+        "roots": bounds(&mut (0..t.strands).map(|s| t.positions[s * s1])),
+        "all_points": bounds(&mut t.positions.iter().copied()),
+        "strand_length": {
+            "median": lengths.get(lengths.len() / 2).copied().unwrap_or(0.0),
+            "max": lengths.last().copied().unwrap_or(0.0),
+        },
+        "units": "the file's own (a character file's tfx_options.scale takes them to metres)",
+    }))
 }
 
 fn spz(path: &Path) -> Result<serde_json::Value> {
