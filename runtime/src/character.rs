@@ -303,6 +303,13 @@ fn problem_items(prefix: &str, file: &str, e: &Error) -> Vec<String> {
                     None => out.push(format!("{prefix}: {f}: {field}{at}: {reason}")),
                 }
             }
+            // A groom's own pointer (`groom /scalp/cap_min`) under the hair's `groom` key.
+            mien_core::Error::Invalid { what, reason } if what.starts_with("groom /") => {
+                out.push(format!(
+                    "{prefix}/groom{}: {reason}",
+                    &what["groom ".len()..]
+                ));
+            }
             other => {
                 let text = other.to_string();
                 out.push(if text.starts_with(prefix) {

@@ -450,9 +450,11 @@ impl GroomDef {
         let (dirs, rejected_face, rejected_cap) = self.roots();
         if dirs.is_empty() {
             return Err(Error::Invalid {
-                what: "groom scalp".into(),
-                reason: "no root fits: the cap above cap_min lies wholly inside the face cone"
-                    .into(),
+                what: "groom /scalp/cap_min".into(),
+                reason: format!(
+                    "no root fits: of the lattice's points {rejected_cap} lie below cap_min {} and {rejected_face} inside the face cone ({}°); lower cap_min or face_angle_deg",
+                    self.scalp.cap_min, self.scalp.face_angle_deg
+                ),
             });
         }
         // SplitMix64, the project's one seeded generator (STYLE 9).
