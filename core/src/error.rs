@@ -209,3 +209,14 @@ pub fn limit_amount(limit_name: &str, value: u64) -> String {
         format!("{value} bytes")
     }
 }
+
+/// `x` in short form for messages: plain for everyday magnitudes, scientific beyond
+/// (`1e308`, not 309 digits).
+pub(crate) fn short(x: f64) -> String {
+    let a = x.abs();
+    if !x.is_finite() || a == 0.0 || (1e-4..1e7).contains(&a) {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
+    }
+}

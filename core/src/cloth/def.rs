@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{ClothMaterial, MAX_ITERATIONS, MAX_MOTION_STEPS, MAX_SUBSTEPS, cape::CapeDef};
 use crate::anim::spring::CapsuleDef;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, short};
 
 /// The format name.
 pub const FORMAT: &str = "mien-cloth";
@@ -30,16 +30,6 @@ pub const MAX_RATE: f64 = 10_000.0;
 
 /// Largest collision thickness, metres.
 pub const MAX_THICKNESS_M: f64 = 0.5;
-
-/// `x` for a message: shortest round-trip text, in exponent form past ±10⁶ (no 309-digit
-/// decimals for `1e308`).
-fn short(x: f64) -> String {
-    if x.is_finite() && x.abs() >= 1e6 {
-        format!("{x:e}")
-    } else {
-        format!("{x}")
-    }
-}
 
 /// The material block: every field optional, defaults from [`ClothMaterial::default`].
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

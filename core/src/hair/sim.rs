@@ -25,7 +25,7 @@
 
 use glam::{DMat4, DQuat, DVec3};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, short};
 
 /// Largest gravity or wind, m/s².
 pub const MAX_ACCEL: f64 = 2000.0;
@@ -189,13 +189,6 @@ impl HairSim {
         }
         // Each option on its own, named with its value.
         let rate = |k: f64| k.is_finite() && (0.0..=MAX_RATE).contains(&k);
-        let short = |x: f64| {
-            if x.is_finite() && x.abs() >= 1e6 {
-                format!("{x:e}")
-            } else {
-                format!("{x}")
-            }
-        };
         if !o.stiffness.iter().all(|k| rate(*k)) {
             return Err(bad(
                 "stiffness",

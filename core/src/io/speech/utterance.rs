@@ -17,16 +17,7 @@ const MAX_PROBLEMS: usize = 50;
 /// The samplers hold utterance times as `f32`, which beyond a day step by more than 8 ms.
 pub const MAX_SPEECH_TIME_S: f64 = 86_400.0;
 
-/// `x` in short form for messages: plain for everyday magnitudes, scientific beyond
-/// (`1e308`, not 309 digits).
-pub(crate) fn short(x: f64) -> String {
-    let a = x.abs();
-    if !x.is_finite() || a == 0.0 || (1e-4..1e7).contains(&a) {
-        format!("{x}")
-    } else {
-        format!("{x:e}")
-    }
-}
+pub(crate) use crate::error::short;
 
 /// `duration` (seconds) must be finite, positive and at most [`MAX_SPEECH_TIME_S`].
 ///
