@@ -117,6 +117,20 @@ pub struct BenchArgs {
     pub quiet: bool,
 }
 
+/// A progress bar of `total` `unit` on stderr; hidden with --quiet or when stderr is no
+/// terminal.
+fn progress(a: &BenchArgs, total: u64, unit: &str) -> ProgressBar {
+    if a.quiet || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let pb = ProgressBar::new(total);
+    let template = format!("{{spinner}} {{bar:40}} {{pos}}/{{len}} {unit}  {{msg}}");
+    if let Ok(style) = ProgressStyle::with_template(&template) {
+        pb.set_style(style);
+    }
+    pb
+}
+
 /// Right-aligned number with `digits` decimals, or `-`.
 fn num(x: Option<f64>, digits: usize) -> String {
     x.map_or("-".into(), |x| format!("{x:.digits$}"))
@@ -213,14 +227,7 @@ pub fn run(a: &BenchArgs, command: Vec<String>) -> anyhow::Result<()> {
     let frames = a.frames.unwrap_or(if a.quick { 3 } else { 50 });
     let warmup = if a.quick { 1 } else { 3 };
     let total = (ids.len() * backends.len() * batches.len() * lifts.len()) as u64;
-    let pb = if a.quiet || !std::io::stderr().is_terminal() {
-        ProgressBar::hidden()
-    } else {
-        ProgressBar::new(total)
-    };
-    if let Ok(style) = ProgressStyle::with_template("{spinner} {bar:40} {pos}/{len} rows  {msg}") {
-        pb.set_style(style);
-    }
+    let pb = progress(a, total, "rows");
     let mut rows = Vec::new();
     let mut copies: Vec<(String, CopyResult)> = Vec::new();
     let mut described = Vec::new();
@@ -298,22 +305,32 @@ pub fn run(a: &BenchArgs, command: Vec<String>) -> anyhow::Result<()> {
             "copy_baselines": copies.iter().map(|(k, c)| json!({"backend": k.split(':').next(), "copy": c})).collect::<Vec<_>>(),
             "notes": notes,
         });
-        let json = serde_json::to_string_pretty(&doc)?;
-        // The files are renamed into place inside a critical section: the handler cannot remove
-        // the folder between the two renames.
-        let guard = crate::interrupt::critical()?;
-        let path = out.write(&json, &text)?;
-        guard.committed();
-        println!("wrote {} and table.txt", path.display());
+        write_out(out, &doc, &text)?;
     }
-    let failed = rows
-        .iter()
-        .filter(|r| r.status.starts_with("error"))
-        .count();
+    all_ran(rows.iter().map(|r| r.status.as_str()))
+}
+
+/// bench.json and table.txt into `out`, renamed into place inside a critical section (the
+/// interrupt handler cannot remove the folder between the two renames).
+fn write_out(out: &OutFiles, doc: &serde_json::Value, text: &str) -> anyhow::Result<()> {
+    let json = serde_json::to_string_pretty(doc)?;
+    let guard = crate::interrupt::critical()?;
+    let path = out.write(&json, text)?;
+    guard.committed();
+    println!("wrote {} and table.txt", path.display());
+    Ok(())
+}
+
+/// Ok when no row's status is an error; else how many failed.
+fn all_ran<'a>(statuses: impl Iterator<Item = &'a str>) -> anyhow::Result<()> {
+    let (mut n, mut failed) = (0, 0);
+    for s in statuses {
+        n += 1;
+        failed += usize::from(s.starts_with("error"));
+    }
     anyhow::ensure!(
         failed == 0,
-        "{failed} of {} rows failed (their status says why)",
-        rows.len()
+        "{failed} of {n} rows failed (their status says why)"
     );
     Ok(())
 }
@@ -326,15 +343,7 @@ fn plot(a: &BenchArgs, dir: &std::path::Path, backends: &[Box<dyn Bench>]) -> an
         dir.display()
     );
     std::fs::create_dir_all(dir).with_context(|| format!("--plot {}", dir.display()))?;
-    let pb = if a.quiet || !std::io::stderr().is_terminal() {
-        ProgressBar::hidden()
-    } else {
-        ProgressBar::new((15 * backends.len()) as u64)
-    };
-    if let Ok(style) = ProgressStyle::with_template("{spinner} {bar:40} {pos}/{len} points  {msg}")
-    {
-        pb.set_style(style);
-    }
+    let pb = progress(a, (15 * backends.len()) as u64, "points");
     let frames = a.frames.unwrap_or(if a.quick { 3 } else { 20 });
     let charts = mien_benches::plot::sweep(backends, frames, &mut |m| {
         pb.set_message(m.to_owned());
@@ -411,14 +420,7 @@ fn run_dynamics(a: &BenchArgs, data: &std::path::Path, command: Vec<String>) -> 
         frames: a.frames.unwrap_or(if a.quick { 3 } else { 30 }),
     };
     let total = (ids.len() * devices.len() * batches.len()) as u64;
-    let pb = if a.quiet || !std::io::stderr().is_terminal() {
-        ProgressBar::hidden()
-    } else {
-        ProgressBar::new(total)
-    };
-    if let Ok(style) = ProgressStyle::with_template("{spinner} {bar:40} {pos}/{len} rows  {msg}") {
-        pb.set_style(style);
-    }
+    let pb = progress(a, total, "rows");
     let mut rows = Vec::new();
     for (name, device, _) in &devices {
         for id in &ids {
@@ -459,20 +461,7 @@ fn run_dynamics(a: &BenchArgs, data: &std::path::Path, command: Vec<String>) -> 
             "dynamics_rows": rows,
             "notes": notes,
         });
-        let json = serde_json::to_string_pretty(&doc)?;
-        let guard = crate::interrupt::critical()?;
-        let path = out.write(&json, &text)?;
-        guard.committed();
-        println!("wrote {} and table.txt", path.display());
+        write_out(out, &doc, &text)?;
     }
-    let failed = rows
-        .iter()
-        .filter(|r| r.status.starts_with("error"))
-        .count();
-    anyhow::ensure!(
-        failed == 0,
-        "{failed} of {} rows failed (their status says why)",
-        rows.len()
-    );
-    Ok(())
+    all_ran(rows.iter().map(|r| r.status.as_str()))
 }
