@@ -271,17 +271,12 @@ fn body(device: &Device, batch: u32, plan: DynPlan, row: &mut DynRow) -> anyhow:
 /// Sintel's full groom, its collider and the options it is read with (every strand a guide,
 /// 15 segments, a strand 0.8 mm thick at the root).
 fn sintel_groom(data: &Path) -> anyhow::Result<(Groom, Arc<MeshSdf>)> {
-    use mien_core::gnm::bake::obj::{ObjParts, read_obj};
     let dir = data.join("hair");
-    let obj = read_obj(&dir.join("sintel_collider_frostbitten.obj"), ObjParts::All)?;
-    let mut tris = Vec::new();
-    for i in 0..obj.polygon_count() {
-        let p = obj.polygon(i);
-        for k in 1..p.len().saturating_sub(1) {
-            tris.push([p[0].0, p[k].0, p[k + 1].0]);
-        }
-    }
-    let sdf = Arc::new(MeshSdf::from_mesh(&obj.positions, &tris, 48, 0.05)?);
+    let sdf = Arc::new(MeshSdf::from_obj(
+        &dir.join("sintel_collider_frostbitten.obj"),
+        48,
+        0.05,
+    )?);
     let tfx = read_tfx(&dir.join("sintel_hair_frostbitten_16points.tfx"))?;
     let opts = TfxGroomOptions {
         head_bone: "head".into(),

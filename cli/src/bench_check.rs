@@ -124,19 +124,32 @@ pub fn check_args(a: &BenchArgs) -> anyhow::Result<()> {
 /// # Errors
 /// An unknown or repeated name, naming it and the known ones.
 pub fn dynamics_ids(a: &BenchArgs) -> anyhow::Result<Vec<String>> {
-    use mien_benches::dynamics::WORKLOADS;
+    pick_ids(
+        a,
+        &mien_benches::dynamics::WORKLOADS,
+        str::to_ascii_lowercase,
+        "dynamics workload",
+        "known with --dynamics",
+    )
+}
+
+/// `--workload`'s names normalised by `norm`, each one of `known` and named once; all of
+/// `known` when none is given.
+fn pick_ids(
+    a: &BenchArgs,
+    known: &[&str],
+    norm: fn(&str) -> String,
+    what: &str,
+    known_label: &str,
+) -> anyhow::Result<Vec<String>> {
     if a.workload.is_empty() {
-        return Ok(WORKLOADS.iter().map(|s| (*s).to_owned()).collect());
+        return Ok(known.iter().map(|s| (*s).to_owned()).collect());
     }
-    let ids: Vec<String> = a
-        .workload
-        .iter()
-        .map(|s| s.trim().to_ascii_lowercase())
-        .collect();
-    if let Some(bad) = ids.iter().find(|id| !WORKLOADS.contains(&id.as_str())) {
+    let ids: Vec<String> = a.workload.iter().map(|s| norm(s.trim())).collect();
+    if let Some(bad) = ids.iter().find(|id| !known.contains(&id.as_str())) {
         anyhow::bail!(
-            "--workload: unknown dynamics workload `{bad}` (known with --dynamics: {})",
-            WORKLOADS.join(", ")
+            "--workload: unknown {what} `{bad}` ({known_label}: {})",
+            known.join(", ")
         );
     }
     if let Some(d) = first_repeat(&ids) {
@@ -159,24 +172,7 @@ fn first_repeat(items: &[String]) -> Option<&String> {
 /// # Errors
 /// An unknown or repeated id, naming it and the known ones.
 pub fn workload_ids(a: &BenchArgs) -> anyhow::Result<Vec<String>> {
-    if a.workload.is_empty() {
-        return Ok(ALL.iter().map(|s| (*s).to_owned()).collect());
-    }
-    let ids: Vec<String> = a
-        .workload
-        .iter()
-        .map(|s| s.trim().to_ascii_uppercase())
-        .collect();
-    if let Some(bad) = ids.iter().find(|id| !ALL.contains(&id.as_str())) {
-        anyhow::bail!(
-            "--workload: unknown workload `{bad}` (known: {})",
-            ALL.join(", ")
-        );
-    }
-    if let Some(d) = first_repeat(&ids) {
-        anyhow::bail!("--workload: `{d}` is named twice");
-    }
-    Ok(ids)
+    pick_ids(a, &ALL, str::to_ascii_uppercase, "workload", "known")
 }
 
 /// `--export DIR`: every workload built first (a missing input fails before anything is written),

@@ -398,18 +398,11 @@ fn sintels_full_groom_simulates_on_its_mesh_collider_and_draws() {
 /// gives, through a head turn on the mesh collider and a wind.
 #[test]
 fn a_large_groom_steps_in_parallel_to_the_same_bits() {
-    use mien_core::gnm::bake::obj::{ObjParts, read_obj};
     use mien_core::hair::MeshSdf;
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/hair");
-    let obj = read_obj(&dir.join("sintel_collider_frostbitten.obj"), ObjParts::All).unwrap();
-    let mut tris = Vec::new();
-    for i in 0..obj.polygon_count() {
-        let p = obj.polygon(i);
-        for k in 1..p.len() - 1 {
-            tris.push([p[0].0, p[k].0, p[k + 1].0]);
-        }
-    }
-    let sdf = std::sync::Arc::new(MeshSdf::from_mesh(&obj.positions, &tris, 32, 0.05).unwrap());
+    let sdf = std::sync::Arc::new(
+        MeshSdf::from_obj(&dir.join("sintel_collider_frostbitten.obj"), 32, 0.05).unwrap(),
+    );
     let tfx = read_tfx(&dir.join("sintel_hair_frostbitten_16points.tfx")).unwrap();
     let s1 = tfx.points_per_strand;
     let few = 400 * s1;

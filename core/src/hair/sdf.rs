@@ -72,6 +72,25 @@ fn solid_angle(p: DVec3, a: DVec3, b: DVec3, c: DVec3) -> f64 {
 }
 
 impl MeshSdf {
+    /// Read a closed mesh from a Wavefront OBJ (its polygons fanned into triangles; metres,
+    /// head-bone space — Sintel's `sintel_collider_frostbitten.obj`) and sample it as
+    /// [`MeshSdf::from_mesh`] does.
+    ///
+    /// # Errors
+    /// The OBJ reader's refusals (file, line); [`MeshSdf::from_mesh`]'s.
+    pub fn from_obj(path: &std::path::Path, resolution: usize, padding: f64) -> Result<Self> {
+        use crate::gnm::bake::obj::{ObjParts, read_obj};
+        let obj = read_obj(path, ObjParts::All)?;
+        let mut tris = Vec::new();
+        for i in 0..obj.polygon_count() {
+            let p = obj.polygon(i);
+            for k in 1..p.len().saturating_sub(1) {
+                tris.push([p[0].0, p[k].0, p[k + 1].0]);
+            }
+        }
+        Self::from_mesh(&obj.positions, &tris, resolution, padding)
+    }
+
     /// Sample the closed mesh `vertices` `(V,3)` / `triangles` `(T,3)` (metres, head-bone space)
     /// onto a grid of `resolution` points along its longest side, padded by `padding` metres on
     /// every side.
