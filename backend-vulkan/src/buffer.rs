@@ -15,8 +15,11 @@ pub(crate) struct BufferInner {
     buffer: vk::Buffer,
     alloc: Allocation,
     size: u64,
-    /// Where it was asked to live (`CpuToGpu`: a buffer the host writes per frame).
+    /// Where it was asked to live.
     location: MemoryLocation,
+    /// A frame buffer: device-local, rewritten per frame through the staging ring
+    /// (`crate::staging`).
+    pub(crate) frame: bool,
 }
 
 impl BufferInner {
@@ -64,6 +67,7 @@ impl BufferInner {
             alloc,
             size,
             location,
+            frame: false,
         })
     }
 }
@@ -108,10 +112,15 @@ impl Buffer {
         Arc::ptr_eq(&self.0.shared, shared)
     }
 
-    /// Whether it was made for the host to write per frame (host-visible memory asked for, not
-    /// merely found).
+    /// Whether it was made for the host to write per frame (a frame buffer).
     pub(crate) fn is_frame_buffer(&self) -> bool {
-        self.0.location == MemoryLocation::CpuToGpu && self.is_mapped()
+        self.0.frame
+    }
+
+    /// Where it was asked to live.
+    #[allow(dead_code)]
+    pub(crate) fn location(&self) -> MemoryLocation {
+        self.0.location
     }
 
     /// Whether its memory is host-visible (mapped).
@@ -125,7 +134,8 @@ impl Buffer {
     }
 
     /// Copy `bytes` into the mapped memory at `offset` (the caller ensures no submission in
-    /// flight reads or writes that range: mien waits before rewriting per-frame buffers).
+    /// flight reads or writes that range: a staging region is rewritten only after the
+    /// submission that read it completed).
     pub(crate) fn write(&self, offset: u64, bytes: &[u8]) {
         let Some(p) = self.0.alloc.mapped else { return };
         let n = bytes.len().min(self.0.size.saturating_sub(offset) as usize);

@@ -90,7 +90,13 @@ pub(crate) struct ContextInner {
     pub cache: vk::PipelineCache,
     pub pipelines: Pipelines,
     pub(crate) in_flight: Mutex<Vec<InFlight>>,
-    pub timestamps: Option<Timestamps>,
+    /// Submission serials, in order.
+    pub(crate) serial: std::sync::atomic::AtomicU64,
+    /// Per-frame writes waiting for the next submission ([`crate::staging`]).
+    pub(crate) staging: Mutex<crate::staging::Staging>,
+    /// Staging chunks made so far (a diagnostic).
+    pub(crate) staging_chunks: std::sync::atomic::AtomicU64,
+    pub(crate) timestamps: Option<Timestamps>,
     pub(crate) lost: AtomicBool,
     pub software: bool,
     pub caps: mien_gpu::Caps,
@@ -107,6 +113,9 @@ impl Drop for ContextInner {
                 for s in f.drain(..) {
                     d.destroy_fence(s.fence, None);
                     d.destroy_command_pool(s.pool, None);
+                    if let Some((p, _)) = s.pre {
+                        d.destroy_command_pool(p, None);
+                    }
                 }
             }
             self.pipelines.destroy(d);
@@ -364,10 +373,8 @@ impl VulkanContext {
         let ts_bits = families
             .get(family as usize)
             .map_or(0, |f| f.timestamp_valid_bits);
-        // SAFETY: d live.
         let timestamps = (ts_bits > 0 && props.limits.timestamp_compute_and_graphics == vk::TRUE)
-            .then(|| unsafe { Timestamps::new(d, props.limits.timestamp_period) })
-            .transpose()?;
+            .then(|| Timestamps::new(props.limits.timestamp_period));
         let name = device_name(&props);
         let software = props.device_type == vk::PhysicalDeviceType::CPU;
         // SAFETY: physical belongs to the instance (created for API 1.1).
@@ -404,6 +411,9 @@ impl VulkanContext {
                 cache,
                 pipelines,
                 in_flight: Mutex::new(Vec::new()),
+                serial: std::sync::atomic::AtomicU64::new(0),
+                staging: Mutex::new(crate::staging::Staging::default()),
+                staging_chunks: std::sync::atomic::AtomicU64::new(0),
                 timestamps,
                 lost: AtomicBool::new(false),
                 software,
@@ -453,19 +463,25 @@ impl VulkanContext {
         self.inner.pools.lock().map_or(0, |p| p.len())
     }
 
+    /// Staging chunks made so far for per-frame writes (a diagnostic: a steady stream of frames
+    /// makes none after its first rounds).
+    pub fn staging_chunks_made(&self) -> u64 {
+        self.inner
+            .staging_chunks
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Whether per-stage timestamps are recorded.
     pub fn has_timestamps(&self) -> bool {
         self.inner.timestamps.is_some()
     }
 
-    /// The per-stage GPU times of the last completed frame (after [`VulkanContext::wait`]), when
-    /// the device has timestamps.
+    /// The per-stage GPU times of the last frame that completed (call it after
+    /// [`VulkanContext::wait`]), when the device has timestamps; `None` when no frame completed
+    /// since the last call of this or [`VulkanContext::completed_times`]. Each frame has its own
+    /// queries, so frames in flight do not overwrite each other's times.
     pub fn stage_times(&self) -> Option<mien_gpu::StageTimes> {
-        // SAFETY: the device is live; results of an unfinished frame read as unavailable (0).
-        self.inner
-            .timestamps
-            .as_ref()
-            .map(|t| unsafe { t.read(self.device()) })
+        self.completed_times().ok().and_then(|mut t| t.pop())
     }
 
     /// Messages the validation layer reported since the last call (warnings and errors), drained.

@@ -55,12 +55,26 @@ impl VulkanContext {
         bytes: &[u8],
         usage: vk::BufferUsageFlags,
     ) -> Result<Buffer> {
-        let b = self.buffer(
-            what,
-            bytes.len() as u64,
-            usage | vk::BufferUsageFlags::TRANSFER_DST,
-            MemoryLocation::GpuOnly,
-        )?;
+        self.upload_as(what, bytes, usage, false)
+    }
+
+    /// [`VulkanContext::upload`], marked as a frame buffer (rewritten per frame through the
+    /// staging ring) when `frame`.
+    pub(crate) fn upload_as(
+        &self,
+        what: &str,
+        bytes: &[u8],
+        usage: vk::BufferUsageFlags,
+        frame: bool,
+    ) -> Result<Buffer> {
+        let size = (bytes.len() as u64).max(4);
+        let usage = usage | vk::BufferUsageFlags::TRANSFER_DST;
+        // SAFETY: the device is live; BufferInner frees what it creates.
+        let mut inner = unsafe {
+            BufferInner::new(&self.inner.shared, what, size, usage, MemoryLocation::GpuOnly)
+        }?;
+        inner.frame = frame;
+        let b = Buffer(Arc::new(inner));
         if b.is_mapped() {
             b.write(0, bytes);
             return Ok(b);

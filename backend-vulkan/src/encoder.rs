@@ -8,6 +8,7 @@ use ash::vk;
 
 use crate::buffer::Buffer;
 use crate::device::ContextInner;
+use crate::timing::FrameQueries;
 
 /// A command buffer in the recording state and the resources recorded commands use. Submitting it
 /// through [`crate::VulkanContext::submit`] keeps those resources alive until its fence signals; an
@@ -20,6 +21,9 @@ pub struct VulkanEncoder {
     /// The command pool mien allocated `cmd` from and the context it belongs to (`None` for an
     /// engine's command buffer, or once submitted).
     pool: Option<(vk::CommandPool, Arc<ContextInner>)>,
+    /// This frame's timestamp queries (mien's encoders on a device with timestamps, from the
+    /// first pass on).
+    pub(crate) queries: Option<FrameQueries>,
 }
 
 impl Drop for VulkanEncoder {
@@ -27,6 +31,9 @@ impl Drop for VulkanEncoder {
         if let Some((pool, ctx)) = self.pool.take() {
             // Never submitted: nothing of the pool is pending.
             ctx.give_back(pool, self.cmd);
+            if let (Some(q), Some(t)) = (self.queries.take(), ctx.timestamps.as_ref()) {
+                t.give_back(q.pool);
+            }
         }
     }
 }
@@ -55,6 +62,7 @@ impl VulkanEncoder {
             cmd,
             keep: Vec::new(),
             pool,
+            queries: None,
         }
     }
 

@@ -11,8 +11,8 @@ use mien_gpu::{Bind, Caps, Dispatch, Entry, GpuDevice, Stage, StageTimes, Usage}
 use crate::buffer::Buffer;
 use crate::device::VulkanContext;
 use crate::encoder::VulkanEncoder;
-use crate::error::{Error, Result};
 use crate::memory::MemoryLocation;
+use crate::error::{Error, Result};
 use crate::pipelines::DescriptorPool;
 use crate::raw;
 
@@ -118,16 +118,16 @@ impl GpuDevice for VulkanContext {
         )
     }
 
-    /// Host-visible, coherent-or-flushed memory the host writes directly.
+    /// Device-local memory the kernels read at full speed, rewritten per frame through the
+    /// staging ring (`crate::staging`).
     fn frame_buffer(&self, what: &str, u: Usage, data: &[u8]) -> Result<Buffer> {
-        let data = contents(data);
-        let b = self.buffer(what, data.len() as u64, usage(u), MemoryLocation::CpuToGpu)?;
-        b.write(0, data);
-        Ok(b)
+        let flags = usage(u) | vk::BufferUsageFlags::TRANSFER_SRC;
+        self.upload_as(what, contents(data), flags, true)
     }
 
-    /// Waits for the submissions in flight (free when they are done), then copies into the mapped
-    /// memory.
+    /// The bytes go into the staging ring's current region and a copy into `buffer` is queued
+    /// for the next submission; waits only when the region is still in use by the frame
+    /// [`mien_gpu::FRAMES_IN_FLIGHT`] back.
     fn write(&self, buffer: &Buffer, offset: u64, data: &[u8]) -> Result<()> {
         self.check_owned("a per-frame write", buffer, offset, data.len() as u64)?;
         if !buffer.is_frame_buffer() {
@@ -135,9 +135,7 @@ impl GpuDevice for VulkanContext {
                 what: "a per-frame write".into(),
             });
         }
-        self.wait()?;
-        buffer.write(offset, data);
-        Ok(())
+        self.stage_write(buffer, offset, data)
     }
 
     fn fill(&self, parts: &[(&Buffer, u64, u64)], word: u32) -> Result<()> {
@@ -199,9 +197,11 @@ impl GpuDevice for VulkanContext {
     }
 
     /// The stage's begin timestamp, the dispatches, the end timestamp, and a compute → compute /
-    /// transfer barrier. The morph stage (first in a frame) resets every query first, so a stage
-    /// that did not run this frame reads 0; the lift resets its own two (lifts may be recorded in
-    /// an encoder of their own); the skin pass follows the morph pass of its encoder.
+    /// transfer barrier. Each of mien's encoders takes a query pool of its own at its first pass
+    /// (reset there) and every pass writes the next two queries ([`mien_gpu::PassTimes`]), so
+    /// frames in flight and stages recorded in several passes are all timed. An engine's command
+    /// buffer carries no timestamps (the engine times its own submission); the staging ring's
+    /// queued copies are recorded into it in front of mien's first pass.
     fn record(
         &self,
         enc: &mut VulkanEncoder,
@@ -214,25 +214,37 @@ impl GpuDevice for VulkanContext {
                 what: "the encoder".into(),
             });
         }
+        if !enc.is_mien_owned() {
+            self.flush_into_engine(enc)?;
+        }
         let d = self.device();
-        let ts = self.inner.timestamps.as_ref();
         let cmd = enc.raw();
         let bind = vk::PipelineBindPoint::COMPUTE;
+        let ts = match (&self.inner.timestamps, enc.is_mien_owned()) {
+            (Some(t), true) => {
+                if enc.queries.is_none() {
+                    // SAFETY: enc recording on this device, outside a render pass.
+                    enc.queries = Some(unsafe { t.take_pool(d, cmd) }?);
+                }
+                enc.queries
+                    .as_mut()
+                    .and_then(|q| q.passes.begin(stage).map(|i| (q.pool, i)))
+            }
+            _ => None,
+        };
+        let stamp = |pool, q| {
+            // SAFETY: enc recording; query q of the encoder's pool was reset at its first pass
+            // and is written once.
+            unsafe {
+                d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::COMPUTE_SHADER, pool, q)
+            }
+        };
+        if let Some((pool, q)) = ts {
+            stamp(pool, q);
+        }
         // SAFETY: enc is recording on this device (VulkanEncoder's contract); every handle bound
         // below is alive and kept in `enc` until the submission completes.
         unsafe {
-            if let Some(t) = ts {
-                match stage {
-                    // First in a frame: every query of the frame is reset once.
-                    Stage::Morph => t.reset(d, cmd),
-                    // Always recorded right after the morph pass of the same encoder.
-                    Stage::Skin => {}
-                    // Lifts and hair may be recorded on their own: their two queries are reset
-                    // here.
-                    Stage::Lift | Stage::Hair => t.reset_stage(d, cmd, stage),
-                }
-                t.write(d, cmd, stage, false);
-            }
             let mut bound = None;
             for x in dispatches {
                 if x.group.owner != Arc::as_ptr(&self.inner) as usize {
@@ -251,8 +263,8 @@ impl GpuDevice for VulkanContext {
                 d.cmd_dispatch(cmd, gx, gy, gz);
                 enc.keep_any(x.group.keep.clone());
             }
-            if let Some(t) = ts {
-                t.write(d, cmd, stage, true);
+            if let Some((pool, q)) = ts {
+                stamp(pool, q + 1);
             }
             raw::compute_barrier(d, cmd);
         }
@@ -287,7 +299,12 @@ impl GpuDevice for VulkanContext {
         VulkanContext::begin(self)
     }
 
-    fn end_frame(&self, _encoder: &mut VulkanEncoder) {}
+    /// Marks the frame's timestamps for [`GpuDevice::completed_times`].
+    fn end_frame(&self, encoder: &mut VulkanEncoder) {
+        if let Some(q) = encoder.queries.as_mut() {
+            q.frame = true;
+        }
+    }
 
     fn submit(&self, encoder: VulkanEncoder) -> Result<()> {
         VulkanContext::submit(self, encoder)
@@ -297,8 +314,8 @@ impl GpuDevice for VulkanContext {
         VulkanContext::wait(self)
     }
 
-    fn stage_times(&self) -> Result<Option<StageTimes>> {
-        Ok(VulkanContext::stage_times(self))
+    fn completed_times(&self) -> Result<Vec<StageTimes>> {
+        VulkanContext::completed_times(self)
     }
 
     fn check(&self) -> Result<()> {

@@ -28,6 +28,7 @@ mod gpu;
 mod memory;
 mod pipelines;
 pub mod raw;
+mod staging;
 mod timing;
 
 pub use ash;

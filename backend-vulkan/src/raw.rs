@@ -337,6 +337,67 @@ pub unsafe fn compute_barrier(device: &ash::Device, cmd: vk::CommandBuffer) {
     };
 }
 
+/// Record the staging ring's copies into frame buffers (`(barrier in front, src, dst,
+/// regions)`): a barrier after the earlier passes and copies that read or write them, the
+/// copies (a transfer → transfer barrier in front of one ordered after an overlapping earlier
+/// copy), and a barrier that makes them visible to the passes and copies that follow.
+///
+/// # Safety
+/// `cmd` recording outside a render pass on `device`; every buffer live, with TRANSFER_SRC
+/// (sources) / TRANSFER_DST (destinations) usage, every region inside both buffers.
+pub unsafe fn staging_copies(
+    device: &ash::Device,
+    cmd: vk::CommandBuffer,
+    batches: &[(bool, vk::Buffer, vk::Buffer, Vec<vk::BufferCopy>)],
+) {
+    let barrier = |src_stage, src_access, dst_stage, dst_access| {
+        let b = [vk::MemoryBarrier::default()
+            .src_access_mask(src_access)
+            .dst_access_mask(dst_access)];
+        // SAFETY: caller's contract.
+        unsafe {
+            device.cmd_pipeline_barrier(
+                cmd,
+                src_stage,
+                dst_stage,
+                vk::DependencyFlags::empty(),
+                &b,
+                &[],
+                &[],
+            )
+        };
+    };
+    let all = vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::TRANSFER;
+    let t = vk::PipelineStageFlags::TRANSFER;
+    barrier(
+        all,
+        vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_WRITE,
+        t,
+        vk::AccessFlags::TRANSFER_WRITE,
+    );
+    for (after, src, dst, regions) in batches {
+        if *after {
+            barrier(
+                t,
+                vk::AccessFlags::TRANSFER_WRITE,
+                t,
+                vk::AccessFlags::TRANSFER_WRITE,
+            );
+        }
+        // SAFETY: caller's contract.
+        unsafe { device.cmd_copy_buffer(cmd, *src, *dst, regions) };
+    }
+    barrier(
+        t,
+        vk::AccessFlags::TRANSFER_WRITE,
+        all,
+        vk::AccessFlags::SHADER_READ
+            | vk::AccessFlags::UNIFORM_READ
+            | vk::AccessFlags::TRANSFER_READ
+            | vk::AccessFlags::TRANSFER_WRITE,
+    );
+}
+
 /// The device's compute subgroup size (when subgroups reach compute shaders), its largest single
 /// allocation (`maxMemoryAllocationSize`, Vulkan 1.1) and whether it lists a cooperative-matrix
 /// extension (`VK_KHR_cooperative_matrix` or `VK_NV_cooperative_matrix2`; the shapes are queried

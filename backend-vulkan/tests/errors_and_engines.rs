@@ -203,3 +203,42 @@ fn frames_reuse_their_pools_and_other_contexts_are_refused() {
     assert!(matches!(e, Error::WrongContext { .. }), "{e}");
     assert!(ctx.take_validation_messages().is_empty());
 }
+
+/// Per-frame writes go through the staging ring: a stream of frames whose writes vary in size
+/// within a frame (100 KB, 10 KB, 300 KB — a pattern that once made a chunk every frame) stops
+/// making staging chunks after its first rounds, and every frame's bytes land.
+#[test]
+fn a_steady_stream_of_frames_allocates_no_staging() {
+    use mien_gpu::{GpuDevice, Usage};
+    let Some(ctx) = context() else { return };
+    let sizes = [100_000usize, 10_000, 300_000];
+    let bufs: Vec<_> = sizes
+        .iter()
+        .map(|&n| GpuDevice::frame_buffer(&ctx, "a frame buffer", Usage::Storage, &vec![0; n]))
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let frame = |k: u8| {
+        for (b, &n) in bufs.iter().zip(&sizes) {
+            GpuDevice::write(&ctx, b, 0, &vec![k; n]).unwrap();
+        }
+        let enc = GpuDevice::begin(&ctx).unwrap();
+        GpuDevice::submit(&ctx, enc).unwrap();
+    };
+    for k in 0..12 {
+        frame(k);
+    }
+    let made = ctx.staging_chunks_made();
+    for k in 12..40 {
+        frame(k);
+    }
+    assert_eq!(ctx.staging_chunks_made(), made, "staging chunks made in steady state");
+    let parts: Vec<_> = bufs.iter().zip(&sizes).map(|(b, &n)| (b, 0, n as u64)).collect();
+    for (got, &n) in GpuDevice::read(&ctx, "the frame buffers", &parts)
+        .unwrap()
+        .iter()
+        .zip(&sizes)
+    {
+        assert_eq!(got, &vec![39u8; n], "the last frame's bytes");
+    }
+    assert!(ctx.take_validation_messages().is_empty());
+}

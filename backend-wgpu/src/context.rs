@@ -46,8 +46,9 @@ struct Inner {
     /// The adapter's downlevel flags, when mien created the device.
     downlevel: Option<wgpu::DownlevelFlags>,
     timestamps: Option<Timestamps>,
-    /// A frame resolved its timestamps (`end_frame`) since `stage_times` last read them.
-    pub(crate) resolved: std::sync::atomic::AtomicBool,
+    /// The submissions of frames in flight, oldest first (at most
+    /// [`mien_gpu::FRAMES_IN_FLIGHT`]).
+    pub(crate) recent: Mutex<std::collections::VecDeque<wgpu::SubmissionIndex>>,
 }
 
 /// A wgpu device and queue with what mien needs to know about them. Cheap to clone (shared).
@@ -179,7 +180,7 @@ impl WgpuContext {
                 uncaptured,
                 kernels: Default::default(),
                 caps,
-                resolved: std::sync::atomic::AtomicBool::new(false),
+                recent: Mutex::new(std::collections::VecDeque::new()),
                 downlevel,
                 timestamps,
             }),
@@ -190,17 +191,54 @@ impl WgpuContext {
         &self.inner
     }
 
-    /// Whether a frame resolved its timestamps since the last call (clears it).
-    pub(crate) fn take_resolved(&self) -> bool {
-        self.inner
-            .resolved
-            .swap(false, std::sync::atomic::Ordering::Relaxed)
+    /// Submit a frame: map its timestamps' read-back, and keep at most
+    /// [`mien_gpu::FRAMES_IN_FLIGHT`] − 1 frames in flight (waiting for the oldest) while the
+    /// host records the next.
+    ///
+    /// # Errors
+    /// Device loss, a wait over 120 s.
+    pub(crate) fn submit_frame(&self, encoder: wgpu::CommandEncoder) -> Result<()> {
+        let index = self.submit(encoder);
+        if let Some(t) = self.timestamps() {
+            t.submitted();
+        }
+        let oldest = self.inner.recent.lock().ok().and_then(|mut r| {
+            r.push_back(index);
+            (r.len() >= mien_gpu::FRAMES_IN_FLIGHT)
+                .then(|| r.pop_front())
+                .flatten()
+        });
+        if let Some(i) = oldest {
+            let wait = wgpu::PollType::Wait {
+                submission_index: Some(i),
+                timeout: Some(std::time::Duration::from_secs(120)),
+            };
+            self.inner
+                .device
+                .poll(wait)
+                .map_err(|e| Error::DeviceLost {
+                    reason: e.to_string(),
+                })?;
+        }
+        self.check()
     }
 
-    pub(crate) fn mark_resolved(&self) {
+    /// Stage times of the frames completed since the last call, oldest first (polls once, never
+    /// waits).
+    ///
+    /// # Errors
+    /// Device loss.
+    pub fn completed_times(&self) -> Result<Vec<mien_gpu::StageTimes>> {
+        let Some(t) = self.timestamps() else {
+            return Ok(Vec::new());
+        };
         self.inner
-            .resolved
-            .store(true, std::sync::atomic::Ordering::Relaxed);
+            .device
+            .poll(wgpu::PollType::Poll)
+            .map_err(|e| Error::DeviceLost {
+                reason: e.to_string(),
+            })?;
+        Ok(t.completed())
     }
 
     /// The device.
@@ -335,6 +373,9 @@ impl WgpuContext {
             .map_err(|e| Error::DeviceLost {
                 reason: e.to_string(),
             })?;
+        if let Ok(mut r) = self.inner.recent.lock() {
+            r.clear();
+        }
         self.check()
     }
 

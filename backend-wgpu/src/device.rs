@@ -213,6 +213,7 @@ impl GpuDevice for WgpuContext {
         stage: Stage,
         dispatches: &mut dyn Iterator<Item = Dispatch<'_, Self>>,
     ) -> Result<()> {
+        let ts = self.timestamps().and_then(|t| t.begin_pass(stage));
         let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
             label: Some(match stage {
                 Stage::Morph => "mien morph",
@@ -220,7 +221,7 @@ impl GpuDevice for WgpuContext {
                 Stage::Lift => "mien lift",
                 Stage::Hair => "mien hair",
             }),
-            timestamp_writes: self.timestamps().map(|t| t.writes(stage)),
+            timestamp_writes: ts.as_ref().map(|(set, i)| Timestamps::writes(set, *i)),
         });
         let mut bound = None;
         for d in dispatches {
@@ -250,6 +251,9 @@ impl GpuDevice for WgpuContext {
 
     fn begin(&self) -> Result<wgpu::CommandEncoder> {
         self.check()?;
+        if let Some(t) = self.timestamps() {
+            t.new_frame();
+        }
         Ok(self
             .device()
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
@@ -259,29 +263,20 @@ impl GpuDevice for WgpuContext {
 
     fn end_frame(&self, encoder: &mut wgpu::CommandEncoder) {
         if let Some(t) = self.timestamps() {
-            t.resolve(encoder);
-            self.mark_resolved();
+            t.end_frame(encoder);
         }
     }
 
     fn submit(&self, encoder: wgpu::CommandEncoder) -> Result<()> {
-        WgpuContext::submit(self, encoder);
-        self.check()
+        self.submit_frame(encoder)
     }
 
     fn wait(&self) -> Result<()> {
         WgpuContext::wait(self)
     }
 
-    fn stage_times(&self) -> Result<Option<StageTimes>> {
-        let Some((buf, period)) = self.timestamps().map(Timestamps::resolved) else {
-            return Ok(None);
-        };
-        if !self.take_resolved() {
-            return Ok(None);
-        }
-        let bytes = self.read_buffers("timestamps", &[(buf, 0, buf.size())])?;
-        Ok(Some(Timestamps::decode(&bytes[0], period)))
+    fn completed_times(&self) -> Result<Vec<StageTimes>> {
+        WgpuContext::completed_times(self)
     }
 
     fn check(&self) -> Result<()> {

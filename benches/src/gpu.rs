@@ -1,10 +1,10 @@
 //! The GPU backends under the harness, written once over the device layer
 //! ([`mien_gpu::GpuDevice`]): one encoder per frame (rig pass, then every lift as one pass), one
-//! submission, a blocking wait. GPU stage times come from the device's timestamp queries of one
+//! submission, a blocking wait (the latency) — or none, frames in flight (the throughput). GPU stage times come from the device's timestamp queries of one
 //! extra frame. The copy baseline is a buffer-to-buffer copy between two device buffers.
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use mien_core::gnm::{GnmBackend, GnmHandle};
 use mien_core::lift::DebugLiftParams;
@@ -140,6 +140,8 @@ struct GpuCase<G: GpuDevice> {
     lifts: GpuLifts<G>,
     /// `set_controls_batch`'s counts, one per instance (allocated once).
     stats: Vec<ControlStats>,
+    /// Host time before the submissions since the last `host_time`, and their frames.
+    host: (Duration, u32),
 }
 
 fn device_error<G: GpuDevice>(e: G::Error) -> anyhow::Error {
@@ -147,7 +149,8 @@ fn device_error<G: GpuDevice>(e: G::Error) -> anyhow::Error {
 }
 
 impl<G: GpuDevice> GpuCase<G> {
-    fn record(&mut self, frame: u64, timestamps: bool) -> anyhow::Result<()> {
+    fn record(&mut self, frame: u64, timestamps: bool, wait: bool) -> anyhow::Result<()> {
+        let t0 = Instant::now();
         let mut enc = self.g.begin().map_err(device_error::<G>)?;
         match (&mut self.poser, &self.w.frames) {
             (Poser::Rig(b, hs), Frames::Rig(f)) => {
@@ -175,21 +178,41 @@ impl<G: GpuDevice> GpuCase<G> {
         if timestamps {
             self.g.end_frame(&mut enc);
         }
+        self.host.0 += t0.elapsed();
+        self.host.1 += 1;
         self.g.submit(enc).map_err(device_error::<G>)?;
-        self.g.wait().map_err(device_error::<G>)
+        if wait {
+            self.g.wait().map_err(device_error::<G>)?;
+        }
+        Ok(())
     }
 }
 
 impl<G: GpuDevice> Case for GpuCase<G> {
     fn frame(&mut self, frame: u64) -> anyhow::Result<()> {
-        self.record(frame, false)
+        self.record(frame, false, true)
+    }
+
+    fn submit(&mut self, frame: u64) -> anyhow::Result<()> {
+        self.record(frame, false, false)
+    }
+
+    fn finish(&mut self) -> anyhow::Result<()> {
+        self.g.wait().map_err(device_error::<G>)
+    }
+
+    fn host_time(&mut self) -> Option<Duration> {
+        let (t, n) = std::mem::take(&mut self.host);
+        Some(t / n.max(1))
     }
 
     fn gpu_times(&mut self, frame: u64) -> anyhow::Result<Option<StageMs>> {
         if !self.g.caps().timestamps {
             return Ok(None);
         }
-        self.record(frame, true)?;
+        // Drop the times of earlier frames, then time one frame on its own.
+        self.g.completed_times().map_err(device_error::<G>)?;
+        self.record(frame, true, true)?;
         let t = self.g.stage_times().map_err(device_error::<G>)?;
         Ok(t.map(|t| StageMs {
             morph: Some(t.morph_ms),
@@ -313,6 +336,7 @@ impl<G: BenchDevice> Bench for GpuBench<G> {
             sink,
             lifts,
             stats: vec![ControlStats::default(); batch as usize],
+            host: (Duration::ZERO, 0),
         }))
     }
 

@@ -118,6 +118,31 @@ pub trait Case {
     /// # Errors
     /// Backend failures; `Ok(None)` when the device has no timestamps.
     fn gpu_times(&mut self, frame: u64) -> anyhow::Result<Option<StageMs>>;
+
+    /// One frame of a stream with frames in flight: set controls, encode, submit — no wait (a
+    /// GPU device waits only for the frame `mien_gpu::FRAMES_IN_FLIGHT` back). The CPU backend
+    /// has nothing in flight: the same as [`Case::frame`].
+    ///
+    /// # Errors
+    /// Backend failures.
+    fn submit(&mut self, frame: u64) -> anyhow::Result<()> {
+        self.frame(frame)
+    }
+
+    /// Wait for every frame submitted.
+    ///
+    /// # Errors
+    /// Backend failures.
+    fn finish(&mut self) -> anyhow::Result<()> {
+        Ok(())
+    }
+
+    /// The host's mean time per frame since the last call — set every character's controls,
+    /// pack and write the per-frame arrays, record the passes, up to the submission — and
+    /// start over; `None` for a backend with no device (the CPU: all of its frame is host).
+    fn host_time(&mut self) -> Option<Duration> {
+        None
+    }
 }
 
 /// A measured copy.
@@ -189,6 +214,32 @@ pub fn measure(case: &mut dyn Case, warmup: u32, frames: u32) -> anyhow::Result<
     Ok(start.elapsed() / frames.max(1))
 }
 
+/// Mean time per frame of a stream of `frames` frames in flight ([`Case::submit`], one wait at the
+/// end), after `warmup` untimed ones: the throughput a stream gets, max(host, GPU) per frame
+/// rather than their sum ([`measure`] times the latency, submit → ready, one frame at a time).
+///
+/// # Errors
+/// The first frame that fails.
+pub fn measure_in_flight(
+    case: &mut dyn Case,
+    first: u64,
+    warmup: u32,
+    frames: u32,
+) -> anyhow::Result<Duration> {
+    for k in 0..u64::from(warmup) {
+        case.submit(first + k)?;
+    }
+    case.finish()?;
+    let _ = case.host_time();
+    let first = first + u64::from(warmup);
+    let start = Instant::now();
+    for k in 0..u64::from(frames) {
+        case.submit(first + k)?;
+    }
+    case.finish()?;
+    Ok(start.elapsed() / frames.max(1))
+}
+
 /// The copy size for a frame that must move `frame_bytes` (module docs).
 pub fn copy_size(frame_bytes: u64, limit: u64) -> u64 {
     (frame_bytes / 2)
@@ -216,10 +267,19 @@ pub struct Row {
     pub vertices: u32,
     /// Frames timed.
     pub frames: u32,
-    /// Mean wall microseconds per frame (set, encode, submit, wait).
+    /// Mean wall microseconds per frame one frame at a time (set, encode, submit, wait): the
+    /// latency, submit → ready.
     pub us_per_frame: Option<f64>,
     /// batch ÷ time per frame.
     pub characters_per_s: Option<f64>,
+    /// Mean wall microseconds per frame of a stream with frames in flight
+    /// ([`measure_in_flight`]): the throughput's inverse.
+    pub in_flight_us_per_frame: Option<f64>,
+    /// Frames per second in flight (10⁶ ÷ `in_flight_us_per_frame`).
+    pub frames_per_s_in_flight: Option<f64>,
+    /// The host's part of a frame in flight ([`Case::host_time`]), µs: the controls, packing,
+    /// per-frame writes and recording, before the submission.
+    pub host_us_per_frame: Option<f64>,
     /// Bytes that must move per character per frame (reads + writes, [`crate::bytes`]).
     pub bytes_per_character: u64,
     /// batch × bytes_per_character.
@@ -268,6 +328,9 @@ pub fn run_row(
         frames: plan.frames,
         us_per_frame: None,
         characters_per_s: None,
+        in_flight_us_per_frame: None,
+        frames_per_s_in_flight: None,
+        host_us_per_frame: None,
         bytes_per_character: per_char,
         bytes_per_frame: per_char * u64::from(plan.batch),
         gb_per_s: None,
@@ -306,8 +369,22 @@ pub fn run_row(
             return row;
         }
     };
+    let next = u64::from(plan.warmup + plan.frames) + 10_000;
+    let warm_in_flight = plan.warmup.min(8);
+    match measure_in_flight(case.as_mut(), next, warm_in_flight, plan.frames) {
+        Ok(f) => {
+            let f = f.as_secs_f64();
+            row.in_flight_us_per_frame = Some(f * 1e6);
+            row.frames_per_s_in_flight = Some(1.0 / f);
+            row.host_us_per_frame = case.host_time().map(|h| h.as_secs_f64() * 1e6);
+        }
+        Err(e) => {
+            row.status = format!("error: frames in flight: {}", message(&e));
+            return row;
+        }
+    }
     row.gpu_ms = case
-        .gpu_times(u64::from(plan.warmup + plan.frames))
+        .gpu_times(next + u64::from(plan.warmup + plan.frames))
         .ok()
         .flatten();
     drop(case);

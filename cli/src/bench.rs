@@ -46,7 +46,10 @@ impl LiftChoice {
 /// What the table means, printed under `mien bench --help`.
 const AFTER_HELP: &str = "\
 Columns: µs/frame is the mean wall time of one frame (set every character's controls, encode, \
-submit, wait for the GPU); characters/s = batch / that time; GB/s = the bytes the frame must move \
+submit, wait for the GPU): the latency, submit → ready; in flight is the mean wall time per frame of \
+a stream of frames in flight (no wait between frames; the device keeps at most 3 in flight): the \
+throughput's inverse, max(host, GPU) per frame rather than their sum; host µs is the host's part of a \
+frame in flight (controls, packing, per-frame writes, recording: before the submission); characters/s = batch / µs/frame; GB/s = the bytes the frame must move \
 (benches/README.md states them per workload) / that time; % copy compares that with a plain device \
 copy (a host memcpy for the CPU) of about the same size measured in the same run. status is empty \
 for a timed row, `n/a: why` for a row the backend cannot run, `error: why` for a failure.
@@ -139,13 +142,15 @@ fn num(x: Option<f64>, digits: usize) -> String {
 /// The results table, one line per row.
 pub fn table(rows: &[Row]) -> String {
     let mut s = format!(
-        "{:<7} {:<5} {:>5} {:>7} {:>9} {:>12} {:>13} {:>9} {:>7}  {}\n",
+        "{:<7} {:<5} {:>5} {:>7} {:>9} {:>12} {:>12} {:>9} {:>13} {:>9} {:>7}  {}\n",
         "backend",
         "work",
         "batch",
         "lift",
         "gaussians",
         "µs/frame",
+        "in flight",
+        "host µs",
         "characters/s",
         "GB/s",
         "% copy",
@@ -153,13 +158,15 @@ pub fn table(rows: &[Row]) -> String {
     );
     for r in rows {
         s += &format!(
-            "{:<7} {:<5} {:>5} {:>7} {:>9} {:>12} {:>13} {:>9} {:>7}  {}\n",
+            "{:<7} {:<5} {:>5} {:>7} {:>9} {:>12} {:>12} {:>9} {:>13} {:>9} {:>7}  {}\n",
             r.backend,
             r.workload,
             r.batch,
             r.lift.name(),
             r.gaussians,
             num(r.us_per_frame, 1),
+            num(r.in_flight_us_per_frame, 1),
+            num(r.host_us_per_frame, 1),
             num(r.characters_per_s, 0),
             num(r.gb_per_s, 2),
             num(r.pct_of_copy, 1),

@@ -91,6 +91,10 @@ fn quick_cpu_run_writes_bench_json() {
         assert_eq!(r["bytes_per_frame"].as_f64().unwrap(), per_char * batch);
         let cps = r["characters_per_s"].as_f64().unwrap();
         assert!((cps - batch / (us * 1e-6)).abs() <= 1e-6 * cps);
+        // Frames in flight: a time per frame, and frames per second its inverse.
+        let fl = r["in_flight_us_per_frame"].as_f64().unwrap();
+        let fps = r["frames_per_s_in_flight"].as_f64().unwrap();
+        assert!(fl > 0.0 && (fps - 1e6 / fl).abs() <= 1e-6 * fps, "{r}");
         let gbs = r["gb_per_s"].as_f64().unwrap();
         assert!((gbs - per_char * batch / (us * 1e-6) / 1e9).abs() <= 1e-6 * gbs);
         let copy = r["copy"]["gb_per_s"].as_f64().unwrap();

@@ -88,13 +88,21 @@ pub struct Caps {
     pub cooperative_matrix: bool,
 }
 
+/// Frames in flight: per-frame data has this many copies (Vulkan's staging regions), and
+/// [`GpuDevice::submit`] returns with at most `FRAMES_IN_FLIGHT − 1` submissions still running
+/// (waiting for the oldest), so the host records frame k+2 while the GPU runs frames k and k+1: a
+/// stream of frames costs max(host, GPU) rather than their sum, with a bounded latency.
+pub const FRAMES_IN_FLIGHT: usize = 3;
+
 /// The device layer. Cheap to clone (a shared handle). The methods record or run exactly one
 /// thing each; ordering between them is the API's queue order, except where stated.
 ///
 /// Per-frame data follows one rule: [`GpuDevice::write`] into a buffer made by
-/// [`GpuDevice::frame_buffer`] lands before the next submitted command that reads it, and never
-/// under a submission still in flight (wgpu: `queue.write_buffer`; Vulkan: a wait for the frames
-/// in flight, then a copy into host-visible memory).
+/// [`GpuDevice::frame_buffer`] lands before the next submission (the way `queue.write_buffer`
+/// does), without waiting for the submissions in flight, which still read what was there before
+/// (wgpu: `queue.write_buffer`; Vulkan: the bytes go to a staging ring of [`FRAMES_IN_FLIGHT`]
+/// regions and a copy recorded in front of the next submission, or, for an engine's command
+/// buffer, in front of mien's first pass recorded into it).
 pub trait GpuDevice: Clone + Send + Sync + Sized + 'static {
     /// A buffer (cheap to clone on Vulkan, where submissions keep it alive).
     type Buffer: Send + Sync + 'static;
@@ -231,10 +239,11 @@ pub trait GpuDevice: Clone + Send + Sync + Sized + 'static {
     /// timestamp queries here, so [`GpuDevice::stage_times`] sees a frame only when it was
     /// recorded (Vulkan needs nothing).
     fn end_frame(&self, encoder: &mut Self::Encoder);
-    /// Submit `encoder`; what it uses stays alive until the submission completes.
+    /// Submit `encoder`; what it uses stays alive until the submission completes. Returns with at
+    /// most [`FRAMES_IN_FLIGHT`] − 1 submissions in flight (waiting for the oldest).
     ///
     /// # Errors
-    /// Device loss.
+    /// Device loss, a timeout.
     fn submit(&self, encoder: Self::Encoder) -> Result<(), Self::Error>;
     /// Wait until every submission completed (Vulkan: at most `mien_vulkan::device::WAIT_LIMIT`,
     /// then a timeout error; wgpu: wgpu's own wait, which reports a lost device).
@@ -242,13 +251,22 @@ pub trait GpuDevice: Clone + Send + Sync + Sized + 'static {
     /// # Errors
     /// Device loss, a timeout.
     fn wait(&self) -> Result<(), Self::Error>;
-    /// Per-stage GPU times of the last completed frame (after [`GpuDevice::wait`]), when the
-    /// device writes timestamps; `None` on wgpu when no frame recorded [`GpuDevice::end_frame`]
-    /// since the last call.
+    /// Per-stage GPU times of the last frame ([`GpuDevice::end_frame`]) that completed (call it
+    /// after [`GpuDevice::wait`]), when the device writes timestamps; `None` when no frame
+    /// completed since the last call of this or [`GpuDevice::completed_times`].
     ///
     /// # Errors
     /// Read-back failures.
-    fn stage_times(&self) -> Result<Option<StageTimes>, Self::Error>;
+    fn stage_times(&self) -> Result<Option<StageTimes>, Self::Error> {
+        Ok(self.completed_times()?.pop())
+    }
+    /// Per-stage GPU times of every frame ([`GpuDevice::end_frame`]) that completed since the
+    /// last call, oldest first, without waiting (empty without timestamps). Each frame has its
+    /// own queries ([`crate::PassTimes`]), so frames in flight do not overwrite each other's.
+    ///
+    /// # Errors
+    /// Read-back failures.
+    fn completed_times(&self) -> Result<Vec<StageTimes>, Self::Error>;
     /// Fail when the device was lost or reported an error nobody handled.
     ///
     /// # Errors

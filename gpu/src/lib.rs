@@ -33,14 +33,14 @@ mod timing;
 mod typed;
 
 pub use bound::{GpuBoundData, GpuBoundLift};
-pub use device::{Bind, Caps, Dispatch, GpuDevice, Usage};
+pub use device::{Bind, Caps, Dispatch, FRAMES_IN_FLIGHT, GpuDevice, Usage};
 pub use gnm::GpuGnmBackend;
 pub use hair::{GpuHairData, GpuHairLift};
 pub use kernel::{Entry, Slot};
 pub use lift::{GpuDebugLift, PosedPart};
 pub use rig::{GpuRigBackend, Vertex};
 pub use sink::GpuSplatSink;
-pub use timing::{QUERIES, Stage, StageTimes};
+pub use timing::{PassTimes, QUERIES, Stage, StageTimes};
 pub use typed::Typed;
 
 /// Whether GPU tests must find a device: `MIEN_REQUIRE_GPU=1` (set by `.ci/run`) turns "no

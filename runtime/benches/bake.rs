@@ -59,8 +59,6 @@ fn takes(c: &mut Criterion) {
                     frames,
                     name: "mien take".into(),
                     take: serde_json::json!({"kind": name, "name": name}),
-                    intervals: Vec::new(),
-                    mappings: serde_json::json!({}),
                     tolerance: None,
                 };
                 bake(&mut rt, &source, &o).unwrap().0.len()

@@ -549,6 +549,8 @@ impl Runtime {
         }
         self.engine.frame()?;
         let s = self.engine.splats(0)?;
+        // The frame's GPU times arrive with its completion: gather them before the snapshot.
+        self.engine.finish()?;
         self.warm = self.engine.times();
         Ok(s)
     }
@@ -741,6 +743,8 @@ impl Runtime {
     }
 
     /// Wall and GPU time of the updates so far ([`Runtime::render_rest`] not counted).
+    /// GPU frames run in flight (up to three): the GPU stage times count the
+    /// frames completed so far; call [`Runtime::finish`] first for every submitted frame.
     pub fn times(&self) -> Times {
         let mut t = self.engine.times().since(&self.warm);
         t.dynamics = self.dynamics_time;

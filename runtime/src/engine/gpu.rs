@@ -128,6 +128,23 @@ impl<G: EngineDevice> GpuEngine<G> {
         Ok(e)
     }
 
+    /// Add the GPU stage times of the frames completed since the last call (never waits).
+    fn gather_gpu_times(&mut self) -> Result<()> {
+        if let Some(acc) = self.times.gpu_ms.as_mut() {
+            let done = self
+                .g
+                .completed_times()
+                .map_err(G::error)
+                .context("reading GPU timestamps")?;
+            for t in done {
+                acc[0] += t.morph_ms;
+                acc[1] += t.skin_ms;
+                acc[2] += t.lift_ms + t.hair_ms;
+            }
+        }
+        Ok(())
+    }
+
     fn encode_rig(&mut self, enc: &mut G::Encoder) -> Result<()> {
         match &mut self.poser {
             Poser::Rig(b, _) => b.encode(enc)?,
@@ -431,22 +448,9 @@ impl<G: EngineDevice> Engine for GpuEngine<G> {
         self.g.submit(enc).map_err(G::error)?;
         self.times.rig += t1 - t0;
         self.times.lift += t1.elapsed();
-        if let Some(acc) = self.times.gpu_ms.as_mut() {
-            self.g
-                .wait()
-                .map_err(G::error)
-                .context("waiting for the frame")?;
-            let times = self
-                .g
-                .stage_times()
-                .map_err(G::error)
-                .context("reading GPU timestamps")?;
-            if let Some(t) = times {
-                acc[0] += t.morph_ms;
-                acc[1] += t.skin_ms;
-                acc[2] += t.lift_ms + t.hair_ms;
-            }
-        }
+        // Frames in flight: no wait here. The GPU times of the frames that completed meanwhile
+        // are added now; `finish` adds the rest.
+        self.gather_gpu_times()?;
         self.g.validation()
     }
 
@@ -462,6 +466,7 @@ impl<G: EngineDevice> Engine for GpuEngine<G> {
 
     fn finish(&mut self) -> Result<()> {
         self.g.wait().map_err(G::error)?;
+        self.gather_gpu_times()?;
         self.g.validation()
     }
 
