@@ -15,7 +15,7 @@ use mien_gpu::{
     GpuSplatSink, PosedPart,
 };
 
-use crate::harness::{Bench, Case, CaseError, CopyResult, LiftMode, StageMs};
+use crate::harness::{Bench, Case, CaseError, CopyResult, HostTime, LiftMode, StageMs};
 use crate::workloads::{Frames, Model, Workload};
 
 /// What the harness needs of a device beyond the device layer: opening one and describing it.
@@ -140,8 +140,9 @@ struct GpuCase<G: GpuDevice> {
     lifts: GpuLifts<G>,
     /// `set_controls_batch`'s counts, one per instance (allocated once).
     stats: Vec<ControlStats>,
-    /// Host time before the submissions since the last `host_time`, and their frames.
-    host: (Duration, u32),
+    /// Host time before the submissions since the last `host_time` (set, encode), and their
+    /// frames.
+    host: (Duration, Duration, u32),
 }
 
 fn device_error<G: GpuDevice>(e: G::Error) -> anyhow::Error {
@@ -151,6 +152,7 @@ fn device_error<G: GpuDevice>(e: G::Error) -> anyhow::Error {
 impl<G: GpuDevice> GpuCase<G> {
     fn record(&mut self, frame: u64, timestamps: bool, wait: bool) -> anyhow::Result<()> {
         let t0 = Instant::now();
+        let t1;
         let mut enc = self.g.begin().map_err(device_error::<G>)?;
         match (&mut self.poser, &self.w.frames) {
             (Poser::Rig(b, hs), Frames::Rig(f)) => {
@@ -158,6 +160,7 @@ impl<G: GpuDevice> GpuCase<G> {
                 let w = &self.w;
                 let which = |c: usize| w.ring_index(c as u32, frame);
                 b.set_controls_batch(hs, f, &which, &mut self.stats)?;
+                t1 = Instant::now();
                 b.encode(&mut enc)?;
             }
             (Poser::Gnm(b, hs), Frames::Gnm(f)) => {
@@ -167,6 +170,7 @@ impl<G: GpuDevice> GpuCase<G> {
                     (&i.head_ext[..], &i.joint_world[..])
                 };
                 b.set_head_ext_batch(hs, &input)?;
+                t1 = Instant::now();
                 b.encode(&mut enc)?;
             }
             _ => anyhow::bail!("model and frames disagree"),
@@ -178,8 +182,9 @@ impl<G: GpuDevice> GpuCase<G> {
         if timestamps {
             self.g.end_frame(&mut enc);
         }
-        self.host.0 += t0.elapsed();
-        self.host.1 += 1;
+        self.host.0 += t1 - t0;
+        self.host.1 += t1.elapsed();
+        self.host.2 += 1;
         self.g.submit(enc).map_err(device_error::<G>)?;
         if wait {
             self.g.wait().map_err(device_error::<G>)?;
@@ -201,9 +206,12 @@ impl<G: GpuDevice> Case for GpuCase<G> {
         self.g.wait().map_err(device_error::<G>)
     }
 
-    fn host_time(&mut self) -> Option<Duration> {
-        let (t, n) = std::mem::take(&mut self.host);
-        Some(t / n.max(1))
+    fn host_time(&mut self) -> Option<HostTime> {
+        let (set, encode, n) = std::mem::take(&mut self.host);
+        Some(HostTime {
+            set: set / n.max(1),
+            encode: encode / n.max(1),
+        })
     }
 
     fn gpu_times(&mut self, frame: u64) -> anyhow::Result<Option<StageMs>> {
@@ -336,7 +344,7 @@ impl<G: BenchDevice> Bench for GpuBench<G> {
             sink,
             lifts,
             stats: vec![ControlStats::default(); batch as usize],
-            host: (Duration::ZERO, 0),
+            host: (Duration::ZERO, Duration::ZERO, 0),
         }))
     }
 

@@ -140,9 +140,19 @@ pub trait Case {
     /// The host's mean time per frame since the last call — set every character's controls,
     /// pack and write the per-frame arrays, record the passes, up to the submission — and
     /// start over; `None` for a backend with no device (the CPU: all of its frame is host).
-    fn host_time(&mut self) -> Option<Duration> {
+    fn host_time(&mut self) -> Option<HostTime> {
         None
     }
+}
+
+/// The host's mean time per frame in its two parts.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct HostTime {
+    /// Every character's controls through the rules, staged and packed (`set_controls_batch` /
+    /// `set_head_ext_batch`), and the encoder begun.
+    pub set: Duration,
+    /// The per-frame writes and the passes recorded (`encode`, the lifts' `record_batch`).
+    pub encode: Duration,
 }
 
 /// A measured copy.
@@ -280,6 +290,10 @@ pub struct Row {
     /// The host's part of a frame in flight ([`Case::host_time`]), µs: the controls, packing,
     /// per-frame writes and recording, before the submission.
     pub host_us_per_frame: Option<f64>,
+    /// Of which setting the controls ([`HostTime::set`]), µs.
+    pub host_set_us: Option<f64>,
+    /// Of which the per-frame writes and recording ([`HostTime::encode`]), µs.
+    pub host_encode_us: Option<f64>,
     /// Bytes that must move per character per frame (reads + writes, [`crate::bytes`]).
     pub bytes_per_character: u64,
     /// batch × bytes_per_character.
@@ -331,6 +345,8 @@ pub fn run_row(
         in_flight_us_per_frame: None,
         frames_per_s_in_flight: None,
         host_us_per_frame: None,
+        host_set_us: None,
+        host_encode_us: None,
         bytes_per_character: per_char,
         bytes_per_frame: per_char * u64::from(plan.batch),
         gb_per_s: None,
@@ -376,7 +392,12 @@ pub fn run_row(
             let f = f.as_secs_f64();
             row.in_flight_us_per_frame = Some(f * 1e6);
             row.frames_per_s_in_flight = Some(1.0 / f);
-            row.host_us_per_frame = case.host_time().map(|h| h.as_secs_f64() * 1e6);
+            if let Some(h) = case.host_time() {
+                let us = |d: Duration| d.as_secs_f64() * 1e6;
+                row.host_us_per_frame = Some(us(h.set + h.encode));
+                row.host_set_us = Some(us(h.set));
+                row.host_encode_us = Some(us(h.encode));
+            }
         }
         Err(e) => {
             row.status = format!("error: frames in flight: {}", message(&e));

@@ -127,15 +127,19 @@ fn a_refused_control_set_changes_no_instance() {
             joints: 2,
         },
     );
-    for n in [5usize, 40] {
+    // 5: serial; 40: parallel sets; 100: the checks in parallel too.
+    for n in [5usize, 40, 100] {
         let mut frames: Vec<FrameControls> = (0..n).map(|_| FrameControls::new(&rig)).collect();
         let mut staged = RigBatchFrames::new(&rig, n);
         let before = staged.clone();
         let mut ring: Vec<_> = (0..3).map(|i| random_controls(i + 7, &rig)).collect();
         ring[2].palette[0] = glam::Mat4::from_cols_array(&[f32::NAN; 16]);
+        ring[1].palette[1] = glam::Mat4::from_cols_array(&[f32::INFINITY; 16]);
         let mut stats = vec![ControlStats::default(); n];
         let which = |k: usize| k % 3;
-        assert!(set_batch(&mut frames, &mut staged, &ring, &which, &mut stats).is_err());
+        let e = set_batch(&mut frames, &mut staged, &ring, &which, &mut stats).unwrap_err();
+        // The first refusal in instance order: instance 1's palette[1].
+        assert!(e.to_string().contains("palette[1]"), "{n} instances: {e}");
         assert_eq!(staged, before, "{n} instances");
         assert!(frames.iter().all(|f| f.weights.iter().all(|w| *w == 0.0)));
     }

@@ -447,6 +447,9 @@ fn list_active(rows: &[f32], w: usize, slots: &mut [u32], weights: &mut [f32]) -
     n as u32
 }
 
+/// Batches from this many instances check their controls in parallel.
+const CHECK_PARALLEL_MIN: usize = 64;
+
 /// Set every instance of a batch at once: instance k's [`FrameControls`] takes
 /// `controls[which(k)]` (its counts into `stats[k]`), then all of them are staged
 /// ([`RigBatchFrames::write_all`]). Every instance is checked first ([`FrameControls::check`]), so a
@@ -468,8 +471,22 @@ pub fn set_batch(
 ) -> mien_core::Result<()> {
     use rayon::prelude::*;
     assert!(stats.len() == frames.len());
-    for (k, f) in frames.iter().enumerate() {
-        f.check(&controls[which(k)])?;
+    if frames.len() < CHECK_PARALLEL_MIN {
+        for (k, f) in frames.iter().enumerate() {
+            f.check(&controls[which(k)])?;
+        }
+    } else {
+        // Checking a large batch's palettes serially cost more than the parallel sets on 16
+        // cores (W6 at batch 256 on the H200 host: `cargo run -p mien-benches --example
+        // set_batch`); the first refusal in instance order is still the one reported.
+        let first_bad = frames
+            .par_iter()
+            .enumerate()
+            .filter_map(|(k, f)| f.check(&controls[which(k)]).err().map(|e| (k, e)))
+            .min_by_key(|(k, _)| *k);
+        if let Some((_, e)) = first_bad {
+            return Err(e);
+        }
     }
     if frames.len() < super::PARALLEL_MIN {
         for (k, (f, s)) in frames.iter_mut().zip(stats.iter_mut()).enumerate() {
@@ -488,6 +505,24 @@ pub fn set_batch(
     if staged.weight_count > 0 && staged.palette_len > 0 {
         // One rayon pass over blocks of 8 instances: rules, staging and lists together.
         return staged.set_blocks(frames, controls, which, stats);
+    }
+    if staged.weight_count == 0 && staged.palette_len > 0 {
+        // A skin without morph targets: one rayon pass setting and staging blocks of 8.
+        let (p, block) = (staged.palette_len, MORPH_INSTANCE_BLOCK as usize);
+        frames
+            .par_chunks_mut(block)
+            .zip(stats.par_chunks_mut(block))
+            .zip(staged.palette.par_chunks_mut(p * block))
+            .enumerate()
+            .try_for_each(|(b, ((fs, ss), pal))| {
+                for (j, (f, st)) in fs.iter_mut().zip(ss.iter_mut()).enumerate() {
+                    *st = f.set(&controls[which(b * block + j)])?;
+                    stage_palette(&mut pal[j * p..(j + 1) * p], f);
+                }
+                Ok::<(), mien_core::Error>(())
+            })?;
+        staged.pack();
+        return Ok(());
     }
     frames
         .par_iter_mut()
