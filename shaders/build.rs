@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 
 /// (file, entry points, uses `unpack2x16float`) — the same list as `mien_shaders::ALL` (the flag is
-/// `Kernel::f16_in_f32`).
+/// `Kernel::f16_in_f32`); `gnm_coop.wgsl` (fp16 storage and cooperative matrices) is compiled apart.
 const KERNELS: [(&str, &[&str], bool); 7] = [
     ("morph.wgsl", &["main"], false),
     ("skin.wgsl", &["main"], false),
@@ -22,18 +22,23 @@ fn main() {
         PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"))
             .join("src");
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
-    for (file, entries, f16_in_f32) in KERNELS {
+    let plain = KERNELS.iter().map(|&(f, e, x)| (f, e, if x {
+        naga::valid::Capabilities::SHADER_FLOAT16_IN_FLOAT32
+    } else {
+        naga::valid::Capabilities::empty()
+    }));
+    let coop = std::iter::once((
+        "gnm_coop.wgsl",
+        &["forward"][..],
+        naga::valid::Capabilities::SHADER_FLOAT16 | naga::valid::Capabilities::COOPERATIVE_MATRIX,
+    ));
+    for (file, entries, caps) in plain.chain(coop) {
         let path = src.join(file);
         println!("cargo:rerun-if-changed={}", path.display());
         let text =
             std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let module = naga::front::wgsl::parse_str(&text)
             .unwrap_or_else(|e| panic!("{file}: {}", e.emit_to_string(&text)));
-        let caps = if f16_in_f32 {
-            naga::valid::Capabilities::SHADER_FLOAT16_IN_FLOAT32
-        } else {
-            naga::valid::Capabilities::empty()
-        };
         let info = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), caps)
             .validate(&module)
             .unwrap_or_else(|e| panic!("{file}: {}", e.emit_to_string(&text)));

@@ -221,13 +221,15 @@ impl VulkanContext {
         // `Caps::f16` says so; the kernels of today need neither it nor 16-bit storage.
         // SAFETY: pd belongs to instance.
         let f16 = need.shader_f16 || unsafe { raw::has_shader_f16(&instance, pd) };
+        // SAFETY: pd belongs to instance, made from entry.
+        let coop = unsafe { raw::coop_gnm_support(&entry, &instance, pd) };
         // SAFETY: pd belongs to instance.
         let device = match unsafe {
             raw::check_features(&instance, pd, need.shader_f16, need.storage_16bit)
         }
         // SAFETY: pd belongs to instance; family is its compute family; features checked.
         .and_then(|()| unsafe {
-            raw::create_device(&instance, pd, family, f16, need.storage_16bit)
+            raw::create_device(&instance, pd, family, f16, need.storage_16bit, coop)
         }) {
             Ok(d) => d,
             Err(e) => {
@@ -252,7 +254,7 @@ impl VulkanContext {
             messages,
             _entry: Some(entry),
         });
-        Self::finish(shared, pd, family, f16)
+        Self::finish(shared, pd, family, f16, coop)
     }
 
     /// Use an engine's device: `instance` and `device` are the engine's (ash) handles, `family` a
@@ -283,11 +285,13 @@ impl VulkanContext {
             _entry: None,
         });
         // What the engine enabled is its own: only what the kernels require is assumed.
+        // The engine's device: the tensor-core kernel needs features mien cannot know it enabled.
         Self::finish(
             shared,
             physical,
             family,
             mien_shaders::REQUIRED_FEATURES.shader_f16,
+            false,
         )
     }
 
@@ -339,12 +343,14 @@ impl VulkanContext {
             })
     }
 
-    /// `f16`: whether the device was created with `shaderFloat16`.
+    /// `f16`: whether the device was created with `shaderFloat16`; `coop`: with what the
+    /// tensor-core GNM kernel needs (`raw::coop_gnm_support`).
     fn finish(
         shared: Arc<DeviceShared>,
         physical: vk::PhysicalDevice,
         family: u32,
         f16: bool,
+        coop: bool,
     ) -> Result<Self> {
         let d = &shared.device;
         // SAFETY: physical belongs to the instance.
@@ -356,7 +362,7 @@ impl VulkanContext {
             unsafe { d.create_pipeline_cache(&vk::PipelineCacheCreateInfo::default(), None) }
                 .vk("vkCreatePipelineCache", "the pipeline cache")?;
         // SAFETY: d, cache live.
-        let pipelines = match unsafe { Pipelines::new(d, cache) } {
+        let pipelines = match unsafe { Pipelines::new(d, cache, coop) } {
             Ok(p) => p,
             Err(e) => {
                 // SAFETY: created above, unused.
@@ -397,6 +403,7 @@ impl VulkanContext {
             f16,
             subgroup_size,
             cooperative_matrix,
+            coop_gnm: coop,
         };
         Ok(VulkanContext {
             inner: Arc::new(ContextInner {

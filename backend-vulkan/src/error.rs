@@ -27,6 +27,14 @@ pub enum Error {
         /// The feature (`shaderFloat16`, `storageBuffer16BitAccess`).
         feature: &'static str,
     },
+    /// A kernel cannot run on this device (an optional capability it needs is missing).
+    #[error("{what} cannot run here: {reason}")]
+    Unsupported {
+        /// The kernel.
+        what: String,
+        /// What is missing.
+        reason: String,
+    },
     /// A rig, sink or lift needs more than the device allows.
     #[error(
         "{what} needs {} but the device allows {} ({limit_name})",

@@ -94,8 +94,18 @@ impl GpuDevice for VulkanContext {
         }
     }
 
-    /// Every pipeline was made with the context (the features they need were checked then).
-    fn supports(&self, _entry: Entry) -> Result<()> {
+    /// Every pipeline was made with the context (the features they need were checked then), the
+    /// tensor-core GNM kernel's only where the device has what it needs ([`Caps::coop_gnm`]).
+    fn supports(&self, entry: Entry) -> Result<()> {
+        if entry == Entry::GnmCoop && !self.inner.caps.coop_gnm {
+            return Err(Error::Unsupported {
+                what: "the kernel `forward` (gnm_coop.wgsl)".into(),
+                reason: "the device has no 16×16×16 fp16 → fp32 cooperative-matrix shape at \
+                         subgroup scope with subgroups of 32 (VK_KHR_cooperative_matrix), or \
+                         mien did not create the device"
+                    .into(),
+            });
+        }
         Ok(())
     }
 

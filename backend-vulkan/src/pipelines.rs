@@ -62,13 +62,24 @@ pub(crate) struct Pipelines {
 }
 
 impl Pipelines {
+    /// Every entry's pipeline; [`Entry::GnmCoop`]'s only with `coop` (the device was created
+    /// with what it needs), else null handles that `supports` refuses before any use.
+    ///
     /// # Safety
     /// `d` and `cache` live.
-    pub(crate) unsafe fn new(d: &ash::Device, cache: vk::PipelineCache) -> Result<Self> {
+    pub(crate) unsafe fn new(d: &ash::Device, cache: vk::PipelineCache, coop: bool) -> Result<Self> {
         let mut made = Pipelines {
             entries: Vec::with_capacity(Entry::ALL.len()),
         };
         for entry in Entry::ALL {
+            if entry == Entry::GnmCoop && !coop {
+                let null = Layout {
+                    set: vk::DescriptorSetLayout::null(),
+                    pipeline: vk::PipelineLayout::null(),
+                };
+                made.entries.push((null, vk::Pipeline::null()));
+                continue;
+            }
             // SAFETY: forwarded; a failure destroys what was made so far.
             let step = unsafe { layout(d, entry.slots().len() as u32 - 1) }.and_then(|l| {
                 // SAFETY: forwarded; l belongs to d.

@@ -173,7 +173,68 @@ pub unsafe fn check_features(
     Ok(())
 }
 
-/// Create a device with one queue of `family` and `features` (16-bit storage / f16 when asked).
+/// Whether the linear head's tensor-core kernel (`mien_shaders::GNM_COOP`) can run on `pd`:
+/// `VK_KHR_cooperative_matrix` listed with its `cooperativeMatrix` feature, a 16×16×16 fp16 ×
+/// fp16 → fp32 subgroup-scope shape among `vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR`'s,
+/// subgroups of 32 reaching compute, `shaderFloat16`, `storageBuffer16BitAccess` and
+/// `uniformAndStorageBuffer16BitAccess` (Vulkan 1.2 or later).
+///
+/// # Safety
+/// `pd` belongs to `instance`, created from `entry` for API 1.1 or later.
+pub unsafe fn coop_gnm_support(
+    entry: &ash::Entry,
+    instance: &ash::Instance,
+    pd: vk::PhysicalDevice,
+) -> bool {
+    // SAFETY: caller's contract.
+    let props = unsafe { instance.get_physical_device_properties(pd) };
+    if props.api_version < vk::API_VERSION_1_2 {
+        return false;
+    }
+    // SAFETY: caller's contract.
+    let exts = unsafe { instance.enumerate_device_extension_properties(pd) }.unwrap_or_default();
+    let listed = exts.iter().any(|e| {
+        e.extension_name_as_c_str().unwrap_or_default() == ash::khr::cooperative_matrix::NAME
+    });
+    if !listed {
+        return false;
+    }
+    let mut coop = vk::PhysicalDeviceCooperativeMatrixFeaturesKHR::default();
+    let mut s16 = vk::PhysicalDevice16BitStorageFeatures::default();
+    let mut f16f = vk::PhysicalDeviceShaderFloat16Int8Features::default();
+    let mut features = vk::PhysicalDeviceFeatures2::default()
+        .push_next(&mut coop)
+        .push_next(&mut s16)
+        .push_next(&mut f16f);
+    // SAFETY: caller's contract; the extension is listed, so its feature struct may be chained.
+    unsafe { instance.get_physical_device_features2(pd, &mut features) };
+    let featured = coop.cooperative_matrix == vk::TRUE
+        && s16.storage_buffer16_bit_access == vk::TRUE
+        && s16.uniform_and_storage_buffer16_bit_access == vk::TRUE
+        && f16f.shader_float16 == vk::TRUE;
+    // SAFETY: caller's contract.
+    let (subgroup, _, _) = unsafe { optional_caps(instance, pd) };
+    if !featured || subgroup != Some(32) {
+        return false;
+    }
+    let ext = ash::khr::cooperative_matrix::Instance::new(entry, instance);
+    // SAFETY: the extension is listed on pd.
+    let shapes =
+        unsafe { ext.get_physical_device_cooperative_matrix_properties(pd) }.unwrap_or_default();
+    shapes.iter().any(|p| {
+        p.m_size == 16
+            && p.n_size == 16
+            && p.k_size == 16
+            && p.a_type == vk::ComponentTypeKHR::FLOAT16
+            && p.b_type == vk::ComponentTypeKHR::FLOAT16
+            && p.c_type == vk::ComponentTypeKHR::FLOAT32
+            && p.result_type == vk::ComponentTypeKHR::FLOAT32
+            && p.scope == vk::ScopeKHR::SUBGROUP
+    })
+}
+
+/// Create a device with one queue of `family` and `features` (16-bit storage / f16 when asked;
+/// with `coop`, everything [`coop_gnm_support`] checked).
 ///
 /// # Safety
 /// `pd` belongs to `instance`; `family` is one of its queue families; the features are supported.
@@ -183,20 +244,28 @@ pub unsafe fn create_device(
     family: u32,
     f16: bool,
     storage16: bool,
+    coop: bool,
 ) -> Result<ash::Device> {
     let priorities = [1.0f32];
     let queues = [vk::DeviceQueueCreateInfo::default()
         .queue_family_index(family)
         .queue_priorities(&priorities)];
-    let mut s16 =
-        vk::PhysicalDevice16BitStorageFeatures::default().storage_buffer16_bit_access(storage16);
+    let (f16, storage16) = (f16 || coop, storage16 || coop);
+    let mut s16 = vk::PhysicalDevice16BitStorageFeatures::default()
+        .storage_buffer16_bit_access(storage16)
+        .uniform_and_storage_buffer16_bit_access(coop);
     let mut f16f = vk::PhysicalDeviceShaderFloat16Int8Features::default().shader_float16(f16);
+    let mut coopf = vk::PhysicalDeviceCooperativeMatrixFeaturesKHR::default().cooperative_matrix(true);
+    let ext_names = [ash::khr::cooperative_matrix::NAME.as_ptr()];
     let mut info = vk::DeviceCreateInfo::default().queue_create_infos(&queues);
     if storage16 {
         info = info.push_next(&mut s16);
     }
     if f16 {
         info = info.push_next(&mut f16f);
+    }
+    if coop {
+        info = info.push_next(&mut coopf).enabled_extension_names(&ext_names);
     }
     // SAFETY: caller's contract; `info` borrows live data.
     unsafe { instance.create_device(pd, &info, None) }.vk("vkCreateDevice", "the Vulkan device")

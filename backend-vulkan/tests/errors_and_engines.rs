@@ -67,7 +67,7 @@ fn an_engine_device_and_command_buffer_work() {
     let family = unsafe { mien_vulkan::raw::compute_family(&instance, pd) }.unwrap();
     // SAFETY: pd, family valid; no features.
     let device =
-        unsafe { mien_vulkan::raw::create_device(&instance, pd, family, false, false) }.unwrap();
+        unsafe { mien_vulkan::raw::create_device(&instance, pd, family, false, false, false) }.unwrap();
     // SAFETY: pd of instance.
     let mem = unsafe { instance.get_physical_device_memory_properties(pd) };
     // SAFETY: the handles belong together and outlive the context (destroyed at the end below).

@@ -169,6 +169,9 @@ impl WgpuContext {
                 .contains(wgpu::Features::SUBGROUP)
                 .then_some(info.subgroup_min_size),
             cooperative_matrix: features.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX),
+            // The tensor-core GNM kernel runs on the Vulkan backend only (wgpu's feature is
+            // experimental and not requested).
+            coop_gnm: false,
         };
         WgpuContext {
             inner: Arc::new(Inner {
@@ -295,6 +298,11 @@ impl WgpuContext {
             what: format!("the kernel `{}` ({})", entry.name(), entry.kernel().file),
             reason,
         };
+        if entry == Entry::GnmCoop {
+            return Err(unsupported(
+                "cooperative matrices run on the Vulkan backend only".into(),
+            ));
+        }
         if entry == Entry::GnmForward
             && let Some(flags) = self.inner.downlevel
             && !flags.contains(wgpu::DownlevelFlags::SHADER_F16_IN_F32)

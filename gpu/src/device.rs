@@ -86,6 +86,11 @@ pub struct Caps {
     /// `VK_NV_cooperative_matrix2`; wgpu's experimental feature); a kernel queries the shapes
     /// before using it.
     pub cooperative_matrix: bool,
+    /// Whether the linear head's tensor-core kernel ([`crate::Entry::GnmCoop`]) runs here: a
+    /// 16×16×16 fp16 × fp16 → fp32 subgroup shape among the device's cooperative-matrix
+    /// properties (queried at run time), subgroups of 32, fp16 arithmetic and 16-bit storage, all
+    /// enabled when the device was created.
+    pub coop_gnm: bool,
 }
 
 /// Frames in flight: per-frame data has this many copies (Vulkan's staging regions), and

@@ -8,8 +8,8 @@ use mien_core::gnm::{GnmBackend, GnmFrame, GnmHandle, GnmPack};
 use mien_core::rig::PosedVertices;
 use mien_shaders::data::gnm::{GnmBatchFrames, gnm_chunk_arrays, plan_gnm_upload, set_gnm_batch};
 use mien_shaders::{
-    DispatchParams, GNM_TILE_VERTICES, GnmFrameHeader, GnmParams, JointMatrices, dispatch_size,
-    gnm_dispatch,
+    DispatchParams, GNM_COOP_INSTANCE_BLOCK, GNM_TILE_VERTICES, GnmCoopParams, GnmFrameHeader,
+    GnmParams, JointMatrices, dispatch_size, gnm_dispatch,
 };
 
 use crate::device::{Dispatch, GpuDevice, Usage};
@@ -31,6 +31,22 @@ struct Chunk<G: GpuDevice> {
     skin_group: G::BindGroup,
     forward_groups: (u32, u32),
     skin_groups: (u32, u32),
+    /// The tensor-core forward pass's bindings and grid (instance blocks of 16, tiles), when
+    /// the upload runs it.
+    coop: Option<(G::BindGroup, (u32, u32))>,
+}
+
+/// Batches from this many instances run the tensor-core forward pass where the device has it.
+pub const COOP_MIN_BATCH: u32 = 16;
+
+/// An upload's tensor-core inputs: the scaled coefficients rounded to fp16, `(N₁₆, E₁₆)` with
+/// zeros past N and E, written per frame from `scratch`.
+struct CoopInputs<G: GpuDevice> {
+    scaled_h: Typed<G, u16>,
+    scratch: Vec<u16>,
+    stride: usize,
+    /// The last frame ran the tensor-core pass (its coefficients fit fp16).
+    used: bool,
 }
 
 /// One uploaded pack and its N instances.
@@ -50,6 +66,7 @@ struct Upload<G: GpuDevice> {
     /// White vertex tints `(max chunk vertices,)` for a lift (a pack has no vertex colours).
     tint: Typed<G, u32>,
     bytes: u64,
+    coop: Option<CoopInputs<G>>,
 }
 
 /// [`GnmBackend`] on any [`GpuDevice`]: `gnm.wgsl` (basis, eyes, seam) then `skin.wgsl` (LBS, the
@@ -64,6 +81,7 @@ pub struct GpuGnmBackend<G: GpuDevice> {
     uploads: Vec<Upload<G>>,
     handles: Handles,
     limit: BindingLimit,
+    tensor_cores: bool,
 }
 
 impl<G: GpuDevice> std::fmt::Debug for GpuGnmBackend<G> {
@@ -101,7 +119,29 @@ impl<G: GpuDevice> GpuGnmBackend<G> {
             uploads: Vec::new(),
             handles: Handles::new("head"),
             limit: BindingLimit::new(g.caps(), bytes),
+            tensor_cores: true,
         }
+    }
+
+    /// Whether later uploads of [`COOP_MIN_BATCH`] instances or more run the forward pass on
+    /// tensor cores where the device has them ([`crate::Caps::coop_gnm`]; on by default): fp16
+    /// coefficients, fp32 accumulation, within `mien_cpu::conformance::gnm::coop_vertex_bounds`
+    /// of the reference instead of bit-for-bit the exact kernel. Off: the exact kernel always.
+    pub fn set_tensor_cores(&mut self, on: bool) {
+        self.tensor_cores = on;
+    }
+
+    /// Whether `head`'s upload runs the tensor-core forward pass, and whether its last encoded
+    /// frame did (a frame whose scaled coefficients do not fit fp16 runs the exact kernel).
+    ///
+    /// # Errors
+    /// An unknown handle.
+    pub fn tensor_core_state(&self, head: GnmHandle) -> mien_core::Result<(bool, bool)> {
+        let (u, _) = self.find(head)?;
+        Ok(self.uploads[u]
+            .coop
+            .as_ref()
+            .map_or((false, false), |c| (true, c.used)))
     }
 
     /// The device.
@@ -208,9 +248,34 @@ impl<G: GpuDevice> GpuGnmBackend<G> {
                 u64::from(count),
             )
         };
+        let coop_on = self.tensor_cores
+            && caps.coop_gnm
+            && instances >= COOP_MIN_BATCH
+            && g.supports(Entry::GnmCoop).is_ok();
+        let block = GNM_COOP_INSTANCE_BLOCK as usize;
+        let coop = if coop_on {
+            let stride = (e as usize).next_multiple_of(16).max(16);
+            let n16 = (instances as usize).next_multiple_of(block);
+            let scratch = vec![0u16; n16 * stride];
+            let scaled_h = Typed::frame(g, "the gnm coefficients (fp16)", st, &scratch)?;
+            bytes += scaled_h.bytes();
+            Some(CoopInputs {
+                scaled_h,
+                scratch,
+                stride,
+                used: false,
+            })
+        } else {
+            None
+        };
         let mut chunks = Vec::with_capacity(plan.len());
         for (v0, count) in plan {
-            let a = gnm_chunk_arrays(pack, &tiles, v0, count);
+            let mut a = gnm_chunk_arrays(pack, &tiles, v0, count);
+            if coop.is_some() {
+                // 16 zero rows of 192 halves after the last tile: the tensor-core pass reads
+                // whole 16-row steps of the basis (rows past E meet zero coefficients).
+                a.basis.extend(std::iter::repeat_n(0u32, 16 * 96));
+            }
             let (fx, fy) =
                 gnm_dispatch(count, instances, max_groups).ok_or_else(|| too_many(count))?;
             let (sx, sy, s_row) =
@@ -259,6 +324,38 @@ impl<G: GpuDevice> GpuGnmBackend<G> {
                     posed.bind(),
                 ],
             )?;
+            let coop_group = match &coop {
+                Some(c) => {
+                    let p = GnmCoopParams {
+                        count,
+                        coeffs: e,
+                        instances,
+                        stride: c.stride as u32,
+                    };
+                    let p = Typed::upload(g, "gnm tensor-core parameters", un, &[p])?;
+                    bytes += p.bytes();
+                    let group = g.bind(
+                        Entry::GnmCoop,
+                        &[
+                            p.bind(),
+                            heads.bind(),
+                            c.scaled_h.bind(),
+                            basis.bind(),
+                            statics.bind(),
+                            local.bind(),
+                        ],
+                    )?;
+                    let grid = (
+                        instances.div_ceil(GNM_COOP_INSTANCE_BLOCK),
+                        count.div_ceil(GNM_TILE_VERTICES),
+                    );
+                    if grid.0 > max_groups || grid.1 > max_groups {
+                        return Err(too_many(count));
+                    }
+                    Some((group, grid))
+                }
+                None => None,
+            };
             bytes += forward_params.bytes() + skin_params.bytes() + basis.bytes();
             bytes += statics.bytes() + joints.bytes() + weights.bytes();
             bytes += local.bytes() + posed.bytes();
@@ -270,6 +367,7 @@ impl<G: GpuDevice> GpuGnmBackend<G> {
                 skin_group,
                 forward_groups: (fx, fy),
                 skin_groups: (sx, sy),
+                coop: coop_group,
             });
         }
         let widest = chunks.iter().map(|c| c.count).max().unwrap_or(1);
@@ -286,8 +384,26 @@ impl<G: GpuDevice> GpuGnmBackend<G> {
             palette,
             tint,
             bytes,
+            coop,
         })
     }
+}
+
+/// Round `scaled` `(N,E)` to fp16 into `out` `(N₁₆, stride)` (zeros elsewhere stay zero): `false`
+/// when a value is not finite or too large for fp16 (the frame then runs the exact kernel).
+fn to_f16(scaled: &[f32], e: usize, stride: usize, out: &mut [u16]) -> bool {
+    if scaled.iter().any(|x| !(x.abs() <= 65504.0)) {
+        return false;
+    }
+    if e == 0 {
+        return true;
+    }
+    for (row, src) in out.chunks_mut(stride).zip(scaled.chunks(e)) {
+        for (o, x) in row.iter_mut().zip(src) {
+            *o = half::f16::from_f32(*x).to_bits();
+        }
+    }
+    true
 }
 
 impl<G: GpuDevice> GnmBackend for GpuGnmBackend<G> {
@@ -352,20 +468,36 @@ impl<G: GpuDevice> GnmBackend for GpuGnmBackend<G> {
         }
         let g = &self.g;
         for u in self.uploads.iter_mut().filter(|u| u.dirty) {
-            let write = || -> Result<(), G::Error> {
+            let e = u.staged.scaled.len() / u.frames.len().max(1);
+            let mut write = || -> Result<(), G::Error> {
                 u.heads.write(g, 0, &u.staged.heads)?;
-                u.scaled.write(g, 0, &u.staged.scaled)?;
-                u.palette.write(g, 0, &u.staged.palette)
+                u.palette.write(g, 0, &u.staged.palette)?;
+                if let Some(c) = &mut u.coop {
+                    c.used = to_f16(&u.staged.scaled, e, c.stride, &mut c.scratch);
+                    if c.used {
+                        return c.scaled_h.write(g, 0, &c.scratch);
+                    }
+                }
+                u.scaled.write(g, 0, &u.staged.scaled)
             };
             write().map_err(Into::into)?;
             u.dirty = false;
         }
-        // The forward pass covers the instances in x (blocks of 8), skinning in z.
+        // The forward pass covers the instances in x (blocks of 8, or 16 on tensor cores),
+        // skinning in z.
         let mut forward = self.uploads.iter().flat_map(|u| {
-            u.chunks.iter().map(|c| Dispatch {
-                entry: Entry::GnmForward,
-                group: &c.forward_group,
-                groups: [c.forward_groups.0, c.forward_groups.1, 1],
+            let coop = u.coop.as_ref().is_some_and(|c| c.used);
+            u.chunks.iter().map(move |c| match (&c.coop, coop) {
+                (Some((group, (x, y))), true) => Dispatch {
+                    entry: Entry::GnmCoop,
+                    group,
+                    groups: [*x, *y, 1],
+                },
+                _ => Dispatch {
+                    entry: Entry::GnmForward,
+                    group: &c.forward_group,
+                    groups: [c.forward_groups.0, c.forward_groups.1, 1],
+                },
             })
         });
         g.record(encoder, Stage::Morph, &mut forward)

@@ -31,13 +31,16 @@ pub enum Entry {
     LiftBound,
     /// `hair.wgsl` `main`: child strands interpolated from the guides, one gaussian per segment.
     HairStrands,
+    /// `gnm_coop.wgsl` `forward`: [`Entry::GnmForward`] on tensor cores (cooperative matrices,
+    /// fp16 inputs); only where [`crate::Caps::coop_gnm`].
+    GnmCoop,
 }
 
 use Slot::{Read, ReadWrite, Uniform};
 
 impl Entry {
     /// Every entry, in a fixed order (the index of [`Entry::index`]).
-    pub const ALL: [Entry; 8] = [
+    pub const ALL: [Entry; 9] = [
         Entry::Morph,
         Entry::Skin,
         Entry::Tangent,
@@ -46,6 +49,7 @@ impl Entry {
         Entry::GnmForward,
         Entry::LiftBound,
         Entry::HairStrands,
+        Entry::GnmCoop,
     ];
 
     /// Position in [`Entry::ALL`].
@@ -63,6 +67,7 @@ impl Entry {
             Entry::GnmForward => &mien_shaders::GNM,
             Entry::LiftBound => &mien_shaders::LIFT_BOUND,
             Entry::HairStrands => &mien_shaders::HAIR,
+            Entry::GnmCoop => &mien_shaders::GNM_COOP,
         }
     }
 
@@ -74,7 +79,7 @@ impl Entry {
             }
             Entry::Lift => "lift",
             Entry::Clear => "clear",
-            Entry::GnmForward => "forward",
+            Entry::GnmForward | Entry::GnmCoop => "forward",
         }
     }
 
@@ -83,7 +88,9 @@ impl Entry {
     pub fn slots(self) -> &'static [Slot] {
         match self {
             Entry::Morph => &[Uniform, Read, Read, Read, Read, Read, ReadWrite],
-            Entry::Skin | Entry::GnmForward => &[Uniform, Read, Read, Read, Read, ReadWrite],
+            Entry::Skin | Entry::GnmForward | Entry::GnmCoop => {
+                &[Uniform, Read, Read, Read, Read, ReadWrite]
+            }
             // 8 storage buffers: wgpu's default per-stage limit, so a caller-made device runs it.
             Entry::Tangent => &[Uniform, Read, Read, Read, Read, Read, Read, Read, ReadWrite],
             Entry::Lift | Entry::Clear | Entry::HairStrands => &[
@@ -106,6 +113,7 @@ impl Entry {
             Entry::GnmForward => "mien gnm forward",
             Entry::LiftBound => "mien bound lift",
             Entry::HairStrands => "mien hair strands",
+            Entry::GnmCoop => "mien gnm forward (cooperative matrices)",
         }
     }
 }

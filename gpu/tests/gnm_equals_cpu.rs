@@ -40,11 +40,15 @@ impl<'a, G: TestDevice> Gpu<'a, G> {
 }
 
 impl<G: TestDevice> Gpu<'_, G> {
+    /// The exact kernel always (these tests hold it to the exact bound; the tensor-core pass
+    /// has its own test, `gnm_coop.rs`).
     fn backend(&self) -> GpuGnmBackend<G> {
-        match self.binding_limit {
+        let mut b = match self.binding_limit {
             Some(l) => GpuGnmBackend::with_binding_limit(self.ctx, l),
             None => GpuGnmBackend::new(self.ctx),
-        }
+        };
+        b.set_tensor_cores(false);
+        b
     }
 }
 

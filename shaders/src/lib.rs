@@ -119,6 +119,41 @@ pub const GNM: Kernel = Kernel {
     workgroup_size: GNM_WORKGROUP_SIZE,
 };
 
+/// The linear head's forward pass on tensor cores (`gnm_coop.wgsl`): the same output as [`GNM`]
+/// with the blend as a cooperative-matrix GEMM, fp16 inputs, fp32 accumulation, 16×16×16 per step
+/// at subgroup scope; one workgroup is one subgroup of 32. Needs `shaderFloat16`,
+/// `storageBuffer16BitAccess`, `uniformAndStorageBuffer16BitAccess` and `VK_KHR_cooperative_matrix`
+/// with that shape (the Vulkan backend enables them when the device lists them and runs it only
+/// then); not in [`ALL`].
+pub const GNM_COOP: Kernel = Kernel {
+    file: "gnm_coop.wgsl",
+    source: include_str!("gnm_coop.wgsl"),
+    entry_points: &["forward"],
+    spirv: &[spv!("gnm_coop.forward.spv")],
+    f16_in_f32: false,
+    workgroup_size: GNM_COOP_WORKGROUP_SIZE,
+};
+
+/// [`GNM_COOP`]'s workgroup: one subgroup of 32 invocations.
+pub const GNM_COOP_WORKGROUP_SIZE: u32 = 32;
+
+/// Instances per [`GNM_COOP`] workgroup (the A matrix's 16 rows).
+pub const GNM_COOP_INSTANCE_BLOCK: u32 = 16;
+
+/// The per-chunk uniform of [`GNM_COOP`] (WGSL `GnmCoopParams`, 16 bytes).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Pod, Zeroable)]
+pub struct GnmCoopParams {
+    /// Vertices in this chunk (its first vertex starts a tile).
+    pub count: u32,
+    /// Expression coefficients E.
+    pub coeffs: u32,
+    /// Instances N of the batch.
+    pub instances: u32,
+    /// E rounded up to 16: the stride of the fp16 coefficient rows.
+    pub stride: u32,
+}
+
 /// Device features the kernels need beyond Vulkan 1.1 / WebGPU core.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct KernelFeatures {

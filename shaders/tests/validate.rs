@@ -68,12 +68,49 @@ fn the_kernel_files_on_disk_are_the_ones_compiled_in() {
         .filter(|n| n.ends_with(".wgsl"))
         .collect();
     on_disk.sort();
-    let mut known: Vec<String> = ALL.iter().map(|k| k.file.to_string()).collect();
+    let mut known: Vec<String> = ALL
+        .iter()
+        .chain([&mien_shaders::GNM_COOP])
+        .map(|k| k.file.to_string())
+        .collect();
     known.sort();
     assert_eq!(
         on_disk, known,
-        "every .wgsl in shaders/src is listed in mien_shaders::ALL"
+        "every .wgsl in shaders/src is listed in mien_shaders::ALL (or is GNM_COOP)"
     );
+}
+
+/// The tensor-core GNM kernel validates with fp16 and cooperative matrices and not without them,
+/// binds the same slots as `gnm.wgsl`, and runs one subgroup of 32 per workgroup.
+#[test]
+fn the_tensor_core_kernel_validates_only_with_its_capabilities() {
+    use naga::valid::{Capabilities, ValidationFlags, Validator};
+    let k = &mien_shaders::GNM_COOP;
+    let m = naga::front::wgsl::parse_str(k.source)
+        .unwrap_or_else(|e| panic!("{}: {}", k.file, e.emit_to_string(k.source)));
+    let caps = Capabilities::SHADER_FLOAT16 | Capabilities::COOPERATIVE_MATRIX;
+    Validator::new(ValidationFlags::all(), caps)
+        .validate(&m)
+        .unwrap_or_else(|e| panic!("{}: {}", k.file, e.emit_to_string(k.source)));
+    for without in [Capabilities::SHADER_FLOAT16, Capabilities::COOPERATIVE_MATRIX] {
+        let v = Validator::new(ValidationFlags::all(), caps - without).validate(&m);
+        assert!(v.is_err(), "{} validated without {without:?}", k.file);
+    }
+    assert_eq!(k.workgroup_size, mien_shaders::GNM_COOP_WORKGROUP_SIZE);
+    assert_eq!(m.entry_points.len(), 1);
+    assert_eq!(m.entry_points[0].name, "forward");
+    assert_eq!(m.entry_points[0].workgroup_size, [32, 1, 1]);
+    let bindings = |src: &str| -> Vec<(u32, String)> {
+        let m = naga::front::wgsl::parse_str(src).unwrap();
+        let mut b: Vec<(u32, String)> = m
+            .global_variables
+            .iter()
+            .filter_map(|(_, v)| Some((v.binding.as_ref()?.binding, format!("{:?}", v.space))))
+            .collect();
+        b.sort();
+        b
+    };
+    assert_eq!(bindings(k.source), bindings(mien_shaders::GNM.source));
 }
 
 #[test]

@@ -180,6 +180,24 @@ fn linear_norm(m: &Mat4) -> f64 {
 /// # Errors
 /// A frame whose lengths do not fit the pack.
 pub fn vertex_bounds(pack: &GnmPack, frame: &GnmFrameInput) -> mien_core::Result<Vec<f64>> {
+    bounds(pack, frame, false)
+}
+
+/// [`vertex_bounds`] for the tensor-core forward pass (`gnm_coop.wgsl`): the scaled coefficients
+/// rounded to fp16 before the blend — relative error ≤ 2⁻¹¹, or ≤ 2⁻²⁵ absolute in fp16's
+/// subnormal range — each carried by its basis value into the sum, and the fp32 accumulation
+/// bounded with u = 2⁻²² instead of 2⁻²⁴: NVIDIA's tensor cores align and add products without
+/// IEEE round-to-nearest (Fasi, Higham, Mikaitis, Pranesh, "Numerical behavior of NVIDIA tensor
+/// cores", PeerJ Comput. Sci. 2021), so the order-independent γ bound is taken with two fewer
+/// bits. The basis itself is fp16 in both paths (no new error).
+///
+/// # Errors
+/// A frame whose lengths do not fit the pack.
+pub fn coop_vertex_bounds(pack: &GnmPack, frame: &GnmFrameInput) -> mien_core::Result<Vec<f64>> {
+    bounds(pack, frame, true)
+}
+
+fn bounds(pack: &GnmPack, frame: &GnmFrameInput, coop: bool) -> mien_core::Result<Vec<f64>> {
     let (coeffs, _gaze) = pack.header.head_ext.split(&frame.head_ext)?;
     let j = pack.header.joints.len();
     if frame.joint_world.len() != j {
@@ -217,7 +235,23 @@ pub fn vertex_bounds(pack: &GnmPack, frame: &GnmFrameInput) -> mien_core::Result
                         .sum::<f64>();
             }
             let mut m = s[0].max(s[1]).max(s[2]);
-            let mut d = 2.0 * gamma(e + 1) * m;
+            let mut d = if coop {
+                let u = 1.0 / f64::from(1u32 << 22);
+                let nu = (e + 1) as f64 * u;
+                let rounding = (0..3)
+                    .map(|a| {
+                        (0..e)
+                            .map(|k| {
+                                (scaled[k] / 2048.0 + 1.0 / f64::from(1u32 << 25))
+                                    * f64::from(pack.basis_at(v, k, a).abs())
+                            })
+                            .sum::<f64>()
+                    })
+                    .fold(0.0, f64::max);
+                2.0 * nu / (1.0 - nu) * m + rounding
+            } else {
+                2.0 * gamma(e + 1) * m
+            };
             // 2. eyes.
             for (i, c) in centres.iter().enumerate() {
                 let w = f64::from(pack.eye_weights[i * nv + v]);
@@ -283,6 +317,29 @@ pub fn compare_gnm(
     got: &[PosedVertices],
     want: &[Vec<[f32; 3]>],
 ) -> Result<GnmReport, String> {
+    compare_with(pack, frames, got, want, false)
+}
+
+/// [`compare_gnm`] against [`coop_vertex_bounds`] (the tensor-core forward pass).
+///
+/// # Errors
+/// A message naming the first bad frame, vertex and axis.
+pub fn compare_gnm_coop(
+    pack: &GnmPack,
+    frames: &[GnmFrameInput],
+    got: &[PosedVertices],
+    want: &[Vec<[f32; 3]>],
+) -> Result<GnmReport, String> {
+    compare_with(pack, frames, got, want, true)
+}
+
+fn compare_with(
+    pack: &GnmPack,
+    frames: &[GnmFrameInput],
+    got: &[PosedVertices],
+    want: &[Vec<[f32; 3]>],
+    coop: bool,
+) -> Result<GnmReport, String> {
     if got.len() != frames.len() || want.len() != frames.len() {
         return Err(format!(
             "{} frames read back, {} references, {} frames",
@@ -305,7 +362,7 @@ pub fn compare_gnm(
                 w.len()
             ));
         }
-        let bounds = vertex_bounds(pack, input).map_err(|e| format!("frame {f}: {e}"))?;
+        let bounds = bounds(pack, input, coop).map_err(|e| format!("frame {f}: {e}"))?;
         for (v, ((gp, wp), b)) in g.positions.iter().zip(w).zip(&bounds).enumerate() {
             for a in 0..3 {
                 let err = (f64::from(gp[a]) - f64::from(wp[a])).abs();
