@@ -22,14 +22,20 @@ fn main() {
         PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"))
             .join("src");
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
-    let plain = KERNELS.iter().map(|&(f, e, x)| (f, e, if x {
-        naga::valid::Capabilities::SHADER_FLOAT16_IN_FLOAT32
-    } else {
-        naga::valid::Capabilities::empty()
-    }));
+    let plain = KERNELS.iter().map(|&(f, e, x)| {
+        (
+            f,
+            e,
+            if x {
+                naga::valid::Capabilities::SHADER_FLOAT16_IN_FLOAT32
+            } else {
+                naga::valid::Capabilities::empty()
+            },
+        )
+    });
     let coop = std::iter::once((
         "gnm_coop.wgsl",
-        &["forward"][..],
+        &["blend", "finish"][..],
         naga::valid::Capabilities::SHADER_FLOAT16 | naga::valid::Capabilities::COOPERATIVE_MATRIX,
     ));
     for (file, entries, caps) in plain.chain(coop) {

@@ -71,7 +71,13 @@ impl VulkanContext {
         let usage = usage | vk::BufferUsageFlags::TRANSFER_DST;
         // SAFETY: the device is live; BufferInner frees what it creates.
         let mut inner = unsafe {
-            BufferInner::new(&self.inner.shared, what, size, usage, MemoryLocation::GpuOnly)
+            BufferInner::new(
+                &self.inner.shared,
+                what,
+                size,
+                usage,
+                MemoryLocation::GpuOnly,
+            )
         }?;
         inner.frame = frame;
         let b = Buffer(Arc::new(inner));

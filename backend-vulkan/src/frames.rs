@@ -125,7 +125,11 @@ impl VulkanContext {
         if data.is_empty() {
             return Ok(());
         }
-        let mut st = self.inner.staging.lock().map_err(|_| poisoned("staging ring"))?;
+        let mut st = self
+            .inner
+            .staging
+            .lock()
+            .map_err(|_| poisoned("staging ring"))?;
         let cur = st.current;
         let make = |size| {
             self.inner.staging_chunks.fetch_add(1, Ordering::Relaxed);
@@ -181,7 +185,11 @@ impl VulkanContext {
     /// first pass into it): an engine's submission of a frame must complete before the
     /// [`FRAMES_IN_FLIGHT`]-th next frame's writes (mien cannot see an engine's fences).
     pub(crate) fn flush_into_engine(&self, enc: &mut VulkanEncoder) -> Result<()> {
-        let mut st = self.inner.staging.lock().map_err(|_| poisoned("staging ring"))?;
+        let mut st = self
+            .inner
+            .staging
+            .lock()
+            .map_err(|_| poisoned("staging ring"))?;
         let mut keep = Vec::new();
         self.record_staged(&mut st, enc.raw(), &mut keep, None);
         for k in keep {
@@ -271,7 +279,11 @@ impl VulkanContext {
         drop(st);
         let queries = encoder.queries.take();
         let oldest = {
-            let mut f = self.inner.in_flight.lock().map_err(|_| poisoned("submission list"))?;
+            let mut f = self
+                .inner
+                .in_flight
+                .lock()
+                .map_err(|_| poisoned("submission list"))?;
             f.push(InFlight {
                 fence,
                 pool,
@@ -300,7 +312,11 @@ impl VulkanContext {
     /// [`Error::Timeout`], [`Error::DeviceLost`].
     fn wait_serial(&self, serial: u64) -> Result<()> {
         {
-            let f = self.inner.in_flight.lock().map_err(|_| poisoned("submission list"))?;
+            let f = self
+                .inner
+                .in_flight
+                .lock()
+                .map_err(|_| poisoned("submission list"))?;
             if let Some(s) = f.iter().find(|s| s.serial == serial) {
                 self.wait_fences(&[s.fence])?;
             }

@@ -11,8 +11,8 @@ use mien_gpu::{Bind, Caps, Dispatch, Entry, GpuDevice, Stage, StageTimes, Usage}
 use crate::buffer::Buffer;
 use crate::device::VulkanContext;
 use crate::encoder::VulkanEncoder;
-use crate::memory::MemoryLocation;
 use crate::error::{Error, Result};
+use crate::memory::MemoryLocation;
 use crate::pipelines::DescriptorPool;
 use crate::raw;
 
@@ -97,9 +97,9 @@ impl GpuDevice for VulkanContext {
     /// Every pipeline was made with the context (the features they need were checked then), the
     /// tensor-core GNM kernel's only where the device has what it needs ([`Caps::coop_gnm`]).
     fn supports(&self, entry: Entry) -> Result<()> {
-        if entry == Entry::GnmCoop && !self.inner.caps.coop_gnm {
+        if matches!(entry, Entry::GnmCoop | Entry::GnmCoopFinish) && !self.inner.caps.coop_gnm {
             return Err(Error::Unsupported {
-                what: "the kernel `forward` (gnm_coop.wgsl)".into(),
+                what: "the tensor-core kernels (gnm_coop.wgsl)".into(),
                 reason: "the device has no 16×16×16 fp16 → fp32 cooperative-matrix shape at \
                          subgroup scope with subgroups of 32 (VK_KHR_cooperative_matrix), or \
                          mien did not create the device"
@@ -245,9 +245,7 @@ impl GpuDevice for VulkanContext {
         let stamp = |pool, q| {
             // SAFETY: enc recording; query q of the encoder's pool was reset at its first pass
             // and is written once.
-            unsafe {
-                d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::COMPUTE_SHADER, pool, q)
-            }
+            unsafe { d.cmd_write_timestamp(cmd, vk::PipelineStageFlags::COMPUTE_SHADER, pool, q) }
         };
         if let Some((pool, q)) = ts {
             stamp(pool, q);

@@ -67,12 +67,16 @@ impl Pipelines {
     ///
     /// # Safety
     /// `d` and `cache` live.
-    pub(crate) unsafe fn new(d: &ash::Device, cache: vk::PipelineCache, coop: bool) -> Result<Self> {
+    pub(crate) unsafe fn new(
+        d: &ash::Device,
+        cache: vk::PipelineCache,
+        coop: bool,
+    ) -> Result<Self> {
         let mut made = Pipelines {
             entries: Vec::with_capacity(Entry::ALL.len()),
         };
         for entry in Entry::ALL {
-            if entry == Entry::GnmCoop && !coop {
+            if matches!(entry, Entry::GnmCoop | Entry::GnmCoopFinish) && !coop {
                 let null = Layout {
                     set: vk::DescriptorSetLayout::null(),
                     pipeline: vk::PipelineLayout::null(),

@@ -255,7 +255,8 @@ pub unsafe fn create_device(
         .storage_buffer16_bit_access(storage16)
         .uniform_and_storage_buffer16_bit_access(coop);
     let mut f16f = vk::PhysicalDeviceShaderFloat16Int8Features::default().shader_float16(f16);
-    let mut coopf = vk::PhysicalDeviceCooperativeMatrixFeaturesKHR::default().cooperative_matrix(true);
+    let mut coopf =
+        vk::PhysicalDeviceCooperativeMatrixFeaturesKHR::default().cooperative_matrix(true);
     let ext_names = [ash::khr::cooperative_matrix::NAME.as_ptr()];
     let mut info = vk::DeviceCreateInfo::default().queue_create_infos(&queues);
     if storage16 {
@@ -265,7 +266,9 @@ pub unsafe fn create_device(
         info = info.push_next(&mut f16f);
     }
     if coop {
-        info = info.push_next(&mut coopf).enabled_extension_names(&ext_names);
+        info = info
+            .push_next(&mut coopf)
+            .enabled_extension_names(&ext_names);
     }
     // SAFETY: caller's contract; `info` borrows live data.
     unsafe { instance.create_device(pd, &info, None) }.vk("vkCreateDevice", "the Vulkan device")

@@ -117,7 +117,14 @@ impl Region {
     /// Queue a copy into `dst`: a pending copy it covers entirely is dropped (the same range
     /// written twice in a frame: the later bytes win); one it overlaps in part is kept and the new
     /// copy ordered after it.
-    pub(crate) fn queue(&mut self, chunk: usize, src: u64, dst: &Buffer, dst_offset: u64, len: u64) {
+    pub(crate) fn queue(
+        &mut self,
+        chunk: usize,
+        src: u64,
+        dst: &Buffer,
+        dst_offset: u64,
+        len: u64,
+    ) {
         let end = dst_offset + len;
         let same = |c: &Copy| c.dst.handle() == dst.handle();
         self.copies

@@ -67,7 +67,8 @@ fn an_engine_device_and_command_buffer_work() {
     let family = unsafe { mien_vulkan::raw::compute_family(&instance, pd) }.unwrap();
     // SAFETY: pd, family valid; no features.
     let device =
-        unsafe { mien_vulkan::raw::create_device(&instance, pd, family, false, false, false) }.unwrap();
+        unsafe { mien_vulkan::raw::create_device(&instance, pd, family, false, false, false) }
+            .unwrap();
     // SAFETY: pd of instance.
     let mem = unsafe { instance.get_physical_device_memory_properties(pd) };
     // SAFETY: the handles belong together and outlive the context (destroyed at the end below).
@@ -231,8 +232,16 @@ fn a_steady_stream_of_frames_allocates_no_staging() {
     for k in 12..40 {
         frame(k);
     }
-    assert_eq!(ctx.staging_chunks_made(), made, "staging chunks made in steady state");
-    let parts: Vec<_> = bufs.iter().zip(&sizes).map(|(b, &n)| (b, 0, n as u64)).collect();
+    assert_eq!(
+        ctx.staging_chunks_made(),
+        made,
+        "staging chunks made in steady state"
+    );
+    let parts: Vec<_> = bufs
+        .iter()
+        .zip(&sizes)
+        .map(|(b, &n)| (b, 0, n as u64))
+        .collect();
     for (got, &n) in GpuDevice::read(&ctx, "the frame buffers", &parts)
         .unwrap()
         .iter()

@@ -298,7 +298,7 @@ impl WgpuContext {
             what: format!("the kernel `{}` ({})", entry.name(), entry.kernel().file),
             reason,
         };
-        if entry == Entry::GnmCoop {
+        if matches!(entry, Entry::GnmCoop | Entry::GnmCoopFinish) {
             return Err(unsupported(
                 "cooperative matrices run on the Vulkan backend only".into(),
             ));

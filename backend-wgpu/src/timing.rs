@@ -98,7 +98,9 @@ impl Timestamps {
     /// A new frame's encoder: a slot left by a frame that never ended (recorded without
     /// [`Timestamps::end_frame`]) is reused from its first query.
     pub(crate) fn new_frame(&self) {
-        let Ok(mut st) = self.state.lock() else { return };
+        let Ok(mut st) = self.state.lock() else {
+            return;
+        };
         if let Some(mut slot) = st.recording.take() {
             slot.passes.clear();
             st.free.push(slot);
@@ -116,8 +118,12 @@ impl Timestamps {
 
     /// End the frame being recorded: resolve its queries and copy them to its read-back buffer.
     pub fn end_frame(&self, encoder: &mut wgpu::CommandEncoder) {
-        let Ok(mut st) = self.state.lock() else { return };
-        let Some(slot) = st.recording.take() else { return };
+        let Ok(mut st) = self.state.lock() else {
+            return;
+        };
+        let Some(slot) = st.recording.take() else {
+            return;
+        };
         let n = slot.passes.queries();
         if n == 0 {
             st.free.push(slot);
@@ -130,7 +136,9 @@ impl Timestamps {
 
     /// The frames ended were submitted: map their read-back buffers.
     pub(crate) fn submitted(&self) {
-        let Ok(mut st) = self.state.lock() else { return };
+        let Ok(mut st) = self.state.lock() else {
+            return;
+        };
         let ended = std::mem::take(&mut st.ended);
         for slot in ended {
             let flag = slot.mapped.clone();
@@ -156,7 +164,9 @@ impl Timestamps {
             .front()
             .is_some_and(|s| s.mapped.load(Ordering::Acquire) != 0)
         {
-            let Some(mut slot) = st.mapping.pop_front() else { break };
+            let Some(mut slot) = st.mapping.pop_front() else {
+                break;
+            };
             let n = slot.passes.queries() as usize;
             let ticks: Vec<Option<u64>> = if slot.mapped.load(Ordering::Acquire) == 1 {
                 let t = match slot.readback.get_mapped_range(0..n as u64 * 8) {

@@ -24,12 +24,31 @@ fn run(name: &str, rig: &RigData, n: usize) {
         set_batch(&mut frames, &mut staged, &controls, &which, &mut stats).unwrap();
     }
     let per = t.elapsed().as_secs_f64() * 1e6 / f64::from(reps);
-    println!("{name} batch {n}: {per:.1} µs per set_batch ({} threads)", rayon::current_num_threads());
+    println!(
+        "{name} batch {n}: {per:.1} µs per set_batch ({} threads)",
+        rayon::current_num_threads()
+    );
 }
 
 fn main() {
-    let w1 = random_rig(1, RigShape { vertices: 2000, targets: 52, density: 0.3, joints: 4 });
-    let w6 = random_rig(6, RigShape { vertices: 3000, targets: 0, density: 0.0, joints: 19 });
+    let w1 = random_rig(
+        1,
+        RigShape {
+            vertices: 2000,
+            targets: 52,
+            density: 0.3,
+            joints: 4,
+        },
+    );
+    let w6 = random_rig(
+        6,
+        RigShape {
+            vertices: 3000,
+            targets: 0,
+            density: 0.0,
+            joints: 19,
+        },
+    );
     for n in [16, 256] {
         run("W1-like", &w1, n);
         run("W6-like", &w6, n);

@@ -31,9 +31,21 @@ struct Chunk<G: GpuDevice> {
     skin_group: G::BindGroup,
     forward_groups: (u32, u32),
     skin_groups: (u32, u32),
-    /// The tensor-core forward pass's bindings and grid (instance blocks of 16, tiles), when
-    /// the upload runs it.
-    coop: Option<(G::BindGroup, (u32, u32))>,
+    /// The tensor-core pass, when the upload runs it.
+    coop: Option<CoopChunk<G>>,
+}
+
+/// A chunk's tensor-core pass: `blend` into `deltas`, then `finish` (eyes, seam, skin) into the
+/// posed vertices.
+struct CoopChunk<G: GpuDevice> {
+    blend: G::BindGroup,
+    finish: G::BindGroup,
+    /// Instance blocks of 16 × vertex tiles.
+    blend_grid: (u32, u32),
+    /// Vertex groups of 64 × instances.
+    finish_grid: (u32, u32),
+    /// `(N₁₆, 3·V₆₄)` blended deltas.
+    _deltas: Typed<G, f32>,
 }
 
 /// Batches from this many instances run the tensor-core forward pass where the device has it.
@@ -324,7 +336,7 @@ impl<G: GpuDevice> GpuGnmBackend<G> {
                     posed.bind(),
                 ],
             )?;
-            let coop_group = match &coop {
+            let coop_chunk = match &coop {
                 Some(c) => {
                     let p = GnmCoopParams {
                         count,
@@ -333,26 +345,45 @@ impl<G: GpuDevice> GpuGnmBackend<G> {
                         stride: c.stride as u32,
                     };
                     let p = Typed::upload(g, "gnm tensor-core parameters", un, &[p])?;
-                    bytes += p.bytes();
-                    let group = g.bind(
-                        Entry::GnmCoop,
-                        &[
-                            p.bind(),
-                            heads.bind(),
-                            c.scaled_h.bind(),
-                            basis.bind(),
-                            statics.bind(),
-                            local.bind(),
-                        ],
-                    )?;
-                    let grid = (
+                    let n16 = instances.next_multiple_of(GNM_COOP_INSTANCE_BLOCK) as usize;
+                    let row = 3 * count.next_multiple_of(GNM_TILE_VERTICES) as usize;
+                    let deltas = Typed::<G, f32>::output(g, "gnm blended deltas", n16 * row)?;
+                    bytes += p.bytes() + deltas.bytes();
+                    let binds = [
+                        p.bind(),
+                        heads.bind(),
+                        c.scaled_h.bind(),
+                        basis.bind(),
+                        statics.bind(),
+                        joints.bind(),
+                        weights.bind(),
+                        palette.bind(),
+                        deltas.bind(),
+                        posed.bind(),
+                    ];
+                    let blend = g.bind(Entry::GnmCoop, &binds)?;
+                    let finish = g.bind(Entry::GnmCoopFinish, &binds)?;
+                    let blend_grid = (
                         instances.div_ceil(GNM_COOP_INSTANCE_BLOCK),
                         count.div_ceil(GNM_TILE_VERTICES),
                     );
-                    if grid.0 > max_groups || grid.1 > max_groups {
+                    let finish_grid = (
+                        count.div_ceil(mien_shaders::GNM_COOP_FINISH_WORKGROUP_SIZE),
+                        instances,
+                    );
+                    if [blend_grid.0, blend_grid.1, finish_grid.0, finish_grid.1]
+                        .iter()
+                        .any(|x| *x > max_groups)
+                    {
                         return Err(too_many(count));
                     }
-                    Some((group, grid))
+                    Some(CoopChunk {
+                        blend,
+                        finish,
+                        blend_grid,
+                        finish_grid,
+                        _deltas: deltas,
+                    })
                 }
                 None => None,
             };
@@ -367,7 +398,7 @@ impl<G: GpuDevice> GpuGnmBackend<G> {
                 skin_group,
                 forward_groups: (fx, fy),
                 skin_groups: (sx, sy),
-                coop: coop_group,
+                coop: coop_chunk,
             });
         }
         let widest = chunks.iter().map(|c| c.count).max().unwrap_or(1);
@@ -390,20 +421,32 @@ impl<G: GpuDevice> GpuGnmBackend<G> {
 }
 
 /// Round `scaled` `(N,E)` to fp16 into `out` `(N₁₆, stride)` (zeros elsewhere stay zero): `false`
-/// when a value is not finite or too large for fp16 (the frame then runs the exact kernel).
+/// when a value is not finite or too large for fp16 (the frame then runs the exact kernel). Rows
+/// convert with the F16C instructions where the CPU has them (`half`'s slice conversion), in
+/// parallel for large batches.
 fn to_f16(scaled: &[f32], e: usize, stride: usize, out: &mut [u16]) -> bool {
-    if scaled.iter().any(|x| !(x.abs() <= 65504.0)) {
-        return false;
-    }
+    use half::slice::HalfFloatSliceExt;
+    use rayon::prelude::*;
     if e == 0 {
-        return true;
+        return scaled.is_empty();
     }
-    for (row, src) in out.chunks_mut(stride).zip(scaled.chunks(e)) {
-        for (o, x) in row.iter_mut().zip(src) {
-            *o = half::f16::from_f32(*x).to_bits();
-        }
+    let row = |(o, src): (&mut [u16], &[f32])| -> bool {
+        let fits = src.iter().all(|x| x.abs() <= 65504.0);
+        let o: &mut [half::f16] = bytemuck::cast_slice_mut(&mut o[..src.len()]);
+        o.convert_from_f32_slice(src);
+        fits
+    };
+    if scaled.len() >= 1 << 14 {
+        out.par_chunks_mut(stride)
+            .zip(scaled.par_chunks(e))
+            .map(row)
+            .reduce(|| true, |a, b| a && b)
+    } else {
+        out.chunks_mut(stride)
+            .zip(scaled.chunks(e))
+            .map(row)
+            .fold(true, |a, b| a && b)
     }
-    true
 }
 
 impl<G: GpuDevice> GnmBackend for GpuGnmBackend<G> {
@@ -488,10 +531,10 @@ impl<G: GpuDevice> GnmBackend for GpuGnmBackend<G> {
         let mut forward = self.uploads.iter().flat_map(|u| {
             let coop = u.coop.as_ref().is_some_and(|c| c.used);
             u.chunks.iter().map(move |c| match (&c.coop, coop) {
-                (Some((group, (x, y))), true) => Dispatch {
+                (Some(cc), true) => Dispatch {
                     entry: Entry::GnmCoop,
-                    group,
-                    groups: [*x, *y, 1],
+                    group: &cc.blend,
+                    groups: [cc.blend_grid.0, cc.blend_grid.1, 1],
                 },
                 _ => Dispatch {
                     entry: Entry::GnmForward,
@@ -502,12 +545,21 @@ impl<G: GpuDevice> GnmBackend for GpuGnmBackend<G> {
         });
         g.record(encoder, Stage::Morph, &mut forward)
             .map_err(Into::into)?;
+        // Uploads whose frame blended on tensor cores finish (eyes, seam, skin) in one kernel.
         let mut skin = self.uploads.iter().flat_map(|u| {
             let z = u.staged.instances() as u32;
-            u.chunks.iter().map(move |c| Dispatch {
-                entry: Entry::Skin,
-                group: &c.skin_group,
-                groups: [c.skin_groups.0, c.skin_groups.1, z],
+            let coop = u.coop.as_ref().is_some_and(|c| c.used);
+            u.chunks.iter().map(move |c| match (&c.coop, coop) {
+                (Some(cc), true) => Dispatch {
+                    entry: Entry::GnmCoopFinish,
+                    group: &cc.finish,
+                    groups: [cc.finish_grid.0, cc.finish_grid.1, 1],
+                },
+                _ => Dispatch {
+                    entry: Entry::Skin,
+                    group: &c.skin_group,
+                    groups: [c.skin_groups.0, c.skin_groups.1, z],
+                },
             })
         });
         g.record(encoder, Stage::Skin, &mut skin)

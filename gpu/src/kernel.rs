@@ -31,16 +31,18 @@ pub enum Entry {
     LiftBound,
     /// `hair.wgsl` `main`: child strands interpolated from the guides, one gaussian per segment.
     HairStrands,
-    /// `gnm_coop.wgsl` `forward`: [`Entry::GnmForward`] on tensor cores (cooperative matrices,
-    /// fp16 inputs); only where [`crate::Caps::coop_gnm`].
+    /// `gnm_coop.wgsl` `blend`: the linear head's basis blend on tensor cores (cooperative
+    /// matrices, fp16 inputs, fp32 sums); only where [`crate::Caps::coop_gnm`].
     GnmCoop,
+    /// `gnm_coop.wgsl` `finish`: the eyes, seam and skin after [`Entry::GnmCoop`].
+    GnmCoopFinish,
 }
 
 use Slot::{Read, ReadWrite, Uniform};
 
 impl Entry {
     /// Every entry, in a fixed order (the index of [`Entry::index`]).
-    pub const ALL: [Entry; 9] = [
+    pub const ALL: [Entry; 10] = [
         Entry::Morph,
         Entry::Skin,
         Entry::Tangent,
@@ -50,6 +52,7 @@ impl Entry {
         Entry::LiftBound,
         Entry::HairStrands,
         Entry::GnmCoop,
+        Entry::GnmCoopFinish,
     ];
 
     /// Position in [`Entry::ALL`].
@@ -67,7 +70,7 @@ impl Entry {
             Entry::GnmForward => &mien_shaders::GNM,
             Entry::LiftBound => &mien_shaders::LIFT_BOUND,
             Entry::HairStrands => &mien_shaders::HAIR,
-            Entry::GnmCoop => &mien_shaders::GNM_COOP,
+            Entry::GnmCoop | Entry::GnmCoopFinish => &mien_shaders::GNM_COOP,
         }
     }
 
@@ -79,7 +82,9 @@ impl Entry {
             }
             Entry::Lift => "lift",
             Entry::Clear => "clear",
-            Entry::GnmForward | Entry::GnmCoop => "forward",
+            Entry::GnmForward => "forward",
+            Entry::GnmCoop => "blend",
+            Entry::GnmCoopFinish => "finish",
         }
     }
 
@@ -88,9 +93,12 @@ impl Entry {
     pub fn slots(self) -> &'static [Slot] {
         match self {
             Entry::Morph => &[Uniform, Read, Read, Read, Read, Read, ReadWrite],
-            Entry::Skin | Entry::GnmForward | Entry::GnmCoop => {
-                &[Uniform, Read, Read, Read, Read, ReadWrite]
-            }
+            Entry::Skin | Entry::GnmForward => &[Uniform, Read, Read, Read, Read, ReadWrite],
+            // The tensor-core pass's two entries share one layout (Vulkan only: 9 storage
+            // bindings fit everywhere it runs).
+            Entry::GnmCoop | Entry::GnmCoopFinish => &[
+                Uniform, Read, Read, Read, Read, Read, Read, Read, ReadWrite, ReadWrite,
+            ],
             // 8 storage buffers: wgpu's default per-stage limit, so a caller-made device runs it.
             Entry::Tangent => &[Uniform, Read, Read, Read, Read, Read, Read, Read, ReadWrite],
             Entry::Lift | Entry::Clear | Entry::HairStrands => &[
@@ -113,7 +121,8 @@ impl Entry {
             Entry::GnmForward => "mien gnm forward",
             Entry::LiftBound => "mien bound lift",
             Entry::HairStrands => "mien hair strands",
-            Entry::GnmCoop => "mien gnm forward (cooperative matrices)",
+            Entry::GnmCoop => "mien gnm blend (cooperative matrices)",
+            Entry::GnmCoopFinish => "mien gnm finish",
         }
     }
 }

@@ -85,7 +85,10 @@ impl PassTimes {
             ..Default::default()
         };
         for (k, stage) in self.stages.iter().enumerate() {
-            let (b, e) = (ticks.get(2 * k).copied().flatten(), ticks.get(2 * k + 1).copied().flatten());
+            let (b, e) = (
+                ticks.get(2 * k).copied().flatten(),
+                ticks.get(2 * k + 1).copied().flatten(),
+            );
             let Some((b, e)) = b.zip(e) else {
                 t.untimed_passes += 1;
                 continue;

@@ -46,13 +46,17 @@ fn stream_on<G: TestDevice>(ctx: &G) -> TestResult {
         let mut enc = ctx.begin().map_err(msg)?;
         b.encode(&mut enc).map_err(msg)?;
         let posed = b.posed_parts(h).map_err(msg)?;
-        ctx.copy(&mut enc, posed[0].posed, out, bytes).map_err(msg)?;
+        ctx.copy(&mut enc, posed[0].posed, out, bytes)
+            .map_err(msg)?;
         ctx.submit(enc).map_err(msg)?;
         ctx.wait().map_err(msg)?;
     }
     let one_at_a_time = read(&outs)?;
-    ctx.fill(&outs.iter().map(|o| (o, 0, bytes)).collect::<Vec<_>>(), 0xFFFF_FFFF)
-        .map_err(msg)?;
+    ctx.fill(
+        &outs.iter().map(|o| (o, 0, bytes)).collect::<Vec<_>>(),
+        0xFFFF_FFFF,
+    )
+    .map_err(msg)?;
     let _ = ctx.completed_times().map_err(msg)?;
     // In flight: no wait until the end.
     for (c, out) in controls.iter().zip(&outs) {
@@ -60,7 +64,8 @@ fn stream_on<G: TestDevice>(ctx: &G) -> TestResult {
         let mut enc = ctx.begin().map_err(msg)?;
         b.encode(&mut enc).map_err(msg)?;
         let posed = b.posed_parts(h).map_err(msg)?;
-        ctx.copy(&mut enc, posed[0].posed, out, bytes).map_err(msg)?;
+        ctx.copy(&mut enc, posed[0].posed, out, bytes)
+            .map_err(msg)?;
         ctx.end_frame(&mut enc);
         ctx.submit(enc).map_err(msg)?;
     }
@@ -97,7 +102,9 @@ fn stream_on<G: TestDevice>(ctx: &G) -> TestResult {
             .iter()
             .find(|t| t.timed_passes != 2 || t.untimed_passes > 0 || t.morph_ms <= 0.0)
         {
-            return Err(format!("a frame's GPU times are not its own two passes: {t:?}"));
+            return Err(format!(
+                "a frame's GPU times are not its own two passes: {t:?}"
+            ));
         }
     }
     Ok(())

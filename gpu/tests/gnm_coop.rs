@@ -117,7 +117,9 @@ fn out_of_fp16_on<G: TestDevice>(ctx: &G) -> TestResult {
     input.frames[5].head_ext[3] = 1e6 / s;
     let (got, state) = run(ctx, &input, None)?;
     if ctx.caps().coop_gnm && state != (true, false) {
-        return Err(format!("tensor-core state {state:?}, expected (true, false)"));
+        return Err(format!(
+            "tensor-core state {state:?}, expected (true, false)"
+        ));
     }
     let want = gnm_reference(&input.pack, &input.frames).map_err(msg)?;
     compare_gnm(&input.pack, &input.frames, &got, &want)?;

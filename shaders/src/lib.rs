@@ -119,23 +119,27 @@ pub const GNM: Kernel = Kernel {
     workgroup_size: GNM_WORKGROUP_SIZE,
 };
 
-/// The linear head's forward pass on tensor cores (`gnm_coop.wgsl`): the same output as [`GNM`]
-/// with the blend as a cooperative-matrix GEMM, fp16 inputs, fp32 accumulation, 16×16×16 per step
-/// at subgroup scope; one workgroup is one subgroup of 32. Needs `shaderFloat16`,
+/// The linear head's forward pass on tensor cores (`gnm_coop.wgsl`): the output of [`GNM`] then
+/// [`SKIN`], with the blend as a cooperative-matrix GEMM (`blend`: fp16 inputs, fp32
+/// accumulation, 16×16×16 per step at subgroup scope, one workgroup one subgroup of 32) and the
+/// eyes, seam and LBS after it (`finish`, [`GNM_COOP_FINISH_WORKGROUP_SIZE`]). Needs `shaderFloat16`,
 /// `storageBuffer16BitAccess`, `uniformAndStorageBuffer16BitAccess` and `VK_KHR_cooperative_matrix`
 /// with that shape (the Vulkan backend enables them when the device lists them and runs it only
 /// then); not in [`ALL`].
 pub const GNM_COOP: Kernel = Kernel {
     file: "gnm_coop.wgsl",
     source: include_str!("gnm_coop.wgsl"),
-    entry_points: &["forward"],
-    spirv: &[spv!("gnm_coop.forward.spv")],
+    entry_points: &["blend", "finish"],
+    spirv: &[spv!("gnm_coop.blend.spv"), spv!("gnm_coop.finish.spv")],
     f16_in_f32: false,
     workgroup_size: GNM_COOP_WORKGROUP_SIZE,
 };
 
-/// [`GNM_COOP`]'s workgroup: one subgroup of 32 invocations.
+/// [`GNM_COOP`]'s `blend` workgroup: one subgroup of 32 invocations.
 pub const GNM_COOP_WORKGROUP_SIZE: u32 = 32;
+
+/// [`GNM_COOP`]'s `finish` workgroup: 64 vertices of one instance.
+pub const GNM_COOP_FINISH_WORKGROUP_SIZE: u32 = 64;
 
 /// Instances per [`GNM_COOP`] workgroup (the A matrix's 16 rows).
 pub const GNM_COOP_INSTANCE_BLOCK: u32 = 16;

@@ -64,7 +64,7 @@ fn every_module_passes_spirv_val() {
 #[test]
 fn the_tensor_core_module_declares_cooperative_matrices_and_passes_spirv_val() {
     let k = &mien_shaders::GNM_COOP;
-    let words = spirv_words(k, "forward").unwrap();
+    let words = spirv_words(k, "blend").unwrap();
     assert_eq!(words[0], 0x0723_0203);
     assert_eq!(words[1], 0x0001_0300, "SPIR-V 1.3");
     // OpCapability (opcode 17, 2 words) operands.
@@ -85,13 +85,17 @@ fn the_tensor_core_module_declares_cooperative_matrices_and_passes_spirv_val() {
         (9, "Float16"),
         (4433, "StorageBuffer16BitAccess"),
     ] {
-        assert!(caps.contains(&cap), "{} lacks OpCapability {name}: {caps:?}", k.file);
+        assert!(
+            caps.contains(&cap),
+            "{} lacks OpCapability {name}: {caps:?}",
+            k.file
+        );
     }
     let text = String::from_utf8_lossy(k.spirv[0]);
     assert!(text.contains("SPV_KHR_cooperative_matrix"));
     let Some(val) = spirv_val() else { return };
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("gnm_coop.forward.spv");
+    let path = dir.path().join("gnm_coop.blend.spv");
     std::fs::write(&path, k.spirv[0]).unwrap();
     let out = Command::new(val)
         .args(["--target-env", "vulkan1.3"])
@@ -108,7 +112,7 @@ fn the_tensor_core_module_declares_cooperative_matrices_and_passes_spirv_val() {
     }
     assert!(
         out.status.success(),
-        "gnm_coop forward: spirv-val failed:\n{}{err}",
+        "gnm_coop blend: spirv-val failed:\n{}{err}",
         String::from_utf8_lossy(&out.stdout)
     );
 }

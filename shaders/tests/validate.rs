@@ -81,7 +81,8 @@ fn the_kernel_files_on_disk_are_the_ones_compiled_in() {
 }
 
 /// The tensor-core GNM kernel validates with fp16 and cooperative matrices and not without them,
-/// binds the same slots as `gnm.wgsl`, and runs one subgroup of 32 per workgroup.
+/// binds `gnm.wgsl`'s inputs then `skin.wgsl`'s (it skins too), and runs `blend` as one subgroup
+/// of 32 per workgroup and `finish` in workgroups of 64.
 #[test]
 fn the_tensor_core_kernel_validates_only_with_its_capabilities() {
     use naga::valid::{Capabilities, ValidationFlags, Validator};
@@ -92,14 +93,30 @@ fn the_tensor_core_kernel_validates_only_with_its_capabilities() {
     Validator::new(ValidationFlags::all(), caps)
         .validate(&m)
         .unwrap_or_else(|e| panic!("{}: {}", k.file, e.emit_to_string(k.source)));
-    for without in [Capabilities::SHADER_FLOAT16, Capabilities::COOPERATIVE_MATRIX] {
+    for without in [
+        Capabilities::SHADER_FLOAT16,
+        Capabilities::COOPERATIVE_MATRIX,
+    ] {
         let v = Validator::new(ValidationFlags::all(), caps - without).validate(&m);
         assert!(v.is_err(), "{} validated without {without:?}", k.file);
     }
     assert_eq!(k.workgroup_size, mien_shaders::GNM_COOP_WORKGROUP_SIZE);
-    assert_eq!(m.entry_points.len(), 1);
-    assert_eq!(m.entry_points[0].name, "forward");
-    assert_eq!(m.entry_points[0].workgroup_size, [32, 1, 1]);
+    let entries: Vec<(&str, [u32; 3])> = m
+        .entry_points
+        .iter()
+        .map(|e| (e.name.as_str(), e.workgroup_size))
+        .collect();
+    assert_eq!(
+        entries,
+        [
+            ("blend", [mien_shaders::GNM_COOP_WORKGROUP_SIZE, 1, 1]),
+            (
+                "finish",
+                [mien_shaders::GNM_COOP_FINISH_WORKGROUP_SIZE, 1, 1]
+            )
+        ]
+    );
+    assert_eq!(k.entry_points, ["blend", "finish"]);
     let bindings = |src: &str| -> Vec<(u32, String)> {
         let m = naga::front::wgsl::parse_str(src).unwrap();
         let mut b: Vec<(u32, String)> = m
@@ -110,7 +127,18 @@ fn the_tensor_core_kernel_validates_only_with_its_capabilities() {
         b.sort();
         b
     };
-    assert_eq!(bindings(k.source), bindings(mien_shaders::GNM.source));
+    // gnm.wgsl's first five bindings, then skin.wgsl's joints, weights and palette, the
+    // deltas, and skin.wgsl's output.
+    let (coop, gnm, skin) = (
+        bindings(k.source),
+        bindings(mien_shaders::GNM.source),
+        bindings(mien_shaders::SKIN.source),
+    );
+    assert_eq!(coop.len(), 10);
+    assert_eq!(coop[..5], gnm[..5]);
+    let spaces = |b: &[(u32, String)]| b.iter().map(|x| x.1.clone()).collect::<Vec<_>>();
+    assert_eq!(spaces(&coop[5..8]), spaces(&skin[2..5]));
+    assert_eq!(spaces(&coop[9..]), spaces(&skin[5..]));
 }
 
 #[test]
