@@ -242,14 +242,62 @@ fn lifts_for<'b, G: GpuDevice>(
 ) -> Result<GpuLifts<G>, CaseError> {
     match data {
         None => Ok(GpuLifts::Debug(make_lifts(g, v, ranges, sink, parts)?)),
-        Some(d) => Ok(GpuLifts::Bound(
-            ranges
-                .iter()
-                .enumerate()
-                .map(|(i, r)| GpuBoundLift::new(g, v, &parts(i)?, Arc::clone(d), sink, *r))
-                .collect::<mien_core::Result<_>>()?,
-        )),
+        Some(d) => {
+            // One dispatch for the batch where its instances' vertices are evenly spaced in one
+            // buffer and its ranges evenly spaced (a batch upload and a fresh sink): the runtime's
+            // path; else one lift per instance.
+            if let Some(l) = bound_batch(g, v, ranges, sink, d, parts) {
+                return Ok(GpuLifts::Bound(vec![l]));
+            }
+            Ok(GpuLifts::Bound(
+                ranges
+                    .iter()
+                    .enumerate()
+                    .map(|(i, r)| GpuBoundLift::new(g, v, &parts(i)?, Arc::clone(d), sink, *r))
+                    .collect::<mien_core::Result<_>>()?,
+            ))
+        }
     }
+}
+
+/// The batch's bound lifts as one [`GpuBoundLift::new_batch`], when its instances' posed vertices
+/// and ranges are evenly spaced and the span fits one binding.
+fn bound_batch<'b, G: GpuDevice>(
+    g: &G,
+    v: u32,
+    ranges: &[SlotRange],
+    sink: &GpuSplatSink<G>,
+    data: &Arc<GpuBoundData<G>>,
+    parts: &dyn Fn(usize) -> mien_core::Result<Vec<PosedPart<'b, G>>>,
+) -> Option<GpuBoundLift<G>> {
+    if ranges.len() < 2 {
+        return None;
+    }
+    let first = |i: usize| parts(i).ok().filter(|p| p.len() == 1).map(|p| p[0].first);
+    let (f0, f1) = (first(0)?, first(1)?);
+    let stride = f1.checked_sub(f0)?;
+    let slots = ranges[1].offset.checked_sub(ranges[0].offset)?;
+    let even = (0..ranges.len()).all(|i| {
+        first(i) == Some(f0 + i as u32 * stride)
+            && ranges[i].offset == ranges[0].offset + i as u32 * slots
+            && ranges[i].count == ranges[0].count
+    });
+    if !even {
+        return None;
+    }
+    let p0 = parts(0).ok()?;
+    GpuBoundLift::new_batch(
+        g,
+        v,
+        &p0,
+        ranges.len() as u32,
+        stride,
+        Arc::clone(data),
+        sink,
+        ranges[0],
+        slots,
+    )
+    .ok()
 }
 
 /// The debug lifts of a batch whose instance i goes to `ranges[i]` (consecutive ranges of `v` slots): one

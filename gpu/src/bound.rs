@@ -89,11 +89,17 @@ impl<G: GpuDevice> GpuBoundData<G> {
     }
 }
 
-/// One instance's bound lift into a slot range of a [`GpuSplatSink`].
+/// One instance's bound lift into a slot range of a [`GpuSplatSink`] — or a batch of instances
+/// that share one posed buffer at evenly spaced vertices and write evenly spaced ranges
+/// ([`GpuBoundLift::new_batch`]), one dispatch for all of them.
 pub struct GpuBoundLift<G: GpuDevice> {
     g: G,
     data: Arc<GpuBoundData<G>>,
+    /// Instance 0's range.
     range: SlotRange,
+    /// Instances in the dispatch (z) and the slots between their ranges.
+    instances: u32,
+    slot_stride: u32,
     _uniform: Typed<G, BoundParams>,
     group: G::BindGroup,
     groups: (u32, u32),
@@ -113,6 +119,14 @@ impl<G: GpuDevice> std::fmt::Debug for GpuBoundLift<G> {
 impl<G: GpuDevice> Drop for GpuBoundLift<G> {
     fn drop(&mut self) {
         self.g.release();
+    }
+}
+
+/// `range` moved `k · stride` slots on.
+fn shifted(range: SlotRange, k: u64, stride: u32) -> SlotRange {
+    SlotRange {
+        offset: (u64::from(range.offset) + k * u64::from(stride)) as u32,
+        count: range.count,
     }
 }
 
@@ -142,6 +156,32 @@ impl<G: GpuDevice> GpuBoundLift<G> {
         sink: &GpuSplatSink<G>,
         range: SlotRange,
     ) -> mien_core::Result<Self> {
+        Self::new_batch(g, vertex_count, parts, 1, 0, data, sink, range, 0)
+    }
+
+    /// The lifts of `instances` instances in one dispatch (z = instance): instance `k` reads its
+    /// vertices from `posed_stride · k` vertices past `parts`' (instance 0's) first vertex in the
+    /// same buffer — a batch upload's posed buffer, [`crate::GpuRigBackend::posed_parts`] /
+    /// [`crate::GpuGnmBackend::posed_parts`] — and writes `range` shifted by `slot_stride · k`
+    /// slots. The same gaussians as [`GpuBoundLift::new`] for each instance (the same kernel
+    /// arithmetic), one dispatch instead of `instances`, and one binding of the sink spanning every
+    /// instance's range (so the span must fit the binding limit).
+    ///
+    /// # Errors
+    /// As [`GpuBoundLift::new`] for every instance; `instances` 0 or over the device's z limit;
+    /// ranges that overlap (`slot_stride` < the range's count for 2 instances or more).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new_batch(
+        g: &G,
+        vertex_count: u32,
+        parts: &[PosedPart<'_, G>],
+        instances: u32,
+        posed_stride: u32,
+        data: Arc<GpuBoundData<G>>,
+        sink: &GpuSplatSink<G>,
+        range: SlotRange,
+        slot_stride: u32,
+    ) -> mien_core::Result<Self> {
         let invalid = |reason: String| mien_core::Error::Invalid {
             what: "bound lift".into(),
             reason,
@@ -163,22 +203,42 @@ impl<G: GpuDevice> GpuBoundLift<G> {
                 part.v0 + part.count
             )));
         }
-        if (u64::from(part.first) + u64::from(part.count)) * VERTEX_BYTES > G::size(part.posed) {
+        let caps = g.caps();
+        if instances == 0 || instances > caps.max_groups_z {
+            return Err(G::over_limits(
+                "the instances of a bound lift".into(),
+                caps.max_groups_z_name,
+                u64::from(caps.max_groups_z),
+                u64::from(instances),
+            )
+            .into());
+        }
+        let last = u64::from(instances - 1);
+        if instances > 1 && slot_stride < range.count {
+            return Err(invalid(format!(
+                "instances {slot_stride} slots apart overlap ranges of {} slots",
+                range.count
+            )));
+        }
+        let last_first = u64::from(part.first) + last * u64::from(posed_stride);
+        if (last_first + u64::from(part.count)) * VERTEX_BYTES > G::size(part.posed) {
             return Err(invalid("the part reads past its posed buffer".into()));
         }
         let setup = &data.setup;
         check_bound(&setup.gaussians, &setup.triangles, vertex_count, range)?;
-        if range.end() > u64::from(sink.capacity()) {
+        let span_end = range.end() + last * u64::from(slot_stride);
+        if span_end > u64::from(sink.capacity()) {
             return Err(invalid(format!(
-                "range ends at {} past the sink's {} slots",
-                range.end(),
+                "range ends at {span_end} past the sink's {} slots",
                 sink.capacity()
             )));
         }
-        if !sink.is_allocated(u64::from(range.offset), range.end()) {
-            return Err(unallocated(range));
+        for k in 0..=last {
+            let r = shifted(range, k, slot_stride);
+            if !sink.is_allocated(u64::from(r.offset), r.end()) {
+                return Err(unallocated(r));
+            }
         }
-        let caps = g.caps();
         let count = range.count;
         let (gx, gy, row_width) = dispatch_size(count, caps.max_groups_xy).ok_or_else(|| {
             G::over_limits(
@@ -190,12 +250,13 @@ impl<G: GpuDevice> GpuBoundLift<G> {
             .into()
         })?;
         let align = caps.offset_alignment.max(4);
-        if u64::from(count) * 16 + align.max(256) > caps.binding_limit {
+        let span = span_end - u64::from(range.offset);
+        if span * 16 + align.max(256) > caps.binding_limit {
             return Err(G::over_limits(
-                format!("a bound lift of {count} slots"),
+                format!("a bound lift of {span} slots"),
                 caps.binding_limit_name,
                 caps.binding_limit,
-                u64::from(count) * 16,
+                span * 16,
             )
             .into());
         }
@@ -203,7 +264,7 @@ impl<G: GpuDevice> GpuBoundLift<G> {
         type Built<G> = (Typed<G, BoundParams>, <G as GpuDevice>::BindGroup);
         let build = || -> Result<Built<G>, G::Error> {
             let slot = u64::from(range.offset);
-            let n = u64::from(count);
+            let n = span;
             let (center, b16) = range_binding::<G>(&sink.center, slot, n, 16, align);
             let (color, b4) = range_binding::<G>(&sink.color, slot, n, 4, align);
             let (cov_a, _) = range_binding::<G>(&sink.cov_a, slot, n, 16, align);
@@ -220,7 +281,8 @@ impl<G: GpuDevice> GpuBoundLift<G> {
                 slot_base_vec4: b16,
                 slot_base_color: b4,
                 posed_base: part.first,
-                pad: [0; 2],
+                posed_stride,
+                slot_stride,
             };
             let uniform = Typed::frame(g, "bound lift parameters", Usage::Uniform, &[params])?;
             let group = g.bind(
@@ -246,6 +308,8 @@ impl<G: GpuDevice> GpuBoundLift<G> {
             g: g.clone(),
             data,
             range,
+            instances,
+            slot_stride,
             _uniform: uniform,
             group,
             groups: (gx, gy),
@@ -253,9 +317,25 @@ impl<G: GpuDevice> GpuBoundLift<G> {
         })
     }
 
-    /// The slots written.
+    /// The slots written: instance 0's range (a batch writes it shifted by
+    /// [`GpuBoundLift::slot_stride`] per instance).
     pub fn range(&self) -> SlotRange {
         self.range
+    }
+
+    /// Instances in the dispatch.
+    pub fn instances(&self) -> u32 {
+        self.instances
+    }
+
+    /// Slots between consecutive instances' ranges.
+    pub fn slot_stride(&self) -> u32 {
+        self.slot_stride
+    }
+
+    /// Every instance's range.
+    fn ranges(&self) -> impl Iterator<Item = SlotRange> + '_ {
+        (0..u64::from(self.instances)).map(|k| shifted(self.range, k, self.slot_stride))
     }
 
     /// Record several bound lifts into `encoder` as one pass (their slot ranges must not overlap:
@@ -280,22 +360,25 @@ impl<G: GpuDevice> GpuBoundLift<G> {
             });
         }
         for l in lifts.iter_mut().filter(|l| l.checked != sink.frees()) {
-            if !sink.is_allocated(u64::from(l.range.offset), l.range.end()) {
-                return Err(unallocated(l.range));
+            for r in l.ranges() {
+                if !sink.is_allocated(u64::from(r.offset), r.end()) {
+                    return Err(unallocated(r));
+                }
             }
             l.checked = sink.frees();
         }
-        if lifts.len() > 1 {
+        if lifts.len() > 1 || lifts.iter().any(|l| l.instances > 1) {
             let ranges: Vec<(u64, u64)> = lifts
                 .iter()
-                .map(|l| (u64::from(l.range.offset), l.range.end()))
+                .flat_map(|l| l.ranges())
+                .map(|r| (u64::from(r.offset), r.end()))
                 .collect();
             check_disjoint("bound lift batch", &ranges)?;
         }
         let mut dispatches = lifts.iter().map(|l| Dispatch {
             entry: Entry::LiftBound,
             group: &l.group,
-            groups: [l.groups.0, l.groups.1, 1],
+            groups: [l.groups.0, l.groups.1, l.instances],
         });
         g.record(encoder, Stage::Lift, &mut dispatches)
             .map_err(Into::into)?;

@@ -291,8 +291,12 @@ pub struct BoundParams {
     pub slot_base_color: u32,
     /// First vertex of the instance in the bound posed buffer.
     pub posed_base: u32,
-    /// Padding to 16 bytes.
-    pub pad: [u32; 2],
+    /// Vertices between consecutive instances of a batched lift in the posed buffer (instance
+    /// `z` of the dispatch reads from `posed_base + z · posed_stride`; 0 for one instance).
+    pub posed_stride: u32,
+    /// Slots between consecutive instances of a batched lift (instance `z` writes from the slot
+    /// bases + `z · slot_stride`; 0 for one instance).
+    pub slot_stride: u32,
 }
 
 /// The uniform of [`LIFT_DEBUG`] (WGSL `LiftParams`, 128 bytes).

@@ -1,6 +1,8 @@
 // Bound gaussians (the surface, texel and captured-splat lifts): each gaussian posed on its
 // triangle's frame. One invocation per slot of an instance's range: slot i < count poses gaussian
-// i, slots past the gaussian count are cleared (opacity 0, never stale).
+// i, slots past the gaussian count are cleared (opacity 0, never stale). A batch of instances
+// sharing one posed buffer and evenly spaced ranges is one dispatch: z is the instance, reading
+// vertices from posed_base + z·posed_stride and writing slots from the bases + z·slot_stride.
 //
 //   p = A·(posed vertex, 1) for the triangle's three vertices (A row-major 3×4), n likewise (linear)
 //   k = max(K_MIN, mean edge length);  normal = normalize(e1 × e2) unless |e1 × e2| ≤ AREA_EPS·k²,
@@ -18,9 +20,9 @@ struct BoundParams {
     row_width: u32,           // invocations per dispatch row
     slot_base_vec4: u32,      // first slot, relative to the bound range of center / cov_a / cov_b
     slot_base_color: u32,     // first slot, relative to the bound range of color
-    posed_base: u32,          // first vertex of the instance in the bound posed buffer
-    pad0: u32,
-    pad1: u32,
+    posed_base: u32,          // first vertex of instance 0 in the bound posed buffer
+    posed_stride: u32,        // vertices between the instances of a batch (dispatch z)
+    slot_stride: u32,         // slots between the instances of a batch
 }
 
 const K_MIN: f32 = 1e-6;
@@ -38,14 +40,17 @@ const AREA_EPS: f32 = 1e-4;
 @group(0) @binding(6) var<storage, read_write> cov_a: array<vec4<f32>>;
 @group(0) @binding(7) var<storage, read_write> cov_b: array<vec4<f32>>;
 
+// The dispatch's instance z: its first vertex in `posed`.
+var<private> base: u32;
+
 fn vertex(v: u32) -> vec3<f32> {
-    let b = 6u * (params.posed_base + v);
+    let b = 6u * (base + v);
     let x = vec4<f32>(posed[b], posed[b + 1u], posed[b + 2u], 1.0);
     return vec3<f32>(dot(params.row0, x), dot(params.row1, x), dot(params.row2, x));
 }
 
 fn vnormal(v: u32) -> vec3<f32> {
-    let b = 6u * (params.posed_base + v) + 3u;
+    let b = 6u * (base + v) + 3u;
     let x = vec3<f32>(posed[b], posed[b + 1u], posed[b + 2u]);
     return vec3<f32>(dot(params.row0.xyz, x), dot(params.row1.xyz, x), dot(params.row2.xyz, x));
 }
@@ -68,8 +73,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (i >= params.count) {
         return;
     }
-    let s4 = params.slot_base_vec4 + i;
-    let s1 = params.slot_base_color + i;
+    base = params.posed_base + gid.z * params.posed_stride;
+    let s4 = params.slot_base_vec4 + gid.z * params.slot_stride + i;
+    let s1 = params.slot_base_color + gid.z * params.slot_stride + i;
     if (i >= params.gaussians) {
         center[s4] = vec4<f32>(0.0);
         color[s1] = 0u;

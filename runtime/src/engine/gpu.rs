@@ -216,8 +216,10 @@ impl<G: EngineDevice> GpuEngine<G> {
         Ok(sink)
     }
 
-    /// The bound lift: the setup uploaded once, one lift per instance over its posed vertices
-    /// into the first `body` of its `per` slots.
+    /// The bound lift: the setup uploaded once, the instances' lifts over their posed vertices
+    /// into the first `body` of each one's `per` slots — batched ([`GpuBoundLift::new_batch`]:
+    /// one dispatch for as many instances as one sink binding holds) where the instances' posed
+    /// vertices lie evenly spaced in one buffer (a batch upload), else one lift per instance.
     fn bound_lifts(
         &self,
         setup: std::sync::Arc<mien_core::lift::BoundSetup>,
@@ -227,34 +229,64 @@ impl<G: EngineDevice> GpuEngine<G> {
         let (v, n) = (self.v, self.n());
         let body = setup.slots();
         let data = GpuBoundData::upload(&self.g, setup)?;
+        let parts = |i: usize| match &self.poser {
+            Poser::Rig(b, hs) => b.posed_parts(hs[i]),
+            Poser::Head(b, hs) => b.posed_parts(hs[i]),
+        };
+        let range = |i: usize| mien_core::sink::SlotRange {
+            offset: i as u32 * per,
+            count: body,
+        };
+        // Instance i's vertices at first₀ + i·stride of one buffer (one part each).
+        let firsts: Vec<Option<u32>> = (0..n)
+            .map(|i| parts(i).ok().filter(|p| p.len() == 1).map(|p| p[0].first))
+            .collect();
+        let stride = match (firsts.first(), firsts.get(1)) {
+            (Some(Some(a)), Some(Some(b))) if b > a => Some(b - a),
+            _ => None,
+        };
+        let even = stride.is_some_and(|s| {
+            firsts
+                .iter()
+                .enumerate()
+                .all(|(i, f)| *f == Some(firsts[0].unwrap_or(0) + i as u32 * s))
+        });
         let mut lifts = Vec::with_capacity(n);
+        if let (true, Some(stride)) = (even, stride) {
+            let caps = self.g.caps();
+            let limit = caps.binding_limit.saturating_sub(4 * caps.offset_alignment.max(256));
+            let mut all = true;
+            for (first, count) in super::lift_groups(n, per, limit, caps.max_groups_z) {
+                let made = parts(first).and_then(|p| {
+                    GpuBoundLift::new_batch(
+                        &self.g,
+                        v,
+                        &p,
+                        count as u32,
+                        stride,
+                        std::sync::Arc::clone(&data),
+                        sink,
+                        range(first),
+                        per,
+                    )
+                });
+                match made {
+                    Ok(l) => lifts.push(l),
+                    Err(_) => {
+                        all = false;
+                        break;
+                    }
+                }
+            }
+            if all {
+                return Ok(lifts);
+            }
+            lifts.clear();
+        }
         for i in 0..n {
-            let range = mien_core::sink::SlotRange {
-                offset: i as u32 * per,
-                count: body,
-            };
-            let lift = match &self.poser {
-                Poser::Rig(b, hs) => b.posed_parts(hs[i]).and_then(|parts| {
-                    GpuBoundLift::new(
-                        &self.g,
-                        v,
-                        &parts,
-                        std::sync::Arc::clone(&data),
-                        sink,
-                        range,
-                    )
-                }),
-                Poser::Head(b, hs) => b.posed_parts(hs[i]).and_then(|parts| {
-                    GpuBoundLift::new(
-                        &self.g,
-                        v,
-                        &parts,
-                        std::sync::Arc::clone(&data),
-                        sink,
-                        range,
-                    )
-                }),
-            };
+            let lift = parts(i).and_then(|p| {
+                GpuBoundLift::new(&self.g, v, &p, std::sync::Arc::clone(&data), sink, range(i))
+            });
             lifts.push(lift.with_context(|| format!("lifting instance {i}"))?);
         }
         Ok(lifts)
