@@ -68,8 +68,9 @@ struct Joint {
 @group(0) @binding(7) var<storage, read> palette: array<Joint>;
 // The blended deltas Σₑ(cₑ·sₑ)·Bₑ: (N₁₆, 3·V₆₄) f32, instance rows (`blend` writes, `finish` reads).
 @group(0) @binding(8) var<storage, read_write> deltas: array<f32>;
-// Posed position xyz then a zero normal per instance and vertex: (N,V,6) f32, metres.
-@group(0) @binding(9) var<storage, read_write> posed: array<f32>;
+// Posed position xyz then a zero normal per instance and vertex: (N,V,6) f32, metres, written as
+// three vec2 (8-byte stores: every vertex starts 24 bytes after the last).
+@group(0) @binding(9) var<storage, read_write> posed: array<vec2<f32>>;
 
 fn turn(p: vec3<f32>, w: f32, r: mat3x3<f32>, c: vec3<f32>) -> vec3<f32> {
     if (w == 0.0) {
@@ -179,11 +180,8 @@ fn finish(@builtin(global_invocation_id) gid: vec3<u32>) {
         }
         po = po + wk * (palette[first_joint + jv[s]].m * p4).xyz;
     }
-    let out = 6u * (inst * params.count + v);
-    posed[out] = po.x;
-    posed[out + 1u] = po.y;
-    posed[out + 2u] = po.z;
-    posed[out + 3u] = 0.0;
-    posed[out + 4u] = 0.0;
-    posed[out + 5u] = 0.0;
+    let out = 3u * (inst * params.count + v);
+    posed[out] = po.xy;
+    posed[out + 1u] = vec2<f32>(po.z, 0.0);
+    posed[out + 2u] = vec2<f32>(0.0);
 }
