@@ -246,8 +246,21 @@ fn lifts_for<'b, G: GpuDevice>(
             // One dispatch for the batch where its instances' vertices are evenly spaced in one
             // buffer and its ranges evenly spaced (a batch upload and a fresh sink): the runtime's
             // path; else one lift per instance.
-            if let Some(l) = bound_batch(g, v, ranges, sink, d, parts) {
-                return Ok(GpuLifts::Bound(vec![l]));
+            // One batch per page of the sink (its pages hold whole characters).
+            let k = (sink.page_slots() / ranges.first().map_or(1, |r| r.count.max(1))).max(1);
+            let mut lifts = Vec::new();
+            for (c, chunk) in ranges.chunks(k as usize).enumerate() {
+                let at = c * k as usize;
+                match bound_batch(g, v, chunk, sink, d, &|i| parts(at + i)) {
+                    Some(l) => lifts.push(l),
+                    None => {
+                        lifts.clear();
+                        break;
+                    }
+                }
+            }
+            if !lifts.is_empty() {
+                return Ok(GpuLifts::Bound(lifts));
             }
             Ok(GpuLifts::Bound(
                 ranges
@@ -271,7 +284,8 @@ fn bound_batch<'b, G: GpuDevice>(
     parts: &dyn Fn(usize) -> mien_core::Result<Vec<PosedPart<'b, G>>>,
 ) -> Option<GpuBoundLift<G>> {
     if ranges.len() < 2 {
-        return None;
+        let p0 = parts(0).ok()?;
+        return GpuBoundLift::new(g, v, &p0, Arc::clone(data), sink, *ranges.first()?).ok();
     }
     let first = |i: usize| parts(i).ok().filter(|p| p.len() == 1).map(|p| p[0].first);
     let (f0, f1) = (first(0)?, first(1)?);
@@ -359,7 +373,9 @@ impl<G: BenchDevice> Bench for GpuBench<G> {
             CaseError::NotApplicable(format!("{batch} × {slots} splat slots do not fit one sink"))
         })?;
         let on = lift != LiftMode::Off;
-        let mut sink = GpuSplatSink::new(&self.g, if on { total } else { 1 })?;
+        // Pages of whole characters, so a sink larger than one allocation still holds each
+        // character's slots in one buffer.
+        let mut sink = GpuSplatSink::paged(&self.g, if on { total } else { 1 }, slots.max(1))?;
         let ranges: Vec<SlotRange> = if on {
             (0..batch)
                 .map(|_| sink.allocate(slots))

@@ -68,10 +68,12 @@ fn run(frames: u32) -> mien::Result<Option<(Centres, Centres)>> {
         usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
         mapped_at_creation: false,
     });
+    // The page holding the instance's slots (a sink larger than one buffer has several).
+    let (page, local) = sink.locate(u64::from(range.offset), u64::from(range.count))?;
     let mut enc = device.create_command_encoder(&Default::default());
     enc.copy_buffer_to_buffer(
-        &sink.center,
-        u64::from(range.offset) * 16,
+        &page.center,
+        local * 16,
         &readback,
         0,
         bytes,

@@ -262,13 +262,13 @@ impl<G: GpuDevice> GpuBoundLift<G> {
         }
         let a = &setup.transform;
         type Built<G> = (Typed<G, BoundParams>, <G as GpuDevice>::BindGroup);
+        let (page, local) = sink.locate(u64::from(range.offset), span)?;
         let build = || -> Result<Built<G>, G::Error> {
-            let slot = u64::from(range.offset);
             let n = span;
-            let (center, b16) = range_binding::<G>(&sink.center, slot, n, 16, align);
-            let (color, b4) = range_binding::<G>(&sink.color, slot, n, 4, align);
-            let (cov_a, _) = range_binding::<G>(&sink.cov_a, slot, n, 16, align);
-            let (cov_b, _) = range_binding::<G>(&sink.cov_b, slot, n, 16, align);
+            let (center, b16) = range_binding::<G>(&page.center, local, n, 16, align);
+            let (color, b4) = range_binding::<G>(&page.color, local, n, 4, align);
+            let (cov_a, _) = range_binding::<G>(&page.cov_a, local, n, 16, align);
+            let (cov_b, _) = range_binding::<G>(&page.cov_b, local, n, 16, align);
             let params = BoundParams {
                 rows: [
                     [a[0], a[1], a[2], a[3]],

@@ -254,11 +254,12 @@ impl<G: GpuDevice> GpuHairLift<G> {
             Typed<G, HairParams>,
             <G as GpuDevice>::BindGroup,
         );
+        let (page, local) = sink.locate(start, span)?;
         let build = || -> Result<Built<G>, G::Error> {
-            let (center, b16) = range_binding::<G>(&sink.center, start, span, 16, align);
-            let (color, b4) = range_binding::<G>(&sink.color, start, span, 4, align);
-            let (cov_a, _) = range_binding::<G>(&sink.cov_a, start, span, 16, align);
-            let (cov_b, _) = range_binding::<G>(&sink.cov_b, start, span, 16, align);
+            let (center, b16) = range_binding::<G>(&page.center, local, span, 16, align);
+            let (color, b4) = range_binding::<G>(&page.color, local, span, 4, align);
+            let (cov_a, _) = range_binding::<G>(&page.cov_a, local, span, 16, align);
+            let (cov_b, _) = range_binding::<G>(&page.cov_b, local, span, 16, align);
             let [root, tip] = groom.colour;
             let params = HairParams {
                 colour_root: [root[0], root[1], root[2], 0.0],

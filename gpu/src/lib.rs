@@ -39,7 +39,7 @@ pub use hair::{GpuHairData, GpuHairLift};
 pub use kernel::{Entry, Slot};
 pub use lift::{GpuDebugLift, PosedPart};
 pub use rig::{GpuRigBackend, Vertex};
-pub use sink::GpuSplatSink;
+pub use sink::{GpuSplatSink, SinkPage};
 pub use timing::{PassTimes, QUERIES, Stage, StageTimes};
 pub use typed::Typed;
 

@@ -283,11 +283,16 @@ impl<G: GpuDevice> GpuDebugLift<G> {
         // Clears in pieces whose binding fits the device's limit.
         let limit_slots = (caps.binding_limit.saturating_sub(slack) / 16).max(1);
         let plan = plan_pieces(&params, &extents, limit_slots)?;
+        // Each piece's slots in one page of the sink.
+        let located = plan
+            .iter()
+            .map(|p| sink.locate(p.slot, u64::from(p.count) + extra))
+            .collect::<mien_core::Result<Vec<_>>>()?;
         let build = || -> Result<Vec<Piece<G>>, G::Error> {
             let base = LiftParams::from_debug(&params);
             let max_groups = caps.max_groups_xy;
             let mut pieces = Vec::with_capacity(plan.len());
-            for piece in &plan {
+            for (piece, &(page, local)) in plan.iter().zip(&located) {
                 let &PlannedPiece {
                     slot,
                     count,
@@ -306,10 +311,11 @@ impl<G: GpuDevice> GpuDebugLift<G> {
                     )
                 })?;
                 let n = u64::from(count) + extra;
-                let (center, b16) = range_binding::<G>(&sink.center, slot, n, 16, align);
-                let (color, b4) = range_binding::<G>(&sink.color, slot, n, 4, align);
-                let (cov_a, _) = range_binding::<G>(&sink.cov_a, slot, n, 16, align);
-                let (cov_b, _) = range_binding::<G>(&sink.cov_b, slot, n, 16, align);
+                let _ = slot;
+                let (center, b16) = range_binding::<G>(&page.center, local, n, 16, align);
+                let (color, b4) = range_binding::<G>(&page.color, local, n, 4, align);
+                let (cov_a, _) = range_binding::<G>(&page.cov_a, local, n, 16, align);
+                let (cov_b, _) = range_binding::<G>(&page.cov_b, local, n, 16, align);
                 let lp = LiftParams {
                     count,
                     row_width,

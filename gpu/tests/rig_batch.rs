@@ -532,15 +532,18 @@ fn a_rig_over_the_limits_is_refused_with_the_numbers_on<G: TestDevice>(ctx: &G) 
         m.contains("palette") && m.contains("5120") && m.contains("4096"),
         "{m}"
     );
-    // A sink past the largest buffer.
-    if caps.max_buffer < 16 * u64::from(u32::MAX) {
-        let cap = u32::try_from(caps.max_buffer / 16 + 1).unwrap_or(u32::MAX);
-        let e = GpuSplatSink::new(ctx, cap).unwrap_err();
-        assert_eq!(
-            G::limit_error(&e).map(|o| o.0),
-            Some(caps.max_buffer_name),
-            "{e}"
-        );
+    // A sink larger than one buffer is split into pages; one whose unit (a character's slots)
+    // is larger than one buffer is refused, naming the smaller of the two limits.
+    let buffer = caps.max_buffer.min(caps.binding_limit);
+    if buffer < 16 * u64::from(u32::MAX) {
+        let unit = u32::try_from(buffer / 16 + 1).unwrap_or(u32::MAX);
+        let e = GpuSplatSink::paged(ctx, unit, unit).unwrap_err();
+        let name = if caps.max_buffer <= caps.binding_limit {
+            caps.max_buffer_name
+        } else {
+            caps.binding_limit_name
+        };
+        assert_eq!(G::limit_error(&e).map(|o| o.0), Some(name), "{e}");
     }
     Ok(())
 }

@@ -163,7 +163,7 @@ impl<G: EngineDevice> GpuEngine<G> {
 
 /// The lifts of `n` instances whose instance i goes to slots `i·v ..`: batched lifts
 /// (`from_parts_batch`, every instance of a group in the same dispatches), as few as the binding
-/// limit allows ([`super::lift_groups`]); a group the device refuses anyway is lifted one
+/// sink's pages allow ([`super::page_groups`]); a group the device refuses anyway is lifted one
 /// instance at a time.
 fn make_lifts<'b, G: GpuDevice>(
     g: &G,
@@ -180,9 +180,8 @@ fn make_lifts<'b, G: GpuDevice>(
             .and_then(|parts| GpuDebugLift::from_parts(g, v, &parts, sink, p))
             .with_context(|| format!("lifting instance {i}"))
     };
-    let caps = g.caps();
     let mut out = Vec::new();
-    for (first, count) in super::lift_groups(n, per, caps.binding_limit, caps.max_groups_z) {
+    for (first, count) in super::page_groups(n, per, sink.page_slots(), g.caps().max_groups_z) {
         if count > 1 {
             let p = params_for(template, first, v, per);
             let batch =
@@ -208,7 +207,7 @@ enum Lifts<G: GpuDevice> {
 impl<G: EngineDevice> GpuEngine<G> {
     /// The sink of `n` instances of `per` slots each, every instance's range allocated.
     fn make_sink(&self, n: usize, per: u32) -> Result<GpuSplatSink<G>> {
-        let mut sink = GpuSplatSink::new(&self.g, sink_slots(n as u32, per)?)?;
+        let mut sink = GpuSplatSink::paged(&self.g, sink_slots(n as u32, per)?, per)?;
         for i in 0..n {
             let r = sink.allocate(per)?;
             debug_assert_eq!(r, slot_range(i, per));
@@ -253,10 +252,8 @@ impl<G: EngineDevice> GpuEngine<G> {
         });
         let mut lifts = Vec::with_capacity(n);
         if let (true, Some(stride)) = (even, stride) {
-            let caps = self.g.caps();
-            let limit = caps.binding_limit.saturating_sub(4 * caps.offset_alignment.max(256));
             let mut all = true;
-            for (first, count) in super::lift_groups(n, per, limit, caps.max_groups_z) {
+            for (first, count) in super::page_groups(n, per, sink.page_slots(), self.g.caps().max_groups_z) {
                 let made = parts(first).and_then(|p| {
                     GpuBoundLift::new_batch(
                         &self.g,

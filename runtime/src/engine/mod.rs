@@ -234,19 +234,12 @@ pub(crate) fn build(device: &Device, model: &Model, instances: u32) -> Result<Bo
     }
 }
 
-/// Bytes per sink slot of the largest sink buffer (a centre or covariance row, 4 f32): what a
-/// batched lift binds per slot.
+/// Groups `(first, count)` of `n` instances of `per` slots each, in order, that one batched lift
+/// covers: the instances in one page of the sink (`page_slots`, a whole number of instances:
+/// `GpuSplatSink::paged`), at most `max_z` (a dispatch's z dimension), at least one.
 #[cfg(any(feature = "wgpu", feature = "vulkan", test))]
-pub(crate) const SINK_SLOT_BYTES: u64 = 16;
-
-/// Split `n` instances of `v` vertices into groups `(first, count)` that one batched lift each can
-/// take: the group's slot span within `binding_limit` bytes of [`SINK_SLOT_BYTES`] per slot and
-/// its count within `max_z` (a dispatch dimension). One group when everything fits; groups of
-/// one when even two instances do not.
-#[cfg(any(feature = "wgpu", feature = "vulkan", test))]
-pub(crate) fn lift_groups(n: usize, v: u32, binding_limit: u64, max_z: u32) -> Vec<(usize, usize)> {
-    let per = (u64::from(v) * SINK_SLOT_BYTES).max(1);
-    let k = (binding_limit / per).clamp(1, u64::from(max_z.max(1))) as usize;
+pub(crate) fn page_groups(n: usize, per: u32, page_slots: u32, max_z: u32) -> Vec<(usize, usize)> {
+    let k = (page_slots / per.max(1)).clamp(1, max_z.max(1)) as usize;
     (0..n).step_by(k).map(|i| (i, k.min(n - i))).collect()
 }
 
@@ -255,16 +248,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn lift_groups_cover_every_instance_in_order_within_the_binding() {
-        // 4368 vertices × 16 bytes per slot: 1920 instances fit 128 MiB.
-        let g = lift_groups(2600, 4368, 128 << 20, 65_535);
+    fn page_groups_cover_every_instance_in_order_within_a_page() {
+        // 4368 slots per instance, pages of 1920 instances.
+        let g = page_groups(2600, 4368, 1920 * 4368, 65_535);
         assert_eq!(g, vec![(0, 1920), (1920, 680)]);
-        assert_eq!(lift_groups(5, 10, 1 << 30, 65_535), vec![(0, 5)]);
-        // The dispatch dimension caps a group; a vertex count over the binding gives groups of 1.
-        assert_eq!(lift_groups(5, 10, 1 << 30, 2), vec![(0, 2), (2, 2), (4, 1)]);
-        assert_eq!(
-            lift_groups(3, 1 << 24, 1 << 20, 65_535),
-            vec![(0, 1), (1, 1), (2, 1)]
-        );
+        assert_eq!(page_groups(5, 10, 1 << 20, 65_535), vec![(0, 5)]);
+        // The dispatch dimension caps a group; a page smaller than an instance gives groups of 1.
+        assert_eq!(page_groups(5, 10, 1 << 20, 2), vec![(0, 2), (2, 2), (4, 1)]);
+        assert_eq!(page_groups(3, 1 << 24, 1 << 20, 65_535), vec![(0, 1), (1, 1), (2, 1)]);
+        assert!(page_groups(0, 10, 100, 8).is_empty());
     }
 }
