@@ -442,10 +442,13 @@ fn to_f16(scaled: &[f32], e: usize, stride: usize, out: &mut [u16]) -> bool {
             .map(row)
             .reduce(|| true, |a, b| a && b)
     } else {
+        // Every row converted (no short circuit), then whether all fit.
         out.chunks_mut(stride)
             .zip(scaled.chunks(e))
             .map(row)
-            .fold(true, |a, b| a && b)
+            .filter(|fits| !fits)
+            .count()
+            == 0
     }
 }
 

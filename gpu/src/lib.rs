@@ -34,7 +34,7 @@ mod typed;
 
 pub use bound::{GpuBoundData, GpuBoundLift};
 pub use device::{Bind, Caps, Dispatch, FRAMES_IN_FLIGHT, GpuDevice, Usage};
-pub use gnm::GpuGnmBackend;
+pub use gnm::{COOP_MIN_BATCH, GpuGnmBackend};
 pub use hair::{GpuHairData, GpuHairLift};
 pub use kernel::{Entry, Slot};
 pub use lift::{GpuDebugLift, PosedPart};

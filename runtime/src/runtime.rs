@@ -361,6 +361,11 @@ impl Runtime {
     /// [`crate::instance`]), the backend's rig or linear-head passes, and the lift — in one
     /// submission, and return what the rules did. Frames are counted from 0.
     ///
+    /// On a GPU the call returns once the frame is submitted, without waiting for it: up to two
+    /// frames run while the next is recorded (frames in flight). Read-backs
+    /// ([`Runtime::splats`], [`Runtime::posed`]) wait for what they read; work of your own on the
+    /// same queue is ordered after mien's submissions; [`Runtime::finish`] waits for all of them.
+    ///
     /// `t` is a media clock, not a frame counter: any finite time is taken, in any order — going
     /// back replays (a seek), a negative time is before every driver's start (clips and streams
     /// hold their first key, speech is silent). Each driver maps it through its own timing
