@@ -1,6 +1,6 @@
 //! A character's cloth and hair (issue 27, seed 003 "Character cloth" and "Hair"): what an
 //! [`crate::Asset`] carries ([`Dynamics`]: a [`ClothSetup`], a [`HairSetup`]) and each instance's
-//! simulations ([`DynState`]).
+//! simulations (`DynState`, internal).
 //!
 //! Both run in the seed's update order after the skin palette: each frame, once the instance's
 //! palette is known, the cloth's pinned vertices take their skinned places (the rig's own LBS of
