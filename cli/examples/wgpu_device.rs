@@ -71,13 +71,7 @@ fn run(frames: u32) -> mien::Result<Option<(Centres, Centres)>> {
     // The page holding the instance's slots (a sink larger than one buffer has several).
     let (page, local) = sink.locate(u64::from(range.offset), u64::from(range.count))?;
     let mut enc = device.create_command_encoder(&Default::default());
-    enc.copy_buffer_to_buffer(
-        &page.center,
-        local * 16,
-        &readback,
-        0,
-        bytes,
-    );
+    enc.copy_buffer_to_buffer(&page.center, local * 16, &readback, 0, bytes);
     queue.submit([enc.finish()]);
     let slice = readback.slice(..);
     slice.map_async(wgpu::MapMode::Read, |_| {});

@@ -40,15 +40,22 @@ fn stream_on<G: TestDevice>(ctx: &G) -> TestResult {
         let parts: Vec<_> = outs.iter().map(|o| (o, 0, bytes)).collect();
         ctx.read("the frames' copies", &parts).map_err(msg)
     };
-    // One at a time: wait after each frame.
-    for (c, out) in controls.iter().zip(&outs) {
+    // One frame: set, encode, copy the posed vertices out, end (timestamps), submit.
+    let frame = |b: &mut GpuRigBackend<G>, c, out, end: bool| -> TestResult {
         b.set_controls(h, c).map_err(msg)?;
         let mut enc = ctx.begin().map_err(msg)?;
         b.encode(&mut enc).map_err(msg)?;
         let posed = b.posed_parts(h).map_err(msg)?;
         ctx.copy(&mut enc, posed[0].posed, out, bytes)
             .map_err(msg)?;
-        ctx.submit(enc).map_err(msg)?;
+        if end {
+            ctx.end_frame(&mut enc);
+        }
+        ctx.submit(enc).map_err(msg)
+    };
+    // One at a time: wait after each frame.
+    for (c, out) in controls.iter().zip(&outs) {
+        frame(&mut b, c, out, false)?;
         ctx.wait().map_err(msg)?;
     }
     let one_at_a_time = read(&outs)?;
@@ -60,14 +67,7 @@ fn stream_on<G: TestDevice>(ctx: &G) -> TestResult {
     let _ = ctx.completed_times().map_err(msg)?;
     // In flight: no wait until the end.
     for (c, out) in controls.iter().zip(&outs) {
-        b.set_controls(h, c).map_err(msg)?;
-        let mut enc = ctx.begin().map_err(msg)?;
-        b.encode(&mut enc).map_err(msg)?;
-        let posed = b.posed_parts(h).map_err(msg)?;
-        ctx.copy(&mut enc, posed[0].posed, out, bytes)
-            .map_err(msg)?;
-        ctx.end_frame(&mut enc);
-        ctx.submit(enc).map_err(msg)?;
+        frame(&mut b, c, out, true)?;
     }
     ctx.wait().map_err(msg)?;
     let times = ctx.completed_times().map_err(msg)?;

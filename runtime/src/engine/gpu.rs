@@ -253,7 +253,9 @@ impl<G: EngineDevice> GpuEngine<G> {
         let mut lifts = Vec::with_capacity(n);
         if let (true, Some(stride)) = (even, stride) {
             let mut all = true;
-            for (first, count) in super::page_groups(n, per, sink.page_slots(), self.g.caps().max_groups_z) {
+            for (first, count) in
+                super::page_groups(n, per, sink.page_slots(), self.g.caps().max_groups_z)
+            {
                 let made = parts(first).and_then(|p| {
                     GpuBoundLift::new_batch(
                         &self.g,

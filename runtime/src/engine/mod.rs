@@ -255,7 +255,10 @@ mod tests {
         assert_eq!(page_groups(5, 10, 1 << 20, 65_535), vec![(0, 5)]);
         // The dispatch dimension caps a group; a page smaller than an instance gives groups of 1.
         assert_eq!(page_groups(5, 10, 1 << 20, 2), vec![(0, 2), (2, 2), (4, 1)]);
-        assert_eq!(page_groups(3, 1 << 24, 1 << 20, 65_535), vec![(0, 1), (1, 1), (2, 1)]);
+        assert_eq!(
+            page_groups(3, 1 << 24, 1 << 20, 65_535),
+            vec![(0, 1), (1, 1), (2, 1)]
+        );
         assert!(page_groups(0, 10, 100, 8).is_empty());
     }
 }
