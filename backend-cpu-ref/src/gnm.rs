@@ -9,13 +9,12 @@ use std::time::Instant;
 use glam::{Mat4, Quat, Vec3};
 use mien_core::gnm::forward::{self, from_row_major};
 use mien_core::gnm::frame::check_inputs;
-use mien_core::gnm::tiled::BasisTiles;
 use mien_core::gnm::{GAZE_DIM, GnmBackend, GnmHandle, GnmPack};
 use mien_core::rig::PosedVertices;
 use mien_core::{Error, Result};
 use rayon::prelude::*;
 
-use crate::CpuEncoder;
+use crate::{CpuEncoder, Precision};
 
 #[derive(Debug)]
 struct CpuHead {
@@ -45,22 +44,74 @@ impl CpuHead {
     }
 }
 
-/// Vertices per tile of the CPU's blocked basis ([`BasisTiles`]): 384 floats of a coefficient's
-/// deltas decoded at once (per-call overheads amortised: 32 → 128 took W4 batch 1 from 5.0 to
-/// 3.5 ms on 2 cores), while a tile's accumulators for 16 heads (24 KiB) stay in L1/L2.
+/// Vertices per tile of the CPU's blocked basis: a tile's accumulators for 16 heads (24 KiB) stay
+/// in L1/L2 while every coefficient's deltas of the tile stream past once per frame.
 const TILE_VERTICES: usize = 128;
+
+/// Halves per line of [`LineTiles`]: one 64-byte cache line, four AVX registers once widened.
+const LINE: usize = 32;
+
+/// Lines per tile row: `3·TV / LINE`.
+const GROUPS: usize = 3 * TILE_VERTICES / LINE;
 
 /// Heads below which the per-head steps (frame inputs, copying out) run on the calling thread:
 /// handing work to rayon's pool from outside it costs tens of microseconds of wake-up.
 const SMALL_BATCH: usize = 32;
 
-/// The heads of one `upload_gnm_batch`: one pack (its basis moved into tiles), the heads
+/// The basis re-laid for the CPU's register-blocked pass: per vertex tile `t`, per group `g` of
+/// [`LINE`] columns (the tile's columns are `3j + axis` for its vertices `j`), per coefficient `e`,
+/// one cache line of fp16 bits — `(T, G, E, LINE)`. Walking the coefficients of one group reads
+/// consecutive lines (the hardware prefetcher's best case) while that group's accumulators stay in
+/// registers; the columns past the last vertex of the last tile are 0.
+#[derive(Debug)]
+struct LineTiles {
+    halves: Vec<u16>,
+    coeffs: usize,
+    tiles: usize,
+}
+
+impl LineTiles {
+    /// `pack`'s basis `(V, E, 3)` re-laid. Memory: the basis plus at most one tile of padding.
+    fn new(pack: &GnmPack) -> Self {
+        let (v_n, e_n) = (pack.vertex_count(), pack.coeff_count());
+        let tiles = v_n.div_ceil(TILE_VERTICES);
+        let src: &[u16] = bytemuck::cast_slice(&pack.basis);
+        let mut halves = vec![0u16; tiles * GROUPS * e_n * LINE];
+        for v in 0..v_n {
+            let (t, j) = (v / TILE_VERTICES, v % TILE_VERTICES);
+            for e in 0..e_n {
+                for a in 0..3 {
+                    let col = 3 * j + a;
+                    let o = ((t * GROUPS + col / LINE) * e_n + e) * LINE + col % LINE;
+                    halves[o] = src[(v * e_n + e) * 3 + a];
+                }
+            }
+        }
+        Self {
+            halves,
+            coeffs: e_n,
+            tiles,
+        }
+    }
+
+    /// Tile `t`'s lines `(G, E, LINE)`.
+    fn tile(&self, t: usize) -> &[u16] {
+        let n = GROUPS * self.coeffs * LINE;
+        &self.halves[t * n..(t + 1) * n]
+    }
+
+    fn byte_len(&self) -> u64 {
+        self.halves.len() as u64 * 2
+    }
+}
+
+/// The heads of one `upload_gnm_batch`: one pack (its basis moved into lines), the heads
 /// `first..first + count`, and the blocked pass's scratch.
 #[derive(Debug)]
 struct CpuGroup {
-    /// The pack without its vertex-major basis (`basis` empty; `tiles` holds it).
+    /// The pack without its vertex-major basis (`basis` empty; `lines` holds it).
     pack: Arc<GnmPack>,
-    tiles: BasisTiles,
+    lines: LineTiles,
     first: usize,
     count: usize,
     /// Coefficients some head of the group uses this frame (ascending).
@@ -70,15 +121,16 @@ struct CpuGroup {
 }
 
 impl CpuGroup {
-    /// Pose every head of the group: per vertex tile (rayon tasks), each active coefficient's
-    /// `3·TV` halves are decoded once (SIMD) and added, scaled, to every head's accumulators that
-    /// use it — `neutral + Σₑ (cₑ·sₑ)·Bₑ` with coefficients ascending and zero terms skipped, the
-    /// reference's operations in the reference's order per vertex, so the same bits — then the eyes,
-    /// the seam and the skin with the reference's per-vertex functions.
-    fn pose(&mut self, heads: &mut [CpuHead]) {
+    /// Pose every head of the group: per vertex tile (rayon tasks), per line group, each active
+    /// coefficient's line is widened once and added, scaled, to the accumulators of every head
+    /// (two heads at a time, held in registers). [`Precision::Exact`]: `neutral + Σₑ (cₑ·sₑ)·Bₑ`
+    /// with coefficients ascending and a head's zero terms skipped, multiply then add — the
+    /// reference's operations in the reference's order per vertex, so the same bits;
+    /// [`Precision::Fast`]: every active term of every head fused into one multiply-add, same
+    /// order. Then the eyes, the seam and the skin with the reference's per-vertex functions.
+    fn pose(&mut self, heads: &mut [CpuHead], precision: Precision) {
         let pack = &*self.pack;
         let (v_n, tv, n) = (pack.vertex_count(), TILE_VERTICES, heads.len());
-        let width = 3 * tv;
         self.active.clear();
         for e in 0..pack.coeff_count() {
             if heads.iter().any(|h| h.scaled[e] != 0.0) {
@@ -87,8 +139,8 @@ impl CpuGroup {
         }
         let centers = pack.eye_positions.map(Vec3::from);
         let bind = from_row_major(&pack.header.bind_transform);
-        let (tiles, active, shared) = (&self.tiles, &self.active, &*heads);
-        self.out.resize(tiles.tile_count() * n * tv, [0.0; 3]);
+        let (lines, active, shared) = (&self.lines, &self.active, &*heads);
+        self.out.resize(lines.tiles * n * tv, [0.0; 3]);
         self.out
             .par_chunks_mut(n * tv)
             .enumerate()
@@ -97,18 +149,15 @@ impl CpuGroup {
                 let vt = (v_n - v0).min(tv);
                 for a in acc.chunks_exact_mut(tv) {
                     a[..vt].copy_from_slice(&pack.neutral[v0..v0 + vt]);
+                    // Padding columns: 0 (their basis is 0), never read out.
+                    a[vt..].fill([0.0; 3]);
                 }
-                let tile: &[half::f16] = bytemuck::cast_slice(tiles.tile(t));
-                blend_tile(
-                    &Tile {
-                        halves: tile,
-                        width,
-                        vt,
-                        active,
-                    },
-                    shared,
-                    acc,
-                );
+                let tile = Tile {
+                    halves: lines.tile(t),
+                    coeffs: lines.coeffs,
+                    active,
+                };
+                blend_tile(&tile, shared, acc, precision);
                 for (h, a) in shared.iter().zip(acc.chunks_exact_mut(tv)) {
                     for (j, p) in a[..vt].iter_mut().enumerate() {
                         let v = v0 + j;
@@ -134,182 +183,142 @@ impl CpuGroup {
     }
 }
 
-/// One vertex tile's basis for [`blend_tile`]: its halves `(E, width)`, the vertices it holds
-/// (`vt ≤ TV`) and the coefficients some head uses this frame.
+/// One vertex tile's basis for [`blend_tile`]: its lines `(G, E, LINE)` and the coefficients some
+/// head uses this frame.
 struct Tile<'a> {
-    halves: &'a [half::f16],
-    width: usize,
-    vt: usize,
+    halves: &'a [u16],
+    coeffs: usize,
     active: &'a [u32],
 }
 
 /// Every head's accumulators `acc` `(N, TV)` += `cₑ·sₑ · B[tile, e]` for the active coefficients in
-/// ascending order, zero terms skipped (the reference's operations and order, so the same bits).
-/// Where the CPU has AVX and F16C the loop is built for them (8 halves widened per instruction, 8
-/// floats per multiply and add — never fused, so the bits do not change); else the baseline build
-/// with `half`'s slice conversion.
-fn blend_tile(tile: &Tile, heads: &[CpuHead], acc: &mut [[f32; 3]]) {
+/// ascending order ([`CpuGroup::pose`] says how each precision rounds). Where the CPU has AVX, F16C
+/// and FMA the loop is built for them (8 halves widened per instruction, accumulators in
+/// registers); else the portable body, which rounds as [`Precision::Exact`] for both precisions (a
+/// fast path may be exact).
+fn blend_tile(tile: &Tile, heads: &[CpuHead], acc: &mut [[f32; 3]], precision: Precision) {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx") && std::arch::is_x86_feature_detected!("f16c") {
-        // SAFETY: the CPU has AVX and F16C (checked on the line above), all it requires.
-        unsafe { blend_tile_avx(tile, heads, acc) };
+    if std::arch::is_x86_feature_detected!("avx")
+        && std::arch::is_x86_feature_detected!("f16c")
+        && std::arch::is_x86_feature_detected!("fma")
+    {
+        // SAFETY: the CPU has AVX, F16C and FMA (checked above), all the kernel requires.
+        unsafe {
+            match precision {
+                Precision::Exact => blend_tile_x86::<false>(tile, heads, acc),
+                Precision::Fast => blend_tile_x86::<true>(tile, heads, acc),
+            }
+        }
         return;
     }
-    blend_tile_body(tile, heads, acc, |src, dst| {
-        use half::slice::HalfFloatSliceExt;
-        src.convert_to_f32_slice(dst);
-    });
+    blend_tile_portable(tile, heads, acc);
 }
 
-/// [`blend_tile`] for AVX + F16C, register-blocked: for a group of up to 4 heads and up to 4
-/// column blocks of 8 floats, the accumulators stay in registers while the loop runs over every
-/// active coefficient (8 halves widened per `vcvtph2ps`, multiply then add — never fused). Each
-/// accumulator element still adds its terms in ascending coefficient order and skips a head's zero
-/// coefficients, so the bits are the reference's; only the loop nest changed (the accumulators no
-/// longer go through L1 for every coefficient). Columns past the last whole block of 8 take the
-/// portable body's scalar loop.
+/// [`blend_tile`] for AVX + F16C + FMA: per line group, two heads at a time, their
+/// 2 × 4 accumulator registers live across every active coefficient. `FUSED` false: multiply then add,
+/// a head's zero terms skipped (the reference's bits — nothing here contracts an unfused
+/// expression); true: one fused multiply-add per term, zero terms included.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx,f16c")]
-fn blend_tile_avx(tile: &Tile, heads: &[CpuHead], acc: &mut [[f32; 3]]) {
-    let (n, tv) = (3 * tile.vt, TILE_VERTICES);
-    let blocks = n / 8;
-    for (g, hs) in heads.chunks(4).enumerate() {
-        let rows = &mut acc[g * 4 * tv..(g * 4 + hs.len()) * tv];
-        let rows: &mut [f32] = bytemuck::cast_slice_mut(rows);
-        let mut c = 0;
-        // SAFETY: (each call) the CPU has AVX and F16C (this function's features); blocks
-        // c..c+C lie in 0..blocks, so every 8-float access is inside a head's first n floats
-        // and inside row e of the tile (width ≥ n).
-        unsafe {
-            match hs.len() {
-                1 => {
-                    while c + 4 <= blocks {
-                        avx_block::<1, 4>(tile, hs, rows, tv, c);
-                        c += 4;
-                    }
-                }
-                2 => {
-                    while c + 3 <= blocks {
-                        avx_block::<2, 3>(tile, hs, rows, tv, c);
-                        c += 3;
-                    }
-                }
-                3 => {
-                    while c + 2 <= blocks {
-                        avx_block::<3, 2>(tile, hs, rows, tv, c);
-                        c += 2;
-                    }
-                }
-                _ => {
-                    while c + 2 <= blocks {
-                        avx_block::<4, 2>(tile, hs, rows, tv, c);
-                        c += 2;
-                    }
-                }
-            }
-            while c < blocks {
-                match hs.len() {
-                    1 => avx_block::<1, 1>(tile, hs, rows, tv, c),
-                    2 => avx_block::<2, 1>(tile, hs, rows, tv, c),
-                    3 => avx_block::<3, 1>(tile, hs, rows, tv, c),
-                    _ => avx_block::<4, 1>(tile, hs, rows, tv, c),
-                }
-                c += 1;
-            }
+#[target_feature(enable = "avx,f16c,fma")]
+fn blend_tile_x86<const FUSED: bool>(tile: &Tile, heads: &[CpuHead], acc: &mut [[f32; 3]]) {
+    let width = 3 * TILE_VERTICES;
+    let rows: &mut [f32] = bytemuck::cast_slice_mut(acc);
+    assert!(rows.len() >= heads.len() * width);
+    assert!(tile.halves.len() >= GROUPS * tile.coeffs * LINE);
+    for g in 0..GROUPS {
+        let lines = &tile.halves[g * tile.coeffs * LINE..(g + 1) * tile.coeffs * LINE];
+        let mut k = 0;
+        while k + 2 <= heads.len() {
+            let out = &mut rows[k * width..(k + 2) * width];
+            // SAFETY: the features are this function's; `out` holds two heads' rows of `width`
+            // floats and line group g's 32 columns lie inside each (g < GROUPS = width / 32);
+            // `lines` holds E lines of 32 halves and every active e < E.
+            unsafe { walk::<2, FUSED>(lines, tile.active, [&heads[k], &heads[k + 1]], out, g) };
+            k += 2;
         }
-        // The last n % 8 columns: the reference's scalar loop.
-        for e in tile.active.iter().map(|&e| e as usize) {
-            let row = &tile.halves[e * tile.width..e * tile.width + n];
-            for (k, h) in hs.iter().enumerate() {
-                let s = h.scaled[e];
-                if s == 0.0 {
-                    continue;
-                }
-                let a = &mut rows[k * 3 * tv..k * 3 * tv + n];
-                for (x, b) in a[8 * blocks..].iter_mut().zip(&row[8 * blocks..]) {
-                    *x += s * b.to_f32();
-                }
-            }
+        if k < heads.len() {
+            let out = &mut rows[k * width..(k + 1) * width];
+            // SAFETY: as above, one head.
+            unsafe { walk::<1, FUSED>(lines, tile.active, [&heads[k]], out, g) };
         }
     }
 }
 
-/// `H` heads × `C` column blocks (8 floats each, starting at block `c0`) of [`blend_tile_avx`]:
-/// accumulators loaded, every active coefficient applied in order, stored.
+/// `H` heads × one line group `g` (32 columns, 4 registers per head) over every active
+/// coefficient: accumulators loaded from `out` (`H` rows of `3·TV` floats), blended, stored.
 ///
 /// # Safety
-/// The CPU has AVX and F16C; blocks `c0 .. c0 + C` are whole blocks of the tile's `3·vt` columns;
-/// `rows` holds `H` heads' accumulators at stride `3·tv`; `hs.len() == H`.
+/// The CPU has AVX, F16C and FMA; `out` holds `H` rows of `3·TV` floats and `g < GROUPS`; `lines`
+/// holds `E` lines of [`LINE`] halves with every active `e < E`, and each head's `scaled` has `E`
+/// entries.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx,f16c")]
-unsafe fn avx_block<const H: usize, const C: usize>(
-    tile: &Tile,
-    hs: &[CpuHead],
-    rows: &mut [f32],
-    tv: usize,
-    c0: usize,
+#[target_feature(enable = "avx,f16c,fma")]
+unsafe fn walk<const H: usize, const FUSED: bool>(
+    lines: &[u16],
+    active: &[u32],
+    heads: [&CpuHead; H],
+    out: &mut [f32],
+    g: usize,
 ) {
     use std::arch::x86_64::{
-        __m128i, __m256, _mm_loadu_si128, _mm256_add_ps, _mm256_cvtph_ps, _mm256_loadu_ps,
-        _mm256_mul_ps, _mm256_set1_ps, _mm256_setzero_ps, _mm256_storeu_ps,
+        __m128i, __m256, _mm_loadu_si128, _mm256_add_ps, _mm256_cvtph_ps, _mm256_fmadd_ps,
+        _mm256_loadu_ps, _mm256_mul_ps, _mm256_set1_ps, _mm256_setzero_ps, _mm256_storeu_ps,
     };
-    let mut a: [[__m256; C]; H] = [[_mm256_setzero_ps(); C]; H];
+    let width = 3 * TILE_VERTICES;
+    let mut a: [[__m256; 4]; H] = [[_mm256_setzero_ps(); 4]; H];
     for (k, ak) in a.iter_mut().enumerate() {
         for (j, x) in ak.iter_mut().enumerate() {
-            // SAFETY: the caller's contract: head k's block c0 + j is inside `rows`.
-            *x = unsafe { _mm256_loadu_ps(rows.as_ptr().add(k * 3 * tv + 8 * (c0 + j))) };
+            // SAFETY: row k's columns 32g + 8j .. +8 lie inside its `width` floats.
+            *x = unsafe { _mm256_loadu_ps(out.as_ptr().add(k * width + LINE * g + 8 * j)) };
         }
     }
-    for &e in tile.active {
+    for &e in active {
         let e = e as usize;
-        let base = tile.halves.as_ptr().wrapping_add(e * tile.width + 8 * c0);
-        let mut b: [__m256; C] = [_mm256_setzero_ps(); C];
-        for (j, x) in b.iter_mut().enumerate() {
-            // SAFETY: row e's block c0 + j: 8 halves inside the tile (the caller's contract).
-            *x = unsafe { _mm256_cvtph_ps(_mm_loadu_si128(base.add(8 * j).cast::<__m128i>())) };
-        }
-        for (k, ak) in a.iter_mut().enumerate() {
-            let s = hs[k].scaled[e];
-            if s == 0.0 {
-                continue;
-            }
-            let sv = _mm256_set1_ps(s);
-            for (x, bj) in ak.iter_mut().zip(&b) {
-                *x = _mm256_add_ps(*x, _mm256_mul_ps(sv, *bj));
+        // SAFETY: line e lies inside `lines` (the caller's contract).
+        let line = unsafe { lines.as_ptr().add(e * LINE) };
+        let s: [f32; H] = std::array::from_fn(|k| heads[k].scaled[e]);
+        for j in 0..4 {
+            // SAFETY: 8 halves of line e.
+            let b = unsafe { _mm256_cvtph_ps(_mm_loadu_si128(line.add(8 * j).cast::<__m128i>())) };
+            for k in 0..H {
+                if FUSED {
+                    a[k][j] = _mm256_fmadd_ps(_mm256_set1_ps(s[k]), b, a[k][j]);
+                } else if s[k] != 0.0 {
+                    a[k][j] = _mm256_add_ps(a[k][j], _mm256_mul_ps(_mm256_set1_ps(s[k]), b));
+                }
             }
         }
     }
     for (k, ak) in a.iter().enumerate() {
         for (j, x) in ak.iter().enumerate() {
             // SAFETY: as for the loads.
-            unsafe { _mm256_storeu_ps(rows.as_mut_ptr().add(k * 3 * tv + 8 * (c0 + j)), *x) };
+            unsafe { _mm256_storeu_ps(out.as_mut_ptr().add(k * width + LINE * g + 8 * j), *x) };
         }
     }
 }
 
-#[inline(always)]
-fn blend_tile_body(
-    tile: &Tile,
-    heads: &[CpuHead],
-    acc: &mut [[f32; 3]],
-    widen: impl Fn(&[half::f16], &mut [f32]),
-) {
-    let (n, tv) = (3 * tile.vt, TILE_VERTICES);
-    let mut row = [0.0f32; 3 * TILE_VERTICES];
-    for &e in tile.active {
-        let e = e as usize;
-        widen(
-            &tile.halves[e * tile.width..e * tile.width + n],
-            &mut row[..n],
-        );
-        for (h, a) in heads.iter().zip(acc.chunks_exact_mut(tv)) {
-            let s = h.scaled[e];
-            if s == 0.0 {
-                continue;
-            }
-            let a: &mut [f32] = bytemuck::cast_slice_mut(&mut a[..tile.vt]);
-            for (x, b) in a.iter_mut().zip(&row[..n]) {
-                *x += s * b;
+/// The portable [`blend_tile`]: per line group and coefficient, the line widened once and added,
+/// scaled, to every head using it — multiply then add, zero terms skipped ([`Precision::Exact`]'s
+/// bits).
+fn blend_tile_portable(tile: &Tile, heads: &[CpuHead], acc: &mut [[f32; 3]]) {
+    use half::slice::HalfFloatSliceExt;
+    let width = 3 * TILE_VERTICES;
+    let rows: &mut [f32] = bytemuck::cast_slice_mut(acc);
+    let mut row = [0.0f32; LINE];
+    for g in 0..GROUPS {
+        for &e in tile.active {
+            let e = e as usize;
+            let o = (g * tile.coeffs + e) * LINE;
+            let line: &[half::f16] = bytemuck::cast_slice(&tile.halves[o..o + LINE]);
+            line.convert_to_f32_slice(&mut row);
+            for (h, r) in heads.iter().zip(rows.chunks_exact_mut(width)) {
+                let s = h.scaled[e];
+                if s == 0.0 {
+                    continue;
+                }
+                for (x, b) in r[LINE * g..LINE * (g + 1)].iter_mut().zip(&row) {
+                    *x += s * b;
+                }
             }
         }
     }
@@ -323,12 +332,26 @@ fn blend_tile_body(
 pub struct CpuGnmBackend {
     heads: Vec<CpuHead>,
     groups: Vec<CpuGroup>,
+    precision: Precision,
 }
 
 impl CpuGnmBackend {
     /// An empty batch.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// How the forward pass rounds from the next encode on: [`Precision::Exact`] (the default, the
+    /// reference's bits) or [`Precision::Fast`] (fused multiply-adds, within
+    /// `conformance::gnm::vertex_bounds` of the reference — the bound every GPU backend's exact
+    /// path is held to; Higham 2002 §3.1).
+    pub fn set_precision(&mut self, precision: Precision) {
+        self.precision = precision;
+    }
+
+    /// The precision set by [`Self::set_precision`].
+    pub fn precision(&self) -> Precision {
+        self.precision
     }
 
     fn head(&self, h: GnmHandle) -> Result<&CpuHead> {
@@ -379,7 +402,7 @@ impl GnmBackend for CpuGnmBackend {
                 what: "head batch".into(),
                 reason: format!("{instances} instances do not fit in host memory"),
             })?;
-        let tiles = BasisTiles::new(pack, TILE_VERTICES);
+        let lines = LineTiles::new(pack);
         let shared = Arc::new(GnmPack {
             basis: Vec::new(),
             ..pack.clone()
@@ -388,7 +411,7 @@ impl GnmBackend for CpuGnmBackend {
         let group = self.groups.len();
         self.groups.push(CpuGroup {
             pack: shared,
-            tiles,
+            lines,
             first: self.heads.len(),
             count: instances as usize,
             active: Vec::with_capacity(pack.coeff_count()),
@@ -449,7 +472,7 @@ impl GnmBackend for CpuGnmBackend {
             self.heads.par_iter_mut().try_for_each(prepare)?;
         }
         for g in &mut self.groups {
-            g.pose(&mut self.heads[g.first..g.first + g.count]);
+            g.pose(&mut self.heads[g.first..g.first + g.count], self.precision);
         }
         encoder.rig += start.elapsed();
         Ok(())
@@ -469,7 +492,7 @@ impl GnmBackend for CpuGnmBackend {
         let shared: u64 = self
             .groups
             .iter()
-            .map(|g| g.pack.byte_len() + g.tiles.byte_len() + g.out.len() as u64 * 12)
+            .map(|g| g.pack.byte_len() + g.lines.byte_len() + g.out.len() as u64 * 12)
             .sum();
         let own: u64 = self
             .heads

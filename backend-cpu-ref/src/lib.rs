@@ -38,6 +38,23 @@ pub struct CpuEncoder {
     pub lift: Duration,
 }
 
+/// How a CPU backend rounds its blends (`CpuGnmBackend::set_precision`,
+/// `CpuRigBackend::set_precision`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Precision {
+    /// The reference's arithmetic bit for bit: every term multiplied, rounded, then added, in the
+    /// reference's order ([`mien_core::gnm::forward::pose`], [`RigData::pose_vertex`]). What every
+    /// GPU backend is compared against.
+    #[default]
+    Exact,
+    /// Fused multiply-adds where the CPU has them (one rounding per term instead of two), zero
+    /// terms of a head included where that keeps the loop branch-free: within the conformance
+    /// bound of the reference that the GPU backends are held to (`conformance` module docs:
+    /// Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd ed., §3.1 — a sum of n
+    /// terms, each rounded once or fused, in any order, is within γₙ·Σ|terms| of the exact sum).
+    Fast,
+}
+
 /// Vertices per rayon task: large enough to amortise scheduling, small enough to balance a
 /// 2.7k-vertex face over a few cores.
 pub(crate) const CHUNK: usize = 512;

@@ -13,7 +13,36 @@ use mien_core::{Error, Result};
 use rayon::prelude::*;
 
 use crate::rig_tiles::{self, MorphTiles, TILE};
-use crate::{CHUNK, CpuEncoder};
+use crate::{CHUNK, CpuEncoder, Precision};
+
+/// Instances per task of the dense pass: a tile's blocks (at most tens of KiB) are read from
+/// memory once and from cache by the other instances of its task.
+const INSTANCES_PER_TASK: usize = 16;
+
+/// Where one instance's posed positions and normals live, for the dense pass's tasks (each writes
+/// one tile of each instance of its task — disjoint ranges).
+#[derive(Clone, Copy, Debug)]
+struct OutPtr {
+    positions: *mut [f32; 3],
+    normals: *mut [f32; 3],
+}
+
+// SAFETY: the pointers are only written through by the dense pass, one tile range per task, and
+// the arrays they point into outlive the pass (held by `&mut self`).
+unsafe impl Send for OutPtr {}
+// SAFETY: as above; tasks share the list but write disjoint ranges.
+unsafe impl Sync for OutPtr {}
+
+/// One `upload_batch`: its rig, dense blocks, instances `first..first + count`, and the dense
+/// pass's scratch (the instances' output pointers, refilled each frame without allocating).
+#[derive(Debug)]
+struct Upload {
+    data: Arc<RigData>,
+    tiles: Option<Arc<MorphTiles>>,
+    first: usize,
+    count: usize,
+    outs: Vec<OutPtr>,
+}
 
 /// The error for a handle this backend never issued.
 fn unknown(rig: RigHandle) -> Error {
@@ -45,13 +74,27 @@ struct CpuRig {
 pub struct CpuRigBackend {
     rigs: Vec<CpuRig>,
     /// The rig of each upload and its dense morph blocks, held once whatever its instance count.
-    uploads: Vec<(Arc<RigData>, Option<Arc<MorphTiles>>)>,
+    uploads: Vec<Upload>,
+    precision: Precision,
 }
 
 impl CpuRigBackend {
     /// An empty batch.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// How dense morph blocks blend from the next encode on: [`Precision::Exact`] (the default, the
+    /// reference's bits) or [`Precision::Fast`] (one fused multiply-add per term, within the
+    /// conformance bound the GPU backends are held to — `conformance` module docs). Rigs walked
+    /// vertex by vertex (sparse ones) are exact either way.
+    pub fn set_precision(&mut self, precision: Precision) {
+        self.precision = precision;
+    }
+
+    /// The precision set by [`Self::set_precision`].
+    pub fn precision(&self) -> Precision {
+        self.precision
     }
 
     fn rig(&self, h: RigHandle) -> &CpuRig {
@@ -119,7 +162,13 @@ impl RigBackend for CpuRigBackend {
             })?;
         let data = Arc::new(rig.clone());
         let tiles = MorphTiles::build(rig).map(Arc::new);
-        self.uploads.push((data.clone(), tiles.clone()));
+        self.uploads.push(Upload {
+            data: data.clone(),
+            tiles: tiles.clone(),
+            first: first as usize,
+            count: instances as usize,
+            outs: Vec::with_capacity(instances as usize),
+        });
         // Before any controls: the bind pose with an identity palette (posed = bind).
         self.rigs.extend((0..instances).map(|_| CpuRig {
             data: data.clone(),
@@ -149,6 +198,8 @@ impl RigBackend for CpuRigBackend {
 
     fn encode(&mut self, encoder: &mut CpuEncoder) -> Result<()> {
         let start = Instant::now();
+        // Per instance: tangents (only rigs that carry them) and rigs without dense blocks, the
+        // reference per vertex.
         self.rigs.par_iter_mut().for_each(|r| {
             let CpuRig {
                 data,
@@ -160,7 +211,6 @@ impl RigBackend for CpuRigBackend {
             } = r;
             let (weights, palette, normal_palette) =
                 (&frame.weights, &frame.palette, &frame.normal_palette);
-            // Tangents (only rigs that carry them): the reference per vertex.
             tangents
                 .par_chunks_mut(CHUNK)
                 .enumerate()
@@ -169,16 +219,7 @@ impl RigBackend for CpuRigBackend {
                         *t = data.pose_tangent(c * CHUNK + i, weights, palette);
                     }
                 });
-            if let Some(tiles) = tiles {
-                // Dense rigs: each active target's deltas added to a whole tile at once.
-                positions
-                    .par_chunks_mut(TILE)
-                    .zip(normals.par_chunks_mut(TILE))
-                    .enumerate()
-                    .for_each(|(t, (pc, nc))| {
-                        let pal = (&palette[..], &normal_palette[..]);
-                        rig_tiles::pose_tile(data, tiles, t, weights, pal, pc, nc);
-                    });
+            if tiles.is_some() {
                 return;
             }
             positions
@@ -192,6 +233,14 @@ impl RigBackend for CpuRigBackend {
                     }
                 });
         });
+        // Dense uploads: tile-major over their instances, so each tile's blocks are read once
+        // for a task's instances.
+        for u in &mut self.uploads {
+            if let Some(tiles) = &u.tiles {
+                let rigs = &mut self.rigs[u.first..u.first + u.count];
+                dense_pass(&u.data, tiles, rigs, &mut u.outs, self.precision);
+            }
+        }
         encoder.rig += start.elapsed();
         Ok(())
     }
@@ -209,7 +258,7 @@ impl RigBackend for CpuRigBackend {
         let shared: u64 = self
             .uploads
             .iter()
-            .map(|(d, t)| d.upload_bytes() + t.as_ref().map_or(0, |t| t.byte_len()))
+            .map(|u| u.data.upload_bytes() + u.tiles.as_ref().map_or(0, |t| t.byte_len()))
             .sum();
         let per_instance: u64 = self
             .rigs
@@ -223,4 +272,49 @@ impl RigBackend for CpuRigBackend {
             .sum();
         shared + per_instance
     }
+}
+
+/// Pose every instance of one dense upload: tasks over (tile, group of
+/// [`INSTANCES_PER_TASK`] instances); each instance's tile blended from the tile's base
+/// ([`rig_tiles::pose_tile`]) and written into its own arrays.
+fn dense_pass(
+    data: &RigData,
+    tiles: &MorphTiles,
+    rigs: &mut [CpuRig],
+    outs: &mut Vec<OutPtr>,
+    precision: Precision,
+) {
+    let nv = data.vertex_count();
+    outs.clear();
+    outs.extend(rigs.iter_mut().map(|r| {
+        assert_eq!(r.positions.len(), nv);
+        assert_eq!(r.normals.len(), nv);
+        OutPtr {
+            positions: r.positions.as_mut_ptr(),
+            normals: r.normals.as_mut_ptr(),
+        }
+    }));
+    let (rigs, outs) = (&*rigs, &*outs);
+    let tile_count = nv.div_ceil(TILE);
+    let groups = rigs.len().div_ceil(INSTANCES_PER_TASK);
+    (0..tile_count * groups).into_par_iter().for_each(|job| {
+        let (t, g) = (job / groups, job % groups);
+        let (v0, len) = (t * TILE, (nv - t * TILE).min(TILE));
+        let base = rig_tiles::base(data, t);
+        let last = ((g + 1) * INSTANCES_PER_TASK).min(rigs.len());
+        for i in g * INSTANCES_PER_TASK..last {
+            let f = &rigs[i].frame;
+            // SAFETY: instance i's arrays hold `nv` elements (asserted above) and outlive this
+            // pass; this task alone writes vertices v0..v0 + len of them (one task per tile and
+            // instance group), and nothing reads them during the pass.
+            let (p, n) = unsafe {
+                (
+                    std::slice::from_raw_parts_mut(outs[i].positions.add(v0), len),
+                    std::slice::from_raw_parts_mut(outs[i].normals.add(v0), len),
+                )
+            };
+            let pal = (&f.palette[..], &f.normal_palette[..]);
+            rig_tiles::pose_tile(data, tiles, t, (&f.weights, precision), base, pal, (p, n));
+        }
+    });
 }

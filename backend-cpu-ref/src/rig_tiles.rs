@@ -19,6 +19,8 @@
 //! rig like W5 — 4 % density — would need 25× its CSR's memory).
 
 use glam::{Mat3, Mat4};
+
+use crate::Precision;
 use mien_core::rig::RigData;
 use mien_core::rig::morph::normalize_or;
 use mien_core::rig::skin::skin_vertex;
@@ -33,11 +35,17 @@ pub struct MorphTiles {
     tile_first: Vec<u32>,
     /// Per block its weight slot.
     slot: Vec<u32>,
-    /// Per block which lanes have an entry: `(B, 64)`.
-    present: Vec<bool>,
+    /// Per block which lanes have an entry: `(B,)` masks, bit `j` for lane `j`.
+    present: Vec<u64>,
     /// Per block the deltas `(B, 6, 64)`: position xyz, normal xyz.
     deltas: Vec<f32>,
+    /// Per tile the joint every one of its vertices is bound to alone (one weight, 1.0), or
+    /// [`NOT_RIGID`]: `(T,)`. Such a tile skins as one rigid transform ([`Precision::Fast`]).
+    rigid: Vec<u32>,
 }
+
+/// [`MorphTiles::rigid`] of a tile whose vertices do not share one joint of weight 1.
+const NOT_RIGID: u32 = u32::MAX;
 
 impl MorphTiles {
     /// The blocks of `rig`, or `None` when a row is not strictly ascending by slot or the entries
@@ -71,8 +79,9 @@ impl MorphTiles {
         let mut out = MorphTiles {
             tile_first: Vec::with_capacity(tiles + 1),
             slot: Vec::with_capacity(blocks),
-            present: vec![false; blocks * TILE],
+            present: vec![0; blocks],
             deltas: vec![0.0; blocks * 6 * TILE],
+            rigid: (0..tiles).map(|t| rigid_joint(rig, t)).collect(),
         };
         for (t, slots) in tile_slots.iter().enumerate() {
             let first = out.slot.len();
@@ -86,7 +95,7 @@ impl MorphTiles {
                         continue;
                     };
                     let b = first + k;
-                    out.present[b * TILE + j] = true;
+                    out.present[b] |= 1 << j;
                     let (p, n) = (rig.morph_position[e], rig.morph_normal[e]);
                     for (c, x) in p.iter().chain(&n).enumerate() {
                         out.deltas[(b * 6 + c) * TILE + j] = *x;
@@ -102,61 +111,37 @@ impl MorphTiles {
     pub fn byte_len(&self) -> u64 {
         (self.tile_first.len() * 4
             + self.slot.len() * 4
-            + self.present.len()
-            + self.deltas.len() * 4) as u64
+            + self.present.len() * 8
+            + self.deltas.len() * 4
+            + self.rigid.len() * 4) as u64
     }
 }
 
-/// One tile of one instance: [`RigData::pose_vertex`] for vertices `64t .. 64t + len`, the morph
-/// stage from the dense blocks. The same bits as the reference (module doc).
-pub fn pose_tile(
-    rig: &RigData,
-    tiles: &MorphTiles,
-    t: usize,
-    weights: &[f32],
-    (palette, normal_palette): (&[Mat4], &[Mat3]),
-    positions: &mut [[f32; 3]],
-    normals: &mut [[f32; 3]],
-) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx") {
-        // SAFETY: the CPU has AVX (checked on the line above), all `blend_avx` requires.
-        let (acc, touched) = unsafe { blend_avx(rig, tiles, t, weights) };
-        finish(
-            rig,
-            t,
-            (&acc, &touched),
-            (palette, normal_palette),
-            positions,
-            normals,
-        );
-        return;
+/// The joint all of tile `t`'s vertices are bound to with weight exactly 1 and no other non-zero
+/// weight, or [`NOT_RIGID`].
+fn rigid_joint(rig: &RigData, t: usize) -> u32 {
+    let nv = rig.vertex_count();
+    let mut joint = None;
+    for v in t * TILE..((t + 1) * TILE).min(nv) {
+        let (js, ws) = (rig.joints[v], rig.weights[v]);
+        let mut live = (0..4).filter(|&k| ws[k] != 0.0);
+        let (Some(k), None) = (live.next(), live.next()) else {
+            return NOT_RIGID;
+        };
+        if ws[k] != 1.0 || joint.is_some_and(|j| j != js[k]) {
+            return NOT_RIGID;
+        }
+        joint = Some(js[k]);
     }
-    let (acc, touched) = blend(rig, tiles, t, weights);
-    finish(
-        rig,
-        t,
-        (&acc, &touched),
-        (palette, normal_palette),
-        positions,
-        normals,
-    );
+    joint.unwrap_or(NOT_RIGID)
 }
 
-/// Per lane accumulators: position xyz then normal xyz.
-type Acc = [[f32; TILE]; 6];
+/// Per lane accumulators: position xyz then normal xyz, 64 lanes each.
+pub type Acc = [[f32; TILE]; 6];
 
-/// [`blend`] compiled for AVX (8 lanes per add and blend; multiply and add unfused, the bits do
-/// not change).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx")]
-fn blend_avx(rig: &RigData, tiles: &MorphTiles, t: usize, weights: &[f32]) -> (Acc, [bool; TILE]) {
-    blend(rig, tiles, t, weights)
-}
-
-/// The morph stage of tile `t`: base plus every present, non-zero-weight block in slot order.
-#[inline(always)]
-fn blend(rig: &RigData, tiles: &MorphTiles, t: usize, weights: &[f32]) -> (Acc, [bool; TILE]) {
+/// The morph stage's starting point for tile `t`: the rig's base positions and normals, lanes
+/// past the last vertex 0.
+pub fn base(rig: &RigData, t: usize) -> Acc {
     let nv = rig.vertex_count();
     let v0 = t * TILE;
     let len = (nv - v0).min(TILE);
@@ -167,35 +152,209 @@ fn blend(rig: &RigData, tiles: &MorphTiles, t: usize, weights: &[f32]) -> (Acc, 
             acc[3 + c][j] = rig.normals[v0 + j][c];
         }
     }
-    let mut touched = [false; TILE];
+    acc
+}
+
+/// One tile of one instance: [`RigData::pose_vertex`] for vertices `64t .. 64t + len` from the
+/// tile's base ([`base`]), the morph stage from the dense blocks. [`Precision::Exact`]: the same
+/// bits as the reference (module doc); [`Precision::Fast`]: each term one fused multiply-add where
+/// the CPU has FMA (within the conformance bound).
+pub fn pose_tile(
+    rig: &RigData,
+    tiles: &MorphTiles,
+    t: usize,
+    (weights, precision): (&[f32], Precision),
+    mut acc: Acc,
+    (palette, normal_palette): (&[Mat4], &[Mat3]),
+    (positions, normals): (&mut [[f32; 3]], &mut [[f32; 3]]),
+) {
+    let touched = blend(tiles, t, weights, precision, &mut acc);
+    #[cfg(target_arch = "x86_64")]
+    if precision == Precision::Fast
+        && tiles.rigid[t] != NOT_RIGID
+        && std::arch::is_x86_feature_detected!("avx")
+        && std::arch::is_x86_feature_detected!("fma")
+    {
+        let j = tiles.rigid[t] as usize;
+        let n = positions.len().min(normals.len());
+        // SAFETY: the CPU has AVX and FMA (checked above).
+        unsafe {
+            finish_rigid(
+                rig,
+                t,
+                (&acc, touched),
+                (&palette[j], &normal_palette[j]),
+                (&mut positions[..n], &mut normals[..n]),
+            );
+        }
+        return;
+    }
+    finish(
+        rig,
+        t,
+        (&acc, touched),
+        (palette, normal_palette),
+        positions,
+        normals,
+    );
+}
+
+/// The blocks of tile `t` whose weight is not 0, as a mask of the lanes they touch.
+fn touched(tiles: &MorphTiles, t: usize, weights: &[f32]) -> u64 {
+    let (a, b) = (
+        tiles.tile_first[t] as usize,
+        tiles.tile_first[t + 1] as usize,
+    );
+    (a..b)
+        .filter(|&k| weight(tiles, k, weights) != 0.0)
+        .fold(0, |m, k| m | tiles.present[k])
+}
+
+#[inline(always)]
+fn weight(tiles: &MorphTiles, k: usize, weights: &[f32]) -> f32 {
+    weights.get(tiles.slot[k] as usize).copied().unwrap_or(0.0)
+}
+
+/// The morph stage of tile `t` into `acc` (holding the base): every non-zero-weight block in slot
+/// order; returns the touched lanes.
+fn blend(
+    tiles: &MorphTiles,
+    t: usize,
+    weights: &[f32],
+    precision: Precision,
+    acc: &mut Acc,
+) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx") && std::arch::is_x86_feature_detected!("fma") {
+        // SAFETY: the CPU has AVX and FMA (checked above), all the kernel requires.
+        unsafe {
+            match precision {
+                Precision::Exact => blend_x86::<false>(tiles, t, weights, acc),
+                Precision::Fast => blend_x86::<true>(tiles, t, weights, acc),
+            }
+        }
+        return touched(tiles, t, weights);
+    }
+    let _ = precision;
     let (a, b) = (
         tiles.tile_first[t] as usize,
         tiles.tile_first[t + 1] as usize,
     );
     for k in a..b {
-        let w = weights.get(tiles.slot[k] as usize).copied().unwrap_or(0.0);
+        let w = weight(tiles, k, weights);
         if w == 0.0 {
             continue;
         }
-        let present = &tiles.present[k * TILE..(k + 1) * TILE];
         for (c, lane) in acc.iter_mut().enumerate() {
             let d = &tiles.deltas[(k * 6 + c) * TILE..(k * 6 + c + 1) * TILE];
             for (x, d) in lane.iter_mut().zip(d) {
                 *x += w * d;
             }
         }
-        for (tj, p) in touched.iter_mut().zip(present) {
-            *tj |= *p;
+    }
+    touched(tiles, t, weights)
+}
+
+/// [`blend`] for AVX + FMA: channel by channel, the tile's 64 lanes held in 8 registers across
+/// every block. `FUSED` false: multiply then add (the reference's bits — nothing contracts an
+/// unfused expression); true: one fused multiply-add per term.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx,fma")]
+fn blend_x86<const FUSED: bool>(tiles: &MorphTiles, t: usize, weights: &[f32], acc: &mut Acc) {
+    use std::arch::x86_64::{
+        _mm256_add_ps, _mm256_fmadd_ps, _mm256_loadu_ps, _mm256_mul_ps, _mm256_set1_ps,
+        _mm256_setzero_ps, _mm256_storeu_ps,
+    };
+    let (a, b) = (
+        tiles.tile_first[t] as usize,
+        tiles.tile_first[t + 1] as usize,
+    );
+    assert!(tiles.deltas.len() >= b * 6 * TILE);
+    for (c, lane) in acc.iter_mut().enumerate() {
+        let mut r = [_mm256_setzero_ps(); TILE / 8];
+        for (j, x) in r.iter_mut().enumerate() {
+            // SAFETY: lanes 8j..8j+8 of a 64-lane array.
+            *x = unsafe { _mm256_loadu_ps(lane.as_ptr().add(8 * j)) };
+        }
+        for k in a..b {
+            let w = weight(tiles, k, weights);
+            if w == 0.0 {
+                continue;
+            }
+            let wv = _mm256_set1_ps(w);
+            let d = tiles.deltas[(k * 6 + c) * TILE..].as_ptr();
+            for (j, x) in r.iter_mut().enumerate() {
+                // SAFETY: block k's channel c holds 64 floats (k < b, asserted above).
+                let dj = unsafe { _mm256_loadu_ps(d.add(8 * j)) };
+                *x = if FUSED {
+                    _mm256_fmadd_ps(wv, dj, *x)
+                } else {
+                    _mm256_add_ps(*x, _mm256_mul_ps(wv, dj))
+                };
+            }
+        }
+        for (j, x) in r.iter().enumerate() {
+            // SAFETY: as for the loads.
+            unsafe { _mm256_storeu_ps(lane.as_mut_ptr().add(8 * j), *x) };
         }
     }
-    (acc, touched)
+}
+
+/// [`finish`] of a rigid tile ([`MorphTiles::rigid`]) for [`Precision::Fast`]: every lane
+/// transformed by the one joint's matrix `m` and normal matrix `nm` with fused multiply-adds, 64
+/// lanes at a time (the compiler vectorises the lane loops for AVX + FMA), then the normal
+/// normalised — `skin_vertex` with one weight of 1, rounded differently (within the conformance
+/// bound: a few roundings per component, as a GPU's).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx,fma")]
+fn finish_rigid(
+    rig: &RigData,
+    t: usize,
+    (acc, touched): (&Acc, u64),
+    (m, nm): (&Mat4, &Mat3),
+    (positions, normals): (&mut [[f32; 3]], &mut [[f32; 3]]),
+) {
+    let v0 = t * TILE;
+    let len = positions.len();
+    // Touched normals renormalised ([`normalize_or`], untouched or degenerate ones keep the rig's).
+    let mut n: [[f32; TILE]; 3] = [acc[3], acc[4], acc[5]];
+    for j in 0..len {
+        if touched >> j & 1 == 1 {
+            let [x, y, z] = normalize_or([n[0][j], n[1][j], n[2][j]], rig.normals[v0 + j]);
+            (n[0][j], n[1][j], n[2][j]) = (x, y, z);
+        }
+    }
+    let (c, d) = (m.to_cols_array_2d(), nm.to_cols_array_2d());
+    let mut out = [[0.0f32; TILE]; 6];
+    for j in 0..TILE {
+        let (x, y, z) = (acc[0][j], acc[1][j], acc[2][j]);
+        for r in 0..3 {
+            out[r][j] = c[2][r].mul_add(z, c[1][r].mul_add(y, c[0][r].mul_add(x, c[3][r])));
+        }
+        let (x, y, z) = (n[0][j], n[1][j], n[2][j]);
+        let mut q = [0.0f32; 3];
+        for (r, qr) in q.iter_mut().enumerate() {
+            *qr = d[2][r].mul_add(z, d[1][r].mul_add(y, d[0][r] * x));
+        }
+        let len2 = q[2].mul_add(q[2], q[1].mul_add(q[1], q[0] * q[0]));
+        let inv = 1.0 / len2.sqrt();
+        // `normalize_or_zero`: a zero or non-finite length gives 0.
+        let keep = len2 > 0.0 && inv.is_finite();
+        for r in 0..3 {
+            out[3 + r][j] = if keep { q[r] * inv } else { 0.0 };
+        }
+    }
+    for (j, (p, nn)) in positions.iter_mut().zip(normals.iter_mut()).enumerate() {
+        *p = [out[0][j], out[1][j], out[2][j]];
+        *nn = [out[3][j], out[4][j], out[5][j]];
+    }
 }
 
 /// Renormalise the touched normals and skin the tile's vertices (the reference's functions).
 fn finish(
     rig: &RigData,
     t: usize,
-    (acc, touched): (&Acc, &[bool; TILE]),
+    (acc, touched): (&Acc, u64),
     (palette, normal_palette): (&[Mat4], &[Mat3]),
     positions: &mut [[f32; 3]],
     normals: &mut [[f32; 3]],
@@ -205,7 +364,7 @@ fn finish(
         let v = v0 + j;
         let p = [acc[0][j], acc[1][j], acc[2][j]];
         let mut n = [acc[3][j], acc[4][j], acc[5][j]];
-        if touched[j] {
+        if touched >> j & 1 == 1 {
             n = normalize_or(n, rig.normals[v]);
         }
         (*p_out, *n_out) =

@@ -11,7 +11,7 @@ use mien_cpu::conformance::gnm::{
     gnm_reference, one_vertex_pack, vertex_bounds,
 };
 use mien_cpu::conformance::gnm_batch::{GnmBatchInput, check_batch, gnm_batch_cases};
-use mien_cpu::{CpuEncoder, CpuGnmBackend};
+use mien_cpu::{CpuEncoder, CpuGnmBackend, Precision};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed};
 
@@ -31,8 +31,11 @@ fn config(cases: u32) -> Config {
     }
 }
 
-/// The CPU backend as a conformance harness.
+/// The CPU backend as a conformance harness (its exact path).
 struct Cpu;
+
+/// The CPU backend's fast path ([`Precision::Fast`]) as a conformance harness.
+struct FastCpu;
 
 impl GnmHarness for Cpu {
     fn run(
@@ -40,35 +43,69 @@ impl GnmHarness for Cpu {
         pack: &GnmPack,
         frames: &[GnmFrameInput],
     ) -> mien_core::Result<Vec<PosedVertices>> {
-        let mut b = CpuGnmBackend::new();
-        let h = b.upload_gnm(pack)?;
-        let mut out = Vec::new();
-        for f in frames {
-            b.set_head_ext(h, &f.head_ext, &f.joint_world)?;
-            b.encode(&mut CpuEncoder::default())?;
-            out.push(b.read_vertices(h)?);
-        }
-        Ok(out)
+        run_frames(Precision::Exact, pack, frames)
     }
 
     fn run_batch(
         &mut self,
         uploads: &[GnmBatchInput],
     ) -> mien_core::Result<Vec<Vec<PosedVertices>>> {
-        let mut b = CpuGnmBackend::new();
-        let mut handles = Vec::new();
-        for u in uploads {
-            handles.push(b.upload_gnm_batch(&u.pack, u.frames.len() as u32)?);
-        }
-        for (u, hs) in uploads.iter().zip(&handles) {
-            for (f, h) in u.frames.iter().zip(hs) {
-                b.set_head_ext(*h, &f.head_ext, &f.joint_world)?;
-            }
-        }
-        b.encode(&mut CpuEncoder::default())?;
-        let read = |hs: &Vec<GnmHandle>| hs.iter().map(|h| b.read_vertices(*h)).collect();
-        handles.iter().map(read).collect()
+        run_uploads(Precision::Exact, uploads)
     }
+}
+
+impl GnmHarness for FastCpu {
+    fn run(
+        &mut self,
+        pack: &GnmPack,
+        frames: &[GnmFrameInput],
+    ) -> mien_core::Result<Vec<PosedVertices>> {
+        run_frames(Precision::Fast, pack, frames)
+    }
+
+    fn run_batch(
+        &mut self,
+        uploads: &[GnmBatchInput],
+    ) -> mien_core::Result<Vec<Vec<PosedVertices>>> {
+        run_uploads(Precision::Fast, uploads)
+    }
+}
+
+fn run_frames(
+    precision: Precision,
+    pack: &GnmPack,
+    frames: &[GnmFrameInput],
+) -> mien_core::Result<Vec<PosedVertices>> {
+    let mut b = CpuGnmBackend::new();
+    b.set_precision(precision);
+    let h = b.upload_gnm(pack)?;
+    let mut out = Vec::new();
+    for f in frames {
+        b.set_head_ext(h, &f.head_ext, &f.joint_world)?;
+        b.encode(&mut CpuEncoder::default())?;
+        out.push(b.read_vertices(h)?);
+    }
+    Ok(out)
+}
+
+fn run_uploads(
+    precision: Precision,
+    uploads: &[GnmBatchInput],
+) -> mien_core::Result<Vec<Vec<PosedVertices>>> {
+    let mut b = CpuGnmBackend::new();
+    b.set_precision(precision);
+    let mut handles = Vec::new();
+    for u in uploads {
+        handles.push(b.upload_gnm_batch(&u.pack, u.frames.len() as u32)?);
+    }
+    for (u, hs) in uploads.iter().zip(&handles) {
+        for (f, h) in u.frames.iter().zip(hs) {
+            b.set_head_ext(*h, &f.head_ext, &f.joint_world)?;
+        }
+    }
+    b.encode(&mut CpuEncoder::default())?;
+    let read = |hs: &Vec<GnmHandle>| hs.iter().map(|h| b.read_vertices(*h)).collect();
+    handles.iter().map(read).collect()
 }
 
 proptest! {
@@ -92,6 +129,18 @@ proptest! {
         let report = check_batch(&mut Cpu, &uploads).map_err(TestCaseError::fail)?;
         prop_assert_eq!(report.max_abs, 0.0);
         prop_assert_eq!(report.frames, uploads.iter().map(|u| u.frames.len()).sum::<usize>());
+    }
+
+    #[test]
+    fn the_fast_path_is_within_the_bound(case in gnm_cases(300, 120)) {
+        check_gnm(&mut FastCpu, &case).map_err(TestCaseError::fail)?;
+    }
+
+    #[test]
+    fn a_fast_batch_is_within_the_bound(cases in gnm_batch_cases(3, 100, 40)) {
+        let uploads: Vec<GnmBatchInput> = cases.iter().map(GnmBatchInput::new).collect();
+        let report = check_batch(&mut FastCpu, &uploads).map_err(TestCaseError::fail)?;
+        prop_assert!(report.max_ratio <= 1.0);
     }
 
     #[test]
@@ -290,4 +339,35 @@ fn a_batch_of_forty_is_the_reference_bit_for_bit() {
     let input = GnmBatchInput::new(&case);
     let r = check_batch(&mut Cpu, std::slice::from_ref(&input)).unwrap();
     assert_eq!(r.max_abs, 0.0, "{r:?}");
+}
+
+/// The fast path really fuses where the CPU can: on a CPU with FMA, 40 heads of 383 coefficients
+/// (every term non-zero) differ from the reference's bits somewhere, yet stay within the bound (a
+/// fast path that silently fell back to the exact loop would fail the first assertion).
+#[test]
+fn the_fast_path_fuses_where_the_cpu_has_fma() {
+    let case = mien_cpu::conformance::gnm::GnmCase {
+        shape: mien_core::testing::gnm::GnmShape {
+            vertices: 300,
+            coeffs: 383,
+            regions: 3,
+            joints: 5,
+            seam: true,
+        },
+        seed: 29,
+        frames: 40,
+    };
+    let input = GnmBatchInput::new(&case);
+    let exact = run_uploads(Precision::Exact, std::slice::from_ref(&input)).unwrap();
+    let fast = run_uploads(Precision::Fast, std::slice::from_ref(&input)).unwrap();
+    let r = check_batch(&mut FastCpu, std::slice::from_ref(&input)).unwrap();
+    assert!(r.max_ratio <= 1.0, "{r:?}");
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("fma") && std::arch::is_x86_feature_detected!("f16c") {
+        assert_ne!(exact, fast, "the fast path rounded as the exact one");
+        assert!(r.max_abs > 0.0, "{r:?}");
+        return;
+    }
+    println!("notice: this CPU has no FMA + F16C; the fast path runs the exact loop");
+    assert_eq!(exact, fast);
 }

@@ -11,7 +11,7 @@ use mien_core::testing::{RigShape, random_controls, random_rig};
 use mien_cpu::conformance::rig_batch::{
     RigBatchHarness, RigBatchInput, batch_reference, check_rig_batch, rig_batch_cases,
 };
-use mien_cpu::{CpuDebugLift, CpuEncoder, CpuRigBackend, CpuSplatSink};
+use mien_cpu::{CpuDebugLift, CpuEncoder, CpuRigBackend, CpuSplatSink, Precision};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngSeed};
 
@@ -26,24 +26,44 @@ fn config(cases: u32) -> Config {
 
 struct Cpu;
 
+/// The fast path ([`Precision::Fast`]) as a batch harness.
+struct FastCpu;
+
 impl RigBatchHarness for Cpu {
     fn run_batch(
         &mut self,
         uploads: &[RigBatchInput],
     ) -> mien_core::Result<Vec<Vec<PosedVertices>>> {
-        let mut b = CpuRigBackend::new();
-        let mut handles = Vec::new();
-        for u in uploads {
-            let hs = b.upload_batch(&u.rig, u.controls.len() as u32)?;
-            for (h, c) in hs.iter().zip(&u.controls) {
-                b.set_controls(*h, c)?;
-            }
-            handles.push(hs);
-        }
-        b.encode(&mut CpuEncoder::default())?;
-        let read = |hs: &Vec<_>| hs.iter().map(|h| b.read_vertices(*h)).collect();
-        handles.iter().map(read).collect()
+        run(Precision::Exact, uploads)
     }
+}
+
+impl RigBatchHarness for FastCpu {
+    fn run_batch(
+        &mut self,
+        uploads: &[RigBatchInput],
+    ) -> mien_core::Result<Vec<Vec<PosedVertices>>> {
+        run(Precision::Fast, uploads)
+    }
+}
+
+fn run(
+    precision: Precision,
+    uploads: &[RigBatchInput],
+) -> mien_core::Result<Vec<Vec<PosedVertices>>> {
+    let mut b = CpuRigBackend::new();
+    b.set_precision(precision);
+    let mut handles = Vec::new();
+    for u in uploads {
+        let hs = b.upload_batch(&u.rig, u.controls.len() as u32)?;
+        for (h, c) in hs.iter().zip(&u.controls) {
+            b.set_controls(*h, c)?;
+        }
+        handles.push(hs);
+    }
+    b.encode(&mut CpuEncoder::default())?;
+    let read = |hs: &Vec<_>| hs.iter().map(|h| b.read_vertices(*h)).collect();
+    handles.iter().map(read).collect()
 }
 
 proptest! {
@@ -54,6 +74,17 @@ proptest! {
         check_rig_batch(&mut Cpu, &uploads).map_err(TestCaseError::fail)?;
         let got = Cpu.run_batch(&uploads).unwrap();
         prop_assert!(got == batch_reference(&uploads).unwrap(), "not bit-identical");
+    }
+
+    #[test]
+    fn fast_batches_are_within_the_bound(uploads in rig_batch_cases(3, 2000, 4)) {
+        check_rig_batch(&mut FastCpu, &uploads).map_err(TestCaseError::fail)?;
+    }
+
+    #[test]
+    fn fast_rigid_rigs_are_within_the_bound(uploads in rig_batch_cases(2, 2000, 4), joint: u32) {
+        let uploads: Vec<RigBatchInput> = uploads.into_iter().map(|u| rigid(u, joint)).collect();
+        check_rig_batch(&mut FastCpu, &uploads).map_err(TestCaseError::fail)?;
     }
 
     #[test]
@@ -117,4 +148,48 @@ fn the_rig_is_held_once_and_reposing_one_instance_leaves_the_others() {
     assert_eq!(before[2], after[2]);
     assert_eq!(after[1], after[2]);
     assert!(b.upload_batch(&rig, 0).is_err());
+}
+
+/// `u` with every vertex bound to one joint alone (weight 1): the fast path's rigid tiles.
+fn rigid(mut u: RigBatchInput, joint: u32) -> RigBatchInput {
+    let j = joint % u.rig.palette.len() as u32;
+    u.rig.joints.fill([j, 0, 0, 0]);
+    u.rig.weights.fill([1.0, 0.0, 0.0, 0.0]);
+    u
+}
+
+/// The fast path really fuses where the CPU can: a dense rig of 16 instances (its blocks and its
+/// rigid tiles) differs from the reference's bits somewhere yet stays within the bound; without
+/// FMA it is the exact path.
+#[test]
+fn the_fast_path_fuses_where_the_cpu_has_fma() {
+    let shape = RigShape {
+        vertices: 1000,
+        targets: 40,
+        density: 0.9,
+        joints: 3,
+    };
+    for rigid_tiles in [false, true] {
+        let mut u = RigBatchInput::new(shape, 23, 16);
+        if rigid_tiles {
+            u = rigid(u, 2);
+        }
+        let uploads = [u];
+        check_rig_batch(&mut FastCpu, &uploads).unwrap();
+        let (exact, fast) = (
+            run(Precision::Exact, &uploads).unwrap(),
+            run(Precision::Fast, &uploads).unwrap(),
+        );
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("fma") && std::arch::is_x86_feature_detected!("avx")
+        {
+            assert_ne!(
+                exact, fast,
+                "rigid {rigid_tiles}: the fast path rounded as the exact one"
+            );
+            continue;
+        }
+        println!("notice: this CPU has no AVX + FMA; the fast path runs the exact loop");
+        assert_eq!(exact, fast);
+    }
 }

@@ -6,7 +6,7 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use mien_benches::cpu::CpuBench;
 
 fn cpu(c: &mut Criterion) {
-    common::run(c, "cpu", &CpuBench, false);
+    common::run(c, "cpu", &CpuBench::EXACT, false);
 }
 
 criterion_group!(benches, cpu);

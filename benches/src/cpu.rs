@@ -9,16 +9,30 @@ use mien_core::lift::{DebugLiftParams, Lift};
 use mien_core::rig::{RigBackend, RigHandle};
 use mien_core::sink::SplatSink;
 use mien_cpu::{
-    CpuBoundLift, CpuDebugLift, CpuEncoder, CpuGnmBackend, CpuRigBackend, CpuSplatSink,
+    CpuBoundLift, CpuDebugLift, CpuEncoder, CpuGnmBackend, CpuRigBackend, CpuSplatSink, Precision,
 };
 use rayon::prelude::*;
 
 use crate::harness::{Bench, Case, CaseError, CopyResult, LiftMode, StageMs};
 use crate::workloads::{Frames, Model, Workload};
 
-/// The CPU backend.
+/// The CPU backend at one [`Precision`] (`cpu`: exact, `cpu-fast`: fused multiply-adds).
 #[derive(Clone, Copy, Debug, Default)]
-pub struct CpuBench;
+pub struct CpuBench {
+    /// How its rigs and heads round.
+    pub precision: Precision,
+}
+
+impl CpuBench {
+    /// The exact reference (`cpu`).
+    pub const EXACT: Self = Self {
+        precision: Precision::Exact,
+    };
+    /// The fast path (`cpu-fast`).
+    pub const FAST: Self = Self {
+        precision: Precision::Fast,
+    };
+}
 
 /// A case's lifts, one per character.
 enum CpuLifts {
@@ -144,7 +158,10 @@ pub(crate) fn surface_of(w: &Workload) -> Result<Arc<mien_core::lift::BoundSetup
 
 impl Bench for CpuBench {
     fn name(&self) -> &'static str {
-        "cpu"
+        match self.precision {
+            Precision::Exact => "cpu",
+            Precision::Fast => "cpu-fast",
+        }
     }
 
     fn device(&self) -> String {
@@ -184,6 +201,7 @@ impl Bench for CpuBench {
         match &w.model {
             Model::Rig(rig) => {
                 let mut backend = CpuRigBackend::new();
+                backend.set_precision(self.precision);
                 let handles = backend.upload_batch(rig, batch)?;
                 let lifts = match lift {
                     LiftMode::Surface => bound(Some(&handles))?,
@@ -208,6 +226,7 @@ impl Bench for CpuBench {
             }
             Model::Gnm(pack) => {
                 let mut backend = CpuGnmBackend::new();
+                backend.set_precision(self.precision);
                 let handles = backend.upload_gnm_batch(pack, batch)?;
                 let lifts = match lift {
                     LiftMode::Surface => bound(None)?,

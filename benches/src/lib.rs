@@ -18,9 +18,10 @@ pub mod workloads;
 use harness::Bench;
 
 /// The backends this build can bench, in order.
-pub const BACKENDS: [&str; 3] = ["cpu", "wgpu", "vulkan"];
+pub const BACKENDS: [&str; 4] = ["cpu", "cpu-fast", "wgpu", "vulkan"];
 
-/// Open backend `name` (`cpu`, `wgpu`, `vulkan`). GPU backends accept a software device only
+/// Open backend `name` (`cpu` — the exact CPU reference, `cpu-fast` — its fused multiply-add path
+/// ([`mien_cpu::Precision::Fast`]), `wgpu`, `vulkan`). GPU backends accept a software device only
 /// with `allow_software` (lavapipe is slower than the CPU backend and is for tests).
 ///
 /// # Errors
@@ -28,7 +29,8 @@ pub const BACKENDS: [&str; 3] = ["cpu", "wgpu", "vulkan"];
 pub fn open(name: &str, allow_software: bool) -> anyhow::Result<Box<dyn Bench>> {
     let _ = allow_software;
     match name {
-        "cpu" => Ok(Box::new(cpu::CpuBench)),
+        "cpu" => Ok(Box::new(cpu::CpuBench::EXACT)),
+        "cpu-fast" => Ok(Box::new(cpu::CpuBench::FAST)),
         #[cfg(feature = "wgpu")]
         "wgpu" => Ok(Box::new(gpu::WgpuBench::new(allow_software)?)),
         #[cfg(feature = "vulkan")]
@@ -36,6 +38,6 @@ pub fn open(name: &str, allow_software: bool) -> anyhow::Result<Box<dyn Bench>> 
         other if BACKENDS.contains(&other) => {
             anyhow::bail!("this build has no `{other}` backend (feature off)")
         }
-        other => anyhow::bail!("unknown backend `{other}` (cpu, wgpu, vulkan)"),
+        other => anyhow::bail!("unknown backend `{other}` (cpu, cpu-fast, wgpu, vulkan)"),
     }
 }

@@ -208,8 +208,11 @@ pub fn sweep(
     // Backend by backend, GPU backends first, each running all three sweeps back to back: a GPU
     // left idle while the CPU's points run comes back at a low clock, which the warm-up alone did
     // not always hide (GPU times three times the table's in a sweep run CPU-first).
-    let mut order: Vec<&Box<dyn Bench>> = benches.iter().filter(|b| b.name() != "cpu").collect();
-    order.extend(benches.iter().filter(|b| b.name() == "cpu"));
+    let mut order: Vec<&Box<dyn Bench>> = benches
+        .iter()
+        .filter(|b| !b.name().starts_with("cpu"))
+        .collect();
+    order.extend(benches.iter().filter(|b| b.name().starts_with("cpu")));
     let mut charts: Vec<Chart> = axes
         .iter()
         .map(|(name, title, x_label, _)| Chart {

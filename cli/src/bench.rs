@@ -67,7 +67,8 @@ Exit status: 0 when every row ran (or was n/a), 1 when a row failed or the argum
 #[derive(Debug, Args)]
 #[command(after_help = AFTER_HELP)]
 pub struct BenchArgs {
-    /// Backends, comma-separated (cpu, wgpu, vulkan). Default: every one that has a hardware device
+    /// Backends, comma-separated (cpu, cpu-fast, wgpu, vulkan; cpu-fast is the CPU's fused
+    /// multiply-add path). Default: every one that has a hardware device
     /// (the CPU always).
     #[arg(long, value_delimiter = ',')]
     pub backend: Vec<String>,
@@ -259,7 +260,7 @@ pub fn run(a: &BenchArgs, command: Vec<String>) -> anyhow::Result<()> {
     // GPU backends first, the CPU last: the CPU rows keep every core busy, and a GPU row measured
     // right after them ran slower (its submissions and the copy baseline share those cores).
     let mut order: Vec<&dyn Bench> = backends.iter().map(|b| b.as_ref()).collect();
-    order.sort_by_key(|b| b.name() == "cpu");
+    order.sort_by_key(|b| b.name().starts_with("cpu"));
     for b in order {
         for w in &loaded {
             for &batch in &batches {
@@ -401,9 +402,11 @@ fn run_dynamics(a: &BenchArgs, data: &std::path::Path, command: Vec<String>) -> 
     }
     let (mut devices, mut notes) = (Vec::new(), Vec::new());
     if a.backend.is_empty() {
-        for name in mien_benches::BACKENDS {
+        // The dynamics rows run the runtime's devices: one CPU (the rig table's `cpu-fast` is
+        // a rig-backend precision, not a device).
+        for name in mien_benches::BACKENDS.iter().filter(|n| **n != "cpu-fast") {
             match dynamics::open(name, a.allow_software) {
-                Ok((d, words)) => devices.push((name.to_owned(), d, words)),
+                Ok((d, words)) => devices.push(((*name).to_owned(), d, words)),
                 Err(e) => notes.push(format!("{name} skipped: {e:#}")),
             }
         }
@@ -416,7 +419,7 @@ fn run_dynamics(a: &BenchArgs, data: &std::path::Path, command: Vec<String>) -> 
         }
     }
     // GPU backends first, the CPU last (as the rig table).
-    devices.sort_by_key(|(n, _, _)| n == "cpu");
+    devices.sort_by_key(|(n, _, _)| n.starts_with("cpu"));
     let batches = match (a.batch.is_empty(), a.quick) {
         (false, _) => a.batch.clone(),
         (true, true) => vec![1, 16],
