@@ -68,8 +68,7 @@ Exit status: 0 when every row ran (or was n/a), 1 when a row failed or the argum
 #[command(after_help = AFTER_HELP)]
 pub struct BenchArgs {
     /// Backends, comma-separated (cpu, cpu-fast, wgpu, vulkan; cpu-fast is the CPU's fused
-    /// multiply-add path). Default: every one that has a hardware device
-    /// (the CPU always).
+    /// multiply-add path). Default: every one that has a hardware device (the CPU always).
     #[arg(long, value_delimiter = ',')]
     pub backend: Vec<String>,
     /// Workloads, comma-separated (W1 … W6; with --dynamics: body, sintel; see
