@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use glam::{Mat4, Quat, Vec3};
+use glam::{Affine3A, Mat3A, Mat4, Quat, Vec3, Vec3A};
 use mien_core::gnm::forward::{self, from_row_major};
 use mien_core::gnm::frame::check_inputs;
 use mien_core::gnm::{GAZE_DIM, GnmBackend, GnmHandle, GnmPack};
@@ -27,6 +27,10 @@ struct CpuHead {
     scaled: Vec<f32>,
     skin: Vec<Mat4>,
     rot: [Quat; 2],
+    /// [`Precision::Fast`]'s copies: the skin matrices as affines with the bind transform last
+    /// `(J+1,)`, and the eye rotations as matrices.
+    affine: Vec<Affine3A>,
+    eye: [Mat3A; 2],
 }
 
 impl CpuHead {
@@ -40,8 +44,123 @@ impl CpuHead {
             forward::eye_rotation(gaze[0], gaze[1]),
             forward::eye_rotation(gaze[2], gaze[3]),
         ];
-        forward::skin_matrices(pack, &self.joint_world, &mut self.skin)
+        forward::skin_matrices(pack, &self.joint_world, &mut self.skin)?;
+        self.eye = self.rot.map(Mat3A::from_quat);
+        self.affine.clear();
+        self.affine
+            .extend(self.skin.iter().map(|m| Affine3A::from_mat4(*m)));
+        let bind = from_row_major(&pack.header.bind_transform);
+        self.affine.push(Affine3A::from_mat4(bind));
+        Ok(())
     }
+}
+
+/// One vertex's skin for [`Precision::Fast`]: joints into [`CpuHead::affine`] and weights divided
+/// by their sum once at upload; a vertex whose weights sum to 0 takes the bind transform (index
+/// `J`) with weight 1 — [`forward::seam_and_skin_vertex`]'s cases without its per-frame division.
+#[derive(Clone, Copy, Debug)]
+struct FastSkin {
+    joint: [u32; 4],
+    weight: [f32; 4],
+}
+
+impl FastSkin {
+    /// Every vertex of `pack` `(V,)`.
+    fn of(pack: &GnmPack) -> Vec<FastSkin> {
+        let bind = pack.header.joints.len() as u32;
+        pack.skin_index
+            .iter()
+            .zip(&pack.skin_weight)
+            .map(|(ix, w)| {
+                let total: f32 = w.iter().filter(|x| **x != 0.0).sum();
+                if total > 0.0 {
+                    // A zero weight's joint may be anything (never read by the reference): joint
+                    // 0, which every skinned pack has, with weight 0.
+                    FastSkin {
+                        joint: std::array::from_fn(
+                            |k| if w[k] != 0.0 { u32::from(ix[k]) } else { 0 },
+                        ),
+                        weight: w.map(|x| x / total),
+                    }
+                } else {
+                    FastSkin {
+                        joint: [bind, 0, 0, 0],
+                        weight: [1.0, 0.0, 0.0, 0.0],
+                    }
+                }
+            })
+            .collect()
+    }
+}
+
+impl FastSkin {
+    /// [`CpuGroup::rigid`] of `pack` from its [`FastSkin`]s `skin` `(V,)`.
+    fn rigid_tiles(pack: &GnmPack, skin: &[FastSkin]) -> Vec<Option<u32>> {
+        let v_n = pack.vertex_count();
+        let eye = |v: usize| pack.eye_weights[v] != 0.0 || pack.eye_weights[v_n + v] != 0.0;
+        skin.chunks(TILE_VERTICES)
+            .enumerate()
+            .map(|(t, tile)| {
+                let j = tile[0].joint[0];
+                let one = |(i, s): (usize, &FastSkin)| {
+                    s.joint[0] == j
+                        && s.weight == [1.0, 0.0, 0.0, 0.0]
+                        && !eye(t * TILE_VERTICES + i)
+                };
+                tile.iter().enumerate().all(one).then_some(j)
+            })
+            .collect()
+    }
+}
+
+/// A rigid tile's finish for [`Precision::Fast`] ([`CpuGroup::rigid`]): the seam, then the one
+/// transform `m` — [`finish_fast`] with one joint of weight 1 and no eye.
+fn finish_rigid(pack: &GnmPack, v0: usize, ps: &mut [[f32; 3]], m: &Affine3A) {
+    match &pack.seam {
+        Some(seam) => {
+            for (p, s) in ps.iter_mut().zip(&seam[v0..]) {
+                *p = m
+                    .transform_point3a(Vec3A::from(*p) + Vec3A::from(*s))
+                    .to_array();
+            }
+        }
+        None => {
+            for p in ps.iter_mut() {
+                *p = m.transform_point3a(Vec3A::from(*p)).to_array();
+            }
+        }
+    }
+}
+
+/// [`forward::eyes`] then [`forward::seam_and_skin_vertex`] for [`Precision::Fast`]: the eye
+/// rotations as matrices, the skin's four terms without branches and its division done at upload
+/// ([`FastSkin`]) — the same formulas rounded differently, within the GNM vertex bound.
+#[inline(always)]
+fn finish_fast(
+    pack: &GnmPack,
+    v: usize,
+    p: Vec3A,
+    h: &CpuHead,
+    skin: &FastSkin,
+    centers: &[Vec3A; 2],
+) -> Vec3A {
+    let v_n = pack.vertex_count();
+    let mut p = p;
+    for (i, (eye, c)) in h.eye.iter().zip(centers).enumerate() {
+        let w = pack.eye_weights[i * v_n + v];
+        if w != 0.0 {
+            let turned = *eye * (p - *c) + *c;
+            p += w * (turned - p);
+        }
+    }
+    if let Some(s) = &pack.seam {
+        p += Vec3A::from(s[v]);
+    }
+    let mut q = Vec3A::ZERO;
+    for k in 0..4 {
+        q += skin.weight[k] * h.affine[skin.joint[k] as usize].transform_point3a(p);
+    }
+    q
 }
 
 /// Vertices per tile of the CPU's blocked basis: a tile's accumulators for 16 heads (24 KiB) stay
@@ -118,6 +237,12 @@ struct CpuGroup {
     active: Vec<u32>,
     /// Accumulators and results `(T, N, TV)`, metres.
     out: Vec<[f32; 3]>,
+    /// [`Precision::Fast`]'s skin `(V,)`.
+    fast_skin: Vec<FastSkin>,
+    /// Per vertex tile `(T,)`: the one joint (index into [`CpuHead::affine`]) every vertex of the
+    /// tile takes with weight 1 when no vertex of it turns with an eye, else `None` — such a tile
+    /// finishes as one transform ([`Precision::Fast`]).
+    rigid: Vec<Option<u32>>,
 }
 
 impl CpuGroup {
@@ -140,6 +265,7 @@ impl CpuGroup {
         let centers = pack.eye_positions.map(Vec3::from);
         let bind = from_row_major(&pack.header.bind_transform);
         let (lines, active, shared) = (&self.lines, &self.active, &*heads);
+        let (fast_skin, rigid) = (&self.fast_skin, &self.rigid);
         self.out.resize(lines.tiles * n * tv, [0.0; 3]);
         self.out
             .par_chunks_mut(n * tv)
@@ -158,6 +284,23 @@ impl CpuGroup {
                     active,
                 };
                 blend_tile(&tile, shared, acc, precision);
+                if let (Precision::Fast, Some(j)) = (precision, rigid[t]) {
+                    for (h, a) in shared.iter().zip(acc.chunks_exact_mut(tv)) {
+                        finish_rigid(pack, v0, &mut a[..vt], &h.affine[j as usize]);
+                    }
+                    return;
+                }
+                if precision == Precision::Fast {
+                    let c = centers.map(Vec3A::from);
+                    for (h, a) in shared.iter().zip(acc.chunks_exact_mut(tv)) {
+                        for (j, p) in a[..vt].iter_mut().enumerate() {
+                            let v = v0 + j;
+                            let q = finish_fast(pack, v, Vec3A::from(*p), h, &fast_skin[v], &c);
+                            *p = q.to_array();
+                        }
+                    }
+                    return;
+                }
                 for (h, a) in shared.iter().zip(acc.chunks_exact_mut(tv)) {
                     for (j, p) in a[..vt].iter_mut().enumerate() {
                         let v = v0 + j;
@@ -227,64 +370,109 @@ fn blend_tile_x86<const FUSED: bool>(tile: &Tile, heads: &[CpuHead], acc: &mut [
     assert!(tile.halves.len() >= GROUPS * tile.coeffs * LINE);
     for g in 0..GROUPS {
         let lines = &tile.halves[g * tile.coeffs * LINE..(g + 1) * tile.coeffs * LINE];
-        let mut k = 0;
-        while k + 2 <= heads.len() {
-            let out = &mut rows[k * width..(k + 2) * width];
-            // SAFETY: the features are this function's; `out` holds two heads' rows of `width`
+        if heads.len() < 3 {
+            // One or two heads: a whole line per head (4 registers each).
+            let out = &mut rows[..heads.len() * width];
+            // SAFETY: the features are this function's; `out` holds the heads' rows of `width`
             // floats and line group g's 32 columns lie inside each (g < GROUPS = width / 32);
             // `lines` holds E lines of 32 halves and every active e < E.
-            unsafe { walk::<2, FUSED>(lines, tile.active, [&heads[k], &heads[k + 1]], out, g) };
-            k += 2;
+            unsafe {
+                match heads {
+                    [a] => walk::<1, 4, FUSED>(lines, tile.active, [a], out, g, 0),
+                    [a, b] => walk::<2, 4, FUSED>(lines, tile.active, [a, b], out, g, 0),
+                    _ => {}
+                }
+            }
+            continue;
         }
-        if k < heads.len() {
-            let out = &mut rows[k * width..(k + 1) * width];
-            // SAFETY: as above, one head.
-            unsafe { walk::<1, FUSED>(lines, tile.active, [&heads[k]], out, g) };
+        // Three or more: half a line per head (2 registers), up to four heads at once, so each
+        // widened half line feeds 8 multiply-adds (two heads of whole lines: 4 widenings for 8).
+        // As even a split as WALK_HEADS allows (18 heads: 4, 3, 4, 3, 4).
+        let chunks = heads.len().div_ceil(WALK_HEADS);
+        for off in [0, LINE / 2] {
+            let mut first = 0;
+            for c in 0..chunks {
+                let last = heads.len() * (c + 1) / chunks;
+                let hs = &heads[first..last];
+                let out = &mut rows[first * width..last * width];
+                first = last;
+                // SAFETY: as above, with columns 32g + off .. + 16 inside each row.
+                unsafe {
+                    match hs.len() {
+                        1 => walk::<1, 2, FUSED>(lines, tile.active, heads_of(hs), out, g, off),
+                        2 => walk::<2, 2, FUSED>(lines, tile.active, heads_of(hs), out, g, off),
+                        3 => walk::<3, 2, FUSED>(lines, tile.active, heads_of(hs), out, g, off),
+                        _ => walk::<4, 2, FUSED>(lines, tile.active, heads_of(hs), out, g, off),
+                    }
+                }
+            }
         }
     }
 }
 
-/// `H` heads × one line group `g` (32 columns, 4 registers per head) over every active
-/// coefficient: accumulators loaded from `out` (`H` rows of `3·TV` floats), blended, stored.
+/// Heads per register-blocked walk once a batch has three or more: 4 × 2 accumulators, 2 widened
+/// basis registers and the 4 broadcasts the compiler hoists fit AVX's 16 registers (5 or 6 heads
+/// spill accumulators to the stack every coefficient).
+const WALK_HEADS: usize = 4;
+
+/// The first `H` heads of `hs` (which holds at least `H`) as an array.
+fn heads_of<const H: usize>(hs: &[CpuHead]) -> [&CpuHead; H] {
+    std::array::from_fn(|k| &hs[k])
+}
+
+/// `H` heads × `8R` columns of line group `g` from half `off` of its lines (`R` registers per
+/// head) over every active coefficient: accumulators loaded from `out` (`H` rows of `3·TV`
+/// floats), blended, stored.
 ///
 /// # Safety
-/// The CPU has AVX, F16C and FMA; `out` holds `H` rows of `3·TV` floats and `g < GROUPS`; `lines`
-/// holds `E` lines of [`LINE`] halves with every active `e < E`, and each head's `scaled` has `E`
-/// entries.
+/// The CPU has AVX, F16C and FMA; `out` holds `H` rows of `3·TV` floats, `g < GROUPS` and
+/// `off + 8R ≤ LINE`; `lines` holds `E` lines of [`LINE`] halves with every active `e < E`, and
+/// each head's `scaled` has `E` entries.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx,f16c,fma")]
-unsafe fn walk<const H: usize, const FUSED: bool>(
+unsafe fn walk<const H: usize, const R: usize, const FUSED: bool>(
     lines: &[u16],
     active: &[u32],
     heads: [&CpuHead; H],
     out: &mut [f32],
     g: usize,
+    off: usize,
 ) {
     use std::arch::x86_64::{
-        __m128i, __m256, _mm_loadu_si128, _mm256_add_ps, _mm256_cvtph_ps, _mm256_fmadd_ps,
-        _mm256_loadu_ps, _mm256_mul_ps, _mm256_set1_ps, _mm256_setzero_ps, _mm256_storeu_ps,
+        __m128i, __m256, _mm_loadu_si128, _mm256_add_ps, _mm256_broadcast_ss, _mm256_cvtph_ps,
+        _mm256_fmadd_ps, _mm256_loadu_ps, _mm256_mul_ps, _mm256_setzero_ps, _mm256_storeu_ps,
     };
     let width = 3 * TILE_VERTICES;
-    let mut a: [[__m256; 4]; H] = [[_mm256_setzero_ps(); 4]; H];
+    let col = LINE * g + off;
+    let mut a: [[__m256; R]; H] = [[_mm256_setzero_ps(); R]; H];
     for (k, ak) in a.iter_mut().enumerate() {
         for (j, x) in ak.iter_mut().enumerate() {
-            // SAFETY: row k's columns 32g + 8j .. +8 lie inside its `width` floats.
-            *x = unsafe { _mm256_loadu_ps(out.as_ptr().add(k * width + LINE * g + 8 * j)) };
+            // SAFETY: row k's columns col + 8j .. +8 lie inside its `width` floats.
+            *x = unsafe { _mm256_loadu_ps(out.as_ptr().add(k * width + col + 8 * j)) };
         }
     }
+    let scaled: [*const f32; H] = std::array::from_fn(|k| heads[k].scaled.as_ptr());
     for &e in active {
         let e = e as usize;
         // SAFETY: line e lies inside `lines` (the caller's contract).
-        let line = unsafe { lines.as_ptr().add(e * LINE) };
-        let s: [f32; H] = std::array::from_fn(|k| heads[k].scaled[e]);
-        for j in 0..4 {
-            // SAFETY: 8 halves of line e.
-            let b = unsafe { _mm256_cvtph_ps(_mm_loadu_si128(line.add(8 * j).cast::<__m128i>())) };
-            for k in 0..H {
-                if FUSED {
-                    a[k][j] = _mm256_fmadd_ps(_mm256_set1_ps(s[k]), b, a[k][j]);
-                } else if s[k] != 0.0 {
-                    a[k][j] = _mm256_add_ps(a[k][j], _mm256_mul_ps(_mm256_set1_ps(s[k]), b));
+        let line = unsafe { lines.as_ptr().add(e * LINE + off) };
+        // SAFETY: 8 halves of line e per register (off + 8R ≤ LINE).
+        let b: [__m256; R] = std::array::from_fn(|j| unsafe {
+            _mm256_cvtph_ps(_mm_loadu_si128(line.add(8 * j).cast::<__m128i>()))
+        });
+        for (k, ak) in a.iter_mut().enumerate() {
+            // SAFETY: every head's `scaled` has E entries and e < E.
+            let sk = unsafe { &*scaled[k].add(e) };
+            if FUSED {
+                // One broadcast from memory per head and coefficient.
+                let sv = _mm256_broadcast_ss(sk);
+                for (x, bj) in ak.iter_mut().zip(&b) {
+                    *x = _mm256_fmadd_ps(sv, *bj, *x);
+                }
+            } else if *sk != 0.0 {
+                let sv = _mm256_broadcast_ss(sk);
+                for (x, bj) in ak.iter_mut().zip(&b) {
+                    *x = _mm256_add_ps(*x, _mm256_mul_ps(sv, *bj));
                 }
             }
         }
@@ -292,7 +480,7 @@ unsafe fn walk<const H: usize, const FUSED: bool>(
     for (k, ak) in a.iter().enumerate() {
         for (j, x) in ak.iter().enumerate() {
             // SAFETY: as for the loads.
-            unsafe { _mm256_storeu_ps(out.as_mut_ptr().add(k * width + LINE * g + 8 * j), *x) };
+            unsafe { _mm256_storeu_ps(out.as_mut_ptr().add(k * width + col + 8 * j), *x) };
         }
     }
 }
@@ -403,6 +591,7 @@ impl GnmBackend for CpuGnmBackend {
                 reason: format!("{instances} instances do not fit in host memory"),
             })?;
         let lines = LineTiles::new(pack);
+        let fast_skin = FastSkin::of(pack);
         let shared = Arc::new(GnmPack {
             basis: Vec::new(),
             ..pack.clone()
@@ -416,6 +605,8 @@ impl GnmBackend for CpuGnmBackend {
             count: instances as usize,
             active: Vec::with_capacity(pack.coeff_count()),
             out: Vec::new(),
+            rigid: FastSkin::rigid_tiles(pack, &fast_skin),
+            fast_skin,
         });
         // Before any frame: rest (zero coefficients and gaze, rest joints) — the neutral at bind.
         Ok((0..instances)
@@ -428,6 +619,8 @@ impl GnmBackend for CpuGnmBackend {
                     scaled: vec![0.0; pack.coeff_count()],
                     skin: Vec::with_capacity(rest.len()),
                     rot: [Quat::IDENTITY; 2],
+                    affine: Vec::with_capacity(rest.len() + 1),
+                    eye: [Mat3A::IDENTITY; 2],
                 });
                 GnmHandle((self.heads.len() - 1) as u32)
             })

@@ -155,48 +155,64 @@ pub fn base(rig: &RigData, t: usize) -> Acc {
     acc
 }
 
-/// One tile of one instance: [`RigData::pose_vertex`] for vertices `64t .. 64t + len` from the
-/// tile's base ([`base`]), the morph stage from the dense blocks. [`Precision::Exact`]: the same
-/// bits as the reference (module doc); [`Precision::Fast`]: each term one fused multiply-add where
-/// the CPU has FMA (within the conformance bound).
-pub fn pose_tile(
+/// One instance's side of [`pose_tiles`]: its limited weights `(W,)`, its palette and normal
+/// palette `(P,)`, and where its tile's posed positions and normals go (`len` vertices each).
+pub struct TileInstance<'a> {
+    pub weights: &'a [f32],
+    pub palette: &'a [Mat4],
+    pub normal_palette: &'a [Mat3],
+    pub positions: &'a mut [[f32; 3]],
+    pub normals: &'a mut [[f32; 3]],
+}
+
+/// Tile `t` of `N` instances (1 or 2) of one rig: [`RigData::pose_vertex`] for vertices
+/// `64t .. 64t + len` from the tile's base ([`base`]), the morph stage from the dense blocks —
+/// two instances blended together so each block's deltas, loaded once, feed both.
+/// [`Precision::Exact`]: the same bits as the reference (module doc); [`Precision::Fast`]: each
+/// term one fused multiply-add where the CPU has FMA, rigid tiles skinned by one transform
+/// (within the conformance bound).
+pub fn pose_tiles<const N: usize>(
     rig: &RigData,
     tiles: &MorphTiles,
     t: usize,
-    (weights, precision): (&[f32], Precision),
-    mut acc: Acc,
-    (palette, normal_palette): (&[Mat4], &[Mat3]),
-    (positions, normals): (&mut [[f32; 3]], &mut [[f32; 3]]),
+    precision: Precision,
+    base: &Acc,
+    instances: [TileInstance; N],
 ) {
-    let touched = blend(tiles, t, weights, precision, &mut acc);
-    #[cfg(target_arch = "x86_64")]
-    if precision == Precision::Fast
-        && tiles.rigid[t] != NOT_RIGID
-        && std::arch::is_x86_feature_detected!("avx")
-        && std::arch::is_x86_feature_detected!("fma")
-    {
-        let j = tiles.rigid[t] as usize;
-        let n = positions.len().min(normals.len());
-        // SAFETY: the CPU has AVX and FMA (checked above).
-        unsafe {
-            finish_rigid(
-                rig,
-                t,
-                (&acc, touched),
-                (&palette[j], &normal_palette[j]),
-                (&mut positions[..n], &mut normals[..n]),
-            );
+    let mut acc = [*base; N];
+    let weights: [&[f32]; N] = std::array::from_fn(|i| instances[i].weights);
+    blend(tiles, t, weights, precision, &mut acc);
+    for (inst, acc) in instances.into_iter().zip(&acc) {
+        let touched = touched(tiles, t, inst.weights);
+        #[cfg(target_arch = "x86_64")]
+        if precision == Precision::Fast
+            && tiles.rigid[t] != NOT_RIGID
+            && std::arch::is_x86_feature_detected!("avx")
+            && std::arch::is_x86_feature_detected!("fma")
+        {
+            let j = tiles.rigid[t] as usize;
+            let n = inst.positions.len().min(inst.normals.len());
+            // SAFETY: the CPU has AVX and FMA (checked above).
+            unsafe {
+                finish_rigid(
+                    rig,
+                    t,
+                    acc,
+                    (&inst.palette[j], &inst.normal_palette[j]),
+                    (&mut inst.positions[..n], &mut inst.normals[..n]),
+                );
+            }
+            continue;
         }
-        return;
+        finish(
+            rig,
+            t,
+            (acc, touched),
+            (inst.palette, inst.normal_palette),
+            inst.positions,
+            inst.normals,
+        );
     }
-    finish(
-        rig,
-        t,
-        (&acc, touched),
-        (palette, normal_palette),
-        positions,
-        normals,
-    );
 }
 
 /// The blocks of tile `t` whose weight is not 0, as a mask of the lanes they touch.
@@ -215,52 +231,65 @@ fn weight(tiles: &MorphTiles, k: usize, weights: &[f32]) -> f32 {
     weights.get(tiles.slot[k] as usize).copied().unwrap_or(0.0)
 }
 
-/// The morph stage of tile `t` into `acc` (holding the base): every non-zero-weight block in slot
-/// order; returns the touched lanes.
-fn blend(
+/// The morph stage of tile `t` for `N` instances into `acc` (each holding the base): every block
+/// in slot order, skipped where every instance's weight is 0. An instance whose weight is 0 while
+/// the other's is not adds `0 · delta = ±0`, which changes nothing but the sign of a zero sum —
+/// the absent lanes' case (module doc).
+fn blend<const N: usize>(
     tiles: &MorphTiles,
     t: usize,
-    weights: &[f32],
+    weights: [&[f32]; N],
     precision: Precision,
-    acc: &mut Acc,
-) -> u64 {
+    acc: &mut [Acc; N],
+) {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx") && std::arch::is_x86_feature_detected!("fma") {
         // SAFETY: the CPU has AVX and FMA (checked above), all the kernel requires.
         unsafe {
-            match precision {
-                Precision::Exact => blend_x86::<false>(tiles, t, weights, acc),
-                Precision::Fast => blend_x86::<true>(tiles, t, weights, acc),
+            match (N, precision) {
+                (1, Precision::Exact) => blend_x86::<N, 8, false>(tiles, t, weights, acc),
+                (1, Precision::Fast) => blend_x86::<N, 8, true>(tiles, t, weights, acc),
+                (_, Precision::Exact) => blend_x86::<N, 4, false>(tiles, t, weights, acc),
+                (_, Precision::Fast) => blend_x86::<N, 4, true>(tiles, t, weights, acc),
             }
         }
-        return touched(tiles, t, weights);
+        return;
     }
     let _ = precision;
     let (a, b) = (
         tiles.tile_first[t] as usize,
         tiles.tile_first[t + 1] as usize,
     );
-    for k in a..b {
-        let w = weight(tiles, k, weights);
-        if w == 0.0 {
-            continue;
-        }
-        for (c, lane) in acc.iter_mut().enumerate() {
-            let d = &tiles.deltas[(k * 6 + c) * TILE..(k * 6 + c + 1) * TILE];
-            for (x, d) in lane.iter_mut().zip(d) {
-                *x += w * d;
+    for (weights, acc) in weights.iter().zip(acc.iter_mut()) {
+        for k in a..b {
+            let w = weight(tiles, k, weights);
+            if w == 0.0 {
+                continue;
+            }
+            for (c, lane) in acc.iter_mut().enumerate() {
+                let d = &tiles.deltas[(k * 6 + c) * TILE..(k * 6 + c + 1) * TILE];
+                for (x, d) in lane.iter_mut().zip(d) {
+                    *x += w * d;
+                }
             }
         }
     }
-    touched(tiles, t, weights)
 }
 
-/// [`blend`] for AVX + FMA: channel by channel, the tile's 64 lanes held in 8 registers across
-/// every block. `FUSED` false: multiply then add (the reference's bits — nothing contracts an
-/// unfused expression); true: one fused multiply-add per term.
+/// [`blend`] for AVX + FMA: channel by channel and `8R`-lane part by part, each instance's lanes
+/// held in `R` registers across every block (`N·R = 8`: one instance, 64 lanes; two, 32 lanes
+/// each, every loaded delta register used twice). `FUSED` false: multiply then add (the
+/// reference's bits — nothing contracts an unfused expression); true: one fused multiply-add per
+/// term.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx,fma")]
-fn blend_x86<const FUSED: bool>(tiles: &MorphTiles, t: usize, weights: &[f32], acc: &mut Acc) {
+#[allow(clippy::needless_range_loop)] // one channel and lane index across several arrays
+fn blend_x86<const N: usize, const R: usize, const FUSED: bool>(
+    tiles: &MorphTiles,
+    t: usize,
+    weights: [&[f32]; N],
+    acc: &mut [Acc; N],
+) {
     use std::arch::x86_64::{
         _mm256_add_ps, _mm256_fmadd_ps, _mm256_loadu_ps, _mm256_mul_ps, _mm256_set1_ps,
         _mm256_setzero_ps, _mm256_storeu_ps,
@@ -270,59 +299,90 @@ fn blend_x86<const FUSED: bool>(tiles: &MorphTiles, t: usize, weights: &[f32], a
         tiles.tile_first[t + 1] as usize,
     );
     assert!(tiles.deltas.len() >= b * 6 * TILE);
-    for (c, lane) in acc.iter_mut().enumerate() {
-        let mut r = [_mm256_setzero_ps(); TILE / 8];
-        for (j, x) in r.iter_mut().enumerate() {
-            // SAFETY: lanes 8j..8j+8 of a 64-lane array.
-            *x = unsafe { _mm256_loadu_ps(lane.as_ptr().add(8 * j)) };
-        }
-        for k in a..b {
-            let w = weight(tiles, k, weights);
-            if w == 0.0 {
-                continue;
+    assert!(N * R * 8 == TILE);
+    for c in 0..6 {
+        for part in 0..N {
+            let l0 = part * 8 * R;
+            let mut r = [[_mm256_setzero_ps(); R]; N];
+            for (i, ri) in r.iter_mut().enumerate() {
+                for (j, x) in ri.iter_mut().enumerate() {
+                    // SAFETY: lanes l0 + 8j .. + 8 of a 64-lane array (l0 + 8R ≤ 64).
+                    *x = unsafe { _mm256_loadu_ps(acc[i][c].as_ptr().add(l0 + 8 * j)) };
+                }
             }
-            let wv = _mm256_set1_ps(w);
-            let d = tiles.deltas[(k * 6 + c) * TILE..].as_ptr();
-            for (j, x) in r.iter_mut().enumerate() {
-                // SAFETY: block k's channel c holds 64 floats (k < b, asserted above).
-                let dj = unsafe { _mm256_loadu_ps(d.add(8 * j)) };
-                *x = if FUSED {
-                    _mm256_fmadd_ps(wv, dj, *x)
-                } else {
-                    _mm256_add_ps(*x, _mm256_mul_ps(wv, dj))
-                };
+            for k in a..b {
+                let w: [f32; N] = std::array::from_fn(|i| weight(tiles, k, weights[i]));
+                if w.iter().all(|w| *w == 0.0) {
+                    continue;
+                }
+                let d = tiles.deltas[(k * 6 + c) * TILE + l0..].as_ptr();
+                for j in 0..R {
+                    // SAFETY: block k's channel c holds 64 floats (k < b, asserted above).
+                    let dj = unsafe { _mm256_loadu_ps(d.add(8 * j)) };
+                    for (ri, wi) in r.iter_mut().zip(&w) {
+                        let wv = _mm256_set1_ps(*wi);
+                        ri[j] = if FUSED {
+                            _mm256_fmadd_ps(wv, dj, ri[j])
+                        } else {
+                            _mm256_add_ps(ri[j], _mm256_mul_ps(wv, dj))
+                        };
+                    }
+                }
             }
-        }
-        for (j, x) in r.iter().enumerate() {
-            // SAFETY: as for the loads.
-            unsafe { _mm256_storeu_ps(lane.as_mut_ptr().add(8 * j), *x) };
+            for (i, ri) in r.iter().enumerate() {
+                for (j, x) in ri.iter().enumerate() {
+                    // SAFETY: as for the loads.
+                    unsafe { _mm256_storeu_ps(acc[i][c].as_mut_ptr().add(l0 + 8 * j), *x) };
+                }
+            }
         }
     }
 }
 
+/// Squared normal lengths below which [`finish_rigid`] normalises before the transform (`f32`'s
+/// smallest normal number is about `1.2e-38`; a transformed normal's squared length stays above it
+/// for any normal matrix whose singular values exceed `1e-4`).
+const TINY_NORMAL2: f32 = 1e-30;
+
 /// [`finish`] of a rigid tile ([`MorphTiles::rigid`]) for [`Precision::Fast`]: every lane
 /// transformed by the one joint's matrix `m` and normal matrix `nm` with fused multiply-adds, 64
-/// lanes at a time (the compiler vectorises the lane loops for AVX + FMA), then the normal
-/// normalised — `skin_vertex` with one weight of 1, rounded differently (within the conformance
-/// bound: a few roundings per component, as a GPU's).
+/// lanes at a time (the lane loops are written for the compiler to vectorise for AVX + FMA), then
+/// the normal normalised. The morph stage's renormalisation of touched normals is left out: a
+/// normal scaled by `s > 0` normalises to the same direction after `nm`, so only a blended normal
+/// of zero, tiny or non-finite length needs the rule itself ([`normalize_or`], the rig's normal as
+/// fallback) — those lanes, rare, are fixed before the transform. `skin_vertex` with one weight of 1, rounded differently
+/// (within the conformance bound: a few roundings per component, as a GPU's).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx,fma")]
+#[allow(clippy::needless_range_loop)] // lane loops over several arrays, written to vectorise
 fn finish_rigid(
     rig: &RigData,
     t: usize,
-    (acc, touched): (&Acc, u64),
+    acc: &Acc,
     (m, nm): (&Mat4, &Mat3),
     (positions, normals): (&mut [[f32; 3]], &mut [[f32; 3]]),
 ) {
     let v0 = t * TILE;
     let len = positions.len();
-    // Touched normals renormalised ([`normalize_or`], untouched or degenerate ones keep the rig's).
     let mut n: [[f32; TILE]; 3] = [acc[3], acc[4], acc[5]];
-    for j in 0..len {
-        if touched >> j & 1 == 1 {
-            let [x, y, z] = normalize_or([n[0][j], n[1][j], n[2][j]], rig.normals[v0 + j]);
-            (n[0][j], n[1][j], n[2][j]) = (x, y, z);
-        }
+    let mut degenerate = 0u64;
+    for j in 0..TILE {
+        let l2 = n[2][j].mul_add(n[2][j], n[1][j].mul_add(n[1][j], n[0][j] * n[0][j]));
+        // Lengths `normalize_or` falls back on (zero, non-finite), and ones so short that the
+        // transformed normal's squared length could underflow: those lanes take the rule itself.
+        let bad = !(l2 > TINY_NORMAL2 && l2 < f32::INFINITY);
+        degenerate |= u64::from(bad) << j;
+    }
+    degenerate &= if len == TILE {
+        u64::MAX
+    } else {
+        (1u64 << len) - 1
+    };
+    while degenerate != 0 {
+        let j = degenerate.trailing_zeros() as usize;
+        degenerate &= degenerate - 1;
+        let r = normalize_or([n[0][j], n[1][j], n[2][j]], rig.normals[v0 + j]);
+        (n[0][j], n[1][j], n[2][j]) = (r[0], r[1], r[2]);
     }
     let (c, d) = (m.to_cols_array_2d(), nm.to_cols_array_2d());
     let mut out = [[0.0f32; TILE]; 6];

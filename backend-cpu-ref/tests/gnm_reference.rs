@@ -371,3 +371,35 @@ fn the_fast_path_fuses_where_the_cpu_has_fma() {
     println!("notice: this CPU has no FMA + F16C; the fast path runs the exact loop");
     assert_eq!(exact, fast);
 }
+
+/// Vertex tiles whose every vertex follows joint 0 alone with no eye (the fast path's one-transform
+/// tiles) stay within the bound, next to tiles that do not (the first 200 vertices rigid, the
+/// rest as generated; a seam on every vertex), for batches of 1 to 20 heads.
+#[test]
+fn fast_rigid_tiles_are_within_the_bound() {
+    for (seed, heads) in [(3u64, 1u32), (5, 6), (7, 20)] {
+        let case = mien_cpu::conformance::gnm::GnmCase {
+            shape: mien_core::testing::gnm::GnmShape {
+                vertices: 400,
+                coeffs: 30,
+                regions: 3,
+                joints: 5,
+                seam: true,
+            },
+            seed,
+            frames: heads,
+        };
+        let mut input = GnmBatchInput::new(&case);
+        let v_n = input.pack.vertex_count();
+        for v in 0..200 {
+            input.pack.skin_index[v] = [0, 3, 1, 2];
+            input.pack.skin_weight[v] = [1.0, 0.0, 0.0, 0.0];
+            input.pack.eye_weights[v] = 0.0;
+            input.pack.eye_weights[v_n + v] = 0.0;
+        }
+        let exact = check_batch(&mut Cpu, std::slice::from_ref(&input)).unwrap();
+        assert_eq!(exact.max_abs, 0.0, "{exact:?}");
+        let fast = check_batch(&mut FastCpu, std::slice::from_ref(&input)).unwrap();
+        assert!(fast.max_ratio <= 1.0, "{fast:?}");
+    }
+}
