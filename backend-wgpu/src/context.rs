@@ -21,6 +21,14 @@ pub struct ContextOptions {
     pub allow_software: bool,
     /// Ask for timestamp queries when the adapter has them (per-stage GPU times).
     pub timestamps: bool,
+    /// Ask for wgpu's experimental cooperative matrices
+    /// ([`wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX`]) when the adapter lists the shape the
+    /// tensor-core GNM kernel (`gnm_coop.wgsl`) needs — 16×16×16, fp16 inputs, fp32 accumulator,
+    /// subgroups of exactly 32 — so batches of `mien_gpu::COOP_MIN_BATCH` heads or more run on
+    /// tensor cores as on the Vulkan backend. wgpu marks the feature experimental (its
+    /// implementation may have bugs); the kernel's results are checked against the CPU reference
+    /// within `coop_vertex_bounds` by the GPU tests. Default true.
+    pub cooperative_matrix: bool,
 }
 
 impl Default for ContextOptions {
@@ -29,6 +37,7 @@ impl Default for ContextOptions {
             power_preference: wgpu::PowerPreference::HighPerformance,
             allow_software: true,
             timestamps: true,
+            cooperative_matrix: true,
         }
     }
 }
@@ -66,6 +75,26 @@ impl std::fmt::Debug for WgpuContext {
     }
 }
 
+/// Whether `adapter` can run `gnm_coop.wgsl`: wgpu's experimental cooperative matrices, f16,
+/// subgroups of exactly 32 invocations (the kernel's workgroup is one subgroup), and a
+/// 16×16×16 shape with fp16 A/B and an fp32 accumulator — the checks the Vulkan backend makes
+/// with `vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR`.
+fn coop_gnm_shape(adapter: &wgpu::Adapter, info: &wgpu::AdapterInfo) -> bool {
+    let needed = wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX
+        | wgpu::Features::SHADER_F16
+        | wgpu::Features::SUBGROUP;
+    adapter.features().contains(needed)
+        && info.subgroup_min_size == 32
+        && info.subgroup_max_size == 32
+        && adapter.cooperative_matrix_properties().iter().any(|p| {
+            p.m_size == 16
+                && p.n_size == 16
+                && p.k_size == 16
+                && p.ab_type == wgpu::CooperativeScalarType::F16
+                && p.cr_type == wgpu::CooperativeScalarType::F32
+        })
+}
+
 impl WgpuContext {
     /// Create an instance, pick an adapter and create a device with the adapter's own limits
     /// (wgpu's defaults cap storage bindings at 128 MiB and 8 per stage) and, when available and
@@ -97,11 +126,21 @@ impl WgpuContext {
         }
         // Optional kernel features, enabled whenever the adapter has them (`Caps` reports them).
         features |= adapter.features() & (wgpu::Features::SHADER_F16 | wgpu::Features::SUBGROUP);
+        let coop = options.cooperative_matrix && coop_gnm_shape(&adapter, &info);
+        let experimental = if coop {
+            features |= wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX;
+            // SAFETY: the token only lets the device be asked for EXPERIMENTAL_ features; the one
+            // asked for is used by one kernel whose results the GPU tests check against the CPU
+            // reference (`ContextOptions::cooperative_matrix` documents the risk).
+            unsafe { wgpu::ExperimentalFeatures::enabled() }
+        } else {
+            wgpu::ExperimentalFeatures::disabled()
+        };
         let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
             label: Some("mien"),
             required_features: features,
             required_limits: adapter.limits(),
-            experimental_features: wgpu::ExperimentalFeatures::disabled(),
+            experimental_features: experimental,
             memory_hints: wgpu::MemoryHints::Performance,
             trace: wgpu::Trace::Off,
         }))
@@ -110,7 +149,7 @@ impl WgpuContext {
             reason: e.to_string(),
         })?;
         let downlevel = adapter.get_downlevel_capabilities().flags;
-        Ok(Self::build(device, queue, info, Some(downlevel)))
+        Ok(Self::build(device, queue, info, Some(downlevel), coop))
     }
 
     /// Use a device the caller owns (an engine's). mien creates its buffers and pipelines on it
@@ -118,15 +157,18 @@ impl WgpuContext {
     /// belong to the caller), so device loss is reported only through the caller's own handler.
     /// Timestamps are used when the device was created with [`wgpu::Features::TIMESTAMP_QUERY`].
     pub fn from_device(device: wgpu::Device, queue: wgpu::Queue, info: wgpu::AdapterInfo) -> Self {
-        Self::build(device, queue, info, None)
+        // A caller's device is never assumed to have the tensor-core shape (no adapter to ask).
+        Self::build(device, queue, info, None, false)
     }
 
-    /// `downlevel` is `Some` (the adapter's flags) exactly when mien created the device.
+    /// `downlevel` is `Some` (the adapter's flags) exactly when mien created the device;
+    /// `coop_gnm` when `new` found the tensor-core shape and asked for it.
     fn build(
         device: wgpu::Device,
         queue: wgpu::Queue,
         info: wgpu::AdapterInfo,
         downlevel: Option<wgpu::DownlevelFlags>,
+        coop_gnm: bool,
     ) -> Self {
         let own = downlevel.is_some();
         let lost = Arc::new(Mutex::new(None));
@@ -169,9 +211,9 @@ impl WgpuContext {
                 .contains(wgpu::Features::SUBGROUP)
                 .then_some(info.subgroup_min_size),
             cooperative_matrix: features.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX),
-            // The tensor-core GNM kernel runs on the Vulkan backend only (wgpu's feature is
-            // experimental and not requested).
-            coop_gnm: false,
+            // `new` checked the adapter's shapes ([`coop_gnm_shape`]) and asked for the feature.
+            coop_gnm: coop_gnm
+                && features.contains(wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX),
         };
         WgpuContext {
             inner: Arc::new(Inner {
@@ -298,9 +340,12 @@ impl WgpuContext {
             what: format!("the kernel `{}` ({})", entry.name(), entry.kernel().file),
             reason,
         };
-        if matches!(entry, Entry::GnmCoop | Entry::GnmCoopFinish) {
+        if matches!(entry, Entry::GnmCoop | Entry::GnmCoopFinish) && !self.inner.caps.coop_gnm {
             return Err(unsupported(
-                "cooperative matrices run on the Vulkan backend only".into(),
+                "the device was not created with wgpu's cooperative matrices for a 16×16×16 \
+                 fp16 → fp32 shape with subgroups of 32 (ContextOptions::cooperative_matrix, \
+                 Adapter::cooperative_matrix_properties)"
+                    .into(),
             ));
         }
         if entry == Entry::GnmForward

@@ -4,8 +4,9 @@
 //! `mien_cpu::conformance::gnm::coop_vertex_bounds` of the CPU reference (random packs, partial
 //! instance blocks, coefficient counts that are not multiples of 16, a pack split into chunks, the
 //! ICT-sized pack); a frame whose scaled coefficients do not fit fp16 runs the exact kernel and
-//! meets the exact bound. Where the device lacks it (lavapipe, wgpu) the same batches run the
-//! exact kernel, which the tests confirm — CI exercises that fallback.
+//! meets the exact bound. Where the device lacks it (lavapipe) the same batches run the exact
+//! kernel, which the tests confirm — CI exercises that fallback. wgpu runs the same kernel
+//! through its experimental cooperative matrices where the adapter lists the shape.
 
 mod common;
 
@@ -17,7 +18,7 @@ use mien_cpu::conformance::gnm::{
     GnmCase, GnmFrameInput, compare_gnm, compare_gnm_coop, gnm_reference,
 };
 use mien_cpu::conformance::gnm_batch::{GnmBatchInput, ict_sized_case};
-use mien_gpu::GpuGnmBackend;
+use mien_gpu::{GpuDevice, GpuGnmBackend};
 use proptest::test_runner::TestCaseError;
 
 /// Pose `input`'s frames as one batch; returns the vertices and the upload's tensor-core state.
@@ -143,4 +144,23 @@ fn the_ict_sized_pack_on_tensor_cores_stays_within_the_derived_bound() -> Result
 fn coefficients_past_fp16_run_the_exact_kernel() -> Result<(), TestCaseError> {
     on_devices!(out_of_fp16_on);
     Ok(())
+}
+
+/// wgpu takes the tensor-core path wherever the Vulkan backend does (the same GPU lists the same
+/// shapes through wgpu's `Adapter::cooperative_matrix_properties`), so a missing feature request
+/// or a wrong shape check shows here rather than as a silently slower wgpu.
+#[test]
+fn wgpu_uses_tensor_cores_where_vulkan_does() {
+    let (Some(w), Some(v)) = (common::wgpu(), common::vulkan()) else {
+        eprintln!("notice: needs both device layers");
+        return;
+    };
+    if v.caps().coop_gnm {
+        assert!(
+            w.caps().coop_gnm,
+            "Vulkan ({}) runs gnm_coop.wgsl but wgpu ({}) does not",
+            v.name(),
+            w.info().name
+        );
+    }
 }
