@@ -341,6 +341,18 @@ struct Tile<'a> {
 /// fast path may be exact).
 fn blend_tile(tile: &Tile, heads: &[CpuHead], acc: &mut [[f32; 3]], precision: Precision) {
     #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512f") {
+        // SAFETY: the CPU has AVX-512F (checked above), which includes the 16-wide fp16 widening
+        // and fused multiply-add the kernel uses.
+        unsafe {
+            match precision {
+                Precision::Exact => blend_tile_512::<false>(tile, heads, acc),
+                Precision::Fast => blend_tile_512::<true>(tile, heads, acc),
+            }
+        }
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx")
         && std::arch::is_x86_feature_detected!("f16c")
         && std::arch::is_x86_feature_detected!("fma")
@@ -355,6 +367,112 @@ fn blend_tile(tile: &Tile, heads: &[CpuHead], acc: &mut [[f32; 3]], precision: P
         return;
     }
     blend_tile_portable(tile, heads, acc);
+}
+
+/// [`blend_tile`] for AVX-512F: per line group, up to [`WALK_HEADS_512`] heads at a time, each
+/// head's whole line (32 columns) in 2 registers of 16 lanes across every active coefficient —
+/// each widened line feeds up to 16 multiply-adds. The same operations per element as
+/// [`blend_tile_x86`] (`FUSED` as there), so the same bits.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn blend_tile_512<const FUSED: bool>(tile: &Tile, heads: &[CpuHead], acc: &mut [[f32; 3]]) {
+    let width = 3 * TILE_VERTICES;
+    let rows: &mut [f32] = bytemuck::cast_slice_mut(acc);
+    assert!(rows.len() >= heads.len() * width);
+    assert!(tile.halves.len() >= GROUPS * tile.coeffs * LINE);
+    let chunks = heads.len().div_ceil(WALK_HEADS_512);
+    for g in 0..GROUPS {
+        let lines = &tile.halves[g * tile.coeffs * LINE..(g + 1) * tile.coeffs * LINE];
+        let mut first = 0;
+        for c in 0..chunks {
+            let last = heads.len() * (c + 1) / chunks;
+            let hs = &heads[first..last];
+            let out = &mut rows[first * width..last * width];
+            first = last;
+            // SAFETY: the features are this function's; `out` holds the chunk's rows of `width`
+            // floats and line group g's 32 columns lie inside each (g < GROUPS = width / 32);
+            // `lines` holds E lines of 32 halves and every active e < E.
+            unsafe {
+                let a = tile.active;
+                match hs.len() {
+                    1 => walk512::<1, FUSED>(lines, a, heads_of(hs), out, g),
+                    2 => walk512::<2, FUSED>(lines, a, heads_of(hs), out, g),
+                    3 => walk512::<3, FUSED>(lines, a, heads_of(hs), out, g),
+                    4 => walk512::<4, FUSED>(lines, a, heads_of(hs), out, g),
+                    5 => walk512::<5, FUSED>(lines, a, heads_of(hs), out, g),
+                    6 => walk512::<6, FUSED>(lines, a, heads_of(hs), out, g),
+                    7 => walk512::<7, FUSED>(lines, a, heads_of(hs), out, g),
+                    _ => walk512::<8, FUSED>(lines, a, heads_of(hs), out, g),
+                }
+            }
+        }
+    }
+}
+
+/// Heads per [`walk512`]: 8 × 2 accumulators, 2 widened registers and 8 hoisted broadcasts fit
+/// AVX-512's 32 registers.
+const WALK_HEADS_512: usize = 8;
+
+/// [`walk`] in 16-lane registers: `H` heads × line group `g` (its 32 columns, 2 registers per
+/// head) over every active coefficient.
+///
+/// # Safety
+/// The CPU has AVX-512F; `out` holds `H` rows of `3·TV` floats and `g < GROUPS`; `lines` holds
+/// `E` lines of [`LINE`] halves with every active `e < E`, and each head's `scaled` has `E`
+/// entries.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn walk512<const H: usize, const FUSED: bool>(
+    lines: &[u16],
+    active: &[u32],
+    heads: [&CpuHead; H],
+    out: &mut [f32],
+    g: usize,
+) {
+    use std::arch::x86_64::{
+        __m256i, __m512, _mm256_loadu_si256, _mm512_add_ps, _mm512_cvtph_ps, _mm512_fmadd_ps,
+        _mm512_loadu_ps, _mm512_mul_ps, _mm512_set1_ps, _mm512_setzero_ps, _mm512_storeu_ps,
+    };
+    let width = 3 * TILE_VERTICES;
+    let col = LINE * g;
+    let mut a: [[__m512; 2]; H] = [[_mm512_setzero_ps(); 2]; H];
+    for (k, ak) in a.iter_mut().enumerate() {
+        for (j, x) in ak.iter_mut().enumerate() {
+            // SAFETY: row k's columns col + 16j .. +16 lie inside its `width` floats.
+            *x = unsafe { _mm512_loadu_ps(out.as_ptr().add(k * width + col + 16 * j)) };
+        }
+    }
+    let scaled: [*const f32; H] = std::array::from_fn(|k| heads[k].scaled.as_ptr());
+    for &e in active {
+        let e = e as usize;
+        // SAFETY: line e lies inside `lines` (the caller's contract).
+        let line = unsafe { lines.as_ptr().add(e * LINE) };
+        // SAFETY: 16 halves of line e per register.
+        let b: [__m512; 2] = std::array::from_fn(|j| unsafe {
+            _mm512_cvtph_ps(_mm256_loadu_si256(line.add(16 * j).cast::<__m256i>()))
+        });
+        for (k, ak) in a.iter_mut().enumerate() {
+            // SAFETY: every head's `scaled` has E entries and e < E.
+            let sk = unsafe { *scaled[k].add(e) };
+            if FUSED {
+                let sv = _mm512_set1_ps(sk);
+                for (x, bj) in ak.iter_mut().zip(&b) {
+                    *x = _mm512_fmadd_ps(sv, *bj, *x);
+                }
+            } else if sk != 0.0 {
+                let sv = _mm512_set1_ps(sk);
+                for (x, bj) in ak.iter_mut().zip(&b) {
+                    *x = _mm512_add_ps(*x, _mm512_mul_ps(sv, *bj));
+                }
+            }
+        }
+    }
+    for (k, ak) in a.iter().enumerate() {
+        for (j, x) in ak.iter().enumerate() {
+            // SAFETY: as for the loads.
+            unsafe { _mm512_storeu_ps(out.as_mut_ptr().add(k * width + col + 16 * j), *x) };
+        }
+    }
 }
 
 /// [`blend_tile`] for AVX + F16C + FMA: per line group, two heads at a time, their

@@ -204,12 +204,23 @@ pub trait Bench {
 /// W4's forward pass measured 0.26 ms of GPU time right after the CPU rows and 0.05 ms warm.
 pub const WARMUP_MIN: Duration = Duration::from_millis(200);
 
-/// Mean time per frame over `frames` frames after untimed ones: at least `warmup`, and more until
-/// [`WARMUP_MIN`] has passed (at most 10,000, so a frame of under 20 µs cannot stretch it).
+/// Wall time per frame over `frames` frames timed one by one, after untimed ones: at least
+/// `warmup`, and more until [`WARMUP_MIN`] has passed (at most 10,000, so a frame of under 20 µs
+/// cannot stretch it).
+#[derive(Clone, Copy, Debug)]
+pub struct FrameTimes {
+    /// The median frame: what the table reports — the peers report their median run too, and a
+    /// shared machine's stray stalls move the mean far more than the median.
+    pub median: Duration,
+    /// The mean frame.
+    pub mean: Duration,
+}
+
+/// Time `frames` frames one by one after the untimed ones ([`FrameTimes`]).
 ///
 /// # Errors
 /// The first frame that fails.
-pub fn measure(case: &mut dyn Case, warmup: u32, frames: u32) -> anyhow::Result<Duration> {
+pub fn measure(case: &mut dyn Case, warmup: u32, frames: u32) -> anyhow::Result<FrameTimes> {
     let begin = Instant::now();
     let mut k = 0u32;
     while k < warmup || (begin.elapsed() < WARMUP_MIN && k < 10_000) {
@@ -217,11 +228,21 @@ pub fn measure(case: &mut dyn Case, warmup: u32, frames: u32) -> anyhow::Result<
         k += 1;
     }
     let warmup = k;
-    let start = Instant::now();
-    for k in 0..frames {
+    let mut times = Vec::with_capacity(frames.max(1) as usize);
+    for k in 0..frames.max(1) {
+        let t0 = Instant::now();
         case.frame(u64::from(warmup + k))?;
+        times.push(t0.elapsed());
     }
-    Ok(start.elapsed() / frames.max(1))
+    let mean = times.iter().sum::<Duration>() / times.len() as u32;
+    times.sort_unstable();
+    let n = times.len();
+    let median = if n % 2 == 1 {
+        times[n / 2]
+    } else {
+        (times[n / 2 - 1] + times[n / 2]) / 2
+    };
+    Ok(FrameTimes { median, mean })
 }
 
 /// Mean time per frame of a stream of `frames` frames in flight ([`Case::submit`], one wait at the
@@ -277,9 +298,11 @@ pub struct Row {
     pub vertices: u32,
     /// Frames timed.
     pub frames: u32,
-    /// Mean wall microseconds per frame one frame at a time (set, encode, submit, wait): the
-    /// latency, submit → ready.
+    /// Median wall microseconds per frame one frame at a time (set, encode, submit, wait): the
+    /// latency, submit → ready ([`measure`]).
     pub us_per_frame: Option<f64>,
+    /// The mean of the same frames, µs.
+    pub mean_us_per_frame: Option<f64>,
     /// batch ÷ time per frame.
     pub characters_per_s: Option<f64>,
     /// Mean wall microseconds per frame of a stream with frames in flight
@@ -341,6 +364,7 @@ pub fn run_row(
         vertices: workload.vertices(),
         frames: plan.frames,
         us_per_frame: None,
+        mean_us_per_frame: None,
         characters_per_s: None,
         in_flight_us_per_frame: None,
         frames_per_s_in_flight: None,
@@ -378,8 +402,8 @@ pub fn run_row(
             return row;
         }
     };
-    let t = match measure(case.as_mut(), plan.warmup, plan.frames) {
-        Ok(t) => t.as_secs_f64(),
+    let (t, mean) = match measure(case.as_mut(), plan.warmup, plan.frames) {
+        Ok(t) => (t.median.as_secs_f64(), t.mean.as_secs_f64()),
         Err(e) => {
             row.status = format!("error: {}", message(&e));
             return row;
@@ -410,6 +434,7 @@ pub fn run_row(
         .flatten();
     drop(case);
     row.us_per_frame = Some(t * 1e6);
+    row.mean_us_per_frame = Some(mean * 1e6);
     row.characters_per_s = Some(f64::from(plan.batch) / t);
     let gbs = row.bytes_per_frame as f64 / t / 1e9;
     row.gb_per_s = Some(gbs);

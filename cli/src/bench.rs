@@ -45,7 +45,7 @@ impl LiftChoice {
 
 /// What the table means, printed under `mien bench --help`.
 const AFTER_HELP: &str = "\
-Columns: µs/frame is the mean wall time of one frame (set every character's controls, encode, \
+Columns: µs/frame is the median wall time of one frame (set every character's controls, encode, \
 submit, wait for the GPU): the latency, submit → ready; in flight is the mean wall time per frame of \
 a stream of frames in flight (no wait between frames; the device keeps at most 3 in flight): the \
 throughput's inverse, max(host, GPU) per frame rather than their sum; host µs is the host's part of a \
@@ -302,7 +302,7 @@ pub fn run(a: &BenchArgs, command: Vec<String>) -> anyhow::Result<()> {
             "row_order": "GPU backends first, then the CPU; per backend workload, batch, lift",
             "quick": a.quick,
             "conventions": {
-                "time": "mean wall time per frame: set every character's controls, encode, submit, wait",
+                "time": "median wall time per frame (us_per_frame; the mean in mean_us_per_frame): set every character's controls, encode, submit, wait",
                 "bytes": "per character per frame, reads of rig data touched + writes of outputs (benches/src/bytes.rs); a frame moves batch × that",
                 "gb": "10^9 bytes",
                 "copy": "a copy of N bytes counts 2N (read + write); N = frame bytes / 2, clamped to [64 KiB, 1 GiB]",
