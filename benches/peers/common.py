@@ -38,8 +38,9 @@ class Variant:
 
 class Case:
     """A prepared batch: ``step()`` computes one frame into preallocated output (the timed
-    work); ``result()`` returns that output as a float64 numpy array (B,V,3); ``bound(got)``
-    returns the agreement bound in metres (a scalar or an array broadcasting to (B,V,3))."""
+    work); ``result()`` returns that output as a float64 numpy array (B,V,3) — for a lift
+    (B,N,9), each gaussian's centre then its packed covariance —; ``bound(got)`` returns the
+    agreement bound in metres (a scalar or an array broadcasting to the result's shape)."""
 
     def __init__(self, step, result, bound):
         self.step = step
@@ -157,9 +158,10 @@ def run(peer, args, export_dir, names):
     for m in manifest.discover(export_dir, names):
         arrays = manifest.load_arrays(m)
         variants = peer.variants(m, arrays, args)
+        lift = m["kind"] == "lift"
         for B in args.batches:
             rows = manifest.batch_rows(B, m["batch"])
-            expected = arrays["expected"][rows].astype(np.float64)
+            expected = manifest.expected_of(m, arrays)[rows].astype(np.float64)
             for var in variants:
                 case = var.prepare(rows)
                 case.step()
@@ -175,7 +177,25 @@ def run(peer, args, export_dir, names):
                     "tolerance_m": m["tolerance_m"],
                     "note": var.note,
                 }
-                rec.update(agreement(got, expected, case.bound(got)))
+                bound = case.bound(got)
+                rec.update(agreement(got, expected, bound))
+                if lift:
+                    # Centres (position units) and covariances (units²) reported apart; `agrees`,
+                    # `worst_ratio` and `worst_index` ([b, gaussian, 0-2 centre | 3-8 Σ]) cover both.
+                    bound = np.broadcast_to(bound, got.shape)
+                    c = agreement(got[..., :3], expected[..., :3], bound[..., :3])
+                    v = agreement(got[..., 3:], expected[..., 3:], bound[..., 3:])
+                    rec.update(
+                        gaussians=m["gaussians"],
+                        tolerance_cov=m["tolerance_cov"],
+                        max_abs_diff=c["max_abs_diff"],
+                        bound_max=c["bound_max"],
+                        worst_ratio_centers=c["worst_ratio"],
+                        max_abs_diff_cov=v["max_abs_diff"],
+                        bound_cov_max=v["bound_max"],
+                        worst_ratio_cov=v["worst_ratio"],
+                    )
+                del got, bound
                 if rec["agrees"]:
                     times, extra = peer.timer(case.step, args.warmup, args.repeat)
                     stats = summarize(times)
@@ -189,10 +209,15 @@ def run(peer, args, export_dir, names):
                         warmup=args.warmup,
                         **extra,
                     )
+                    if lift:
+                        rec["gaussians_per_s"] = B * m["gaussians"] / (us * 1e-6)
                 else:
                     rec.update(us_per_frame=None, chars_per_s=None, gb_per_s=None)
+                    if lift:
+                        rec["gaussians_per_s"] = None
                 results.append(rec)
                 del case
+            del expected
     return results
 
 
@@ -202,8 +227,10 @@ def table(results, title):
     # quantised (W1: its integer grid), as each manifest's `tolerance_m` note says.
     head = ("workload", "variant", "B", "µs/frame", "chars/s", "GB/s", "max|Δ|", "bound", "check")
     rows = []
+    lifts = []
     for r in results:
         timed = r["us_per_frame"] is not None
+        lift = r["kind"] == "lift"
         rows.append((
             r["workload"],
             r["variant"],
@@ -211,10 +238,18 @@ def table(results, title):
             f"{r['us_per_frame']:.2f}" if timed else "-",
             f"{r['chars_per_s']:.4g}" if timed else "-",
             f"{r['gb_per_s']:.2f}" if timed else "-",
-            f"{r['max_abs_diff']:.2e}",
-            f"{r['bound_max']:.2e}",
+            f"{r['max_abs_diff']:.2e}" + (f" Σ {r['max_abs_diff_cov']:.2e}" if lift else ""),
+            f"{r['bound_max']:.2e}" + (f" Σ {r['bound_cov_max']:.2e}" if lift else ""),
             "ok" if r["agrees"] else f"DISAGREES x{r['worst_ratio']:.3g} at {r['worst_index']}",
         ))
+        if lift:
+            lifts.append(
+                f"  {r['workload']} {r['variant']} B={r['batch']}: {r['gaussians']} gaussians a "
+                f"character, "
+                + (f"{r['gaussians_per_s']:.4g} gaussians/s, " if timed else "")
+                + f"worst |Δ|/bound {r['worst_ratio_centers']:.3g} (centres), "
+                f"{r['worst_ratio_cov']:.3g} (covariances)"
+            )
     widths = [max(len(h), *(len(row[i]) for row in rows)) if rows else len(h)
               for i, h in enumerate(head)]
     lines = [title, "  ".join(h.ljust(w) for h, w in zip(head, widths))]
@@ -223,6 +258,10 @@ def table(results, title):
         lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths)))
     lines.append("max|Δ| and bound: in the mesh's position units (metres; W1's quantised mesh: its "
                  "integer grid units)")
+    if lifts:
+        lines.append("lift rows: centres, then Σ the covariances (units²); each element is checked "
+                     "against its own gaussian's bound, the column shows the largest")
+        lines.extend(lifts)
     return "\n".join(lines)
 
 
@@ -247,7 +286,8 @@ def report(peer, args, results, machine):
 
 
 def selftest(peer, args):
-    """Run the peer on the tiny export: every good case must agree and get a time; X1 must not."""
+    """Run the peer on the tiny export: every good case must agree and get a time; the bad ones
+    (``selftest.BAD``: X1 a morph, X2 a lift, each with one wrong expected value) must not."""
     import selftest as st
 
     args.batches = [1, 3, 8]
@@ -256,16 +296,17 @@ def selftest(peer, args):
     with tempfile.TemporaryDirectory() as root:
         st.build_export(root, bad=True)
         good = run(peer, args, root, st.GOOD)
-        bad = run(peer, args, root, ["X1"])
-    print(table(good + bad, f"{peer.NAME} peer self-test (tiny export; X1 must disagree)"))
+        bad = run(peer, args, root, st.BAD)
+    title = f"{peer.NAME} peer self-test (tiny export; {', '.join(st.BAD)} must disagree)"
+    print(table(good + bad, title))
     for r in good:
         if not r["agrees"] or r["us_per_frame"] is None:
             failures.append(f"{r['workload']} {r['variant']} B={r['batch']} should agree")
     for r in bad:
         if r["agrees"] or r["us_per_frame"] is not None:
-            failures.append(f"X1 {r['variant']} B={r['batch']} should be refused")
+            failures.append(f"{r['workload']} {r['variant']} B={r['batch']} should be refused")
     seen = {(r["workload"], r["batch"]) for r in good}
-    if len(seen) != len(st.GOOD) * len(args.batches) or not bad:
+    if len(seen) != len(st.GOOD) * len(args.batches) or {r["workload"] for r in bad} != set(st.BAD):
         failures.append("some workload or batch size produced no result")
     for f in failures:
         print("FAIL:", f)

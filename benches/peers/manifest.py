@@ -2,10 +2,13 @@
 
 Layout: ``DIR/<W>/manifest.json`` plus the .npy files it names::
 
-    {"workload": "W4", "kind": "morph" | "gnm" | "skin", "vertices": V,
+    {"workload": "W4", "kind": "morph" | "gnm" | "skin" | "lift", "vertices": V,
      "targets" | "coefficients" | "joints": n, "batch": B,
      "arrays": {name: {"file": "x.npy", "dtype": "f32" | "f16" | "i32", "shape": [...]}},
      "tolerance_m": t, "bytes_per_character": b}
+
+A lift workload (``W1-surface``) also has "gaussians": N, "triangles": F and "tolerance_cov"
+(the covariances' bound, position units squared).
 
 Per kind, the arrays that must be present and their shapes (V vertices,
 n = targets T / coefficients E / joints J, B batch rows):
@@ -17,6 +20,12 @@ n = targets T / coefficients E / joints J, B batch rows):
          with those names or prefixed ``skin_`` (all three, or none).
 - skin:  rest (V,3) f32, joints (V,4) i32, weights (V,4) f32, matrices (B,J,4,4) f32,
          expected (B,V,3) f32
+- lift:  the morph inputs base (V,3), deltas (T,V,3), weights (B,T) f32; triangles (F,3) i32
+         (vertex indices); the bound gaussians triangle (N,) i32, bary (N,2) f32 (β1, β2),
+         offset (N,) f32 (d, units of k), local_cov (N,6) f32 (S00 S01 S02 S11 S12 S22, units
+         of k²); expected_centers (B,N,3) f32, expected_cov (B,N,6) f32 (Σ00 Σ01 Σ02 Σ11 Σ12
+         Σ22); bound_centers (B,N) f32 and bound_cov (B,N) f32, each gaussian's agreement
+         bound (its centre's three and its covariance's six elements). No ``expected``.
 
 :func:`parse` needs no numpy; :func:`load_arrays` reads the arrays with numpy.
 """
@@ -24,7 +33,10 @@ n = targets T / coefficients E / joints J, B batch rows):
 import json
 import os
 
-KINDS = {"morph": "targets", "gnm": "coefficients", "skin": "joints"}
+KINDS = {"morph": "targets", "gnm": "coefficients", "skin": "joints", "lift": "targets"}
+# Packed covariance order of mien (and of expected_cov / local_cov): (0,0) (0,1) (0,2) (1,1) (1,2) (2,2).
+COV_ROWS = (0, 0, 0, 1, 1, 2)
+COV_COLS = (0, 1, 2, 1, 2, 2)
 SKIN_NAMES = ("joints", "weights", "matrices")
 
 
@@ -63,8 +75,24 @@ def _skin_prefix(arrays, where):
     return found
 
 
-def expected_arrays(kind, V, n, B, skin_prefix=None):
-    """{name: (dtype, shape)} that a workload of ``kind`` must carry."""
+def expected_arrays(kind, V, n, B, skin_prefix=None, N=None, F=None):
+    """{name: (dtype, shape)} that a workload of ``kind`` must carry (``N`` gaussians and ``F``
+    triangles for a lift)."""
+    if kind == "lift":
+        return {
+            "base": ("f32", (V, 3)),
+            "deltas": ("f32", (n, V, 3)),
+            "weights": ("f32", (B, n)),
+            "triangles": ("i32", (F, 3)),
+            "triangle": ("i32", (N,)),
+            "bary": ("f32", (N, 2)),
+            "offset": ("f32", (N,)),
+            "local_cov": ("f32", (N, 6)),
+            "expected_centers": ("f32", (B, N, 3)),
+            "expected_cov": ("f32", (B, N, 6)),
+            "bound_centers": ("f32", (B, N)),
+            "bound_cov": ("f32", (B, N)),
+        }
     if kind == "morph":
         want = {
             "base": ("f32", (V, 3)),
@@ -97,7 +125,8 @@ def parse(text, where="manifest.json"):
     Keys of the result: workload, kind, vertices, count (T, E or J), batch,
     tolerance_m, bytes_per_character, arrays ({name: {file, dtype, shape}}),
     skin (None, or {joints, weights, matrices} -> array names, for gnm and skin
-    kinds), joint_count (J of the skin, or None). Unknown keys are ignored.
+    kinds), joint_count (J of the skin, or None); a lift adds gaussians (N),
+    triangles (F) and tolerance_cov. Unknown keys are ignored.
     """
     try:
         m = json.loads(text)
@@ -138,12 +167,19 @@ def parse(text, where="manifest.json"):
             raise ManifestError(f"{w}.shape: {shape!r} is not a list of non-negative ints")
         parsed[name] = {"file": f, "dtype": dt, "shape": tuple(shape)}
 
-    want = expected_arrays(kind, V, n, B)
+    lift = {}
+    if kind == "lift":
+        lift = {
+            "gaussians": _posint(m, "gaussians", where),
+            "triangles": _posint(m, "triangles", where),
+            "tolerance_cov": _posnum(m, "tolerance_cov", where),
+        }
+    want = expected_arrays(kind, V, n, B, N=lift.get("gaussians"), F=lift.get("triangles"))
     skin = None
     joint_count = n if kind == "skin" else None
     if kind == "skin":
         skin = {k: k for k in SKIN_NAMES}
-    elif kind == "morph":
+    elif kind in ("morph", "lift"):
         extra = [k for k in ("skin", "joints", "matrices", "skin_joints", "skin_weights",
                              "skin_matrices") if k in parsed]
         if extra:
@@ -171,7 +207,7 @@ def parse(text, where="manifest.json"):
             raise ManifestError(
                 f"{where}: arrays.{name}.shape: {list(got['shape'])} (want {list(shape)})"
             )
-    return {
+    out = {
         "workload": workload,
         "kind": kind,
         "vertices": V,
@@ -183,6 +219,8 @@ def parse(text, where="manifest.json"):
         "skin": skin,
         "joint_count": joint_count,
     }
+    out.update(lift)
+    return out
 
 
 def read(dir_):
@@ -223,7 +261,8 @@ def load_arrays(m):
     """Read every array of manifest ``m`` with numpy; checks dtype, shape, finiteness and joints.
 
     Returns {name: ndarray}. Float arrays must be finite; joint indices must lie
-    in [0, J) and skin weights must be finite.
+    in [0, J) and skin weights must be finite; a lift's triangle vertices must lie in
+    [0, V), its gaussians' triangles in [0, F), its bounds must be positive.
     """
     import numpy as np
 
@@ -254,7 +293,40 @@ def load_arrays(m):
         if len(bad):
             v, k = (int(i) for i in bad[0])
             raise ManifestError(f"{m['dir']}: {name}[{v},{k}] = {int(j[v, k])} not in [0, {J})")
+    if m["kind"] == "lift":
+        for name, top in (("triangles", m["vertices"]), ("triangle", m["triangles"])):
+            bad = np.argwhere((out[name] < 0) | (out[name] >= top))
+            if len(bad):
+                at = tuple(int(i) for i in bad[0])
+                raise ManifestError(
+                    f"{m['dir']}: {name}{list(at)} = {int(out[name][at])} not in [0, {top})"
+                )
+        for name in ("bound_centers", "bound_cov"):
+            bad = np.argwhere(~(out[name] > 0))
+            if len(bad):
+                at = tuple(int(i) for i in bad[0])
+                raise ManifestError(f"{m['dir']}: {name}{list(at)} = {out[name][at]} is not positive")
     return out
+
+
+def expected_of(m, arrays):
+    """mien's expected values of ``m`` as one float32 array: ``expected`` (B,V,3), or for a lift
+    the centres and packed covariances side by side, (B,N,9)."""
+    import numpy as np
+
+    if m["kind"] == "lift":
+        return np.concatenate([arrays["expected_centers"], arrays["expected_cov"]], axis=-1)
+    return arrays["expected"]
+
+
+def lift_bound(arrays, rows):
+    """A lift's agreement bound for the batch ``rows``, float64 (B,N,9): each gaussian's
+    ``bound_centers`` on its three centre elements, its ``bound_cov`` on its six covariance ones."""
+    import numpy as np
+
+    bc = arrays["bound_centers"][rows].astype(np.float64)[..., None]
+    bs = arrays["bound_cov"][rows].astype(np.float64)[..., None]
+    return np.concatenate([np.repeat(bc, 3, axis=-1), np.repeat(bs, 6, axis=-1)], axis=-1)
 
 
 def batch_rows(batch, exported):

@@ -8,6 +8,11 @@ Variants (see README.md for the formulas):
 - gnm ``mm``: out = neutral + (C * s) @ basisᵀ, basis converted once to float32; then lbs if skinned.
 - skin ``lbs``: smplx-style, T = Wd @ A (Wd the dense (V,J) weights), v' = T·[v,1].
 - skin ``lbs-gather``: T = einsum('vk,bvkij->bvij', w, A[:, joints]), v' = T·[v,1].
+- lift ``surface``: the morph blend as ``dense``, then per triangle k = max(K_MIN, mean edge),
+  n = normalize(e1 × e2), t = normalize(e1 − (e1·n)n), b = n × t, R = [t b n]; gathered per
+  gaussian (``R[:, tri]``, GaussianAvatars' ``face_orien_mat[binding]``) with its vertices
+  ``v[:, faces[tri]]``: μ = Σⱼ βⱼpⱼ + d·k·n, Σ = k²·R·S·Rᵀ packed to 6.
+- lift ``surface-pergauss``: the same frame computed per gaussian from its gathered vertices.
 
 Every variant is first compared to mien's ``expected``; one that differs by more
 than the manifest's ``tolerance_m`` anywhere is reported without a time.
@@ -26,6 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np  # noqa: E402
 
 import common  # noqa: E402
+import manifest  # noqa: E402
 
 NAME = "numpy"
 
@@ -174,12 +180,84 @@ def skin_variants(m, a, tol):
     ]
 
 
+K_MIN = np.float32(1e-6)  # mien_core::lift::bound::K_MIN: the smallest triangle scale
+COV_ROWS = list(manifest.COV_ROWS)
+COV_COLS = list(manifest.COV_COLS)
+
+
+def unit(x):
+    """x / |x| along the last axis."""
+    return x / np.linalg.norm(x, axis=-1, keepdims=True)
+
+
+def triangle_frames(tv):
+    """Frames of triangles ``tv`` (..., 3 vertices, 3): k (...), R (..., 3, 3) with columns t, b, n."""
+    p0, p1, p2 = tv[..., 0, :], tv[..., 1, :], tv[..., 2, :]
+    e1 = p1 - p0
+    e2 = p2 - p0
+    norm = np.linalg.norm
+    k = np.maximum((norm(e1, axis=-1) + norm(p2 - p1, axis=-1) + norm(e2, axis=-1)) / 3, K_MIN)
+    n = unit(np.cross(e1, e2))
+    t = unit(e1 - (e1 * n).sum(-1, keepdims=True) * n)
+    b = np.cross(n, t)
+    return k, np.stack([t, b, n], axis=-1)
+
+
+def lift_variants(m, a, tol):
+    V, T, N = m["vertices"], m["count"], m["gaussians"]
+    base = a["base"].reshape(3 * V)
+    D = a["deltas"].reshape(T, 3 * V)
+    faces = a["triangles"].astype(np.intp)
+    tri = a["triangle"].astype(np.intp)
+    corners = faces[tri]  # (N,3): each gaussian's vertex indices, built once
+    b1, b2 = a["bary"][:, 0], a["bary"][:, 1]
+    bary = np.stack([1 - b1 - b2, b1, b2], axis=-1)  # (N,3) float32
+    offset = a["offset"]
+    s = a["local_cov"]
+    S = np.stack([s[:, [0, 1, 2]], s[:, [1, 3, 4]], s[:, [2, 4, 5]]], axis=-2)  # (N,3,3)
+
+    def make(per_face):
+        def prepare(rows):
+            W = np.ascontiguousarray(a["weights"][rows])
+            B = len(rows)
+            pos = np.empty((B, 3 * V), dtype=np.float32)
+            last = [None, None]
+
+            def step():
+                np.matmul(W, D, out=pos)
+                np.add(pos, base, out=pos)
+                v = pos.reshape(B, V, 3)
+                P = v[:, corners]  # (B,N,3,3)
+                if per_face:
+                    k, R = triangle_frames(v[:, faces])
+                    k, R = k[:, tri], R[:, tri]
+                else:
+                    k, R = triangle_frames(P)
+                n = R[..., 2]
+                mu = np.einsum("nj,bnji->bni", bary, P) + (offset * k)[..., None] * n
+                cov = (k * k)[..., None, None] * (R @ S @ R.swapaxes(-1, -2))
+                last[0], last[1] = mu, cov[..., COV_ROWS, COV_COLS]
+
+            def result():
+                return np.concatenate(last, axis=-1).astype(np.float64)
+
+            return common.Case(step, result, lambda g: manifest.lift_bound(a, rows))
+
+        return prepare
+
+    return [
+        common.Variant("surface", make(True),
+                       "morph, frames per triangle gathered per gaussian, mu/Sigma"),
+        common.Variant("surface-pergauss", make(False),
+                       "morph, each gaussian's frame from its gathered vertices, mu/Sigma"),
+    ]
+
+
 def variants(m, arrays, args):
     """The numpy variants of manifest ``m``."""
     tol = m["tolerance_m"]
-    return {"morph": morph_variants, "gnm": gnm_variants, "skin": skin_variants}[m["kind"]](
-        m, arrays, tol
-    )
+    return {"morph": morph_variants, "gnm": gnm_variants, "skin": skin_variants,
+            "lift": lift_variants}[m["kind"]](m, arrays, tol)
 
 
 if __name__ == "__main__":

@@ -9,10 +9,15 @@ manifests). ``python3 benches/peers/selftest.py`` adds the numpy cross-checks
 export in DIR.
 
 The tiny export: hand-worked cases whose answers are typed in below (M1, G1,
-S1), and seeded random cases whose answers come from :func:`reference` in
-float64 on the exactly stored (rounded) inputs (M2, G2, G3 with a skin, S2).
-``build_export(dir, bad=True)`` adds X1, a copy of M2 whose ``expected`` is
-off by 1e-3 m in one element: every peer must refuse to time it.
+S1, L1), and seeded random cases whose answers come from :func:`reference` /
+:func:`lift_reference` in float64 on the exactly stored (rounded) inputs (M2,
+G2, G3 with a skin, S2, L2). L1 and L2 are surface lifts (kind ``lift``): a
+morph, then gaussians bound to its triangles; L1 is one right triangle whose
+frame is known by hand, in two rows (at rest, then turned 90° about z and
+moved). ``build_export(dir, bad=True)`` adds X1, a copy of M2 whose
+``expected`` is off by 1e-3 m in one element, and X2, a copy of L2 whose
+``expected_cov`` is off by 1e-3 in one element: every peer must refuse to
+time them.
 """
 
 import argparse
@@ -30,7 +35,8 @@ import manifest  # noqa: E402
 import npyfile  # noqa: E402
 
 TOL = 1e-6  # tolerance_m of the tiny export: float64 reference rounded once to f32.
-GOOD = ["M1", "M2", "G1", "G2", "G3", "S1", "S2"]
+GOOD = ["M1", "M2", "G1", "G2", "G3", "S1", "S2", "L1", "L2"]
+BAD = ["X1", "X2"]  # each one wrong expected value: every peer must refuse them
 
 
 def r32(x):
@@ -91,6 +97,59 @@ def reference(m, arrays):
     return out
 
 
+def _morph_rows(arrays, V, T, B):
+    """Float64 morph stage of every row: B lists of V [x, y, z]."""
+    rows = []
+    for b in range(B):
+        pos = list(arrays["base"])
+        for t in range(T):
+            w = arrays["weights"][b * T + t]
+            for i in range(3 * V):
+                pos[i] += w * arrays["deltas"][t * 3 * V + i]
+        rows.append([pos[3 * v : 3 * v + 3] for v in range(V)])
+    return rows
+
+
+def lift_reference(m, arrays):
+    """(centres (B*N*3), packed covariances (B*N*6)) of lift workload ``m``, float64, written
+    apart from the peers: μ = p0 + β1(p1 − p0) + β2(p2 − p0) + d·k·n, the tangent by Gram–Schmidt,
+    Σ = k²·Σ_ab R_ia S_ab R_jb by explicit sums."""
+    V, T, B, N = m["vertices"], m["count"], m["batch"], m["gaussians"]
+
+    def sub(a, b):
+        return [a[i] - b[i] for i in range(3)]
+
+    def dot(a, b):
+        return sum(a[i] * b[i] for i in range(3))
+
+    def cross(a, b):
+        return [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+
+    def unit(a):
+        n = math.sqrt(dot(a, a))
+        return [x / n for x in a]
+
+    centres, covs = [], []
+    for pos in _morph_rows(arrays, V, T, B):
+        for g in range(N):
+            f = arrays["triangle"][g]
+            p0, p1, p2 = (pos[arrays["triangles"][3 * f + j]] for j in range(3))
+            e1, e2 = sub(p1, p0), sub(p2, p0)
+            k = max(1e-6, (math.dist(p0, p1) + math.dist(p1, p2) + math.dist(p2, p0)) / 3)
+            n = unit(cross(e1, e2))
+            t = unit([e1[i] - dot(e1, n) * n[i] for i in range(3)])
+            b = cross(n, t)
+            b1, b2, d = arrays["bary"][2 * g], arrays["bary"][2 * g + 1], arrays["offset"][g]
+            centres += [p0[i] + b1 * e1[i] + b2 * e2[i] + d * k * n[i] for i in range(3)]
+            s = arrays["local_cov"][6 * g : 6 * g + 6]
+            S = [[s[0], s[1], s[2]], [s[1], s[3], s[4]], [s[2], s[4], s[5]]]
+            R = [[t[i], b[i], n[i]] for i in range(3)]  # rows of [t b n]
+            for i, j in zip(manifest.COV_ROWS, manifest.COV_COLS):
+                covs.append(k * k * sum(R[i][a] * S[a][c] * R[j][c]
+                                        for a in range(3) for c in range(3)))
+    return centres, covs
+
+
 # ---------------------------------------------------------------- building
 def _write_workload(root, name, kind, V, n, B, arrays, extra=None):
     """Write ``arrays`` ({name: (dtype, shape, flat values)}) and a manifest under root/name."""
@@ -136,6 +195,26 @@ def _finish(root, name, kind, V, n, B, arrays, expected=None, corrupt=None):
         expected[corrupt[0]] += corrupt[1]
     arrays["expected"] = ("f32", (B, V, 3), expected)
     _write_workload(root, name, kind, V, n, B, arrays)
+
+
+def _finish_lift(root, name, V, T, B, F, N, arrays, expected=None, corrupt=None):
+    """Write a lift workload: ``expected`` ((centres, covs) typed in) checked against
+    :func:`lift_reference`, or taken from it; ``corrupt`` = (index into expected_cov, delta)."""
+    m = {"vertices": V, "count": T, "batch": B, "gaussians": N}
+    flat = {k: v[2] for k, v in arrays.items()}
+    got = lift_reference(m, flat)
+    if expected is not None:
+        worst = max(abs(a - b) for a, b in zip(got[0] + got[1], expected[0] + expected[1]))
+        assert worst <= 1e-12, f"{name}: reference disagrees with the hand-worked answer by {worst}"
+    centres, covs = (list(x) for x in got)
+    if corrupt is not None:
+        covs[corrupt[0]] += corrupt[1]
+    arrays["expected_centers"] = ("f32", (B, N, 3), centres)
+    arrays["expected_cov"] = ("f32", (B, N, 6), covs)
+    arrays["bound_centers"] = ("f32", (B, N), [TOL] * (B * N))
+    arrays["bound_cov"] = ("f32", (B, N), [TOL] * (B * N))
+    _write_workload(root, name, "lift", V, T, B, arrays,
+                    {"gaussians": N, "triangles": F, "tolerance_cov": TOL})
 
 
 def _rand_affine(rng):
@@ -234,6 +313,64 @@ def build_export(root, bad=False, seed=20261130):
         "matrices": ("f32", (1, 2, 4, 4), m0 + m1),
     }, expected=[0.5, 1, 0])
 
+    # L1: hand-worked lift. One right triangle p = (0,0,0), (0,3,0), (0,0,4): edges 3, 5, 4, so
+    # k = 4; n = e1 × e2 / |·| = x, t = y, b = n × t = z. Row 1 (weight 1) turns it 90° about z
+    # and moves it by (1,2,3): n = y, t = -x, b = z. S0 = (1, .5, .25, 2, -.5, .125) sits at
+    # β = (.25, .25), d = .5; S1 = diag(.5, .25, .125) at β = (.5, 0), d = -.25. Σ = 16·R S Rᵀ
+    # permutes (and for row 1 negates) the entries of S: row 0 maps x,y,z to local n,t,b.
+    _finish_lift(root, "L1", 3, 1, 2, 1, 2, {
+        "base": ("f32", (3, 3), [0, 0, 0, 0, 3, 0, 0, 0, 4]),
+        "deltas": ("f32", (1, 3, 3), [1, 2, 3, -2, -1, 3, 1, 2, 3]),
+        "weights": ("f32", (2, 1), [0, 1]),
+        "triangles": ("i32", (1, 3), [0, 1, 2]),
+        "triangle": ("i32", (2,), [0, 0]),
+        "bary": ("f32", (2, 2), [0.25, 0.25, 0.5, 0]),
+        "offset": ("f32", (2,), [0.5, -0.25]),
+        "local_cov": ("f32", (2, 6), [1, 0.5, 0.25, 2, -0.5, 0.125, 0.5, 0, 0, 0.25, 0, 0.125]),
+    }, expected=(
+        [2, 0.75, 1, -1, 1.5, 0,  0.25, 4, 4, -0.5, 1, 3],
+        [2, 4, -8, 16, 8, 32, 2, 0, 0, 8, 0, 4,  16, -4, -8, 2, -8, 32, 8, 0, 0, 2, 0, 4],
+    ))
+
+    # L2: random lift on a jittered 4x4 grid (18 triangles), T=3, B=3, N=40 gaussians.
+    V, T, B, F, N = 16, 3, 3, 18, 40
+    base = []
+    for y in range(4):
+        for x in range(4):
+            base += [r32(0.1 * x + rng.uniform(-0.01, 0.01)), r32(0.1 * y + rng.uniform(-0.01, 0.01)),
+                     r32(rng.uniform(-0.02, 0.02))]
+    tris = []
+    for y in range(3):
+        for x in range(3):
+            a = 4 * y + x
+            tris += [a, a + 1, a + 5, a, a + 5, a + 4]
+    local = []
+    for _ in range(N):
+        A = [[rng.gauss(0, 0.6) for _ in range(3)] for _ in range(3)]
+        S = [[sum(A[i][c] * A[j][c] for c in range(3)) for j in range(3)] for i in range(3)]
+        local += [r32(S[i][j]) for i, j in zip(manifest.COV_ROWS, manifest.COV_COLS)]
+    bary = []
+    for _ in range(N):
+        u, v = rng.random(), rng.random()
+        if u + v > 1:
+            u, v = 1 - u, 1 - v
+        bary += [r32(u), r32(v)]
+    weights = [r32(rng.uniform(0, 1)) for _ in range(B * T)]
+    weights[0] = 0.0
+    l2 = {
+        "base": ("f32", (V, 3), base),
+        "deltas": ("f32", (T, V, 3), [r32(rng.gauss(0, 0.005)) for _ in range(T * 3 * V)]),
+        "weights": ("f32", (B, T), weights),
+        "triangles": ("i32", (F, 3), tris),
+        "triangle": ("i32", (N,), [rng.randrange(F) for _ in range(N)]),
+        "bary": ("f32", (N, 2), bary),
+        "offset": ("f32", (N,), [r32(rng.uniform(-0.5, 0.5)) for _ in range(N)]),
+        "local_cov": ("f32", (N, 6), local),
+    }
+    _finish_lift(root, "L2", V, T, B, F, N, dict(l2))
+    if bad:
+        _finish_lift(root, "X2", V, T, B, F, N, dict(l2), corrupt=(6 * 7 + 4, 1e-3))
+
     # S2: random skin, V=31, J=6, B=3.
     V, J, B = 31, 6, 3
     j, w, mats = _rand_skin(rng, V, J, B)
@@ -317,19 +454,25 @@ def check_npy(c):
 def check_export(c, root):
     """The tiny export: manifests parse, files read back, expected = float64 reference within TOL."""
     ms = manifest.discover(root)
-    c.ok([m["workload"] for m in ms] == sorted(GOOD + ["X1"]), "discover finds every workload")
+    c.ok([m["workload"] for m in ms] == sorted(GOOD + BAD), "discover finds every workload")
     for m in ms:
         arrays = {}
         for name, a in m["arrays"].items():
             dt, shape, vals = npyfile.read(os.path.join(m["dir"], a["file"]))
             c.ok(dt == a["dtype"] and shape == a["shape"], f"{m['workload']}.{name} matches its manifest")
             arrays[name] = vals
-        ref = reference(m, arrays)
-        worst = max(abs(a - b) for a, b in zip(ref, arrays["expected"]))
-        if m["workload"] == "X1":
-            c.ok(abs(worst - 1e-3) < 1e-6, "X1 is off by 1e-3 m")
+        if m["kind"] == "lift":
+            ref, exp = lift_reference(m, arrays), (arrays["expected_centers"], arrays["expected_cov"])
+            worst = max(max(abs(a - b) for a, b in zip(r, e)) for r, e in zip(ref, exp))
+        else:
+            worst = max(abs(a - b) for a, b in zip(reference(m, arrays), arrays["expected"]))
+        if m["workload"] in BAD:
+            c.ok(abs(worst - 1e-3) < 1e-6, f"{m['workload']} is off by 1e-3")
         else:
             c.ok(worst <= TOL, f"{m['workload']}: expected within {TOL} of the reference ({worst:.3g})")
+    l1 = manifest.read(os.path.join(root, "L1"))
+    c.ok((l1["kind"], l1["count"], l1["gaussians"], l1["triangles"], l1["tolerance_cov"])
+         == ("lift", 1, 2, 1, TOL), "L1 parses as a lift of 2 gaussians on 1 triangle")
     g3 = manifest.read(os.path.join(root, "G3"))
     c.ok(g3["skin"] == {k: "skin_" + k for k in manifest.SKIN_NAMES} and g3["joint_count"] == 3,
          "G3 carries a skin_ skin of 3 joints")
@@ -371,6 +514,32 @@ def check_manifest_errors(c, root):
     c.raises(manifest.ManifestError, lambda: manifest.parse("{", "x.json"), "reject non-JSON", "not JSON")
     c.raises(manifest.ManifestError, lambda: manifest.parse("[]", "x.json"), "reject a list", "object")
     c.ok(manifest.parse(mutated(lambda m: m.update(extra=1)))["count"] == 9, "unknown keys ignored")
+    # Lift manifests: the extra counts and arrays are checked too.
+    with open(os.path.join(root, "L2", "manifest.json"), encoding="utf-8") as f:
+        lift = json.load(f)
+
+    def lift_mutated(fn):
+        m = json.loads(json.dumps(lift))
+        fn(m)
+        return json.dumps(m)
+
+    lift_cases = [
+        (lambda m: m.pop("gaussians"), "gaussians"),
+        (lambda m: m.update(triangles=0), "triangles"),
+        (lambda m: m.pop("tolerance_cov"), "tolerance_cov"),
+        (lambda m: m["arrays"].pop("bary"), "missing 'bary'"),
+        (lambda m: m["arrays"].pop("bound_cov"), "missing 'bound_cov'"),
+        (lambda m: m["arrays"]["local_cov"].update(shape=[40, 9]), "arrays.local_cov.shape"),
+        (lambda m: m["arrays"]["triangle"].update(dtype="f32"), "arrays.triangle.dtype"),
+        (lambda m: m["arrays"]["expected_cov"].update(shape=[3, 40, 9]), "arrays.expected_cov.shape"),
+        (lambda m: m.update(gaussians=41), "shape"),
+        (lambda m: m["arrays"].update(skin_joints={"file": "j.npy", "dtype": "i32", "shape": [16, 4]}),
+         "skin"),
+    ]
+    for fn, needle in lift_cases:
+        c.raises(manifest.ManifestError, lambda t=lift_mutated(fn): manifest.parse(t, "L2.json"),
+                 f"reject lift manifest ({needle})", needle)
+    c.ok(manifest.parse(json.dumps(lift))["gaussians"] == 40, "L2 parses: 40 gaussians")
     # A gnm with a partial skin is refused.
     with open(os.path.join(root, "G3", "manifest.json"), encoding="utf-8") as f:
         g3 = json.load(f)
@@ -429,6 +598,25 @@ def check_numpy(c, root):
         np.save(os.path.join(t, "rest.npy"), rest)
         np.save(os.path.join(t, "joints.npy"), np.load(os.path.join(m["dir"], "joints.npy")))
         c.raises(manifest.ManifestError, lambda: manifest.load_arrays(m2), "NaN refused", "not finite")
+    # A lift's triangle vertices, gaussian triangles and bounds are checked on load.
+    m = manifest.read(os.path.join(root, "L2"))
+    for name, at, value, needle in (("triangles", (4, 1), 16, "triangles[4, 1] = 16"),
+                                    ("triangle", (7,), -1, "triangle[7] = -1"),
+                                    ("bound_cov", (2, 3), 0.0, "bound_cov[2, 3]")):
+        with tempfile.TemporaryDirectory() as t:
+            for f in os.listdir(m["dir"]):
+                with open(os.path.join(m["dir"], f), "rb") as src, open(os.path.join(t, f), "wb") as dst:
+                    dst.write(src.read())
+            arr = np.load(os.path.join(t, name + ".npy"))
+            arr[at] = value
+            np.save(os.path.join(t, name + ".npy"), arr)
+            c.raises(manifest.ManifestError, lambda m2=dict(m, dir=t): manifest.load_arrays(m2),
+                     f"lift {name} out of range refused", needle)
+    a = manifest.load_arrays(m)
+    c.ok(manifest.expected_of(m, a).shape == (3, 40, 9), "a lift's expected is (B,N,9)")
+    bnd = manifest.lift_bound(a, [2, 0])
+    c.ok(bnd.shape == (2, 40, 9) and float(bnd.max()) == float(np.float32(TOL)),
+         "a lift's bound is (B,N,9) from its bound arrays")
 
 
 def main():

@@ -10,6 +10,12 @@ Variants (see README.md for the formulas and the agreement bounds):
   Both followed by smplx ``lbs`` (float32) when the workload has a skin.
 - skin ``lbs``: smplx ``lbs``: T = (Wd @ A.view(B,J,16)).view(B,V,4,4), v' = (T @ [v,1])[..., :3].
 - skin ``lbs-gather``: T = einsum('vk,bvkij->bvij', w, A[:, joints]), then the same.
+- lift ``surface``: the morph blend as ``mm-fp32`` (addmm), then per triangle (gathered
+  ``v[:, faces]``) k = max(K_MIN, mean edge), n = normalize(e1 × e2), t = normalize(e1 − (e1·n)n),
+  b = n × t, R = [t b n]; gathered per gaussian as GaussianAvatars does
+  (``face_orien_mat[binding]``) with its vertices ``v[:, faces[tri]]``:
+  μ = Σⱼ βⱼpⱼ + d·k·n, Σ = k²·R·S·Rᵀ packed to 6. float32 on the device, batched (B,N,…).
+- lift ``surface-pergauss``: the same frame computed per gaussian from its gathered vertices.
 
 The frame is first compared to mien's ``expected``; a variant outside its bound anywhere
 is reported without a time. Times are CUDA-event times of one frame (controls already on
@@ -36,6 +42,7 @@ except ModuleNotFoundError:
     sys.exit(2)
 
 import common  # noqa: E402
+import manifest  # noqa: E402
 
 NAME = "torch"
 U16 = 2.0**-11  # fp16 unit roundoff (round to nearest)
@@ -293,12 +300,83 @@ def skin_variants(m, a, tol):
     ]
 
 
+K_MIN = 1e-6  # mien_core::lift::bound::K_MIN: the smallest triangle scale
+COV_ROWS = list(manifest.COV_ROWS)
+COV_COLS = list(manifest.COV_COLS)
+
+
+def unit(x):
+    """x / |x| along the last axis."""
+    return x / torch.linalg.vector_norm(x, dim=-1, keepdim=True)
+
+
+def triangle_frames(tv):
+    """Frames of triangles ``tv`` (..., 3 vertices, 3): k (...), R (..., 3, 3) with columns t, b, n."""
+    p0, p1, p2 = tv.unbind(-2)
+    e1 = p1 - p0
+    e2 = p2 - p0
+    norm = torch.linalg.vector_norm
+    k = ((norm(e1, dim=-1) + norm(p2 - p1, dim=-1) + norm(e2, dim=-1)) / 3).clamp_min(K_MIN)
+    n = unit(torch.linalg.cross(e1, e2, dim=-1))
+    t = unit(e1 - (e1 * n).sum(-1, keepdim=True) * n)
+    b = torch.linalg.cross(n, t, dim=-1)
+    return k, torch.stack([t, b, n], dim=-1)
+
+
+def lift_variants(m, a, tol):
+    V, T = m["vertices"], m["count"]
+    base = dev(a["base"].reshape(3 * V))
+    D = dev(a["deltas"].reshape(T, 3 * V))
+    faces = dev(a["triangles"].astype(np.int64))
+    tri = dev(a["triangle"].astype(np.int64))
+    corners = faces[tri]  # (N,3): each gaussian's vertex indices, built once
+    bary = dev(a["bary"])
+    bary = torch.stack([1 - bary[:, 0] - bary[:, 1], bary[:, 0], bary[:, 1]], dim=-1)  # (N,3)
+    offset = dev(a["offset"])
+    s = dev(a["local_cov"])
+    S = torch.stack([s[:, [0, 1, 2]], s[:, [1, 3, 4]], s[:, [2, 4, 5]]], dim=-2)  # (N,3,3)
+
+    def make(per_face):
+        def prepare(rows):
+            W = dev(a["weights"][rows])
+            B = len(rows)
+            pos = torch.empty((B, 3 * V), dtype=torch.float32, device=DEV)
+            last = [None, None]
+
+            def step():
+                torch.addmm(base, W, D, out=pos)
+                v = pos.view(B, V, 3)
+                P = v[:, corners]  # (B,N,3,3)
+                if per_face:
+                    k, R = triangle_frames(v[:, faces])
+                    k, R = k[:, tri], R[:, tri]
+                else:
+                    k, R = triangle_frames(P)
+                n = R[..., 2]
+                mu = torch.einsum("nj,bnji->bni", bary, P) + (offset * k).unsqueeze(-1) * n
+                cov = (k * k)[..., None, None] * (R @ S @ R.transpose(-1, -2))
+                last[0], last[1] = mu, cov[..., COV_ROWS, COV_COLS]
+
+            def result():
+                return torch.cat(last, dim=-1).double().cpu().numpy()
+
+            return common.Case(step, result, lambda g: manifest.lift_bound(a, rows))
+
+        return prepare
+
+    return [
+        common.Variant("surface", make(True),
+                       "addmm morph, frames per triangle gathered per gaussian, mu/Sigma fp32"),
+        common.Variant("surface-pergauss", make(False),
+                       "addmm morph, each gaussian's frame from its gathered vertices, fp32"),
+    ]
+
+
 def variants(m, arrays, args):
     """The torch variants of manifest ``m``."""
     tol = m["tolerance_m"]
-    return {"morph": morph_variants, "gnm": gnm_variants, "skin": skin_variants}[m["kind"]](
-        m, arrays, tol
-    )
+    return {"morph": morph_variants, "gnm": gnm_variants, "skin": skin_variants,
+            "lift": lift_variants}[m["kind"]](m, arrays, tol)
 
 
 if __name__ == "__main__":

@@ -5,12 +5,14 @@
 use std::path::Path;
 
 use glam::Mat4;
-use mien_benches::export::{EXPORT_BATCH, export};
+use mien_benches::export::{EXPORT_BATCH, LIFT_EXPORT_BATCH, export, export_lift};
 use mien_benches::npy::{self, Dtype};
 use mien_benches::workloads::{self, Frames, GnmInput, Kind, Model, MorphShape, RING, Workload};
 use mien_core::gnm::{GnmBackend, GnmPack};
+use mien_core::lift::Lift;
 use mien_core::rig::RigBackend;
-use mien_cpu::{CpuEncoder, CpuGnmBackend, CpuRigBackend};
+use mien_core::sink::SplatSink;
+use mien_cpu::{CpuBoundLift, CpuEncoder, CpuGnmBackend, CpuRigBackend, CpuSplatSink};
 use serde_json::Value;
 
 fn read(dir: &Path, m: &Value, name: &str) -> (Vec<usize>, Vec<f32>) {
@@ -253,6 +255,216 @@ fn skin_export_equals_the_cpu_backend() {
             }
         }
     }
+}
+
+/// W1's surface lift: the manifest and shapes the peers read; `expected_centers`/`expected_cov`
+/// equal the CPU backend's bound lift on the same posed vertices bit for bit; a float64 pose from
+/// the exported arrays alone lies within each gaussian's exported bound, and those bounds are
+/// small next to what they bound.
+#[test]
+fn lift_export_equals_the_cpu_backend() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data");
+    let mut w = workloads::load_w1(&data).unwrap();
+    // Identity palette: the CPU backend's posed vertices are then the morph stage, which the
+    // export poses (the surface lift is built on it too).
+    let Frames::Rig(f) = &mut w.frames else {
+        panic!()
+    };
+    f.iter_mut()
+        .for_each(|c| c.palette.iter_mut().for_each(|m| *m = Mat4::IDENTITY));
+    let dir = tempfile::tempdir().unwrap();
+    let m = export_lift(&w, dir.path()).unwrap();
+    let d = dir.path().join("W1-surface");
+    let parsed: Value =
+        serde_json::from_slice(&std::fs::read(d.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(parsed, m);
+    let setup = w.surface().unwrap();
+    let Model::Rig(rig) = &w.model else { panic!() };
+    let (b, v, t) = (
+        LIFT_EXPORT_BATCH,
+        rig.vertex_count(),
+        rig.weight_count as usize,
+    );
+    let (g, nt) = (setup.gaussians.len(), setup.triangles.len());
+    assert_eq!(
+        (
+            m["workload"].as_str(),
+            m["kind"].as_str(),
+            m["vertices"].as_u64(),
+            m["targets"].as_u64(),
+            m["gaussians"].as_u64(),
+            m["triangles"].as_u64(),
+            m["batch"].as_u64()
+        ),
+        (
+            Some("W1-surface"),
+            Some("lift"),
+            Some(v as u64),
+            Some(52),
+            Some(g as u64),
+            Some(nt as u64),
+            Some(b as u64)
+        )
+    );
+    assert!((95_000..=105_000).contains(&g), "{g} gaussians");
+    let arrays = [
+        ("base", vec![v, 3]),
+        ("deltas", vec![t, v, 3]),
+        ("weights", vec![b, t]),
+        ("triangles", vec![nt, 3]),
+        ("triangle", vec![g]),
+        ("bary", vec![g, 2]),
+        ("offset", vec![g]),
+        ("local_cov", vec![g, 6]),
+        ("expected_centers", vec![b, g, 3]),
+        ("expected_cov", vec![b, g, 6]),
+        ("bound_centers", vec![b, g]),
+        ("bound_cov", vec![b, g]),
+    ];
+    assert_eq!(m["arrays"].as_object().unwrap().len(), arrays.len());
+    let mut a = std::collections::HashMap::new();
+    for (name, shape) in arrays {
+        let (got, vals) = read(&d, &m, name);
+        assert_eq!(got, shape, "{name}");
+        a.insert(name, vals);
+    }
+    // The CPU backend's bound lift on the same controls.
+    let Frames::Rig(f) = &w.frames else { panic!() };
+    let mut cpu = CpuRigBackend::new();
+    let hs = cpu.upload_batch(rig, b as u32).unwrap();
+    for (c, h) in hs.iter().enumerate() {
+        cpu.set_controls(*h, &f[w.ring_index(c as u32, 0)]).unwrap();
+    }
+    let mut enc = CpuEncoder::default();
+    cpu.encode(&mut enc).unwrap();
+    let mut sink = CpuSplatSink::new((b * g) as u32);
+    let mut ranges = Vec::new();
+    for h in &hs {
+        let r = sink.allocate(g as u32).unwrap();
+        let mut lift = CpuBoundLift::new(Some(*h), v as u32, setup.clone(), &sink, r).unwrap();
+        lift.encode(&mut enc, &cpu, &mut sink).unwrap();
+        ranges.push(r);
+    }
+    let buf = sink.buffers();
+    for (c, r) in ranges.iter().enumerate() {
+        for gi in 0..g {
+            let s = r.offset as usize + gi;
+            let cov = [
+                buf.cov_a[s][0],
+                buf.cov_a[s][1],
+                buf.cov_a[s][2],
+                buf.cov_a[s][3],
+                buf.cov_b[s][0],
+                buf.cov_b[s][1],
+            ];
+            assert_eq!(
+                buf.center[s][..3],
+                a["expected_centers"][(c * g + gi) * 3..][..3]
+            );
+            assert_eq!(cov[..], a["expected_cov"][(c * g + gi) * 6..][..6]);
+        }
+    }
+    // Float64 from the exported arrays alone.
+    let tol = (
+        m["tolerance_m"].as_f64().unwrap(),
+        m["tolerance_cov"].as_f64().unwrap(),
+    );
+    let (mut worst, mut rel) = ((0.0f64, 0.0f64), Vec::with_capacity(b * g));
+    for c in 0..b {
+        let pos: Vec<[f64; 3]> = (0..v)
+            .map(|vi| {
+                [0, 1, 2].map(|k| {
+                    let mut p = f64::from(a["base"][vi * 3 + k]);
+                    for ti in 0..t {
+                        p += f64::from(a["weights"][c * t + ti])
+                            * f64::from(a["deltas"][(ti * v + vi) * 3 + k]);
+                    }
+                    p
+                })
+            })
+            .collect();
+        for gi in 0..g {
+            let tri = a["triangle"][gi] as usize;
+            let p = [0, 1, 2].map(|j| pos[a["triangles"][tri * 3 + j] as usize]);
+            let (mu, cov) = pose64(
+                p,
+                [a["bary"][gi * 2], a["bary"][gi * 2 + 1], a["offset"][gi]],
+                &a["local_cov"][gi * 6..][..6],
+            );
+            let (bc, bs) = (
+                f64::from(a["bound_centers"][c * g + gi]),
+                f64::from(a["bound_cov"][c * g + gi]),
+            );
+            assert!(bc <= tol.0 && bs <= tol.1);
+            for k in 0..3 {
+                let e = f64::from(a["expected_centers"][(c * g + gi) * 3 + k]);
+                assert!(
+                    (mu[k] - e).abs() <= bc,
+                    "c {c} g {gi}: μ{k} {} vs {e} (bound {bc})",
+                    mu[k]
+                );
+                worst.0 = worst.0.max((mu[k] - e).abs() / bc);
+            }
+            let mut big = 0.0f64;
+            for k in 0..6 {
+                let e = f64::from(a["expected_cov"][(c * g + gi) * 6 + k]);
+                assert!(
+                    (cov[k] - e).abs() <= bs,
+                    "c {c} g {gi}: Σ{k} {} vs {e} (bound {bs})",
+                    cov[k]
+                );
+                worst.1 = worst.1.max((cov[k] - e).abs() / bs);
+                big = big.max(e.abs());
+            }
+            rel.push(bs / big);
+        }
+    }
+    // The bounds are not vacuous: the recomputation uses a real part of them, and the typical
+    // gaussian's covariance bound is a small fraction of its covariance.
+    rel.sort_by(f64::total_cmp);
+    let median = rel[rel.len() / 2];
+    eprintln!("worst |Δ|/bound (centres, covariances) {worst:?}; median bound_cov/|Σ| {median:e}");
+    assert!(worst.0 > 0.01 && worst.1 > 1e-4, "{worst:?}");
+    assert!(median < 5e-3, "median bound_cov / |Σ| = {median}");
+}
+
+/// One bound gaussian posed in float64 on triangle `p`: `ext` = (β1, β2, d), `s` the packed local
+/// covariance; returns the centre and the packed covariance (`mien_core::lift::bound`'s formulas).
+fn pose64(p: [[f64; 3]; 3], ext: [f32; 3], s: &[f32]) -> ([f64; 3], [f64; 6]) {
+    let sub = |a: [f64; 3], b: [f64; 3]| [0, 1, 2].map(|i| a[i] - b[i]);
+    let len = |a: [f64; 3]| (a[0] * a[0] + a[1] * a[1] + a[2] * a[2]).sqrt();
+    let cross = |a: [f64; 3], b: [f64; 3]| {
+        [
+            a[1] * b[2] - a[2] * b[1],
+            a[2] * b[0] - a[0] * b[2],
+            a[0] * b[1] - a[1] * b[0],
+        ]
+    };
+    let (e1, e2) = (sub(p[1], p[0]), sub(p[2], p[0]));
+    let k = ((len(e1) + len(sub(p[2], p[1])) + len(e2)) / 3.0).max(1e-6);
+    let c = cross(e1, e2);
+    let n = c.map(|x| x / len(c));
+    let dot = e1[0] * n[0] + e1[1] * n[1] + e1[2] * n[2];
+    let t = [0, 1, 2].map(|i| e1[i] - dot * n[i]);
+    let t = t.map(|x| x / len(t));
+    let b = cross(n, t);
+    let [b1, b2, d] = ext.map(f64::from);
+    let mu =
+        [0, 1, 2].map(|i| (1.0 - b1 - b2) * p[0][i] + b1 * p[1][i] + b2 * p[2][i] + d * k * n[i]);
+    let s = s.iter().map(|&x| f64::from(x)).collect::<Vec<_>>();
+    let sm = [[s[0], s[1], s[2]], [s[1], s[3], s[4]], [s[2], s[4], s[5]]];
+    let r = |i: usize| [t[i], b[i], n[i]];
+    let cov = [(0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2)].map(|(i, j)| {
+        let (ri, rj) = (r(i), r(j));
+        let mut acc = 0.0;
+        for x in 0..3 {
+            for y in 0..3 {
+                acc += ri[x] * sm[x][y] * rj[y];
+            }
+        }
+        k * k * acc
+    });
+    (mu, cov)
 }
 
 #[test]

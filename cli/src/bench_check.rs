@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use mien_benches::workloads::{self, ALL};
+use mien_benches::workloads::{self, ALL, Workload};
 
 use crate::bench::BenchArgs;
 
@@ -197,6 +197,15 @@ pub fn export(ids: &[String], data: &Path, dir: &Path) -> anyhow::Result<()> {
         .iter()
         .map(|id| workloads::load(id, data).with_context(|| format!("workload {id}")))
         .collect::<anyhow::Result<Vec<_>>>()?;
+    let lifted = |w: &Workload| mien_benches::export::LIFT_EXPORTS.contains(&w.id.as_str());
+    // The surface lifts are built before anything is written, as the workloads are.
+    for w in loaded.iter().filter(|w| lifted(w)) {
+        anyhow::ensure!(
+            w.surface().is_some(),
+            "workload {}: the surface lift cannot be built",
+            w.id
+        );
+    }
     for w in &loaded {
         let m = mien_benches::export::export(w, dir)
             .with_context(|| format!("exporting {} into {}", w.id, dir.display()))?;
@@ -207,6 +216,22 @@ pub fn export(ids: &[String], data: &Path, dir: &Path) -> anyhow::Result<()> {
             m["tolerance_m"].as_f64().unwrap_or(0.0),
             m["bytes_per_character"]
         );
+        if lifted(w) {
+            let m = mien_benches::export::export_lift(w, dir).with_context(|| {
+                format!("exporting {}'s surface lift into {}", w.id, dir.display())
+            })?;
+            println!(
+                "{}: {} ({} gaussians; tolerance {:.3e} (centres), {:.3e} (covariances, units²), \
+                 {} bytes per character)",
+                m["workload"].as_str().unwrap_or_default(),
+                dir.join(m["workload"].as_str().unwrap_or_default())
+                    .display(),
+                m["gaussians"],
+                m["tolerance_m"].as_f64().unwrap_or(0.0),
+                m["tolerance_cov"].as_f64().unwrap_or(0.0),
+                m["bytes_per_character"]
+            );
+        }
     }
     Ok(())
 }
