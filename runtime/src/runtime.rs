@@ -12,6 +12,7 @@ use crate::asset::{Asset, Model};
 use crate::device::Device;
 use crate::engine::{self, Engine, SinkRef, Times, no_instance};
 use crate::error::{Error, Result};
+use mien_cpu::Precision;
 use crate::instance::{Instance, InstanceMut};
 pub use crate::lift::{LiftInfo, LiftKind, LiftOptions, Shading};
 use crate::posed::{PosedCheck, rest_geometry};
@@ -601,6 +602,31 @@ impl Runtime {
     /// The device it poses on.
     pub fn device(&self) -> &Device {
         &self.device
+    }
+
+    /// How the CPU device rounds the rig pass from the next [`Runtime::update`] on:
+    /// [`Precision::Exact`] (the default: the reference's bits, what every GPU backend is
+    /// compared against) or [`Precision::Fast`] (fused multiply-adds, SIMD and every core, within
+    /// the conformance bound of the reference — Higham, *Accuracy and Stability of Numerical
+    /// Algorithms*, 2nd ed., §3.1; `mien-cpu`'s `Precision` docs). The lifts and the rest pose
+    /// taken when the runtime was created are unchanged.
+    ///
+    /// ```
+    /// use mien_runtime::{Asset, Device, Precision, Runtime, RuntimeOptions};
+    /// # fn main() -> mien_runtime::Result<()> {
+    /// let opts = RuntimeOptions { instances: 16, lift: None };
+    /// let mut rt = Runtime::new(Asset::builtin().into(), &Device::Cpu, &opts)?;
+    /// rt.set_precision(Precision::Fast)?;
+    /// rt.update(0.0)?;
+    /// assert_eq!(rt.posed(15)?.positions.len(), rt.rest_positions().len());
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] on a GPU device: its rounding is chosen when its context opens
+    /// (`ContextOptions::cooperative_matrix` of `mien-wgpu` and `mien-vulkan`).
+    pub fn set_precision(&mut self, precision: Precision) -> Result<()> {
+        self.engine.set_precision(precision)
     }
 
     /// Instance `i`'s splats of the last frame, **instance-local**: slots `0..S` for the `S`

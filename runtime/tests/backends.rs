@@ -756,3 +756,54 @@ fn the_built_in_body_with_cape_and_hair_agrees_on_every_backend() {
         }
     }
 }
+
+/// [`Runtime::set_precision`]`(Precision::Fast)` on the CPU (fused multiply-adds, SIMD): a morph
+/// rig (Face Cap with the Live Link take, four instances, so the fast path's pair blend runs) and
+/// a linear head (facecap baked into a pack) stay within the conformance bounds of the exact CPU
+/// runtime — the bounds every GPU backend is held to — and differ from it somewhere (the fast
+/// path ran). A GPU device refuses the setting.
+#[test]
+fn the_cpu_fast_precision_is_within_the_bounds_of_the_exact_one() {
+    let take = data("livelinkface/MySlate_3_Jason_Millers_iPhone.csv");
+    let rig = Arc::new(Asset::load(data("facecap/facecap.glb")).unwrap());
+    let baked = bake_gltf(&data("facecap/facecap.glb"), &BakeOptions::default()).unwrap();
+    let head = Arc::new(Asset::from_pack(baked.pack, "facecap.aosrig").unwrap());
+    for asset in [rig, head] {
+        let take = take.clone();
+        let drive = move |rt: &mut Runtime| -> mien_runtime::Result<()> {
+            for i in 0..4 {
+                rt.instance_mut(i)?
+                    .play_livelink_csv(&take)?
+                    .set_drive_timing(0.37 * i as f64, true)?;
+            }
+            Ok(())
+        };
+        let exact = drive.clone();
+        let fast = move |rt: &mut Runtime| -> mien_runtime::Result<()> {
+            drive(rt)?;
+            rt.set_precision(mien_runtime::Precision::Fast)
+        };
+        let times = [0.0, 0.8, 2.1];
+        let want = run(&asset, &Device::Cpu, 4, &exact, &times);
+        let got = run(&asset, &Device::Cpu, 4, &fast, &times);
+        let mut differs = false;
+        for (f, (gf, wf)) in got.iter().zip(&want).enumerate() {
+            for (i, ((gs, gp), (ws, wp))) in gf.iter().zip(wf).enumerate() {
+                let what = format!("cpu fast {} frame {f} instance {i}", asset.source());
+                compare_posed(&what, gp, wp).unwrap();
+                compare_splats(&what, gs, ws);
+                differs |= gp.positions != wp.positions;
+            }
+        }
+        assert!(differs, "{}: the fast path left every bit", asset.source());
+    }
+    for d in gpus() {
+        let opts = RuntimeOptions {
+            instances: 1,
+            lift: None,
+        };
+        let mut rt = Runtime::new(Arc::new(Asset::builtin()), &d, &opts).unwrap();
+        let e = rt.set_precision(mien_runtime::Precision::Fast).unwrap_err();
+        assert!(e.to_string().contains("CPU device"), "{}: {e}", d.name());
+    }
+}

@@ -100,6 +100,14 @@ pub(crate) fn handle<H>(hs: &[H], i: usize) -> Result<&H> {
 }
 
 impl Engine for CpuEngine {
+    fn set_precision(&mut self, precision: mien_cpu::Precision) -> Result<()> {
+        match &mut self.poser {
+            Poser::Rig(b, _) => b.set_precision(precision),
+            Poser::Head(b, _, _) => b.set_precision(precision),
+        }
+        Ok(())
+    }
+
     fn set_rig(&mut self, controls: &[RigControls], stats: &mut [ControlStats]) -> Result<()> {
         let Poser::Rig(b, hs) = &mut self.poser else {
             return Err(wrong_model("morph controls"));

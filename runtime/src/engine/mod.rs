@@ -149,6 +149,14 @@ pub(crate) trait Engine {
     fn bytes(&self) -> (u64, u64);
     /// The sink.
     fn sink(&self) -> SinkRef<'_>;
+    /// How the rig pass rounds ([`mien_cpu::Precision`]); the CPU engine only.
+    fn set_precision(&mut self, _precision: mien_cpu::Precision) -> Result<()> {
+        Err(Error::invalid(
+            "precision",
+            "a CPU device's setting: a GPU device's rounding is chosen when its context opens \
+             (ContextOptions::cooperative_matrix of mien-wgpu and mien-vulkan)",
+        ))
+    }
 }
 
 /// The refusal of an instance index `i` a runtime of `n` instances does not have.
