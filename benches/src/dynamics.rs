@@ -18,12 +18,14 @@
 //!   parallel over characters), `hair.wgsl` on wgpu and Vulkan (the guides written, one dispatch,
 //!   waited for).
 //!
-//! Frames advance 1/60 s (a 60 Hz application). A row's times are means over the timed frames
+//! Frames advance 1/60 s (a 60 Hz application). A row's times are taken over the timed frames
 //! after untimed ones (at least `warmup`, and at least [`crate::harness::WARMUP_MIN`] of them, so
-//! the spawn frame and an idle GPU's clock ramp are not timed): `sim` the host simulation,
-//! `draw` the rest of the frame (pose, lifts and strands: encode, submit, wait), `frame` both;
+//! the spawn frame and an idle GPU's clock ramp are not timed): `sim` the host simulation and
+//! `draw` the rest of the frame (pose, lifts and strands: encode, submit, wait) are means,
+//! `frame` the median of their sum (the rig table's statistic; the mean is `mean_frame_us`);
 //! `gpu` the device's own time from timestamp queries where it has them; characters/s = batch /
-//! frame.
+//! frame. `mien bench` runs these rows after the rig table's, on the same backends and batches
+//! (`cpu-fast` poses the body with [`Precision::Fast`]); `mien bench --dynamics` runs them alone.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -36,7 +38,7 @@ use mien_core::hair::{
     strand_splats,
 };
 use mien_core::sink::SplatBuffers;
-use mien_runtime::{Backend, Device, DeviceOptions, Runtime, RuntimeOptions};
+use mien_runtime::{Backend, Device, DeviceOptions, Precision, Runtime, RuntimeOptions};
 use rayon::prelude::*;
 use serde::Serialize;
 
@@ -66,9 +68,11 @@ pub struct DynRow {
     /// Mean device time per frame from timestamp queries (all stages), µs; `None` on the CPU or
     /// where the device has none.
     pub gpu_us: Option<f64>,
-    /// Mean wall time of a frame, µs.
+    /// Median wall time of a frame, µs (the rig table's statistic).
     pub frame_us: Option<f64>,
-    /// batch / frame time.
+    /// Mean wall time of a frame, µs (`sim_us + draw_us`).
+    pub mean_frame_us: Option<f64>,
+    /// batch / median frame time.
     pub characters_per_s: Option<f64>,
     /// `ok`, or `error: why`.
     pub status: String,
@@ -78,7 +82,7 @@ pub struct DynRow {
 pub fn table(rows: &[DynRow]) -> String {
     let num = |x: Option<f64>, d: usize| x.map_or("-".to_owned(), |x| format!("{x:.d$}"));
     let mut s = format!(
-        "{:<7} {:<6} {:>5} {:>9} {:>10} {:>10} {:>10} {:>10} {:>13}  {}\n",
+        "{:<8} {:<6} {:>5} {:>9} {:>10} {:>10} {:>10} {:>10} {:>13}  {}\n",
         "backend",
         "work",
         "batch",
@@ -92,7 +96,7 @@ pub fn table(rows: &[DynRow]) -> String {
     );
     for r in rows {
         s += &format!(
-            "{:<7} {:<6} {:>5} {:>9} {:>10} {:>10} {:>10} {:>10} {:>13}  {}\n",
+            "{:<8} {:<6} {:>5} {:>9} {:>10} {:>10} {:>10} {:>10} {:>13}  {}\n",
             r.backend,
             r.workload,
             r.batch,
@@ -137,10 +141,12 @@ fn measure(
         k += 1;
     }
     let (mut sim, mut draw, mut gpu, mut gpu_n) = (Duration::ZERO, Duration::ZERO, 0.0, 0u32);
+    let mut walls = Vec::with_capacity(plan.frames as usize);
     for j in 0..plan.frames {
         let t = frame(k + u64::from(j))?;
         sim += t.sim;
         draw += t.draw;
+        walls.push((t.sim + t.draw).as_secs_f64() * 1e6);
         if let Some(g) = t.gpu_ms {
             gpu += g;
             gpu_n += 1;
@@ -148,22 +154,37 @@ fn measure(
     }
     let n = f64::from(plan.frames.max(1));
     let us = |d: Duration| d.as_secs_f64() * 1e6 / n;
-    let frame_us = us(sim + draw);
+    walls.sort_by(f64::total_cmp);
+    let m = walls.len();
+    let median = match m {
+        0 => 0.0,
+        _ if m % 2 == 1 => walls[m / 2],
+        _ => 0.5 * (walls[m / 2 - 1] + walls[m / 2]),
+    };
     row.sim_us = Some(us(sim));
     row.draw_us = Some(us(draw));
     // Only when every timed frame had its device time: a partial sum would read low.
     row.gpu_us = (gpu_n == plan.frames && gpu > 0.0).then(|| gpu * 1e3 / n);
-    row.frame_us = Some(frame_us);
-    row.characters_per_s = Some(f64::from(row.batch) / (frame_us * 1e-6));
+    row.frame_us = Some(median);
+    row.mean_frame_us = Some(us(sim + draw));
+    row.characters_per_s = Some(f64::from(row.batch) / (median * 1e-6));
     Ok(())
 }
 
-/// Open the runtime device for `backend` (`cpu`, `wgpu`, `vulkan`); a software adapter only with
-/// `allow_software`.
+/// Open the runtime device for `backend` (`cpu`, `cpu-fast`: the CPU with
+/// [`Precision::Fast`] for the rig, `wgpu`, `vulkan`) and the precision to set on its runtimes; a
+/// software adapter only with `allow_software`.
 ///
 /// # Errors
 /// An unknown backend, one this build lacks, no device.
-pub fn open(backend: &str, allow_software: bool) -> anyhow::Result<(Device, String)> {
+pub fn open(backend: &str, allow_software: bool) -> anyhow::Result<(Device, Precision, String)> {
+    if backend == "cpu-fast" {
+        return Ok((
+            Device::Cpu,
+            Precision::Fast,
+            crate::machine::Machine::this().cpu,
+        ));
+    }
     let choice: Backend = backend.parse()?;
     anyhow::ensure!(
         choice != Backend::Auto,
@@ -180,20 +201,12 @@ pub fn open(backend: &str, allow_software: bool) -> anyhow::Result<(Device, Stri
         Device::Cpu => crate::machine::Machine::this().cpu,
         _ => device.adapter().unwrap_or_default(),
     };
-    Ok((device, words))
+    Ok((device, Precision::Exact, words))
 }
 
-/// Run workload `id` for `batch` characters on `device` (named `backend`), reading Sintel's groom
-/// from `data/hair/`. A failure lands in the row's status.
-pub fn run_row(
-    backend: &str,
-    device: &Device,
-    id: &str,
-    batch: u32,
-    plan: DynPlan,
-    data: &Path,
-) -> DynRow {
-    let mut row = DynRow {
+/// A row that could not run: `status` (`error: …` or `n/a: …`) and no figures.
+pub fn failed_row(backend: &str, id: &str, batch: u32, status: &str) -> DynRow {
+    DynRow {
         backend: backend.to_owned(),
         workload: id.to_owned(),
         batch,
@@ -202,11 +215,31 @@ pub fn run_row(
         draw_us: None,
         gpu_us: None,
         frame_us: None,
+        mean_frame_us: None,
         characters_per_s: None,
-        status: "ok".into(),
-    };
+        status: status.to_owned(),
+    }
+}
+
+/// Run workload `id` for `batch` characters on `device` (named `backend`), reading Sintel's groom
+/// from `data/hair/`. A failure lands in the row's status.
+pub fn run_row(
+    backend: &str,
+    device: &Device,
+    precision: Precision,
+    id: &str,
+    batch: u32,
+    plan: DynPlan,
+    data: &Path,
+) -> DynRow {
+    let mut row = failed_row(backend, id, batch, "ok");
     let r = match id {
-        "body" => body(device, batch, plan, &mut row),
+        "body" => body(device, precision, batch, plan, &mut row),
+        // The groom has no rig: the fast path's row would repeat the CPU's.
+        "sintel" if precision == Precision::Fast => {
+            row.status = "n/a: no rig to pose (Sintel's groom alone): the cpu row times it".into();
+            return row;
+        }
         "sintel" => sintel(device, batch, plan, data, &mut row),
         other => Err(anyhow::anyhow!(
             "unknown dynamics workload `{other}` (body, sintel)"
@@ -226,7 +259,13 @@ pub fn run_row(
 }
 
 /// The built-in body walking in wind (module doc).
-fn body(device: &Device, batch: u32, plan: DynPlan, row: &mut DynRow) -> anyhow::Result<()> {
+fn body(
+    device: &Device,
+    precision: Precision,
+    batch: u32,
+    plan: DynPlan,
+    row: &mut DynRow,
+) -> anyhow::Result<()> {
     let loaded = mien_runtime::character::CharacterDef::builtin_body()?;
     let asset = Arc::new(loaded.asset.clone());
     let mut rt = Runtime::new(
@@ -237,6 +276,9 @@ fn body(device: &Device, batch: u32, plan: DynPlan, row: &mut DynRow) -> anyhow:
             ..Default::default()
         },
     )?;
+    if precision != Precision::Exact {
+        rt.set_precision(precision)?;
+    }
     for i in 0..batch as usize {
         let mut inst = rt.instance_mut(i)?;
         loaded.apply(&mut inst)?;

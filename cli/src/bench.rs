@@ -11,6 +11,7 @@ use clap::{Args, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::bench_check::{self, OutFiles, check_args, workload_ids};
+use mien_benches::dynamics::{self, DynPlan, DynRow};
 use mien_benches::harness::{Bench, CopyResult, LiftMode, Row, RowPlan, run_row};
 use mien_benches::machine::{Machine, utc_now};
 use mien_benches::workloads::{self, Workload};
@@ -55,7 +56,10 @@ copy (a host memcpy for the CPU) of about the same size measured in the same run
 for a timed row, `n/a: why` for a row the backend cannot run, `error: why` for a failure.
 
 Rows: every backend × workload × batch × lift (off, debug, surface by default), GPU backends \
-before the CPU. The gaussians column is the splats each character writes per frame: V for the debug \
+before the CPU; then the whole characters with cloth and hair, `body` and `sintel` (lift `full`: \
+their simulations and every lift; µs/frame the median frame, host µs the host simulation, 30 timed \
+frames unless --frames says otherwise; cpu-fast poses the body's rig with the fast path), on the \
+same backends and batches, with their split (sim, draw, gpu µs) in a second table. The gaussians column is the splats each character writes per frame: V for the debug \
 lift, the surface lift's gaussians (about 100,000, bound to the triangles of ring frame 0). Untimed frames come first: at least 3 (1 with --quick) and at least 0.2 s of them.
 Inputs: W1, W2, W3 and W6 read real files from --data (or $MIEN_DATA, else ../shared/data); W4 and \
 W5 are generated from a fixed seed.
@@ -71,8 +75,8 @@ pub struct BenchArgs {
     /// multiply-add path). Default: every one that has a hardware device (the CPU always).
     #[arg(long, value_delimiter = ',')]
     pub backend: Vec<String>,
-    /// Workloads, comma-separated (W1 … W6; with --dynamics: body, sintel; see
-    /// benches/README.md). Default: all.
+    /// Workloads, comma-separated: W1 … W6 (the rigs), body and sintel (whole characters with
+    /// cloth and hair); see benches/README.md. Default: all (W1 … W6 only with --export).
     #[arg(long, value_delimiter = ',')]
     pub workload: Vec<String>,
     /// Characters per frame, comma-separated. Default 1,16,256 (1,16 with --quick).
@@ -139,10 +143,12 @@ fn num(x: Option<f64>, digits: usize) -> String {
     x.map_or("-".into(), |x| format!("{x:.digits$}"))
 }
 
-/// The results table, one line per row.
-pub fn table(rows: &[Row]) -> String {
+/// The results table, one line per row: the rig workloads' rows, then the whole characters'
+/// (`body`, `sintel`: lift `full`, their simulations and every lift; µs/frame the median frame,
+/// host µs the host simulation's mean, no byte count).
+pub fn table(rows: &[Row], dyn_rows: &[DynRow]) -> String {
     let mut s = format!(
-        "{:<7} {:<5} {:>5} {:>7} {:>9} {:>12} {:>12} {:>9} {:>13} {:>9} {:>7}  {}\n",
+        "{:<8} {:<6} {:>5} {:>7} {:>9} {:>12} {:>12} {:>9} {:>13} {:>9} {:>7}  {}\n",
         "backend",
         "work",
         "batch",
@@ -158,7 +164,7 @@ pub fn table(rows: &[Row]) -> String {
     );
     for r in rows {
         s += &format!(
-            "{:<7} {:<5} {:>5} {:>7} {:>9} {:>12} {:>12} {:>9} {:>13} {:>9} {:>7}  {}\n",
+            "{:<8} {:<6} {:>5} {:>7} {:>9} {:>12} {:>12} {:>9} {:>13} {:>9} {:>7}  {}\n",
             r.backend,
             r.workload,
             r.batch,
@@ -170,6 +176,23 @@ pub fn table(rows: &[Row]) -> String {
             num(r.characters_per_s, 0),
             num(r.gb_per_s, 2),
             num(r.pct_of_copy, 1),
+            if r.status == "ok" { "" } else { &r.status },
+        );
+    }
+    for r in dyn_rows {
+        s += &format!(
+            "{:<8} {:<6} {:>5} {:>7} {:>9} {:>12} {:>12} {:>9} {:>13} {:>9} {:>7}  {}\n",
+            r.backend,
+            r.workload,
+            r.batch,
+            "full",
+            r.gaussians,
+            num(r.frame_us, 1),
+            "-",
+            num(r.sim_us, 1),
+            num(r.characters_per_s, 0),
+            "-",
+            "-",
             if r.status == "ok" { "" } else { &r.status },
         );
     }
@@ -210,7 +233,7 @@ pub fn run(a: &BenchArgs, command: Vec<String>) -> anyhow::Result<()> {
     if a.dynamics {
         return run_dynamics(a, &data, command);
     }
-    let ids = workload_ids(a)?;
+    let (ids, dyn_ids) = workload_ids(a)?;
     if let Some(dir) = &a.export {
         return bench_check::export(&ids, &data, dir);
     }
@@ -233,7 +256,11 @@ pub fn run(a: &BenchArgs, command: Vec<String>) -> anyhow::Result<()> {
     let lifts = a.lift.unwrap_or(LiftChoice::All).modes();
     let frames = a.frames.unwrap_or(if a.quick { 3 } else { 50 });
     let warmup = if a.quick { 1 } else { 3 };
-    let total = (ids.len() * backends.len() * batches.len() * lifts.len()) as u64;
+    let dyn_plan = DynPlan {
+        warmup,
+        frames: a.frames.unwrap_or(if a.quick { 3 } else { 30 }),
+    };
+    let total = ((ids.len() * lifts.len() + dyn_ids.len()) * backends.len() * batches.len()) as u64;
     let pb = progress(a, total, "rows");
     let mut rows = Vec::new();
     let mut copies: Vec<(String, CopyResult)> = Vec::new();
@@ -278,6 +305,29 @@ pub fn run(a: &BenchArgs, command: Vec<String>) -> anyhow::Result<()> {
             }
         }
     }
+    // The whole characters after the rig rows, on the same backends and batches (the runtime's
+    // device for each: the GPU backends first again, `cpu-fast` the CPU posing with the fast path).
+    let mut dyn_rows = Vec::new();
+    if !dyn_ids.is_empty() {
+        let mut names: Vec<&str> = backends.iter().map(|b| b.name()).collect();
+        names.sort_by_key(|n| n.starts_with("cpu"));
+        for name in names {
+            let opened = dynamics::open(name, a.allow_software);
+            for id in &dyn_ids {
+                for &batch in &batches {
+                    crate::interrupt::check()?;
+                    pb.set_message(format!("{name} {id} ×{batch}"));
+                    dyn_rows.push(match &opened {
+                        Ok((device, precision, _)) => {
+                            dynamics::run_row(name, device, *precision, id, batch, dyn_plan, &data)
+                        }
+                        Err(e) => dynamics::failed_row(name, id, batch, &format!("error: {e:#}")),
+                    });
+                    pb.inc(1);
+                }
+            }
+        }
+    }
     pb.finish_and_clear();
     // Which device each backend ran on, above the table (and in table.txt), so a table from a
     // software adapter cannot pass for one from a GPU.
@@ -285,7 +335,13 @@ pub fn run(a: &BenchArgs, command: Vec<String>) -> anyhow::Result<()> {
         .iter()
         .map(|b| format!("# {}: {}\n", b.name(), b.device()))
         .collect();
-    text += &table(&rows);
+    text += &table(&rows, &dyn_rows);
+    if !dyn_rows.is_empty() {
+        text += "\n# body and sintel split: sim µs the host simulation, draw µs the rest (pose, lifts, \
+                 strands: record, submit, wait), both means; gpu µs the device's timestamps; frame \
+                 µs the median\n";
+        text += &dynamics::table(&dyn_rows);
+    }
     print!("{text}");
     for n in &notes {
         println!("note: {n}");
@@ -309,12 +365,19 @@ pub fn run(a: &BenchArgs, command: Vec<String>) -> anyhow::Result<()> {
             },
             "workloads": described,
             "rows": rows,
+            "dynamics_rows": dyn_rows,
+            "dynamics_frames": dyn_plan.frames,
+            "frame_dt_s": dynamics::FRAME_DT,
             "copy_baselines": copies.iter().map(|(k, c)| json!({"backend": k.split(':').next(), "copy": c})).collect::<Vec<_>>(),
             "notes": notes,
         });
         write_out(out, &doc, &text)?;
     }
-    all_ran(rows.iter().map(|r| r.status.as_str()))
+    all_ran(
+        rows.iter()
+            .map(|r| r.status.as_str())
+            .chain(dyn_rows.iter().map(|r| r.status.as_str())),
+    )
 }
 
 /// bench.json and table.txt into `out`, renamed into place inside a critical section (the
@@ -393,7 +456,6 @@ fn plot(a: &BenchArgs, dir: &std::path::Path, backends: &[Box<dyn Bench>]) -> an
 
 /// `--dynamics`: the cloth and hair rows ([`mien_benches::dynamics`]).
 fn run_dynamics(a: &BenchArgs, data: &std::path::Path, command: Vec<String>) -> anyhow::Result<()> {
-    use mien_benches::dynamics::{self, DynPlan};
     let ids = bench_check::dynamics_ids(a)?;
     let out = a.out.as_deref().map(OutFiles::prepare).transpose()?;
     if let Some(o) = &out {
@@ -405,20 +467,20 @@ fn run_dynamics(a: &BenchArgs, data: &std::path::Path, command: Vec<String>) -> 
         // a rig-backend precision, not a device).
         for name in mien_benches::BACKENDS.iter().filter(|n| **n != "cpu-fast") {
             match dynamics::open(name, a.allow_software) {
-                Ok((d, words)) => devices.push(((*name).to_owned(), d, words)),
+                Ok((d, p, words)) => devices.push(((*name).to_owned(), d, p, words)),
                 Err(e) => notes.push(format!("{name} skipped: {e:#}")),
             }
         }
     } else {
         for name in &a.backend {
             let name = name.trim().to_ascii_lowercase();
-            let (d, words) = dynamics::open(&name, a.allow_software)
+            let (d, p, words) = dynamics::open(&name, a.allow_software)
                 .with_context(|| format!("--backend {name}"))?;
-            devices.push((name, d, words));
+            devices.push((name, d, p, words));
         }
     }
     // GPU backends first, the CPU last (as the rig table).
-    devices.sort_by_key(|(n, _, _)| n.starts_with("cpu"));
+    devices.sort_by_key(|(n, _, _, _)| n.starts_with("cpu"));
     let batches = match (a.batch.is_empty(), a.quick) {
         (false, _) => a.batch.clone(),
         (true, true) => vec![1, 16],
@@ -431,12 +493,14 @@ fn run_dynamics(a: &BenchArgs, data: &std::path::Path, command: Vec<String>) -> 
     let total = (ids.len() * devices.len() * batches.len()) as u64;
     let pb = progress(a, total, "rows");
     let mut rows = Vec::new();
-    for (name, device, _) in &devices {
+    for (name, device, precision, _) in &devices {
         for id in &ids {
             for &batch in &batches {
                 crate::interrupt::check()?;
                 pb.set_message(format!("{name} {id} ×{batch}"));
-                rows.push(dynamics::run_row(name, device, id, batch, plan, data));
+                rows.push(dynamics::run_row(
+                    name, device, *precision, id, batch, plan, data,
+                ));
                 pb.inc(1);
             }
         }
@@ -444,7 +508,7 @@ fn run_dynamics(a: &BenchArgs, data: &std::path::Path, command: Vec<String>) -> 
     pb.finish_and_clear();
     let mut text: String = devices
         .iter()
-        .map(|(n, _, w)| format!("# {n}: {w}\n"))
+        .map(|(n, _, _, w)| format!("# {n}: {w}\n"))
         .collect();
     text += &dynamics::table(&rows);
     print!("{text}");
@@ -454,7 +518,7 @@ fn run_dynamics(a: &BenchArgs, data: &std::path::Path, command: Vec<String>) -> 
     if let Some(out) = &out {
         let doc = json!({
             "machine": Machine::this(),
-            "devices": devices.iter().map(|(n, _, w)| json!({"backend": n, "device": w})).collect::<Vec<_>>(),
+            "devices": devices.iter().map(|(n, _, _, w)| json!({"backend": n, "device": w})).collect::<Vec<_>>(),
             "date": utc_now(),
             "command": command,
             "frames": plan.frames,

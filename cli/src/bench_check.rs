@@ -138,7 +138,7 @@ pub fn dynamics_ids(a: &BenchArgs) -> anyhow::Result<Vec<String>> {
 fn pick_ids(
     a: &BenchArgs,
     known: &[&str],
-    norm: fn(&str) -> String,
+    norm: impl Fn(&str) -> String,
     what: &str,
     known_label: &str,
 ) -> anyhow::Result<Vec<String>> {
@@ -167,12 +167,45 @@ fn first_repeat(items: &[String]) -> Option<&String> {
         .map(|(_, x)| x)
 }
 
-/// The workload ids asked for (all by default), upper-cased, each known and named once.
+/// The workloads asked for, split: the rig table's (`W1` … `W6`, upper-cased) and the whole
+/// characters with cloth and hair (`body`, `sintel`, lower-cased), each known and named once. By
+/// default all of both — except with `--export` or `--plot` (the rig workloads only; `body` and
+/// `sintel` have no arrays to export) and with `--lift` alone naming no rig workload.
 ///
 /// # Errors
-/// An unknown or repeated id, naming it and the known ones.
-pub fn workload_ids(a: &BenchArgs) -> anyhow::Result<Vec<String>> {
-    pick_ids(a, &ALL, str::to_ascii_uppercase, "workload", "known")
+/// An unknown or repeated id, naming it and the known ones; `body` or `sintel` with `--export`;
+/// `--lift` when every workload named is `body` or `sintel` (their lifts are their own).
+pub fn workload_ids(a: &BenchArgs) -> anyhow::Result<(Vec<String>, Vec<String>)> {
+    let dynamics = mien_benches::dynamics::WORKLOADS;
+    let norm = |s: &str| {
+        let l = s.to_ascii_lowercase();
+        if dynamics.contains(&l.as_str()) {
+            l
+        } else {
+            s.to_ascii_uppercase()
+        }
+    };
+    let mut known: Vec<&str> = ALL.to_vec();
+    known.extend(dynamics);
+    let ids = pick_ids(a, &known, norm, "workload", "known")?;
+    let (rig, dyn_ids): (Vec<String>, Vec<String>) = ids
+        .into_iter()
+        .partition(|id| !dynamics.contains(&id.as_str()));
+    let explicit = !a.workload.is_empty();
+    if a.export.is_some() || a.plot.is_some() {
+        anyhow::ensure!(
+            !explicit || dyn_ids.is_empty(),
+            "--workload {}: whole characters with cloth and hair have no arrays to export",
+            dyn_ids.join(",")
+        );
+        return Ok((rig, Vec::new()));
+    }
+    anyhow::ensure!(
+        !(explicit && rig.is_empty() && a.lift.is_some()),
+        "--lift chooses the rig workloads' rows (W1 … W6); body and sintel run their own lifts: \
+         drop --lift or name a rig workload"
+    );
+    Ok((rig, dyn_ids))
 }
 
 /// `--export DIR`: every workload built first (a missing input fails before anything is written),

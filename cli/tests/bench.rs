@@ -373,8 +373,8 @@ fn an_interrupted_run_leaves_no_out_folder() {
 }
 
 /// `--dynamics`: the built-in body with its cape and groom and Sintel's full groom on the CPU, one
-/// row each, written to bench.json with figures that agree with each other (frame = sim + draw,
-/// characters/s = batch / frame), the gaussians each character writes (the body's with its cape
+/// row each, written to bench.json with figures that agree with each other (mean frame = sim +
+/// draw, characters/s = batch / median frame), the gaussians each character writes (the body's with its cape
 /// and 134,400 strand gaussians; Sintel's 11,400 × 15), and a host simulation that took time.
 #[test]
 fn dynamics_rows_time_whole_characters_with_cloth_and_hair() {
@@ -414,7 +414,9 @@ fn dynamics_rows_time_whole_characters_with_cloth_and_hair() {
         assert_eq!(r["batch"], 2);
         let f = |k: &str| r[k].as_f64().unwrap();
         assert!(f("sim_us") > 0.0 && f("draw_us") > 0.0, "{r}");
-        assert!((f("frame_us") - f("sim_us") - f("draw_us")).abs() < 1e-6 * f("frame_us"));
+        // Two frames: the median is their mean.
+        assert!((f("mean_frame_us") - f("sim_us") - f("draw_us")).abs() < 1e-6 * f("frame_us"));
+        assert!((f("frame_us") - f("mean_frame_us")).abs() < 1e-6 * f("frame_us"));
         assert!(
             (f("characters_per_s") - 2.0 / (f("frame_us") * 1e-6)).abs()
                 < 1e-6 * f("characters_per_s")
@@ -446,4 +448,115 @@ fn dynamics_refuses_what_it_does_not_take() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(says), "{args:?}: {err}");
     }
+}
+
+/// The rig table and the whole characters in one run (issue 28 item 6): `W6` and `body` on `cpu`
+/// and `cpu-fast` at batches 1 and 3 give four rig rows and four body rows in one bench.json,
+/// the body rows in the table with lift `full` and in the split table below it, `cpu-fast`'s body
+/// posed through the fast path and timed like the CPU's.
+#[test]
+fn the_main_table_has_the_body_rows_on_the_same_backends_and_batches() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = mien()
+        .args([
+            "bench",
+            "--backend",
+            "cpu,cpu-fast",
+            "--workload",
+            "W6,body",
+            "--batch",
+            "1,3",
+            "--lift",
+            "off",
+            "--frames",
+            "2",
+            "--quick",
+            "--quiet",
+            "--data",
+        ])
+        .arg(common::data(""))
+        .arg("--out")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("bench.json")).unwrap()).unwrap();
+    let rows = doc["rows"].as_array().unwrap();
+    let dyn_rows = doc["dynamics_rows"].as_array().unwrap();
+    let keys = |rs: &[Value]| -> Vec<(String, String, u64)> {
+        rs.iter()
+            .map(|r| {
+                (
+                    r["backend"].as_str().unwrap().to_owned(),
+                    r["workload"].as_str().unwrap().to_owned(),
+                    r["batch"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let want = |w: &str| -> Vec<(String, String, u64)> {
+        ["cpu", "cpu-fast"]
+            .iter()
+            .flat_map(|b| [1, 3].map(|n| ((*b).to_owned(), w.to_owned(), n)))
+            .collect()
+    };
+    assert_eq!(keys(rows), want("W6"));
+    assert_eq!(keys(dyn_rows), want("body"));
+    for r in dyn_rows {
+        assert_eq!(r["status"], "ok", "{r}");
+        let f = |k: &str| r[k].as_f64().unwrap();
+        assert!(f("sim_us") > 0.0 && f("frame_us") > f("sim_us"), "{r}");
+    }
+    let table = std::fs::read_to_string(dir.path().join("table.txt")).unwrap();
+    let body_lines = table
+        .lines()
+        .filter(|l| !l.starts_with('#') && l.split_whitespace().nth(1) == Some("body"));
+    // Four in the main table (lift `full`) and four in the split table.
+    assert_eq!(body_lines.clone().count(), 8, "{table}");
+    assert_eq!(
+        body_lines.filter(|l| l.contains(" full ")).count(),
+        4,
+        "{table}"
+    );
+}
+
+/// The whole characters have no arrays to export and no lift choice.
+#[test]
+fn body_rows_refuse_export_and_lift() {
+    let dir = tempfile::tempdir().unwrap();
+    for (args, says) in [
+        (
+            vec![
+                "--workload".to_owned(),
+                "W6,body".into(),
+                "--export".into(),
+                dir.path().join("x").display().to_string(),
+            ],
+            "no arrays to export",
+        ),
+        (
+            vec![
+                "--workload".to_owned(),
+                "sintel".into(),
+                "--lift".into(),
+                "surface".into(),
+            ],
+            "drop --lift",
+        ),
+        (
+            vec!["--workload".to_owned(), "hair".into()],
+            "unknown workload `HAIR`",
+        ),
+    ] {
+        let out = mien().arg("bench").args(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    assert!(!dir.path().join("x").exists());
 }
