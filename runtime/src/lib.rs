@@ -57,11 +57,11 @@ pub use body::BodyReport;
 pub use device::{Backend, Device, DeviceOptions};
 pub use engine::{SinkRef, Times};
 pub use error::{Error, Result};
-pub use mien_cpu::Precision;
 pub use face::{Event, FaceDriver, FaceSources, Script};
 pub use instance::{FootPlacement, HeadMotionReport, Instance, InstanceMut, InstanceTotals};
 pub use memory::HOST_BYTES_PER_VERTEX;
 pub use mien_core::anim::head::HeadJointNames;
+pub use mien_cpu::Precision;
 pub use runtime::{
     FrameReport, InstanceFrame, LiftInfo, LiftKind, LiftOptions, MAX_INSTANCES, MemoryReport,
     Runtime, RuntimeOptions, Shading,

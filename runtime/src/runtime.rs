@@ -12,10 +12,10 @@ use crate::asset::{Asset, Model};
 use crate::device::Device;
 use crate::engine::{self, Engine, SinkRef, Times, no_instance};
 use crate::error::{Error, Result};
-use mien_cpu::Precision;
 use crate::instance::{Instance, InstanceMut};
 pub use crate::lift::{LiftInfo, LiftKind, LiftOptions, Shading};
 use crate::posed::{PosedCheck, rest_geometry};
+use mien_cpu::Precision;
 
 /// Default gaussian σ as a fraction of the character's median rest-pose triangle edge: large
 /// enough that neighbouring splats overlap on an evenly meshed surface, small enough to keep
