@@ -16,6 +16,9 @@ Variants (see README.md for the formulas and the agreement bounds):
   (``face_orien_mat[binding]``) with its vertices ``v[:, faces[tri]]``:
   μ = Σⱼ βⱼpⱼ + d·k·n, Σ = k²·R·S·Rᵀ packed to 6. float32 on the device, batched (B,N,…).
 - lift ``surface-pergauss``: the same frame computed per gaussian from its gathered vertices.
+- lift ``surface-fused``: ``surface`` with Σ's six packed entries computed elementwise
+  (RS = R·S by broadcasting, then Σᵢⱼ = k²·Σ_b RSᵢ_b·Rⱼ_b) instead of batched 3×3 matmuls.
+- lift ``surface-compiled``: ``surface-fused`` through ``torch.compile`` (where it runs).
 
 The frame is first compared to mien's ``expected``; a variant outside its bound anywhere
 is reported without a time. Times are CUDA-event times of one frame (controls already on
@@ -336,7 +339,30 @@ def lift_variants(m, a, tol):
     s = dev(a["local_cov"])
     S = torch.stack([s[:, [0, 1, 2]], s[:, [1, 3, 4]], s[:, [2, 4, 5]]], dim=-2)  # (N,3,3)
 
-    def make(per_face):
+    def frame(pos, B, per_face, fused):
+        """One frame's centres (B,N,3) and packed covariances (B,N,6) from the posed ``pos``."""
+        v = pos.view(B, V, 3)
+        P = v[:, corners]  # (B,N,3,3)
+        if per_face:
+            k, R = triangle_frames(v[:, faces])
+            k, R = k[:, tri], R[:, tri]
+        else:
+            k, R = triangle_frames(P)
+        n = R[..., 2]
+        mu = torch.einsum("nj,bnji->bni", bary, P) + (offset * k).unsqueeze(-1) * n
+        if fused:
+            # Elementwise instead of batched 3×3 matmuls: RS = R·S, then the six entries
+            # Σ_b RS[i,b]·R[j,b] the packing keeps.
+            RS = (R.unsqueeze(-1) * S.unsqueeze(-3)).sum(-2)
+            cov = (RS[..., COV_ROWS, :] * R[..., COV_COLS, :]).sum(-1) * (k * k).unsqueeze(-1)
+        else:
+            cov = (k * k)[..., None, None] * (R @ S @ R.transpose(-1, -2))
+            cov = cov[..., COV_ROWS, COV_COLS]
+        return mu, cov
+
+    def make(per_face, fused=False, compiled=False):
+        lift = torch.compile(frame, dynamic=False) if compiled else frame
+
         def prepare(rows):
             W = dev(a["weights"][rows])
             B = len(rows)
@@ -345,17 +371,7 @@ def lift_variants(m, a, tol):
 
             def step():
                 torch.addmm(base, W, D, out=pos)
-                v = pos.view(B, V, 3)
-                P = v[:, corners]  # (B,N,3,3)
-                if per_face:
-                    k, R = triangle_frames(v[:, faces])
-                    k, R = k[:, tri], R[:, tri]
-                else:
-                    k, R = triangle_frames(P)
-                n = R[..., 2]
-                mu = torch.einsum("nj,bnji->bni", bary, P) + (offset * k).unsqueeze(-1) * n
-                cov = (k * k)[..., None, None] * (R @ S @ R.transpose(-1, -2))
-                last[0], last[1] = mu, cov[..., COV_ROWS, COV_COLS]
+                last[0], last[1] = lift(pos, B, per_face, fused)
 
             def result():
                 return torch.cat(last, dim=-1).double().cpu().numpy()
@@ -364,12 +380,33 @@ def lift_variants(m, a, tol):
 
         return prepare
 
-    return [
+    out = [
         common.Variant("surface", make(True),
                        "addmm morph, frames per triangle gathered per gaussian, mu/Sigma fp32"),
         common.Variant("surface-pergauss", make(False),
                        "addmm morph, each gaussian's frame from its gathered vertices, fp32"),
+        common.Variant("surface-fused", make(True, fused=True),
+                       "as surface, Sigma's six entries elementwise (no batched 3x3 matmuls)"),
     ]
+    if compile_works():
+        out.append(common.Variant("surface-compiled", make(True, fused=True, compiled=True),
+                                  "surface-fused through torch.compile (Inductor, one graph)"))
+    return out
+
+
+def compile_works():
+    """Whether ``torch.compile`` runs here (Inductor needs Triton on CUDA, a C++ compiler on the
+    CPU): a tiny function compiled and run once; ``MIEN_PEER_NO_COMPILE=1`` skips it."""
+    if os.environ.get("MIEN_PEER_NO_COMPILE") == "1":
+        return False
+    try:
+        f = torch.compile(lambda x: (x * 2).sum(-1), dynamic=False)
+        f(torch.ones((4, 3), device=DEV))
+        return True
+    except Exception as e:  # noqa: BLE001 - any failure means: no compiled variant here
+        print(f"torch_peer: note: torch.compile unavailable ({type(e).__name__}): "
+              "no surface-compiled variant", file=sys.stderr)
+        return False
 
 
 def variants(m, arrays, args):
