@@ -65,15 +65,11 @@ fn blend_tile_512<const FUSED: bool>(tile: &Tile, heads: &[CpuHead], acc: &mut [
     let rows: &mut [f32] = bytemuck::cast_slice_mut(acc);
     assert!(rows.len() >= heads.len() * width);
     assert!(tile.halves.len() >= GROUPS * tile.coeffs * LINE);
-    let chunks = heads.len().div_ceil(WALK_HEADS_512);
     for g in 0..GROUPS {
         let lines = &tile.halves[g * tile.coeffs * LINE..(g + 1) * tile.coeffs * LINE];
-        let mut first = 0;
-        for c in 0..chunks {
-            let last = heads.len() * (c + 1) / chunks;
-            let hs = &heads[first..last];
-            let out = &mut rows[first * width..last * width];
-            first = last;
+        for r in even_chunks(heads.len(), WALK_HEADS_512) {
+            let hs = &heads[r.clone()];
+            let out = &mut rows[r.start * width..r.end * width];
             // SAFETY: the features are this function's; `out` holds the chunk's rows of `width`
             // floats and line group g's 32 columns lie inside each (g < GROUPS = width / 32);
             // `lines` holds E lines of 32 halves and every active e < E.
@@ -190,15 +186,11 @@ fn blend_tile_x86<const FUSED: bool>(tile: &Tile, heads: &[CpuHead], acc: &mut [
         }
         // Three or more: half a line per head (2 registers), up to four heads at once, so each
         // widened half line feeds 8 multiply-adds (two heads of whole lines: 4 widenings for 8).
-        // As even a split as WALK_HEADS allows (18 heads: 4, 3, 4, 3, 4).
-        let chunks = heads.len().div_ceil(WALK_HEADS);
+        // As even a split as WALK_HEADS allows (`even_chunks`).
         for off in [0, LINE / 2] {
-            let mut first = 0;
-            for c in 0..chunks {
-                let last = heads.len() * (c + 1) / chunks;
-                let hs = &heads[first..last];
-                let out = &mut rows[first * width..last * width];
-                first = last;
+            for r in even_chunks(heads.len(), WALK_HEADS) {
+                let hs = &heads[r.clone()];
+                let out = &mut rows[r.start * width..r.end * width];
                 // SAFETY: as above, with columns 32g + off .. + 16 inside each row.
                 unsafe {
                     match hs.len() {
@@ -217,6 +209,13 @@ fn blend_tile_x86<const FUSED: bool>(tile: &Tile, heads: &[CpuHead], acc: &mut [
 /// basis registers and the 4 broadcasts the compiler hoists fit AVX's 16 registers (5 or 6 heads
 /// spill accumulators to the stack every coefficient).
 const WALK_HEADS: usize = 4;
+
+/// `0..n` cut into `⌈n / max⌉` consecutive ranges as even as can be (18 by 4: 3, 4, 3, 4, 4 —
+/// sizes differ by at most one, each at most `max`).
+fn even_chunks(n: usize, max: usize) -> impl Iterator<Item = std::ops::Range<usize>> {
+    let chunks = n.div_ceil(max);
+    (0..chunks).map(move |c| n * c / chunks..n * (c + 1) / chunks)
+}
 
 /// The first `H` heads of `hs` (which holds at least `H`) as an array.
 fn heads_of<const H: usize>(hs: &[CpuHead]) -> [&CpuHead; H] {
@@ -310,6 +309,38 @@ fn blend_tile_portable(tile: &Tile, heads: &[CpuHead], acc: &mut [[f32; 3]]) {
                 for (x, b) in r[LINE * g..LINE * (g + 1)].iter_mut().zip(&row) {
                     *x += s * b;
                 }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::even_chunks;
+
+    /// The chunks tile `0..n` in order, ⌈n / max⌉ of them, each of at most `max` and all within
+    /// one of each other; 18 heads by 4 as hand-worked in the doc.
+    #[test]
+    fn even_chunks_tile_the_heads() {
+        assert_eq!(
+            even_chunks(18, 4).map(|r| r.len()).collect::<Vec<_>>(),
+            [3, 4, 3, 4, 4]
+        );
+        for n in 0..200 {
+            for max in 1..12 {
+                let rs: Vec<_> = even_chunks(n, max).collect();
+                assert_eq!(rs.len(), n.div_ceil(max));
+                let mut at = 0;
+                for r in &rs {
+                    assert_eq!(r.start, at);
+                    assert!(!r.is_empty() && r.len() <= max, "{n} {max} {r:?}");
+                    at = r.end;
+                }
+                assert_eq!(at, n);
+                let (lo, hi) = rs.iter().fold((usize::MAX, 0), |(l, h), r| {
+                    (l.min(r.len()), h.max(r.len()))
+                });
+                assert!(rs.is_empty() || hi - lo <= 1);
             }
         }
     }
