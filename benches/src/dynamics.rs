@@ -100,7 +100,11 @@ pub fn table(rows: &[DynRow]) -> String {
             r.backend,
             r.workload,
             r.batch,
-            r.gaussians,
+            if r.status == "ok" {
+                r.gaussians.to_string()
+            } else {
+                "-".into()
+            },
             num(r.sim_us, 1),
             num(r.draw_us, 1),
             num(r.gpu_us, 1),

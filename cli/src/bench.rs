@@ -63,7 +63,7 @@ same backends and batches, with their split (sim, draw, gpu µs) in a second tab
 lift, the surface lift's gaussians (about 100,000, bound to the triangles of ring frame 0). Untimed frames come first: at least 3 (1 with --quick) and at least 0.2 s of them.
 Inputs: W1, W2, W3 and W6 read real files from --data (or $MIEN_DATA, else ../shared/data); W4 and \
 W5 are generated from a fixed seed.
-With --dynamics the table is another: workloads `body` (the built-in body with its cape and 11,200-strand groom, walking in wind, through the runtime) and `sintel` (Sintel's full 11,400-strand TressFX groom on its collider); columns sim µs (the host's cloth and hair simulation of every character per frame), draw µs (the rest: pose, lifts, strands — record, submit, wait), gpu µs (the device's timestamps, all stages), frame µs (sim + draw), characters/s = batch / frame. Frames advance 1/60 s (benches/README.md).
+With --dynamics the table is another: workloads `body` (the built-in body with its cape and 11,200-strand groom, walking in wind, through the runtime) and `sintel` (Sintel's full 11,400-strand TressFX groom on its collider); columns sim µs (the host's cloth and hair simulation of every character per frame), draw µs (the rest: pose, lifts, strands — record, submit, wait), gpu µs (the device's timestamps, all stages) — these three means —, frame µs (the median frame; the mean of sim + draw is mean_frame_us in bench.json), characters/s = batch / frame. Frames advance 1/60 s (benches/README.md).
 Exit status: 0 when every row ran (or was n/a), 1 when a row failed or the arguments were refused, \
 2 for a command-line syntax error, 130 on Ctrl-C.";
 
@@ -72,7 +72,7 @@ Exit status: 0 when every row ran (or was n/a), 1 when a row failed or the argum
 #[command(after_help = AFTER_HELP)]
 pub struct BenchArgs {
     /// Backends, comma-separated (cpu, cpu-fast, wgpu, vulkan; cpu-fast is the CPU's fused
-    /// multiply-add path). Default: every one that has a hardware device (the CPU always).
+    /// multiply-add path, `Runtime::set_precision(Precision::Fast)` in the library). Default: every one that has a hardware device (the CPU always).
     #[arg(long, value_delimiter = ',')]
     pub backend: Vec<String>,
     /// Workloads, comma-separated: W1 … W6 (the rigs), body and sintel (whole characters with
@@ -186,7 +186,11 @@ pub fn table(rows: &[Row], dyn_rows: &[DynRow]) -> String {
             r.workload,
             r.batch,
             "full",
-            r.gaussians,
+            if r.status == "ok" {
+                r.gaussians.to_string()
+            } else {
+                "-".into()
+            },
             num(r.frame_us, 1),
             "-",
             num(r.sim_us, 1),

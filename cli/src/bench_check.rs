@@ -146,7 +146,9 @@ fn pick_ids(
         return Ok(known.iter().map(|s| (*s).to_owned()).collect());
     }
     let ids: Vec<String> = a.workload.iter().map(|s| norm(s.trim())).collect();
-    if let Some(bad) = ids.iter().find(|id| !known.contains(&id.as_str())) {
+    if let Some(k) = ids.iter().position(|id| !known.contains(&id.as_str())) {
+        // Named as the user typed it.
+        let bad = a.workload[k].trim();
         anyhow::bail!(
             "--workload: unknown {what} `{bad}` ({known_label}: {})",
             known.join(", ")
@@ -285,11 +287,19 @@ impl OutFiles {
     /// Create `dir` if needed and check it takes the two files.
     ///
     /// # Errors
-    /// A path that is not a folder, an unwritable folder, `bench.json` or `table.txt` being a folder.
+    /// A path that is not a folder, the filesystem's root, an unwritable folder, `bench.json` or
+    /// `table.txt` being a folder.
     pub fn prepare(dir: &Path) -> anyhow::Result<Self> {
         anyhow::ensure!(
             !dir.exists() || dir.is_dir(),
             "--out {}: not a folder",
+            dir.display()
+        );
+        // The filesystem's root is nobody's results folder (a typo of `--out /tmp/x`, most likely).
+        let resolved = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+        anyhow::ensure!(
+            resolved.parent().is_some(),
+            "--out {}: is the root folder; name a folder for bench.json and table.txt (e.g. --out bench-out)",
             dir.display()
         );
         let created = !dir.exists();

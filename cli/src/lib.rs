@@ -58,8 +58,8 @@ pub use mien_runtime::{
     Asset, Backend, BodyReport, Device, DeviceOptions, Error, Event, ExpressionSpace, FaceDriver,
     FaceSources, FootPlacement, FrameReport, HeadJointNames, HeadMotionReport, Instance,
     InstanceFrame, InstanceMut, InstanceTotals, LiftInfo, LiftKind, LiftOptions, MAX_INSTANCES,
-    MemoryReport, Model, Result, Runtime, RuntimeOptions, Sampler, Script, Shading, SinkRef,
-    Speech, SpeechOptions, Times,
+    MemoryReport, Model, Precision, Result, Runtime, RuntimeOptions, Sampler, Script, Shading,
+    SinkRef, Speech, SpeechOptions, Times,
 };
 
 /// The data types the runtime hands out and takes, from `mien-core`: splats `(G,…)`, posed

@@ -230,6 +230,17 @@ fn conflicting_and_impossible_arguments_are_refused_up_front() {
             "not a folder",
         ),
         (vec!["--workload".into(), "W1,w1".into()], "named twice"),
+        (
+            vec![
+                "--backend".into(),
+                "cpu".into(),
+                "--workload".into(),
+                "W6".into(),
+                "--out".into(),
+                "/".into(),
+            ],
+            "is the root folder",
+        ),
         (vec!["--backend".into(), "cpu,CPU".into()], "named twice"),
         (
             vec![
@@ -434,7 +445,7 @@ fn dynamics_rows_time_whole_characters_with_cloth_and_hair() {
 #[test]
 fn dynamics_refuses_what_it_does_not_take() {
     for (args, says) in [
-        (&["--workload", "W1"][..], "unknown dynamics workload `w1`"),
+        (&["--workload", "W1"][..], "unknown dynamics workload `W1`"),
         (&["--workload", "body,body"][..], "named twice"),
         (&["--lift", "surface"][..], "drop --lift"),
         (&["--plot", "x"][..], "drop --plot"),
@@ -550,7 +561,7 @@ fn body_rows_refuse_export_and_lift() {
         ),
         (
             vec!["--workload".to_owned(), "hair".into()],
-            "unknown workload `HAIR`",
+            "unknown workload `hair`",
         ),
     ] {
         let out = mien().arg("bench").args(&args).output().unwrap();

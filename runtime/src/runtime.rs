@@ -609,7 +609,8 @@ impl Runtime {
     /// compared against) or [`Precision::Fast`] (fused multiply-adds, SIMD and every core, within
     /// the conformance bound of the reference — Higham, *Accuracy and Stability of Numerical
     /// Algorithms*, 2nd ed., §3.1; `mien-cpu`'s `Precision` docs). The lifts and the rest pose
-    /// taken when the runtime was created are unchanged.
+    /// taken when the runtime was created are unchanged. (Through the `mien` facade: `use
+    /// mien::{Asset, Device, Precision, Runtime, RuntimeOptions};`.)
     ///
     /// ```
     /// use mien_runtime::{Asset, Device, Precision, Runtime, RuntimeOptions};
