@@ -272,7 +272,7 @@ pub(crate) fn attach(
     bounds: [[f32; 3]; 2],
     l: &LiftOptions,
     n: u32,
-    host_device: Option<&str>,
+    host_device: Option<(&str, u64)>,
 ) -> Result<LiftInfo> {
     let edge = median_edge(asset.triangles(), &rest_pos);
     let sigma = l
@@ -344,14 +344,16 @@ pub(crate) fn attach(
     let (cloth_slots, hair_slots) = extras.slots();
     let slots = spec.slots(v) + cloth_slots + hair_slots;
     engine::sink_slots(n, slots)?;
-    // A sink in host memory (the CPU, a software adapter): its N × slots × 52 bytes checked
-    // against the memory available before it is allocated (the rig's check counted vertices).
-    if let Some(device) = host_device {
-        let need = u64::from(n) * u64::from(slots) * 52;
+    // A sink in host memory (the CPU, a software adapter): its N × slots × 52 bytes plus the
+    // posed vertices it lives beside (`rig` bytes: zeroed pages the system may not have committed
+    // yet, so `MemAvailable` does not show them) checked against the memory available before it
+    // is allocated.
+    if let Some((device, rig)) = host_device {
+        let need = u64::from(n) * u64::from(slots) * 52 + rig;
         crate::memory::check_memory(
             n,
             slots,
-            "splat slots",
+            "splat slots (with their posed vertices)",
             need,
             crate::memory::available_memory(),
             device,

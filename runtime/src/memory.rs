@@ -23,10 +23,22 @@ pub(crate) fn check_runtime(asset: &Asset, device: &Device, n: u32) -> Result<()
     if !(device.is_software() || matches!(device, Device::Cpu)) {
         return Ok(());
     }
-    let tangents = matches!(asset.model(), Model::Rig(r) if !r.tangents.is_empty());
     let v = asset.vertex_count();
-    let need = host_bytes(n, v, !matches!(device, Device::Cpu), tangents);
+    let need = rig_host_bytes(asset, device, n);
     check_memory(n, v, "vertices", need, available_memory(), device.name())
+}
+
+/// Host bytes the posed vertices of `n` instances of `asset` hold on `device` where its buffers
+/// are host memory ([`host_bytes`]); the lift's check adds its sink to this (the two live
+/// together).
+pub(crate) fn rig_host_bytes(asset: &Asset, device: &Device, n: u32) -> u64 {
+    let tangents = matches!(asset.model(), Model::Rig(r) if !r.tangents.is_empty());
+    host_bytes(
+        n,
+        asset.vertex_count(),
+        !matches!(device, Device::Cpu),
+        tangents,
+    )
 }
 
 /// Host bytes `n` instances of `v` vertices hold ([`HOST_BYTES_PER_VERTEX`]; `gpu`: a software

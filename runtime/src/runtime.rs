@@ -242,7 +242,12 @@ impl Runtime {
                 rt.bounds,
                 l,
                 n,
-                (device.is_software() || matches!(device, Device::Cpu)).then_some(device.name()),
+                (device.is_software() || matches!(device, Device::Cpu)).then(|| {
+                    (
+                        device.name(),
+                        crate::memory::rig_host_bytes(&asset, device, n),
+                    )
+                }),
             )?);
         }
         rt.rest_positions = rest_pos;
