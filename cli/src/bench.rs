@@ -147,8 +147,20 @@ fn num(x: Option<f64>, digits: usize) -> String {
 /// (`body`, `sintel`: lift `full`, their simulations and every lift; µs/frame the median frame,
 /// host µs the host simulation's mean, no byte count).
 pub fn table(rows: &[Row], dyn_rows: &[DynRow]) -> String {
-    let mut s = format!(
-        "{:<8} {:<6} {:>5} {:>7} {:>9} {:>12} {:>12} {:>9} {:>13} {:>9} {:>7}  {}\n",
+    let line = |c: [&str; 12]| {
+        format!(
+            "{:<8} {:<6} {:>5} {:>7} {:>9} {:>12} {:>12} {:>9} {:>13} {:>9} {:>7}  {}\n",
+            c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10], c[11]
+        )
+    };
+    let status = |s: &str| {
+        if s == "ok" {
+            String::new()
+        } else {
+            s.to_owned()
+        }
+    };
+    let mut s = line([
         "backend",
         "work",
         "batch",
@@ -160,45 +172,44 @@ pub fn table(rows: &[Row], dyn_rows: &[DynRow]) -> String {
         "characters/s",
         "GB/s",
         "% copy",
-        "status"
-    );
+        "status",
+    ]);
     for r in rows {
-        s += &format!(
-            "{:<8} {:<6} {:>5} {:>7} {:>9} {:>12} {:>12} {:>9} {:>13} {:>9} {:>7}  {}\n",
-            r.backend,
-            r.workload,
-            r.batch,
+        s += &line([
+            &r.backend,
+            &r.workload,
+            &r.batch.to_string(),
             r.lift.name(),
-            r.gaussians,
-            num(r.us_per_frame, 1),
-            num(r.in_flight_us_per_frame, 1),
-            num(r.host_us_per_frame, 1),
-            num(r.characters_per_s, 0),
-            num(r.gb_per_s, 2),
-            num(r.pct_of_copy, 1),
-            if r.status == "ok" { "" } else { &r.status },
-        );
+            &r.gaussians.to_string(),
+            &num(r.us_per_frame, 1),
+            &num(r.in_flight_us_per_frame, 1),
+            &num(r.host_us_per_frame, 1),
+            &num(r.characters_per_s, 0),
+            &num(r.gb_per_s, 2),
+            &num(r.pct_of_copy, 1),
+            &status(&r.status),
+        ]);
     }
     for r in dyn_rows {
-        s += &format!(
-            "{:<8} {:<6} {:>5} {:>7} {:>9} {:>12} {:>12} {:>9} {:>13} {:>9} {:>7}  {}\n",
-            r.backend,
-            r.workload,
-            r.batch,
+        let gaussians = if r.status == "ok" {
+            r.gaussians.to_string()
+        } else {
+            "-".into()
+        };
+        s += &line([
+            &r.backend,
+            &r.workload,
+            &r.batch.to_string(),
             "full",
-            if r.status == "ok" {
-                r.gaussians.to_string()
-            } else {
-                "-".into()
-            },
-            num(r.frame_us, 1),
+            &gaussians,
+            &num(r.frame_us, 1),
             "-",
-            num(r.sim_us, 1),
-            num(r.characters_per_s, 0),
+            &num(r.sim_us, 1),
+            &num(r.characters_per_s, 0),
             "-",
             "-",
-            if r.status == "ok" { "" } else { &r.status },
-        );
+            &status(&r.status),
+        ]);
     }
     s
 }
