@@ -8,7 +8,7 @@ use std::path::PathBuf;
 /// (file, entry points, uses `unpack2x16float`) — the same list as `mien_shaders::ALL` (the flag is
 /// `Kernel::f16_in_f32`); `gnm_coop.wgsl` (fp16 storage and cooperative matrices) is compiled apart.
 const KERNELS: [(&str, &[&str], bool); 7] = [
-    ("morph.wgsl", &["main"], false),
+    ("morph.wgsl", &["main", "skinned"], false),
     ("skin.wgsl", &["main"], false),
     ("tangent.wgsl", &["main"], false),
     ("lift_debug.wgsl", &["lift", "clear"], false),

@@ -60,6 +60,18 @@ struct Inner {
     pub(crate) recent: Mutex<std::collections::VecDeque<wgpu::SubmissionIndex>>,
 }
 
+/// `e` and its sources, joined with ": ".
+fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut next = e.source();
+    while let Some(s) = next {
+        out.push_str(": ");
+        out.push_str(&s.to_string());
+        next = s.source();
+    }
+    out
+}
+
 /// A wgpu device and queue with what mien needs to know about them. Cheap to clone (shared).
 #[derive(Clone)]
 pub struct WgpuContext {
@@ -183,7 +195,9 @@ impl WgpuContext {
             let u = uncaptured.clone();
             device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
                 if let Ok(mut g) = u.lock() {
-                    g.get_or_insert_with(|| e.to_string());
+                    // The whole chain: wgpu's Display of a validation error is only
+                    // "Validation Error", its cause is in the sources.
+                    g.get_or_insert_with(|| error_chain(&e));
                 }
             }));
         }

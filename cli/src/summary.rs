@@ -7,11 +7,12 @@ use serde_json::Value;
 use crate::animate::Outcome;
 use crate::text::{count, metres, num, plural, secs};
 
+/// A byte count in binary units (MiB, KiB: the divisors are 2²⁰ and 2¹⁰).
 fn mb(b: u64) -> String {
     if b >= 1 << 20 {
-        format!("{:.1} MB", b as f64 / (1u64 << 20) as f64)
+        format!("{:.1} MiB", b as f64 / (1u64 << 20) as f64)
     } else {
-        format!("{:.0} KB", b as f64 / 1024.0)
+        format!("{:.0} KiB", b as f64 / 1024.0)
     }
 }
 

@@ -36,13 +36,16 @@ pub enum Entry {
     GnmCoop,
     /// `gnm_coop.wgsl` `finish`: the eyes, seam and skin after [`Entry::GnmCoop`].
     GnmCoopFinish,
+    /// `morph.wgsl` `skinned`: the morph blend and LBS in one pass, writing posed vertices (rigs
+    /// without tangents).
+    MorphSkinned,
 }
 
 use Slot::{Read, ReadWrite, Uniform};
 
 impl Entry {
     /// Every entry, in a fixed order (the index of [`Entry::index`]).
-    pub const ALL: [Entry; 10] = [
+    pub const ALL: [Entry; 11] = [
         Entry::Morph,
         Entry::Skin,
         Entry::Tangent,
@@ -53,6 +56,7 @@ impl Entry {
         Entry::HairStrands,
         Entry::GnmCoop,
         Entry::GnmCoopFinish,
+        Entry::MorphSkinned,
     ];
 
     /// Position in [`Entry::ALL`].
@@ -63,7 +67,7 @@ impl Entry {
     /// The kernel (WGSL source, SPIR-V).
     pub fn kernel(self) -> &'static mien_shaders::Kernel {
         match self {
-            Entry::Morph => &mien_shaders::MORPH,
+            Entry::Morph | Entry::MorphSkinned => &mien_shaders::MORPH,
             Entry::Skin => &mien_shaders::SKIN,
             Entry::Tangent => &mien_shaders::TANGENT,
             Entry::Lift | Entry::Clear => &mien_shaders::LIFT_DEBUG,
@@ -85,6 +89,7 @@ impl Entry {
             Entry::GnmForward => "forward",
             Entry::GnmCoop => "blend",
             Entry::GnmCoopFinish => "finish",
+            Entry::MorphSkinned => "skinned",
         }
     }
 
@@ -92,7 +97,11 @@ impl Entry {
     /// the kernels against this table).
     pub fn slots(self) -> &'static [Slot] {
         match self {
-            Entry::Morph => &[Uniform, Read, Read, Read, Read, Read, ReadWrite],
+            // One layout for both morph entries (`main` leaves the last two unused). 8 storage
+            // buffers: joints and weights are interleaved in one.
+            Entry::Morph | Entry::MorphSkinned => {
+                &[Uniform, Read, Read, Read, Read, Read, ReadWrite, Read, Read]
+            }
             Entry::Skin | Entry::GnmForward => &[Uniform, Read, Read, Read, Read, ReadWrite],
             // The tensor-core pass's two entries share one layout (Vulkan only: 9 storage
             // bindings fit everywhere it runs).
@@ -123,6 +132,7 @@ impl Entry {
             Entry::HairStrands => "mien hair strands",
             Entry::GnmCoop => "mien gnm blend (cooperative matrices)",
             Entry::GnmCoopFinish => "mien gnm finish",
+            Entry::MorphSkinned => "mien morph + skin",
         }
     }
 }

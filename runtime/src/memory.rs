@@ -9,8 +9,10 @@ use crate::error::{Error, Result};
 
 /// Bytes of memory per instance and vertex a runtime holds where the device keeps its buffers in
 /// host memory (the CPU, or a software adapter such as lavapipe): posed position and normal (24),
-/// the splat sink's slot (centre 16, colour 4, covariance 32), and on a GPU device the morphed copy
-/// (24); a rig that carries tangents adds 16. [`crate::Runtime::new`] refuses a runtime whose total
+/// the splat sink's slot (centre 16, colour 4, covariance 32), and on a GPU device that keeps one
+/// the intermediate copy (24: a linear head's head-local vertices, a tangent rig's morphed
+/// vertices; a rig without tangents is morphed and skinned in one pass and keeps none); a rig that
+/// carries tangents adds 16. [`crate::Runtime::new`] refuses a runtime whose total
 /// exceeds the memory the system has available (Linux `MemAvailable`) before allocating.
 pub const HOST_BYTES_PER_VERTEX: (u64, u64) = (24 + 52, 24 + 24 + 52);
 
@@ -33,18 +35,19 @@ pub(crate) fn check_runtime(asset: &Asset, device: &Device, n: u32) -> Result<()
 /// together).
 pub(crate) fn rig_host_bytes(asset: &Asset, device: &Device, n: u32) -> u64 {
     let tangents = matches!(asset.model(), Model::Rig(r) if !r.tangents.is_empty());
+    let fused = matches!(asset.model(), Model::Rig(r) if r.tangents.is_empty());
     host_bytes(
         n,
         asset.vertex_count(),
-        !matches!(device, Device::Cpu),
+        !matches!(device, Device::Cpu) && !fused,
         tangents,
     )
 }
 
-/// Host bytes `n` instances of `v` vertices hold ([`HOST_BYTES_PER_VERTEX`]; `gpu`: a software
-/// adapter's buffers, with the morphed copy).
-pub(crate) fn host_bytes(n: u32, v: u32, gpu: bool, tangents: bool) -> u64 {
-    let per = if gpu {
+/// Host bytes `n` instances of `v` vertices hold ([`HOST_BYTES_PER_VERTEX`]; `copy`: a software
+/// adapter's buffers with the intermediate copy).
+pub(crate) fn host_bytes(n: u32, v: u32, copy: bool, tangents: bool) -> u64 {
+    let per = if copy {
         HOST_BYTES_PER_VERTEX.1
     } else {
         HOST_BYTES_PER_VERTEX.0

@@ -14,6 +14,8 @@ use crate::{JointMatrices, LiftParams};
 
 /// Bytes per vertex of the largest per-vertex array (bind, morphed, posed: 6 f32).
 pub const VERTEX_BYTES: u64 = 24;
+/// Bytes per vertex of [`skin_words`] (4 palette indices and 4 weights).
+pub const SKIN_WORD_BYTES: u64 = 32;
 /// Bytes per CSR entry of the largest per-entry array (6 f32 of deltas).
 pub const ENTRY_BYTES: u64 = 24;
 
@@ -149,6 +151,21 @@ pub fn chunk_arrays(rig: &RigData, first: u32, count: u32) -> ChunkArrays {
         weights: rig.weights[a..b].to_vec(),
         tints: rig.colors[a..b].iter().map(|c| pack4x8unorm(*c)).collect(),
     }
+}
+
+/// Joints and skin weights interleaved as the fused morph-and-skin entry (`morph.wgsl`
+/// `skinned`) reads them: per vertex its 4 palette indices, then its 4 weights as f32 bit patterns
+/// — `(V,2)` `[u32; 4]`, one binding instead of two (the entry already binds 8 storage buffers).
+///
+/// # Panics
+/// When `joints` and `weights` differ in length (a caller bug: both come from one chunk).
+pub fn skin_words(joints: &[[u32; 4]], weights: &[[f32; 4]]) -> Vec<[u32; 4]> {
+    assert_eq!(joints.len(), weights.len(), "one joint row per weight row");
+    joints
+        .iter()
+        .zip(weights)
+        .flat_map(|(j, w)| [*j, w.map(f32::to_bits)])
+        .collect()
 }
 
 impl JointMatrices {

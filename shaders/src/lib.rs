@@ -6,6 +6,7 @@
 //! | kernel | entry points | reads | writes |
 //! |---|---|---|---|
 //! | [`MORPH`] | `main` | bind `(V,6)`, per tile slot table `(⌈V/64⌉,W)` and deltas, per block active slots `(⌈N/8⌉,W+1)` and weights `(⌈N/8⌉,W,8)` | morphed `(N,V,6)` |
+//! | [`MORPH`] | `skinned` | as `main`, and joints + skin weights `(V,2)` vec4 ([`data::skin_words`]), per instance palettes `(N,P)` | posed `(N,V,6)` (rigs without tangents: morph and skin in one pass) |
 //! | [`SKIN`] | `main` | morphed `(N,V,6)`, joints, skin weights, per instance palettes `(N,P)` | posed `(N,V,6)` |
 //! | [`TANGENT`] | `main` | per chunk row starts + entry slots, base tangents `(V,4)` + tangent deltas `(nnz,3)`, dense weights `(N,W)`, morphed `(N,V,6)`, joints, skin weights, palettes `(N,P)` | posed tangents `(N,V,4)` (rigs that carry tangents only) |
 //! | [`LIFT_DEBUG`] | `lift`, `clear` | posed `(V,6)` from `posed_base`, tints | the four sink buffers |
@@ -67,12 +68,14 @@ macro_rules! spv {
     };
 }
 
-/// The morph-target blend over the active slots (`morph.wgsl`).
+/// The morph-target blend over the active slots (`morph.wgsl`): `main` writes the morphed vertices
+/// for [`SKIN`] and [`TANGENT`]; `skinned` (rigs without tangents) skins them in registers and
+/// writes the posed vertices, so the morphed copy is never stored.
 pub const MORPH: Kernel = Kernel {
     file: "morph.wgsl",
     source: include_str!("morph.wgsl"),
-    entry_points: &["main"],
-    spirv: &[spv!("morph.main.spv")],
+    entry_points: &["main", "skinned"],
+    spirv: &[spv!("morph.main.spv"), spv!("morph.skinned.spv")],
     f16_in_f32: false,
     workgroup_size: WORKGROUP_SIZE,
 };

@@ -22,6 +22,15 @@
 // Instances (N characters sharing one rig): the dispatch's z dimension is the block b of 8 instances
 // (num_workgroups.z = ⌈N/8⌉). Instance i of block b writes `morphed[((8b + i)·count + v)·6 ..]` when
 // 8b + i < N, N = arrayLength(morphed) / (6·count). A single rig is N = 1: one block, instance 0.
+//
+// Entry `skinned` (rigs without tangents): the same walk, then linear-blend skinning in registers
+// before the one store, so binding 6 receives the *posed* vertices and the (N,V,6) morphed copy is
+// never written or read back: per instance, the morph normal's renormalisation above, then
+//   p' = Σ wₖ·(Mₖ·(p,1)).xyz,   n' = normalize_or_zero(Σ wₖ·(Nₖ·n))
+// exactly as skin.wgsl computes it (slots of weight 0 skipped, joints summed in slot order; glTF 2.0
+// §3.7.3; the CPU reference is mien_core::rig::skin::skin_vertex). Instance i's palette is entries
+// [i·P/N, (i+1)·P/N) of `palette`. A vertex's joints and weights are read once for the block's 8
+// instances.
 
 struct DispatchParams {
     count: u32,       // vertices in this chunk
@@ -43,10 +52,22 @@ struct DispatchParams {
 @group(0) @binding(4) var<storage, read> entry_delta: array<f32>;
 // The 8 weights of each listed slot (list entry k: vec4 pair 2k, 2k + 1; lane j is instance 8b + j).
 @group(0) @binding(5) var<storage, read> weights: array<vec4<f32>>;
-// Morphed position xyz then normal xyz per instance and vertex: (N,V,6) f32.
+// Morphed (`main`) or posed (`skinned`, metres) position xyz then normal xyz per instance and
+// vertex: (N,V,6) f32.
 @group(0) @binding(6) var<storage, read_write> morphed: array<f32>;
+// `skinned` only (`main` has it in its layout, unread): per vertex its 4 palette indices then its
+// 4 skin weights (bit patterns of f32, summing to 1): (V,2) vec4<u32>.
+@group(0) @binding(7) var<storage, read> skin: array<vec4<u32>>;
+// `skinned` only: per instance the palette (P,) — joint matrix and normal matrix — (N·P,).
+@group(0) @binding(8) var<storage, read> palette: array<Joint>;
 
 const TILE: u32 = 64u;
+
+// One palette entry: the joint matrix and its normal matrix (3×3 in the upper-left, column-major).
+struct Joint {
+    m: mat4x4<f32>,
+    n: mat4x4<f32>,
+}
 
 // Up to 64 active slots at a time, those that move a vertex of the tile: the tile's lookup and the
 // block's 8 weights of each.
@@ -78,21 +99,21 @@ struct Blend {
     n7: vec3<f32>,
 }
 
-// Instance `inst`'s result for vertex v: the normal renormalised when an entry touched it.
-fn put(inst: u32, v: u32, n_inst: u32, p: vec3<f32>, n_in: vec3<f32>, base_n: vec3<f32>, touched: bool) {
-    if (inst >= n_inst) {
-        return;
+// The morph normal: renormalised when an entry touched it; a zero, infinite or NaN length keeps the
+// base normal.
+fn morph_normal(n_in: vec3<f32>, base_n: vec3<f32>, touched: bool) -> vec3<f32> {
+    if (!touched) {
+        return n_in;
     }
-    var n = n_in;
-    if (touched) {
-        let len2 = dot(n, n);
-        // len2 < f32::MAX also rejects +inf; NaN fails both comparisons.
-        if (len2 > 0.0 && len2 <= 3.4028235e38) {
-            n = n * (1.0 / sqrt(len2));
-        } else {
-            n = base_n;
-        }
+    let len2 = dot(n_in, n_in);
+    // len2 < f32::MAX also rejects +inf; NaN fails both comparisons.
+    if (len2 > 0.0 && len2 <= 3.4028235e38) {
+        return n_in * (1.0 / sqrt(len2));
     }
+    return base_n;
+}
+
+fn store(inst: u32, v: u32, p: vec3<f32>, n: vec3<f32>) {
     let o = 6u * (inst * params.count + v);
     morphed[o] = p.x;
     morphed[o + 1u] = p.y;
@@ -102,24 +123,65 @@ fn put(inst: u32, v: u32, n_inst: u32, p: vec3<f32>, n_in: vec3<f32>, base_n: ve
     morphed[o + 5u] = n.z;
 }
 
-@compute @workgroup_size(64)
-fn main(
-    @builtin(workgroup_id) wg: vec3<u32>,
-    @builtin(local_invocation_index) lane: u32,
-    @builtin(num_workgroups) groups: vec3<u32>,
-) {
-    let tile = wg.x + wg.y * groups.x;
-    // Whole workgroups past the chunk (the last row of a 2D dispatch) leave together.
-    if (tile * TILE >= params.count) {
+// Instance `inst`'s morphed vertex v (`main`).
+fn put(inst: u32, v: u32, n_inst: u32, p: vec3<f32>, n_in: vec3<f32>, base_n: vec3<f32>, touched: bool) {
+    if (inst >= n_inst) {
         return;
     }
-    let v = tile * TILE + lane;
-    let live = v < params.count;
-    let block = wg.z;
-    let blocks = groups.z;
+    store(inst, v, p, morph_normal(n_in, base_n, touched));
+}
+
+// Instance `inst`'s posed vertex v (`skinned`): the morphed vertex skinned by the instance's palette.
+fn put_skinned(
+    inst: u32,
+    v: u32,
+    n_inst: u32,
+    p_in: vec3<f32>,
+    n_in: vec3<f32>,
+    base_n: vec3<f32>,
+    touched: bool,
+    j: vec4<u32>,
+    w: vec4<f32>,
+) {
+    if (inst >= n_inst) {
+        return;
+    }
+    let p = vec4<f32>(p_in, 1.0);
+    let n = morph_normal(n_in, base_n, touched);
+    let first_joint = inst * (arrayLength(&palette) / n_inst);
+    var po = vec3<f32>(0.0);
+    var no = vec3<f32>(0.0);
+    for (var k = 0u; k < 4u; k = k + 1u) {
+        let wk = w[k];
+        if (wk == 0.0) {
+            continue;
+        }
+        let joint = palette[first_joint + j[k]];
+        po = po + wk * (joint.m * p).xyz;
+        let nm = mat3x3<f32>(joint.n[0].xyz, joint.n[1].xyz, joint.n[2].xyz);
+        no = no + wk * (nm * n);
+    }
+    let len2 = dot(no, no);
+    if (len2 > 0.0 && len2 <= 3.4028235e38) {
+        no = no * (1.0 / sqrt(len2));
+    } else {
+        no = vec3<f32>(0.0);
+    }
+    store(inst, v, po, no);
+}
+
+// The walk's result for one vertex: the block's 8 blended vertices, which of them an entry touched
+// (bit i: instance 8b + i), and the base normal.
+struct Walked {
+    s: Blend,
+    touched: u32,
+    base_n: vec3<f32>,
+}
+
+// The active-target walk of tile `tile` for block `block` of `blocks` (every invocation of the
+// workgroup calls it: it holds barriers). Vertex v = tile·64 + lane, `live` when inside the chunk.
+fn walk(tile: u32, lane: u32, block: u32, blocks: u32, v: u32, live: bool) -> Walked {
     let slots = (arrayLength(&active_slots) - blocks - 1u) / blocks;  // W
-    let n_inst = arrayLength(&morphed) / (6u * params.count);
-    let first_inst = 8u * block;
     let list = blocks + 1u;  // where the list starts
     if (lane == 0u) {
         staged_first = active_slots[block];
@@ -214,9 +276,31 @@ fn main(
         }
         workgroupBarrier();
     }
+    return Walked(s, touched, base_n);
+}
+
+@compute @workgroup_size(64)
+fn main(
+    @builtin(workgroup_id) wg: vec3<u32>,
+    @builtin(local_invocation_index) lane: u32,
+    @builtin(num_workgroups) groups: vec3<u32>,
+) {
+    let tile = wg.x + wg.y * groups.x;
+    // Whole workgroups past the chunk (the last row of a 2D dispatch) leave together.
+    if (tile * TILE >= params.count) {
+        return;
+    }
+    let v = tile * TILE + lane;
+    let live = v < params.count;
+    let r = walk(tile, lane, wg.z, groups.z, v, live);
     if (!live) {
         return;
     }
+    let n_inst = arrayLength(&morphed) / (6u * params.count);
+    let first_inst = 8u * wg.z;
+    let s = r.s;
+    let touched = r.touched;
+    let base_n = r.base_n;
     put(first_inst + 0u, v, n_inst, s.p0, s.n0, base_n, (touched & 1u) != 0u);
     put(first_inst + 1u, v, n_inst, s.p1, s.n1, base_n, (touched & 2u) != 0u);
     put(first_inst + 2u, v, n_inst, s.p2, s.n2, base_n, (touched & 4u) != 0u);
@@ -225,4 +309,37 @@ fn main(
     put(first_inst + 5u, v, n_inst, s.p5, s.n5, base_n, (touched & 32u) != 0u);
     put(first_inst + 6u, v, n_inst, s.p6, s.n6, base_n, (touched & 64u) != 0u);
     put(first_inst + 7u, v, n_inst, s.p7, s.n7, base_n, (touched & 128u) != 0u);
+}
+
+@compute @workgroup_size(64)
+fn skinned(
+    @builtin(workgroup_id) wg: vec3<u32>,
+    @builtin(local_invocation_index) lane: u32,
+    @builtin(num_workgroups) groups: vec3<u32>,
+) {
+    let tile = wg.x + wg.y * groups.x;
+    if (tile * TILE >= params.count) {
+        return;
+    }
+    let v = tile * TILE + lane;
+    let live = v < params.count;
+    let r = walk(tile, lane, wg.z, groups.z, v, live);
+    if (!live) {
+        return;
+    }
+    let n_inst = arrayLength(&morphed) / (6u * params.count);
+    let first_inst = 8u * wg.z;
+    let j = skin[2u * v];
+    let w = bitcast<vec4<f32>>(skin[2u * v + 1u]);
+    let s = r.s;
+    let t = r.touched;
+    let bn = r.base_n;
+    put_skinned(first_inst + 0u, v, n_inst, s.p0, s.n0, bn, (t & 1u) != 0u, j, w);
+    put_skinned(first_inst + 1u, v, n_inst, s.p1, s.n1, bn, (t & 2u) != 0u, j, w);
+    put_skinned(first_inst + 2u, v, n_inst, s.p2, s.n2, bn, (t & 4u) != 0u, j, w);
+    put_skinned(first_inst + 3u, v, n_inst, s.p3, s.n3, bn, (t & 8u) != 0u, j, w);
+    put_skinned(first_inst + 4u, v, n_inst, s.p4, s.n4, bn, (t & 16u) != 0u, j, w);
+    put_skinned(first_inst + 5u, v, n_inst, s.p5, s.n5, bn, (t & 32u) != 0u, j, w);
+    put_skinned(first_inst + 6u, v, n_inst, s.p6, s.n6, bn, (t & 64u) != 0u, j, w);
+    put_skinned(first_inst + 7u, v, n_inst, s.p7, s.n7, bn, (t & 128u) != 0u, j, w);
 }

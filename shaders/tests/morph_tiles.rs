@@ -89,7 +89,21 @@ fn a_tile_of_slot_table_over_the_limit_is_refused() {
     // 100 slots × 16 bytes = 1600 bytes per tile.
     let e = plan_rig_chunks(&rig, 1, 1599).unwrap_err();
     assert_eq!(e.bytes, 1600);
-    // A limit of 2 tiles' tables chunks 300 vertices into ranges of at most 128.
+    // A limit of 2 tiles' tables (200 slots × 16 bytes = 3200 a tile) chunks 300 vertices into
+    // ranges of at most 128 (the interleaved skin words, 32 bytes a vertex, would allow 200).
+    let rig = random_rig(
+        2,
+        RigShape {
+            vertices: 300,
+            targets: 200,
+            density: 0.0,
+            joints: 1,
+        },
+    );
+    let plan = plan_rig_chunks(&rig, 1, 6400).unwrap();
+    assert_eq!(plan, [(0, 128), (128, 128), (256, 44)]);
+    // A rig without tangents binds its joints and weights interleaved, 32 bytes a vertex: at a
+    // limit of 3200 that caps a chunk at 100 vertices, under the tables' 2 tiles.
     let rig = random_rig(
         2,
         RigShape {
@@ -100,5 +114,5 @@ fn a_tile_of_slot_table_over_the_limit_is_refused() {
         },
     );
     let plan = plan_rig_chunks(&rig, 1, 3200).unwrap();
-    assert_eq!(plan, [(0, 128), (128, 128), (256, 44)]);
+    assert_eq!(plan, [(0, 100), (100, 100), (200, 100)]);
 }

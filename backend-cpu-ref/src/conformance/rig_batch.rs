@@ -149,20 +149,21 @@ pub fn check_rig_batch(
 }
 
 /// Bytes a GPU rig upload of `n` instances holds beyond one of a single instance: per extra
-/// instance its palette `(P,)` of 128-byte entries and, per chunk, its morphed and posed `(count,6)`
-/// f32 (`128P + 48V`, independent of the chunking); the weights grow by blocks of 8 instances,
+/// instance its palette `(P,)` of 128-byte entries and, per chunk, its posed `(count,6)` f32
+/// (`128P + 24V`, independent of the chunking); the weights grow by blocks of 8 instances,
 /// `(W, 8)` f32 each (the morph kernel's blocked layout), and its active-slot list `(W+1,)` u32.
-/// A rig that carries tangents adds per extra instance its posed tangents `(V,4)` and dense
-/// weights `(W,)` f32 (`16V + 4W`). The CPU backend adds `4W + 100P + 24V` per instance (palette
-/// and normal matrices, posed positions and normals; `+ 16V` of tangents).
+/// A rig that carries tangents adds per extra instance its morphed copy `(V,6)`, posed tangents
+/// `(V,4)` and dense weights `(W,)` f32 (`24V + 16V + 4W`; a rig without them is morphed and
+/// skinned in one pass and keeps no morphed copy). The CPU backend adds `4W + 100P + 24V` per
+/// instance (palette and normal matrices, posed positions and normals; `+ 16V` of tangents).
 pub fn gpu_batch_extra_bytes(rig: &RigData, n: u32) -> u64 {
     let n = u64::from(n.max(1));
     let tangents = if rig.tangents.is_empty() {
         0
     } else {
-        16 * rig.vertex_count() as u64 + 4 * u64::from(rig.weight_count)
+        40 * rig.vertex_count() as u64 + 4 * u64::from(rig.weight_count)
     };
-    (n - 1) * (128 * rig.palette.len() as u64 + 48 * rig.vertex_count() as u64 + tangents)
+    (n - 1) * (128 * rig.palette.len() as u64 + 24 * rig.vertex_count() as u64 + tangents)
         + (n.div_ceil(8) - 1)
             * (32 * u64::from(rig.weight_count) + 4 * (u64::from(rig.weight_count) + 1))
 }

@@ -1,7 +1,7 @@
 //! The rig stage, written once: a batch of rigs, each uploaded once for N instances (characters
 //! sharing it), split into vertex-range chunks whose every binding fits the device's limit, posed
-//! by the morph and skin kernels (and, for rigs that carry tangents, the tangent kernel) with the
-//! instances along dispatch z.
+//! by the fused morph-and-skin kernel (rigs without tangents) or by the morph, skin and tangent
+//! kernels (rigs that carry tangents), with the instances along dispatch z.
 
 use mien_core::rig::{
     ControlStats, FrameControls, PosedVertices, RigBackend, RigControls, RigData, RigHandle,
@@ -31,20 +31,47 @@ pub(crate) struct Chunk<G: GpuDevice> {
     count: u32,
     /// `(N,count,6)` posed vertices.
     posed: Typed<G, Vertex>,
-    /// `(N,count,6)` morphed vertices (the skin pass's input).
-    morphed: Typed<G, Vertex>,
     /// `(count,)` packed RGBA8 tints.
     tint: Typed<G, u32>,
-    morph_group: G::BindGroup,
-    skin_group: G::BindGroup,
-    /// For a rig that carries tangents: the posed tangents `(N,count,4)` and the tangent pass's
-    /// bind group.
-    tangent: Option<TangentPass<G>>,
+    pass: Pass<G>,
     groups: (u32, u32),
 }
 
-/// A chunk's posed tangents `(N,count,4)` and the tangent pass's bind group.
-pub(crate) type TangentPass<G> = (Typed<G, [f32; 4]>, <G as GpuDevice>::BindGroup);
+/// How a chunk is posed.
+pub(crate) enum Pass<G: GpuDevice> {
+    /// A rig without tangents: one dispatch of [`Entry::MorphSkinned`] (morph blend and LBS in
+    /// registers, writing the posed vertices; no morphed copy).
+    Fused(G::BindGroup),
+    /// A rig that carries tangents: [`Entry::Morph`] into the morphed copy, which both
+    /// [`Entry::Skin`] and [`Entry::Tangent`] read (tangents follow the morph pass's normals).
+    Split {
+        /// `(N,count,6)` morphed vertices.
+        morphed: Typed<G, Vertex>,
+        morph_group: G::BindGroup,
+        skin_group: G::BindGroup,
+        /// `(N,count,4)` posed tangents.
+        tangents: Typed<G, [f32; 4]>,
+        tangent_group: G::BindGroup,
+    },
+}
+
+impl<G: GpuDevice> Pass<G> {
+    /// The first pass's entry and bind group.
+    fn morph(&self) -> (Entry, &G::BindGroup) {
+        match self {
+            Pass::Fused(g) => (Entry::MorphSkinned, g),
+            Pass::Split { morph_group, .. } => (Entry::Morph, morph_group),
+        }
+    }
+
+    /// The posed tangents, for a rig that carries them.
+    fn tangents(&self) -> Option<&Typed<G, [f32; 4]>> {
+        match self {
+            Pass::Fused(_) => None,
+            Pass::Split { tangents, .. } => Some(tangents),
+        }
+    }
+}
 
 /// One uploaded rig and its N instances.
 pub(crate) struct Upload<G: GpuDevice> {
@@ -70,8 +97,9 @@ pub(crate) struct Upload<G: GpuDevice> {
 }
 
 /// [`RigBackend`] on any [`GpuDevice`]: the morph blend over each block's active targets and LBS
-/// of every uploaded rig, recorded into the caller's encoder as two passes (morph, then skin with
-/// the tangent dispatches) with one dispatch per upload and chunk — the instances of a batch
+/// of every uploaded rig, recorded into the caller's encoder as two passes (morph — with LBS fused
+/// in for rigs without tangents — then skin with the tangent dispatches for rigs that carry them)
+/// with one dispatch per upload and chunk — the instances of a batch
 /// ([`RigBackend::upload_batch`]) along z, sharing the rig's arrays — ready for a lift in the same
 /// encoder and one submission. Buffers are created once at upload; `set_controls` is CPU work only
 /// (weight rules, staging); `encode` writes the staged weights, active lists and palettes of the
@@ -191,10 +219,13 @@ impl<G: GpuDevice> GpuRigBackend<G> {
     pub fn poison_outputs(&self, word: u32) -> mien_core::Result<()> {
         let mut parts = Vec::new();
         for c in self.uploads.iter().flat_map(|u| &u.chunks) {
-            parts.push((c.morphed.raw(), 0, c.morphed.bytes()));
             parts.push((c.posed.raw(), 0, c.posed.bytes()));
-            if let Some((t, _)) = &c.tangent {
-                parts.push((t.raw(), 0, t.bytes()));
+            if let Pass::Split {
+                morphed, tangents, ..
+            } = &c.pass
+            {
+                parts.push((morphed.raw(), 0, morphed.bytes()));
+                parts.push((tangents.raw(), 0, tangents.bytes()));
             }
         }
         self.g.fill(&parts, word).map_err(Into::into)
@@ -292,13 +323,17 @@ impl<G: GpuDevice> RigBackend for GpuRigBackend<G> {
     fn encode(&mut self, encoder: &mut G::Encoder) -> mien_core::Result<()> {
         self.g.check().map_err(Into::into)?;
         self.write_staged().map_err(Into::into)?;
-        // The morph pass covers blocks of 8 instances in z, skinning one each.
+        // The morph pass covers blocks of 8 instances in z, skinning one each. Rigs without
+        // tangents are skinned in the morph pass itself (its time is the two stages').
         let mut morph = self.uploads.iter().flat_map(|u| {
             let z = u.staged.blocks() as u32;
-            u.chunks.iter().map(move |c| Dispatch {
-                entry: Entry::Morph,
-                group: &c.morph_group,
-                groups: [c.groups.0, c.groups.1, z],
+            u.chunks.iter().map(move |c| {
+                let (entry, group) = c.pass.morph();
+                Dispatch {
+                    entry,
+                    group,
+                    groups: [c.groups.0, c.groups.1, z],
+                }
             })
         });
         self.g
@@ -310,9 +345,17 @@ impl<G: GpuDevice> RigBackend for GpuRigBackend<G> {
             self.uploads.iter().flat_map(move |u| {
                 let z = u.staged.instances() as u32;
                 u.chunks.iter().filter_map(move |c| {
+                    let Pass::Split {
+                        skin_group,
+                        tangent_group,
+                        ..
+                    } = &c.pass
+                    else {
+                        return None;
+                    };
                     let group = match entry {
-                        Entry::Skin => &c.skin_group,
-                        _ => &c.tangent.as_ref()?.1,
+                        Entry::Skin => skin_group,
+                        _ => tangent_group,
                     };
                     Some(Dispatch {
                         entry,
@@ -322,6 +365,15 @@ impl<G: GpuDevice> RigBackend for GpuRigBackend<G> {
                 })
             })
         };
+        let split = self
+            .uploads
+            .iter()
+            .flat_map(|u| &u.chunks)
+            .any(|c| matches!(c.pass, Pass::Split { .. }));
+        if !split {
+            // Every rig was skinned in the morph pass: no empty pass (and its barrier).
+            return Ok(());
+        }
         let mut skin = per_chunk(Entry::Skin).chain(per_chunk(Entry::Tangent));
         self.g
             .record(encoder, Stage::Skin, &mut skin)
@@ -351,9 +403,7 @@ impl<G: GpuDevice> RigBackend for GpuRigBackend<G> {
             .iter()
             .filter_map(|c| {
                 let len = u64::from(c.count) * 16;
-                c.tangent
-                    .as_ref()
-                    .map(|(b, _)| (b.raw(), i as u64 * len, len))
+                c.pass.tangents().map(|b| (b.raw(), i as u64 * len, len))
             })
             .collect();
         if !tangents.is_empty() {

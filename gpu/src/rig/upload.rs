@@ -5,11 +5,11 @@
 //! uniform and the bind groups.
 
 use mien_core::rig::{FrameControls, RigData};
-use mien_shaders::data::chunk_arrays;
 use mien_shaders::data::rig::{RigBatchFrames, plan_rig_upload};
+use mien_shaders::data::{chunk_arrays, skin_words};
 use mien_shaders::{DispatchParams, dispatch_size};
 
-use super::{Chunk, GpuRigBackend, Upload};
+use super::{Chunk, GpuRigBackend, Pass, Upload};
 use crate::device::{GpuDevice, Usage};
 use crate::kernel::Entry;
 use crate::typed::Typed;
@@ -75,44 +75,67 @@ impl<G: GpuDevice> GpuRigBackend<G> {
             let base = Typed::upload(g, "bind vertices", st, &a.base)?;
             let tile_slots = Typed::upload(g, "morph tile slots", st, &a.tile_slots)?;
             let deltas = Typed::upload(g, "morph deltas", st, &a.deltas)?;
-            let joints = Typed::upload(g, "skin joints", st, &a.joints)?;
-            let skin_w = Typed::upload(g, "skin weights", st, &a.weights)?;
             let tint = Typed::upload(g, "vertex tints", st, &a.tints)?;
             let out_len = count as usize * instances as usize;
-            let morphed = Typed::output(g, "morphed vertices", out_len)?;
             let posed = Typed::output(g, "posed vertices", out_len)?;
-            let morph_group = g.bind(
-                Entry::Morph,
-                &[
-                    uniform.bind(),
-                    base.bind(),
-                    tile_slots.bind(),
-                    active.bind(),
-                    deltas.bind(),
-                    weights.bind(),
-                    morphed.bind(),
-                ],
-            )?;
-            let skin_group = g.bind(
-                Entry::Skin,
-                &[
-                    uniform.bind(),
-                    morphed.bind(),
-                    joints.bind(),
-                    skin_w.bind(),
-                    palette.bind(),
-                    posed.bind(),
-                ],
-            )?;
             bytes += uniform.bytes() + base.bytes() + tile_slots.bytes() + deltas.bytes();
-            bytes += joints.bytes() + skin_w.bytes() + tint.bytes();
-            bytes += morphed.bytes() + posed.bytes();
-            let tangent = match &dense {
+            bytes += tint.bytes() + posed.bytes();
+            let pass = match &dense {
+                // No tangents: morph and skin in one pass, no morphed copy.
+                None => {
+                    let words = skin_words(&a.joints, &a.weights);
+                    let skin = Typed::upload(g, "skin joints and weights", st, &words)?;
+                    let group = g.bind(
+                        Entry::MorphSkinned,
+                        &[
+                            uniform.bind(),
+                            base.bind(),
+                            tile_slots.bind(),
+                            active.bind(),
+                            deltas.bind(),
+                            weights.bind(),
+                            posed.bind(),
+                            skin.bind(),
+                            palette.bind(),
+                        ],
+                    )?;
+                    bytes += skin.bytes();
+                    Pass::Fused(group)
+                }
                 Some(dense) => {
+                    let joints = Typed::upload(g, "skin joints", st, &a.joints)?;
+                    let skin_w = Typed::upload(g, "skin weights", st, &a.weights)?;
+                    let morphed = Typed::output(g, "morphed vertices", out_len)?;
+                    let morph_group = g.bind(
+                        Entry::Morph,
+                        &[
+                            uniform.bind(),
+                            base.bind(),
+                            tile_slots.bind(),
+                            active.bind(),
+                            deltas.bind(),
+                            weights.bind(),
+                            morphed.bind(),
+                            // Read by `skinned` only; `main` leaves them unused.
+                            joints.bind(),
+                            palette.bind(),
+                        ],
+                    )?;
+                    let skin_group = g.bind(
+                        Entry::Skin,
+                        &[
+                            uniform.bind(),
+                            morphed.bind(),
+                            joints.bind(),
+                            skin_w.bind(),
+                            palette.bind(),
+                            posed.bind(),
+                        ],
+                    )?;
                     let rows = Typed::upload(g, "tangent rows", st, &a.tangent_rows)?;
                     let data = Typed::upload(g, "tangent data", st, &a.tangent_data)?;
                     let out = Typed::output(g, "posed tangents", out_len)?;
-                    let group = g.bind(
+                    let tangent_group = g.bind(
                         Entry::Tangent,
                         &[
                             uniform.bind(),
@@ -126,20 +149,23 @@ impl<G: GpuDevice> GpuRigBackend<G> {
                             out.bind(),
                         ],
                     )?;
+                    bytes += joints.bytes() + skin_w.bytes() + morphed.bytes();
                     bytes += rows.bytes() + data.bytes() + out.bytes();
-                    Some((out, group))
+                    Pass::Split {
+                        morphed,
+                        morph_group,
+                        skin_group,
+                        tangents: out,
+                        tangent_group,
+                    }
                 }
-                None => None,
             };
             chunks.push(Chunk {
                 v0,
                 count,
                 posed,
-                morphed,
                 tint,
-                morph_group,
-                skin_group,
-                tangent,
+                pass,
                 groups: (gx, gy),
             });
         }

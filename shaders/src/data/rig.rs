@@ -13,7 +13,7 @@
 
 use mien_core::rig::{ControlStats, FrameControls, RigControls, RigData};
 
-use super::{ENTRY_BYTES, MORPH_TILE_VERTICES, RowTooLarge, VERTEX_BYTES};
+use super::{ENTRY_BYTES, MORPH_TILE_VERTICES, RowTooLarge, SKIN_WORD_BYTES, VERTEX_BYTES};
 use crate::JointMatrices;
 
 /// Bytes per vertex of a base tangent, and per vertex and instance of [`crate::TANGENT`]'s output.
@@ -38,7 +38,15 @@ pub fn plan_rig_chunks(
     instances: u32,
     limit: u64,
 ) -> Result<Vec<(u32, u32)>, RowTooLarge> {
-    let per_vertex = VERTEX_BYTES * u64::from(instances.max(1));
+    // Rigs without tangents bind joints and weights interleaved ([`super::skin_words`], 32 bytes a
+    // vertex) to the fused morph-and-skin entry: a larger per-vertex array than one instance's
+    // outputs.
+    let skin_words = if rig.tangents.is_empty() {
+        SKIN_WORD_BYTES
+    } else {
+        0
+    };
+    let per_vertex = (VERTEX_BYTES * u64::from(instances.max(1))).max(skin_words);
     let per_tile = 16 * u64::from(rig.weight_count);
     if per_tile > limit && rig.vertex_count() > 0 {
         return Err(RowTooLarge {
