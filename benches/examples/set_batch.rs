@@ -1,7 +1,8 @@
 //! How long the host takes to set a batch's controls (`mien_shaders::data::rig::set_batch`, the
 //! GPU backends' per-frame host work before the writes), serial and parallel, on random rigs
 //! shaped like W1 (52 targets, 4 joints) and W6 (no targets, 19 joints):
-//! `cargo run --release -p mien-benches --example set_batch`.
+//! `cargo run --release -p mien-benches --example set_batch [W1|W6] [batch]` (both shapes at
+//! batches 16 and 256 without arguments).
 
 use std::time::Instant;
 
@@ -49,8 +50,19 @@ fn main() {
             joints: 19,
         },
     );
-    for n in [16, 256] {
-        run("W1-like", &w1, n);
-        run("W6-like", &w6, n);
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let batches: Vec<usize> = match args.get(1).map(|a| a.parse()) {
+        Some(Ok(n)) => vec![n],
+        Some(Err(e)) => panic!("batch {:?}: {e}", args[1]),
+        None => vec![16, 256],
+    };
+    let which = args.first().map(|s| s.to_ascii_uppercase());
+    for n in batches {
+        if which.as_deref().is_none_or(|w| w == "W1") {
+            run("W1-like", &w1, n);
+        }
+        if which.as_deref().is_none_or(|w| w == "W6") {
+            run("W6-like", &w6, n);
+        }
     }
 }

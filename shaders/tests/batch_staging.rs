@@ -7,7 +7,7 @@ use mien_core::gnm::GnmFrame;
 use mien_core::rig::{ControlStats, FrameControls};
 use mien_core::testing::gnm::{GnmShape, random_gnm_pack, random_head_ext, random_joint_world};
 use mien_core::testing::{RigShape, random_controls, random_rig};
-use mien_shaders::data::gnm::GnmBatchFrames;
+use mien_shaders::data::gnm::{GnmBatchFrames, set_gnm_batch};
 use mien_shaders::data::rig::{RigBatchFrames, set_batch};
 
 #[test]
@@ -127,8 +127,9 @@ fn a_refused_control_set_changes_no_instance() {
             joints: 2,
         },
     );
-    // 5: serial; 40: parallel sets; 100: the checks in parallel too.
-    for n in [5usize, 40, 100] {
+    // 5: serial; 40 and 100: parallel sets, serial checks (2 palette entries each: under
+    // `CHECK_PARALLEL_ENTRIES`); 1100: the checks in parallel too.
+    for n in [5usize, 40, 100, 1100] {
         let mut frames: Vec<FrameControls> = (0..n).map(|_| FrameControls::new(&rig)).collect();
         let mut staged = RigBatchFrames::new(&rig, n);
         let before = staged.clone();
@@ -211,6 +212,70 @@ fn setting_a_batch_equals_setting_each_instance() {
             }
             one.pack();
             assert_eq!(one, staged, "{targets} targets, {n} instances");
+        }
+    }
+}
+
+/// `set_gnm_batch` (one rayon pass setting and staging each instance from 32 instances) leaves the
+/// same frames and staged arrays as setting and staging every instance alone; a refused input
+/// changes nothing.
+#[test]
+fn setting_a_head_batch_equals_setting_each_instance() {
+    for coeffs in [1u32, 23] {
+        let pack = random_gnm_pack(
+            8,
+            GnmShape {
+                vertices: 30,
+                coeffs,
+                regions: 1,
+                joints: 3,
+                seam: false,
+            },
+        );
+        let rest = GnmFrame::new(&pack);
+        let inputs: Vec<_> = (0..5u64)
+            .map(|s| {
+                (
+                    random_head_ext(s + 40, &pack),
+                    random_joint_world(s + 40, &pack),
+                )
+            })
+            .collect();
+        let which = |k: usize| (3 * k + 2) % 5;
+        for n in [3usize, 32, 77] {
+            let mut frames = vec![rest.clone(); n];
+            let mut staged = GnmBatchFrames::new(&rest, n);
+            let input = |k: usize| {
+                let (h, j) = &inputs[which(k)];
+                (&h[..], &j[..])
+            };
+            set_gnm_batch(&mut frames, &mut staged, &input).unwrap();
+            let mut one = GnmBatchFrames::new(&rest, n);
+            for (k, got) in frames.iter().enumerate() {
+                let mut f = rest.clone();
+                let (h, j) = &inputs[which(k)];
+                f.set(h, j).unwrap();
+                assert_eq!(f.scaled, got.scaled, "{n} instances: coefficients of {k}");
+                one.write(k, &f);
+            }
+            assert_eq!(one, staged, "{coeffs} coefficients, {n} instances");
+            // A non-finite coefficient for one instance: refused, nothing changed.
+            let mut bad = inputs.clone();
+            bad[which(0)].0[0] = f32::NAN;
+            let before = (frames.clone(), staged.clone());
+            let input = |k: usize| {
+                let (h, j) = &bad[which(k)];
+                (&h[..], &j[..])
+            };
+            assert!(set_gnm_batch(&mut frames, &mut staged, &input).is_err());
+            assert_eq!(staged, before.1, "{n} instances: staged after a refusal");
+            assert!(
+                frames
+                    .iter()
+                    .zip(&before.0)
+                    .all(|(a, b)| a.scaled == b.scaled),
+                "{n} instances: frames after a refusal"
+            );
         }
     }
 }

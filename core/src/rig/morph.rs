@@ -375,7 +375,10 @@ pub struct LimitStats {
 ///    (ties → lower target index) and the others set to 0 and reported.
 #[derive(Clone, Debug, Default)]
 pub struct MorphLimiter {
-    order: Vec<u32>,
+    /// Per non-zero weight its sort key: `|w|`'s bits (monotonic for finite non-negative
+    /// floats) above `u32::MAX − index`, so a larger key is a stronger weight, or an equal one of
+    /// lower index.
+    order: Vec<u64>,
 }
 
 impl MorphLimiter {
@@ -400,23 +403,23 @@ impl MorphLimiter {
                 stats.clamped += 1;
             }
             if *w != 0.0 {
-                self.order.push(i as u32);
+                self.order
+                    .push((u64::from(w.abs().to_bits()) << 32) | u64::from(u32::MAX - i as u32));
             }
         }
         if self.order.len() <= limit {
             return;
         }
-        // Strongest first; equal |w| keeps the lower index first. The order is total (ties broken
-        // by index), so the `limit` strongest are one set: a selection finds them in O(n) — the
-        // same set a full sort kept (a sort of every instance's weights was the largest part of
-        // setting a 256-instance batch of 52 targets).
-        self.order.select_nth_unstable_by(limit, |&a, &b| {
-            weights[b as usize]
-                .abs()
-                .total_cmp(&weights[a as usize].abs())
-                .then(a.cmp(&b))
-        });
-        for &i in &self.order[limit..] {
+        // Strongest first; equal |w| keeps the lower index first. The keys are distinct (their
+        // low half is the index), so the `limit` largest are one set: a selection on integers
+        // finds them in O(n) — the same set a full sort kept (a sort of every instance's
+        // weights was the largest part of setting a 256-instance batch of 52 targets).
+        let cut = self.order.len() - limit;
+        if limit > 0 {
+            self.order.select_nth_unstable(cut);
+        }
+        for &k in &self.order[..cut] {
+            let i = u32::MAX - k as u32;
             weights[i as usize] = 0.0;
             stats.dropped.push(i);
         }

@@ -355,12 +355,40 @@ pub fn set_gnm_batch<'i>(
             let (head_ext, joint_world) = input(k);
             f.set(head_ext, joint_world)?;
         }
-    } else {
-        frames.par_iter_mut().enumerate().try_for_each(|(k, f)| {
-            let (head_ext, joint_world) = input(k);
-            f.set(head_ext, joint_world)
-        })?;
+        staged.write_all(frames);
+        return Ok(());
     }
-    staged.write_all(frames);
-    Ok(())
+    // One rayon pass setting and staging each instance (every pass is a round trip through the
+    // pool: a wake-up of its sleeping workers, tens of µs on a virtual machine).
+    let (e, p) = (staged.coeffs, staged.palette_len());
+    assert!(
+        frames.len() == staged.instances()
+            && frames
+                .iter()
+                .all(|f| f.coeff_count() == e && f.joint_count() == staged.joints)
+    );
+    let set = |k: usize,
+               f: &mut GnmFrame,
+               h: &mut GnmFrameHeader,
+               pal: &mut [JointMatrices],
+               s: &mut [f32]| {
+        let (head_ext, joint_world) = input(k);
+        f.set(head_ext, joint_world)?;
+        *h = header(f);
+        fill_palette(pal, f);
+        s.copy_from_slice(&f.scaled);
+        Ok::<(), mien_core::Error>(())
+    };
+    let heads = frames
+        .par_iter_mut()
+        .zip(staged.heads.par_iter_mut())
+        .zip(staged.palette.par_chunks_mut(p))
+        .enumerate();
+    if e > 0 {
+        heads
+            .zip(staged.scaled.par_chunks_mut(e))
+            .try_for_each(|((k, ((f, h), pal)), s)| set(k, f, h, pal, s))
+    } else {
+        heads.try_for_each(|(k, ((f, h), pal))| set(k, f, h, pal, &mut []))
+    }
 }

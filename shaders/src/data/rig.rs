@@ -455,8 +455,13 @@ fn list_active(rows: &[f32], w: usize, slots: &mut [u32], weights: &mut [f32]) -
     n as u32
 }
 
-/// Batches from this many instances check their controls in parallel.
+/// Batches from this many instances check their controls in parallel…
 const CHECK_PARALLEL_MIN: usize = 64;
+/// …when they hold at least this many palette matrices (the check's work): below it one more
+/// round trip through rayon's pool (a wake-up of sleeping workers, tens of µs on a virtual
+/// machine) costs more than checking on the calling thread (a 256-instance batch of a one-entry
+/// palette, W1's shape).
+const CHECK_PARALLEL_ENTRIES: usize = 2048;
 
 /// Set every instance of a batch at once: instance k's [`FrameControls`] takes
 /// `controls[which(k)]` (its counts into `stats[k]`), then all of them are staged
@@ -479,7 +484,9 @@ pub fn set_batch(
 ) -> mien_core::Result<()> {
     use rayon::prelude::*;
     assert!(stats.len() == frames.len());
-    if frames.len() < CHECK_PARALLEL_MIN {
+    if frames.len() < CHECK_PARALLEL_MIN
+        || frames.len() * staged.palette_len < CHECK_PARALLEL_ENTRIES
+    {
         for (k, f) in frames.iter().enumerate() {
             f.check(&controls[which(k)])?;
         }
