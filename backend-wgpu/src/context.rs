@@ -257,9 +257,10 @@ impl WgpuContext {
     /// # Errors
     /// Device loss, a wait over 120 s.
     pub(crate) fn submit_frame(&self, encoder: wgpu::CommandEncoder) -> Result<()> {
+        let key = crate::timing::encoder_key(&encoder);
         let index = self.submit(encoder);
         if let Some(t) = self.timestamps() {
-            t.submitted();
+            t.submitted(key);
         }
         let oldest = self.inner.recent.lock().ok().and_then(|mut r| {
             r.push_back(index);

@@ -213,7 +213,7 @@ impl GpuDevice for WgpuContext {
         stage: Stage,
         dispatches: &mut dyn Iterator<Item = Dispatch<'_, Self>>,
     ) -> Result<()> {
-        let ts = self.timestamps().and_then(|t| t.begin_pass(stage));
+        let ts = self.timestamps().and_then(|t| t.begin_pass(encoder, stage));
         let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
             label: Some(match stage {
                 Stage::Morph => "mien morph",
@@ -251,14 +251,15 @@ impl GpuDevice for WgpuContext {
 
     fn begin(&self) -> Result<wgpu::CommandEncoder> {
         self.check()?;
-        if let Some(t) = self.timestamps() {
-            t.new_frame();
-        }
-        Ok(self
+        let encoder = self
             .device()
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("mien frame"),
-            }))
+            });
+        if let Some(t) = self.timestamps() {
+            t.new_frame(crate::timing::encoder_key(&encoder));
+        }
+        Ok(encoder)
     }
 
     fn end_frame(&self, encoder: &mut wgpu::CommandEncoder) {

@@ -1,9 +1,13 @@
 //! Per-stage GPU time from timestamp queries. Each frame records into a slot of its own — a
-//! query set of [`QUERIES`], a resolve buffer and a mappable read-back buffer — taken at its
-//! first pass: pass `k` writes queries `2k` and `2k + 1` ([`mien_gpu::PassTimes`]), the frame's
-//! end resolves them and copies them to the read-back buffer, the submission maps it, and
-//! [`Timestamps::completed`] turns the frames whose maps completed into stage times, oldest first,
-//! without waiting. Frames in flight never share a slot.
+//! query set of [`QUERIES`], a resolve buffer and a mappable read-back buffer — taken when mien
+//! creates its encoder ([`mien_gpu::GpuDevice::begin`]) and kept by that encoder's identity
+//! ([`encoder_key`]): pass `k` writes queries `2k` and `2k + 1` ([`mien_gpu::PassTimes`]), the
+//! frame's end resolves them and copies them to the read-back buffer, the submission of *that*
+//! encoder maps it, and [`Timestamps::completed`] turns the frames whose maps completed into stage
+//! times, oldest first, without waiting. Frames in flight never share a slot, and frames recorded
+//! on several threads at once each keep their own (a read-back is never mapped while a command
+//! buffer that copies into it is still to be submitted). An engine's encoder (not from `begin`)
+//! is not timed, as on Vulkan.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -24,12 +28,24 @@ struct Slot {
 #[derive(Default)]
 struct State {
     free: Vec<Slot>,
-    /// The frame being recorded.
-    recording: Option<Slot>,
-    /// Frames ended, waiting for their submission.
-    ended: Vec<Slot>,
+    /// The frames being recorded, by encoder key, oldest first.
+    recording: VecDeque<(u64, Slot)>,
+    /// Frames ended, waiting for their encoder's submission, oldest first.
+    ended: VecDeque<(u64, Slot)>,
     /// Frames submitted, their read-back mapping, oldest first.
     mapping: VecDeque<Slot>,
+}
+
+/// Frames recorded (or ended and not yet submitted) at once beyond which the oldest is taken to
+/// be abandoned (its encoder dropped unsubmitted) and its slot reused.
+const OPEN_FRAMES: usize = 16;
+
+/// An encoder's identity (wgpu's encoders compare and hash by their id).
+pub(crate) fn encoder_key(encoder: &wgpu::CommandEncoder) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    encoder.hash(&mut h);
+    h.finish()
 }
 
 /// The timestamp slots of a device.
@@ -82,29 +98,39 @@ impl Timestamps {
         }
     }
 
-    /// A pass of `stage` in the frame being recorded: its query set and begin index, or `None`
-    /// when the frame's queries are used up (the pass runs untimed).
-    pub fn begin_pass(&self, stage: Stage) -> Option<(wgpu::QuerySet, u32)> {
+    /// A pass of `stage` in the frame of `encoder`: its query set and begin index, or `None`
+    /// when the encoder is not one of mien's frames (not from `begin`) or its queries are used up
+    /// (the pass runs untimed).
+    pub fn begin_pass(
+        &self,
+        encoder: &wgpu::CommandEncoder,
+        stage: Stage,
+    ) -> Option<(wgpu::QuerySet, u32)> {
+        let key = encoder_key(encoder);
         let mut st = self.state.lock().ok()?;
-        if st.recording.is_none() {
-            let s = st.free.pop().unwrap_or_else(|| self.slot());
-            st.recording = Some(s);
-        }
-        let slot = st.recording.as_mut()?;
+        let slot = st
+            .recording
+            .iter_mut()
+            .find(|(k, _)| *k == key)
+            .map(|(_, s)| s)?;
         let i = slot.passes.begin(stage)?;
         Some((slot.set.clone(), i))
     }
 
-    /// A new frame's encoder: a slot left by a frame that never ended (recorded without
-    /// [`Timestamps::end_frame`]) is reused from its first query.
-    pub(crate) fn new_frame(&self) {
+    /// A new frame's encoder `key` (from mien's `begin`) gets a slot. Beyond [`OPEN_FRAMES`] open
+    /// frames the oldest is taken to be abandoned and its slot reused.
+    pub(crate) fn new_frame(&self, key: u64) {
         let Ok(mut st) = self.state.lock() else {
             return;
         };
-        if let Some(mut slot) = st.recording.take() {
-            slot.passes.clear();
-            st.free.push(slot);
+        while st.recording.len() >= OPEN_FRAMES {
+            if let Some((_, mut slot)) = st.recording.pop_front() {
+                slot.passes.clear();
+                st.free.push(slot);
+            }
         }
+        let slot = st.free.pop().unwrap_or_else(|| self.slot());
+        st.recording.push_back((key, slot));
     }
 
     /// The pass descriptor's timestamp writes for a pass from [`Timestamps::begin_pass`].
@@ -116,12 +142,16 @@ impl Timestamps {
         }
     }
 
-    /// End the frame being recorded: resolve its queries and copy them to its read-back buffer.
+    /// End the frame of `encoder`: resolve its queries and copy them to its read-back buffer.
     pub fn end_frame(&self, encoder: &mut wgpu::CommandEncoder) {
+        let key = encoder_key(encoder);
         let Ok(mut st) = self.state.lock() else {
             return;
         };
-        let Some(slot) = st.recording.take() else {
+        let Some(at) = st.recording.iter().position(|(k, _)| *k == key) else {
+            return;
+        };
+        let Some((_, slot)) = st.recording.remove(at) else {
             return;
         };
         let n = slot.passes.queries();
@@ -131,25 +161,33 @@ impl Timestamps {
         }
         encoder.resolve_query_set(&slot.set, 0..n, &slot.resolve, 0);
         encoder.copy_buffer_to_buffer(&slot.resolve, 0, &slot.readback, 0, u64::from(n) * 8);
-        st.ended.push(slot);
+        if st.ended.len() >= OPEN_FRAMES {
+            // Ended and never submitted through mien: its encoder was dropped or submitted by
+            // the caller; its read-back is not reused (it may still be copied into).
+            st.ended.pop_front();
+        }
+        st.ended.push_back((key, slot));
     }
 
-    /// The frames ended were submitted: map their read-back buffers.
-    pub(crate) fn submitted(&self) {
+    /// Encoder `key` was submitted: map its frame's read-back buffer.
+    pub(crate) fn submitted(&self, key: u64) {
         let Ok(mut st) = self.state.lock() else {
             return;
         };
-        let ended = std::mem::take(&mut st.ended);
-        for slot in ended {
-            let flag = slot.mapped.clone();
-            let n = u64::from(slot.passes.queries()) * 8;
-            slot.readback
-                .slice(0..n)
-                .map_async(wgpu::MapMode::Read, move |r| {
-                    flag.store(if r.is_ok() { 1 } else { 2 }, Ordering::Release);
-                });
-            st.mapping.push_back(slot);
-        }
+        let Some(at) = st.ended.iter().position(|(k, _)| *k == key) else {
+            return;
+        };
+        let Some((_, slot)) = st.ended.remove(at) else {
+            return;
+        };
+        let flag = slot.mapped.clone();
+        let n = u64::from(slot.passes.queries()) * 8;
+        slot.readback
+            .slice(0..n)
+            .map_async(wgpu::MapMode::Read, move |r| {
+                flag.store(if r.is_ok() { 1 } else { 2 }, Ordering::Release);
+            });
+        st.mapping.push_back(slot);
     }
 
     /// The stage times of the submitted frames whose read-backs are mapped, oldest first (the

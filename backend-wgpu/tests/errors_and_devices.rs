@@ -136,3 +136,51 @@ fn stage_times_come_from_frames_that_ended() {
     assert!(ctx.stage_times().unwrap().is_some());
     assert_eq!(ctx.stage_times().unwrap(), None, "read once");
 }
+
+/// Two frames recorded at once (interleaved, as two threads sharing a context do) keep their own
+/// timestamp slots: ending both and submitting one maps only that one's read-back, so the other's
+/// submission — which copies into its own read-back — is valid, and both report stage times. (With
+/// one device-wide list of ended frames the first submission mapped both, and wgpu refused the
+/// second: "Buffer with 'mien timestamps read-back' label is still mapped".) An engine's encoder
+/// (not from `begin`) is not timed.
+#[test]
+fn frames_recorded_at_once_keep_their_own_timestamps() {
+    use mien_gpu::GpuDevice;
+    let Some(ctx) = context() else { return };
+    if ctx.timestamps().is_none() {
+        return;
+    }
+    let rig = random_rig(
+        5,
+        RigShape {
+            vertices: 64,
+            targets: 2,
+            density: 0.5,
+            joints: 2,
+        },
+    );
+    let mut backend = WgpuRigBackend::new(&ctx);
+    backend.upload(&rig).unwrap();
+    GpuDevice::wait(&ctx).unwrap();
+    while ctx.stage_times().unwrap().is_some() {}
+    let mut a = GpuDevice::begin(&ctx).unwrap();
+    let mut b = GpuDevice::begin(&ctx).unwrap();
+    backend.encode(&mut a).unwrap();
+    backend.encode(&mut b).unwrap();
+    ctx.end_frame(&mut a);
+    ctx.end_frame(&mut b);
+    GpuDevice::submit(&ctx, a).unwrap();
+    GpuDevice::submit(&ctx, b).unwrap();
+    GpuDevice::wait(&ctx).unwrap();
+    let times = ctx.completed_times().unwrap();
+    assert_eq!(times.len(), 2, "both frames timed: {times:?}");
+    // An engine's encoder: encoded and submitted through mien, not timed.
+    let mut e = ctx
+        .device()
+        .create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+    backend.encode(&mut e).unwrap();
+    ctx.end_frame(&mut e);
+    GpuDevice::submit(&ctx, e).unwrap();
+    GpuDevice::wait(&ctx).unwrap();
+    assert!(ctx.completed_times().unwrap().is_empty());
+}
