@@ -242,7 +242,9 @@ fn setting_a_head_batch_equals_setting_each_instance() {
             })
             .collect();
         let which = |k: usize| (3 * k + 2) % 5;
-        for n in [3usize, 32, 77] {
+        // 3: serial; 32, 77: one parallel pass; 1300 × 27 values (23 coefficients): the checks
+        // in parallel too.
+        for n in [3usize, 32, 77, 1300] {
             let mut frames = vec![rest.clone(); n];
             let mut staged = GnmBatchFrames::new(&rest, n);
             let input = |k: usize| {

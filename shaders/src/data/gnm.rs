@@ -327,6 +327,11 @@ pub fn plan_gnm_upload(
     })
 }
 
+/// Batches whose coefficients number at least this many check them in parallel (a 256-instance
+/// batch of W4's 383 coefficients is ~100,000 values: more than a round trip through rayon's pool
+/// on one core); smaller ones on the calling thread.
+const CHECK_PARALLEL_VALUES: usize = 1 << 15;
+
 /// Set every instance of a batch at once: instance k's [`GnmFrame`] takes `input(k)` =
 /// `(head_ext, joint_world)`, then all of them are staged ([`GnmBatchFrames::write_all`]). Every
 /// input is checked first (`mien_core::gnm::frame::check_inputs`), so a refusal changes nothing;
@@ -341,14 +346,26 @@ pub fn set_gnm_batch<'i>(
     input: &(dyn Fn(usize) -> (&'i [f32], &'i [Mat4]) + Sync + 'i),
 ) -> mien_core::Result<()> {
     use rayon::prelude::*;
-    for (k, f) in frames.iter().enumerate() {
+    let check = |k: usize, f: &GnmFrame| {
         let (head_ext, joint_world) = input(k);
-        mien_core::gnm::frame::check_inputs(
-            f.coeff_count(),
-            f.joint_count(),
-            head_ext,
-            joint_world,
-        )?;
+        mien_core::gnm::frame::check_inputs(f.coeff_count(), f.joint_count(), head_ext, joint_world)
+    };
+    let values = frames.first().map_or(0, |f| f.coeff_count() + 4) * frames.len();
+    if frames.len() < super::PARALLEL_MIN || values < CHECK_PARALLEL_VALUES {
+        for (k, f) in frames.iter().enumerate() {
+            check(k, f)?;
+        }
+    } else {
+        // Every instance checked before any is set; the first refusal in instance order is the
+        // one reported.
+        let first_bad = frames
+            .par_iter()
+            .enumerate()
+            .filter_map(|(k, f)| check(k, f).err().map(|e| (k, e)))
+            .min_by_key(|(k, _)| *k);
+        if let Some((_, e)) = first_bad {
+            return Err(e);
+        }
     }
     if frames.len() < super::PARALLEL_MIN {
         for (k, f) in frames.iter_mut().enumerate() {
