@@ -14,8 +14,7 @@ step export; timeout 60 $M bench --export /tmp/lx --data /tmp/d > $R/export.txt 
 step gpu-off; timeout 110 $M bench --backend vulkan,wgpu --workload W1,W2,W3,W4,W5,W6 --batch 1,16,256 --lift off --quiet --data /tmp/d --out $R/gpu-off > /dev/null 2>&1
 step gpu-off-base; timeout 110 $B bench --backend vulkan,wgpu --workload W1,W2,W3,W4,W5,W6 --batch 1,16,256 --lift off --quiet --data /tmp/d --out $R/gpu-off-base > /dev/null 2>&1
 step torch; timeout 110 python3 benches/peers/torch_peer.py --export /tmp/lx --workloads W1,W2,W3,W4,W5,W6 --batch 1,16,256 --repeat 20 --warmup 5 --json $R/torch.json > $R/torch.txt 2>&1
-step gpu-off-2; timeout 110 $M bench --backend vulkan,wgpu --workload W1,W2,W3,W4,W5,W6 --batch 1,16,256 --lift off --quiet --data /tmp/d --out $R/gpu-off-2 > /dev/null 2>&1
-step set-batch; for t in 1 16; do for b in set_batch_before set_batch set_batch_before set_batch; do echo "$b threads $t"; RAYON_NUM_THREADS=$t timeout 60 .gpu/$b; done; done > $R/set_batch.txt 2>&1
+step set-batch; for t in 1 16; do for b in set_batch_before set_batch; do echo "$b threads $t"; RAYON_NUM_THREADS=$t timeout 60 .gpu/$b; done; done > $R/set_batch.txt 2>&1
 step done
 tar czf $OUT/r.tgz -C /tmp r
 cat $R/log.txt $R/gpu.txt $R/set_batch.txt
