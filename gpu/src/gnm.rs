@@ -436,9 +436,9 @@ fn to_f16(scaled: &[f32], e: usize, stride: usize, out: &mut [u16]) -> bool {
         o.convert_from_f32_slice(src);
         fits
     };
-    // F16C converts 8 values an instruction: a batch of 256 heads × a few hundred coefficients
-    // is a few µs on one core, less than a round trip through rayon's pool.
-    if scaled.len() >= 1 << 18 {
+    // From 2^14 values in parallel: converting W4's 256 × 383 on the calling thread instead cost
+    // 18–100 µs more encode time on the H100 host (2026-12-06, docs/PERFORMANCE.md).
+    if scaled.len() >= 1 << 14 {
         out.par_chunks_mut(stride)
             .zip(scaled.par_chunks(e))
             .map(row)
