@@ -8,7 +8,11 @@ use std::process::Command;
 #[test]
 fn the_peers_self_test_passes() {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/peers/selftest.py");
-    let out = match Command::new("python3").arg(script).arg("--no-numpy").output() {
+    let out = match Command::new("python3")
+        .arg(script)
+        .arg("--no-numpy")
+        .output()
+    {
         Ok(o) => o,
         Err(e) => {
             eprintln!("notice: skipping the peers' self-test: python3: {e}");
