@@ -35,7 +35,7 @@ fn main() {
     });
     let coop = std::iter::once((
         "gnm_coop.wgsl",
-        &["blend", "finish"][..],
+        &["blend", "blend_one", "finish"][..],
         naga::valid::Capabilities::SHADER_FLOAT16 | naga::valid::Capabilities::COOPERATIVE_MATRIX,
     ));
     for (file, entries, caps) in plain.chain(coop) {

@@ -97,7 +97,7 @@ impl GpuDevice for VulkanContext {
     /// Every pipeline was made with the context (the features they need were checked then), the
     /// tensor-core GNM kernel's only where the device has what it needs ([`Caps::coop_gnm`]).
     fn supports(&self, entry: Entry) -> Result<()> {
-        if matches!(entry, Entry::GnmCoop | Entry::GnmCoopFinish) && !self.inner.caps.coop_gnm {
+        if entry.needs_coop() && !self.inner.caps.coop_gnm {
             return Err(Error::Unsupported {
                 what: "the tensor-core kernels (gnm_coop.wgsl)".into(),
                 reason: "the device has no 16×16×16 fp16 → fp32 cooperative-matrix shape at \

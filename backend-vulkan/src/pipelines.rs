@@ -76,7 +76,7 @@ impl Pipelines {
             entries: Vec::with_capacity(Entry::ALL.len()),
         };
         for entry in Entry::ALL {
-            if matches!(entry, Entry::GnmCoop | Entry::GnmCoopFinish) && !coop {
+            if entry.needs_coop() && !coop {
                 let null = Layout {
                     set: vk::DescriptorSetLayout::null(),
                     pipeline: vk::PipelineLayout::null(),

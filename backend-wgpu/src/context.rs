@@ -355,7 +355,7 @@ impl WgpuContext {
             what: format!("the kernel `{}` ({})", entry.name(), entry.kernel().file),
             reason,
         };
-        if matches!(entry, Entry::GnmCoop | Entry::GnmCoopFinish) && !self.inner.caps.coop_gnm {
+        if entry.needs_coop() && !self.inner.caps.coop_gnm {
             return Err(unsupported(
                 "the device was not created with wgpu's cooperative matrices for a 16×16×16 \
                  fp16 → fp32 shape with subgroups of 32 (ContextOptions::cooperative_matrix, \

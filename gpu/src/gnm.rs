@@ -8,8 +8,9 @@ use mien_core::gnm::{GnmBackend, GnmFrame, GnmHandle, GnmPack};
 use mien_core::rig::PosedVertices;
 use mien_shaders::data::gnm::{GnmBatchFrames, gnm_chunk_arrays, plan_gnm_upload, set_gnm_batch};
 use mien_shaders::{
-    DispatchParams, GNM_COOP_INSTANCE_BLOCK, GNM_TILE_VERTICES, GnmCoopParams, GnmFrameHeader,
-    GnmParams, JointMatrices, dispatch_size, gnm_dispatch,
+    DispatchParams, GNM_COOP_INSTANCE_BLOCK, GNM_COOP_ROW_BLOCK, GNM_COOP_TILE_SPLIT,
+    GNM_TILE_VERTICES, GnmCoopParams, GnmFrameHeader, GnmParams, JointMatrices, dispatch_size,
+    gnm_dispatch,
 };
 
 use crate::device::{Dispatch, GpuDevice, Usage};
@@ -38,9 +39,11 @@ struct Chunk<G: GpuDevice> {
 /// A chunk's tensor-core pass: `blend` into `deltas`, then `finish` (eyes, seam, skin) into the
 /// posed vertices.
 struct CoopChunk<G: GpuDevice> {
+    /// [`Entry::GnmCoop`], or [`Entry::GnmCoopOne`] for batches of up to 16.
+    blend_entry: Entry,
     blend: G::BindGroup,
     finish: G::BindGroup,
-    /// Instance blocks of 16 × vertex tiles.
+    /// Instance blocks of 64 (16 for `blend_one`) × thirds of vertex tiles.
     blend_grid: (u32, u32),
     /// Vertex groups of 64 × instances.
     finish_grid: (u32, u32),
@@ -51,7 +54,7 @@ struct CoopChunk<G: GpuDevice> {
 /// Batches from this many instances run the tensor-core forward pass where the device has it.
 pub const COOP_MIN_BATCH: u32 = 16;
 
-/// An upload's tensor-core inputs: the scaled coefficients rounded to fp16, `(N₁₆, E₁₆)` with
+/// An upload's tensor-core inputs: the scaled coefficients rounded to fp16, `(N₆₄, E₁₆)` with
 /// zeros past N and E, written per frame from `scratch`.
 struct CoopInputs<G: GpuDevice> {
     scaled_h: Typed<G, u16>,
@@ -267,8 +270,8 @@ impl<G: GpuDevice> GpuGnmBackend<G> {
         let block = GNM_COOP_INSTANCE_BLOCK as usize;
         let coop = if coop_on {
             let stride = (e as usize).next_multiple_of(16).max(16);
-            let n16 = (instances as usize).next_multiple_of(block);
-            let scratch = vec![0u16; n16 * stride];
+            let n64 = (instances as usize).next_multiple_of(block);
+            let scratch = vec![0u16; n64 * stride];
             let scaled_h = Typed::frame(g, "the gnm coefficients (fp16)", st, &scratch)?;
             bytes += scaled_h.bytes();
             Some(CoopInputs {
@@ -345,7 +348,7 @@ impl<G: GpuDevice> GpuGnmBackend<G> {
                         stride: c.stride as u32,
                     };
                     let p = Typed::upload(g, "gnm tensor-core parameters", un, &[p])?;
-                    let n16 = instances.next_multiple_of(GNM_COOP_INSTANCE_BLOCK) as usize;
+                    let n16 = instances.next_multiple_of(GNM_COOP_ROW_BLOCK) as usize;
                     let row = 3 * count.next_multiple_of(GNM_TILE_VERTICES) as usize;
                     let deltas = Typed::<G, f32>::output(g, "gnm blended deltas", n16 * row)?;
                     bytes += p.bytes() + deltas.bytes();
@@ -361,11 +364,17 @@ impl<G: GpuDevice> GpuGnmBackend<G> {
                         deltas.bind(),
                         posed.bind(),
                     ];
-                    let blend = g.bind(Entry::GnmCoop, &binds)?;
+                    // Up to 16 instances: one row block per workgroup (no products of zeros).
+                    let (blend_entry, rows) = if instances <= GNM_COOP_ROW_BLOCK {
+                        (Entry::GnmCoopOne, GNM_COOP_ROW_BLOCK)
+                    } else {
+                        (Entry::GnmCoop, GNM_COOP_INSTANCE_BLOCK)
+                    };
+                    let blend = g.bind(blend_entry, &binds)?;
                     let finish = g.bind(Entry::GnmCoopFinish, &binds)?;
                     let blend_grid = (
-                        instances.div_ceil(GNM_COOP_INSTANCE_BLOCK),
-                        count.div_ceil(GNM_TILE_VERTICES),
+                        instances.div_ceil(rows),
+                        count.div_ceil(GNM_TILE_VERTICES) * GNM_COOP_TILE_SPLIT,
                     );
                     let finish_grid = (
                         count.div_ceil(mien_shaders::GNM_COOP_FINISH_WORKGROUP_SIZE),
@@ -378,6 +387,7 @@ impl<G: GpuDevice> GpuGnmBackend<G> {
                         return Err(too_many(count));
                     }
                     Some(CoopChunk {
+                        blend_entry,
                         blend,
                         finish,
                         blend_grid,
@@ -420,7 +430,7 @@ impl<G: GpuDevice> GpuGnmBackend<G> {
     }
 }
 
-/// Round `scaled` `(N,E)` to fp16 into `out` `(N₁₆, stride)` (zeros elsewhere stay zero): `false`
+/// Round `scaled` `(N,E)` to fp16 into `out` `(N₆₄, stride)` (zeros elsewhere stay zero): `false`
 /// when a value is not finite or too large for fp16 (the frame then runs the exact kernel). Rows
 /// convert with the F16C instructions where the CPU has them (`half`'s slice conversion), in
 /// parallel for large batches.
@@ -531,13 +541,13 @@ impl<G: GpuDevice> GnmBackend for GpuGnmBackend<G> {
             write().map_err(Into::into)?;
             u.dirty = false;
         }
-        // The forward pass covers the instances in x (blocks of 8, or 16 on tensor cores),
+        // The forward pass covers the instances in x (blocks of 8, or 64 on tensor cores),
         // skinning in z.
         let mut forward = self.uploads.iter().flat_map(|u| {
             let coop = u.coop.as_ref().is_some_and(|c| c.used);
             u.chunks.iter().map(move |c| match (&c.coop, coop) {
                 (Some(cc), true) => Dispatch {
-                    entry: Entry::GnmCoop,
+                    entry: cc.blend_entry,
                     group: &cc.blend,
                     groups: [cc.blend_grid.0, cc.blend_grid.1, 1],
                 },

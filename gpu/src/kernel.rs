@@ -39,13 +39,16 @@ pub enum Entry {
     /// `morph.wgsl` `skinned`: the morph blend and LBS in one pass, writing posed vertices (rigs
     /// without tangents).
     MorphSkinned,
+    /// `gnm_coop.wgsl` `blend_one`: [`Entry::GnmCoop`] for batches of up to 16 instances (one
+    /// row block); only where [`crate::Caps::coop_gnm`].
+    GnmCoopOne,
 }
 
 use Slot::{Read, ReadWrite, Uniform};
 
 impl Entry {
     /// Every entry, in a fixed order (the index of [`Entry::index`]).
-    pub const ALL: [Entry; 11] = [
+    pub const ALL: [Entry; 12] = [
         Entry::Morph,
         Entry::Skin,
         Entry::Tangent,
@@ -57,7 +60,17 @@ impl Entry {
         Entry::GnmCoop,
         Entry::GnmCoopFinish,
         Entry::MorphSkinned,
+        Entry::GnmCoopOne,
     ];
+
+    /// Whether the entry runs on tensor cores: built and bound only where
+    /// [`crate::Caps::coop_gnm`].
+    pub fn needs_coop(self) -> bool {
+        matches!(
+            self,
+            Entry::GnmCoop | Entry::GnmCoopOne | Entry::GnmCoopFinish
+        )
+    }
 
     /// Position in [`Entry::ALL`].
     pub fn index(self) -> usize {
@@ -74,7 +87,7 @@ impl Entry {
             Entry::GnmForward => &mien_shaders::GNM,
             Entry::LiftBound => &mien_shaders::LIFT_BOUND,
             Entry::HairStrands => &mien_shaders::HAIR,
-            Entry::GnmCoop | Entry::GnmCoopFinish => &mien_shaders::GNM_COOP,
+            Entry::GnmCoop | Entry::GnmCoopOne | Entry::GnmCoopFinish => &mien_shaders::GNM_COOP,
         }
     }
 
@@ -89,6 +102,7 @@ impl Entry {
             Entry::GnmForward => "forward",
             Entry::GnmCoop => "blend",
             Entry::GnmCoopFinish => "finish",
+            Entry::GnmCoopOne => "blend_one",
             Entry::MorphSkinned => "skinned",
         }
     }
@@ -103,9 +117,9 @@ impl Entry {
                 &[Uniform, Read, Read, Read, Read, Read, ReadWrite, Read, Read]
             }
             Entry::Skin | Entry::GnmForward => &[Uniform, Read, Read, Read, Read, ReadWrite],
-            // The tensor-core pass's two entries share one layout (Vulkan only: 9 storage
-            // bindings fit everywhere it runs).
-            Entry::GnmCoop | Entry::GnmCoopFinish => &[
+            // The tensor-core pass's entries share one layout (9 storage bindings fit everywhere
+            // it runs).
+            Entry::GnmCoop | Entry::GnmCoopOne | Entry::GnmCoopFinish => &[
                 Uniform, Read, Read, Read, Read, Read, Read, Read, ReadWrite, ReadWrite,
             ],
             // 8 storage buffers: wgpu's default per-stage limit, so a caller-made device runs it.
@@ -132,6 +146,7 @@ impl Entry {
             Entry::HairStrands => "mien hair strands",
             Entry::GnmCoop => "mien gnm blend (cooperative matrices)",
             Entry::GnmCoopFinish => "mien gnm finish",
+            Entry::GnmCoopOne => "mien gnm blend, one row block (cooperative matrices)",
             Entry::MorphSkinned => "mien morph + skin",
         }
     }

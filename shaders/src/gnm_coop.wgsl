@@ -2,18 +2,26 @@
 // `forward` followed by skin.wgsl (neutral + Σₑ (cₑ·sₑ)·Bₑ, eyes, seam, LBS), with the blend as a
 // cooperative-matrix GEMM (SPV_KHR_cooperative_matrix through naga's `wgpu_cooperative_matrix`):
 // fp16 inputs — the basis as uploaded (tiles (T,E,192) of halves) and the scaled coefficients
-// rounded to fp16 by the host — and fp32 accumulation, 16×16×16 per step. Two entry points:
+// rounded to fp16 by the host — and fp32 accumulation, 16×16×16 per step. Three entry points:
 //
-// `blend`: one workgroup is one subgroup (32 invocations; the H200's subgroup size) and owns one
-// vertex tile (64 vertices = 192 columns = 12 matrices of 16 columns) and a block of IB = 16
-// instances:
-//   for k in 0, 16, … < E:  A = the block's coefficients [16 instances × 16 e] (row-major, the
-//                            host's (N₁₆,E₁₆) f16 array, zero past N and E),
-//                            B_j = basis rows e = k … k+15, columns 16j … 16j+15 (row-major, stride
-//                            192 halves), C_j += A·B_j for j = 0 … 11;
+// `blend`: one workgroup is one subgroup (32 invocations; the H200's subgroup size) and owns a
+// third of a vertex tile (CB = 64 of the tile's 192 columns = 4 matrices of 16 columns) for a
+// block of IB = 64 instances (4 row blocks of 16): a 4×4 register block, so each B fragment
+// loaded serves 4 row blocks and each A fragment 4 column blocks (8 loads per 16 products, where
+// one row block of 12 column blocks took 13 per 12):
+//   for k in 0, 16, … < E:  A_b = coefficients of instances i0+16b … i0+16b+15, e = k … k+15
+//                            (row-major, the host's (N₆₄,E₁₆) f16 array, zero past N and E),
+//                            B_j = basis rows e = k … k+15, columns col+16j … col+16j+15
+//                            (row-major, stride 192 halves), C_bj += A_b·B_j;
 // rows of B past E (the next tile's first rows, or the zero rows padded after the last tile) meet
 // zero coefficients: 0·finite = 0 exactly. The accumulators are stored straight to `deltas`
-// (N₁₆, 3·V₆₄) f32 — no workgroup memory, so many subgroups share an SM.
+// (N₁₆, 3·V₆₄) f32 — no workgroup memory, so many subgroups share an SM; row blocks at or past N
+// (zero coefficients only) are not stored. Workgroup x is the instance block, y the tile's third:
+// the blocks sharing a column range run side by side and read its basis through the same cache.
+// The loop has no branch: skipping the products of zero row blocks inside it cost 16% at batch
+// 256 on the H100 (loads no longer issued ahead); `blend_one` serves batches of up to 16.
+// (Tried and measured slower, docs/PERFORMANCE.md 2026-12-06 run d: blend and finish in one pass
+// through workgroup memory, 2×; finish writing positions only over zeroed normals, 1.5×.)
 //
 // `finish`: one invocation per (vertex, instance): the neutral, the eyes and the seam as in
 // gnm.wgsl, then LBS as in skin.wgsl (slots in order, zero weights skipped, the instance's palette
@@ -29,7 +37,8 @@ enable wgpu_cooperative_matrix;
 
 const TV: u32 = 64u;         // vertices per tile
 const COLS: u32 = 192u;      // halves per tile row: 3·TV
-const IB: u32 = 16u;         // instances per workgroup
+const IB: u32 = 64u;         // instances per workgroup: 4 row blocks of 16
+const CB: u32 = 64u;         // columns per workgroup: 4 matrices of 16, a third of a tile
 
 struct GnmCoopParams {
     count: u32,       // vertices in this chunk
@@ -55,7 +64,7 @@ struct Joint {
 @group(0) @binding(0) var<uniform> params: GnmCoopParams;
 // Per instance (N,).
 @group(0) @binding(1) var<storage, read> heads: array<GnmFrameHeader>;
-// The scaled coefficients cₑ·sₑ rounded to fp16: (N₁₆, E₁₆), zero past N and E.
+// The scaled coefficients cₑ·sₑ rounded to fp16: (N₆₄, E₁₆), zero past N and E.
 @group(0) @binding(2) var<storage, read> scaled_h: array<f16>;
 // This chunk's basis tiles (T,E,192) fp16, then 16 rows of zeros.
 @group(0) @binding(3) var<storage, read> basis: array<f16>;
@@ -89,66 +98,139 @@ fn row_len() -> u32 {
 fn blend(@builtin(workgroup_id) wg: vec3<u32>) {
     let e_n = params.coeffs;
     let stride = params.stride;
-    let i0 = wg.x * IB;
-    let tile = wg.y;
-    var c0 = coop_mat16x16<f32, C>();
-    var c1 = coop_mat16x16<f32, C>();
-    var c2 = coop_mat16x16<f32, C>();
-    var c3 = coop_mat16x16<f32, C>();
-    var c4 = coop_mat16x16<f32, C>();
-    var c5 = coop_mat16x16<f32, C>();
-    var c6 = coop_mat16x16<f32, C>();
-    var c7 = coop_mat16x16<f32, C>();
-    var c8 = coop_mat16x16<f32, C>();
-    var c9 = coop_mat16x16<f32, C>();
+    let i0 = wg.x * 64u;
+    let tile = wg.y / 3u;
+    let col = (wg.y % 3u) * CB;
+    var c00 = coop_mat16x16<f32, C>();
+    var c01 = coop_mat16x16<f32, C>();
+    var c02 = coop_mat16x16<f32, C>();
+    var c03 = coop_mat16x16<f32, C>();
     var c10 = coop_mat16x16<f32, C>();
     var c11 = coop_mat16x16<f32, C>();
+    var c12 = coop_mat16x16<f32, C>();
+    var c13 = coop_mat16x16<f32, C>();
+    var c20 = coop_mat16x16<f32, C>();
+    var c21 = coop_mat16x16<f32, C>();
+    var c22 = coop_mat16x16<f32, C>();
+    var c23 = coop_mat16x16<f32, C>();
+    var c30 = coop_mat16x16<f32, C>();
+    var c31 = coop_mat16x16<f32, C>();
+    var c32 = coop_mat16x16<f32, C>();
+    var c33 = coop_mat16x16<f32, C>();
     for (var k = 0u; k < e_n; k = k + 16u) {
-        let a = coopLoadT<coop_mat16x16<f16, A>>(&scaled_h[i0 * stride + k], stride);
-        let r = (tile * e_n + k) * COLS;
-        c0 = coopMultiplyAdd(a, coopLoadT<coop_mat16x16<f16, B>>(&basis[r], COLS), c0);
-        c1 = coopMultiplyAdd(a, coopLoadT<coop_mat16x16<f16, B>>(&basis[r + 16u], COLS), c1);
-        c2 = coopMultiplyAdd(a, coopLoadT<coop_mat16x16<f16, B>>(&basis[r + 32u], COLS), c2);
-        c3 = coopMultiplyAdd(a, coopLoadT<coop_mat16x16<f16, B>>(&basis[r + 48u], COLS), c3);
-        c4 = coopMultiplyAdd(a, coopLoadT<coop_mat16x16<f16, B>>(&basis[r + 64u], COLS), c4);
-        c5 = coopMultiplyAdd(a, coopLoadT<coop_mat16x16<f16, B>>(&basis[r + 80u], COLS), c5);
-        c6 = coopMultiplyAdd(a, coopLoadT<coop_mat16x16<f16, B>>(&basis[r + 96u], COLS), c6);
-        c7 = coopMultiplyAdd(a, coopLoadT<coop_mat16x16<f16, B>>(&basis[r + 112u], COLS), c7);
-        c8 = coopMultiplyAdd(a, coopLoadT<coop_mat16x16<f16, B>>(&basis[r + 128u], COLS), c8);
-        c9 = coopMultiplyAdd(a, coopLoadT<coop_mat16x16<f16, B>>(&basis[r + 144u], COLS), c9);
-        c10 = coopMultiplyAdd(a, coopLoadT<coop_mat16x16<f16, B>>(&basis[r + 160u], COLS), c10);
-        c11 = coopMultiplyAdd(a, coopLoadT<coop_mat16x16<f16, B>>(&basis[r + 176u], COLS), c11);
+        let a0 = coopLoadT<coop_mat16x16<f16, A>>(&scaled_h[(i0 + 0u) * stride + k], stride);
+        let a1 = coopLoadT<coop_mat16x16<f16, A>>(&scaled_h[(i0 + 16u) * stride + k], stride);
+        let a2 = coopLoadT<coop_mat16x16<f16, A>>(&scaled_h[(i0 + 32u) * stride + k], stride);
+        let a3 = coopLoadT<coop_mat16x16<f16, A>>(&scaled_h[(i0 + 48u) * stride + k], stride);
+        let r = (tile * e_n + k) * COLS + col;
+        let b0 = coopLoadT<coop_mat16x16<f16, B>>(&basis[r + 0u], COLS);
+        let b1 = coopLoadT<coop_mat16x16<f16, B>>(&basis[r + 16u], COLS);
+        let b2 = coopLoadT<coop_mat16x16<f16, B>>(&basis[r + 32u], COLS);
+        let b3 = coopLoadT<coop_mat16x16<f16, B>>(&basis[r + 48u], COLS);
+        c00 = coopMultiplyAdd(a0, b0, c00);
+        c01 = coopMultiplyAdd(a0, b1, c01);
+        c02 = coopMultiplyAdd(a0, b2, c02);
+        c03 = coopMultiplyAdd(a0, b3, c03);
+        c10 = coopMultiplyAdd(a1, b0, c10);
+        c11 = coopMultiplyAdd(a1, b1, c11);
+        c12 = coopMultiplyAdd(a1, b2, c12);
+        c13 = coopMultiplyAdd(a1, b3, c13);
+        c20 = coopMultiplyAdd(a2, b0, c20);
+        c21 = coopMultiplyAdd(a2, b1, c21);
+        c22 = coopMultiplyAdd(a2, b2, c22);
+        c23 = coopMultiplyAdd(a2, b3, c23);
+        c30 = coopMultiplyAdd(a3, b0, c30);
+        c31 = coopMultiplyAdd(a3, b1, c31);
+        c32 = coopMultiplyAdd(a3, b2, c32);
+        c33 = coopMultiplyAdd(a3, b3, c33);
     }
     // row_len(), inlined: naga 30's SPIR-V writer panics on a call's result inside a
     // cooperative store's pointer ("Expression … is not cached").
     let rl = 3u * ((params.count + TV - 1u) / TV) * TV;
-    let o = i0 * rl + tile * COLS;
+    let o = i0 * rl + tile * COLS + col;
     // Each offset its own `let`: naga 30's WGSL front end does not emit an index computed inside
     // a cooperative store's pointer argument (its SPIR-V writer then panics).
-    let o0 = o;
-    let o1 = o + 16u;
-    let o2 = o + 32u;
-    let o3 = o + 48u;
-    let o4 = o + 64u;
-    let o5 = o + 80u;
-    let o6 = o + 96u;
-    let o7 = o + 112u;
-    let o8 = o + 128u;
-    let o9 = o + 144u;
-    let o10 = o + 160u;
-    let o11 = o + 176u;
-    coopStoreT(c0, &deltas[o0], rl);
-    coopStoreT(c1, &deltas[o1], rl);
-    coopStoreT(c2, &deltas[o2], rl);
-    coopStoreT(c3, &deltas[o3], rl);
-    coopStoreT(c4, &deltas[o4], rl);
-    coopStoreT(c5, &deltas[o5], rl);
-    coopStoreT(c6, &deltas[o6], rl);
-    coopStoreT(c7, &deltas[o7], rl);
-    coopStoreT(c8, &deltas[o8], rl);
-    coopStoreT(c9, &deltas[o9], rl);
-    coopStoreT(c10, &deltas[o10], rl);
-    coopStoreT(c11, &deltas[o11], rl);
+    {
+        let o00 = o + 0u * rl + 0u;
+        let o01 = o + 0u * rl + 16u;
+        let o02 = o + 0u * rl + 32u;
+        let o03 = o + 0u * rl + 48u;
+        coopStoreT(c00, &deltas[o00], rl);
+        coopStoreT(c01, &deltas[o01], rl);
+        coopStoreT(c02, &deltas[o02], rl);
+        coopStoreT(c03, &deltas[o03], rl);
+    }
+    if (i0 + 16u < params.instances) {
+        let o10 = o + 16u * rl + 0u;
+        let o11 = o + 16u * rl + 16u;
+        let o12 = o + 16u * rl + 32u;
+        let o13 = o + 16u * rl + 48u;
+        coopStoreT(c10, &deltas[o10], rl);
+        coopStoreT(c11, &deltas[o11], rl);
+        coopStoreT(c12, &deltas[o12], rl);
+        coopStoreT(c13, &deltas[o13], rl);
+    }
+    if (i0 + 32u < params.instances) {
+        let o20 = o + 32u * rl + 0u;
+        let o21 = o + 32u * rl + 16u;
+        let o22 = o + 32u * rl + 32u;
+        let o23 = o + 32u * rl + 48u;
+        coopStoreT(c20, &deltas[o20], rl);
+        coopStoreT(c21, &deltas[o21], rl);
+        coopStoreT(c22, &deltas[o22], rl);
+        coopStoreT(c23, &deltas[o23], rl);
+    }
+    if (i0 + 48u < params.instances) {
+        let o30 = o + 48u * rl + 0u;
+        let o31 = o + 48u * rl + 16u;
+        let o32 = o + 48u * rl + 32u;
+        let o33 = o + 48u * rl + 48u;
+        coopStoreT(c30, &deltas[o30], rl);
+        coopStoreT(c31, &deltas[o31], rl);
+        coopStoreT(c32, &deltas[o32], rl);
+        coopStoreT(c33, &deltas[o33], rl);
+    }
+}
+
+// `blend_one`: `blend` for batches of at most 16 instances — one row block, 4 column blocks (a
+// 4-row-block workgroup would multiply three blocks of zeros).
+@compute @workgroup_size(32)
+fn blend_one(@builtin(workgroup_id) wg: vec3<u32>) {
+    let e_n = params.coeffs;
+    let stride = params.stride;
+    let i0 = wg.x * 16u;
+    let tile = wg.y / 3u;
+    let col = (wg.y % 3u) * CB;
+    var c00 = coop_mat16x16<f32, C>();
+    var c01 = coop_mat16x16<f32, C>();
+    var c02 = coop_mat16x16<f32, C>();
+    var c03 = coop_mat16x16<f32, C>();
+    for (var k = 0u; k < e_n; k = k + 16u) {
+        let a0 = coopLoadT<coop_mat16x16<f16, A>>(&scaled_h[(i0 + 0u) * stride + k], stride);
+        let r = (tile * e_n + k) * COLS + col;
+        let b0 = coopLoadT<coop_mat16x16<f16, B>>(&basis[r + 0u], COLS);
+        let b1 = coopLoadT<coop_mat16x16<f16, B>>(&basis[r + 16u], COLS);
+        let b2 = coopLoadT<coop_mat16x16<f16, B>>(&basis[r + 32u], COLS);
+        let b3 = coopLoadT<coop_mat16x16<f16, B>>(&basis[r + 48u], COLS);
+        c00 = coopMultiplyAdd(a0, b0, c00);
+        c01 = coopMultiplyAdd(a0, b1, c01);
+        c02 = coopMultiplyAdd(a0, b2, c02);
+        c03 = coopMultiplyAdd(a0, b3, c03);
+    }
+    // row_len(), inlined: naga 30's SPIR-V writer panics on a call's result inside a
+    // cooperative store's pointer ("Expression … is not cached").
+    let rl = 3u * ((params.count + TV - 1u) / TV) * TV;
+    let o = i0 * rl + tile * COLS + col;
+    // Each offset its own `let`: naga 30's WGSL front end does not emit an index computed inside
+    // a cooperative store's pointer argument (its SPIR-V writer then panics).
+    let o00 = o + 0u * rl + 0u;
+    let o01 = o + 0u * rl + 16u;
+    let o02 = o + 0u * rl + 32u;
+    let o03 = o + 0u * rl + 48u;
+    coopStoreT(c00, &deltas[o00], rl);
+    coopStoreT(c01, &deltas[o01], rl);
+    coopStoreT(c02, &deltas[o02], rl);
+    coopStoreT(c03, &deltas[o03], rl);
 }
 
 // x: vertices (64 per workgroup), y: instances.
@@ -185,3 +267,4 @@ fn finish(@builtin(global_invocation_id) gid: vec3<u32>) {
     posed[out + 1u] = vec2<f32>(po.z, 0.0);
     posed[out + 2u] = vec2<f32>(0.0);
 }
+

@@ -132,8 +132,12 @@ pub const GNM: Kernel = Kernel {
 pub const GNM_COOP: Kernel = Kernel {
     file: "gnm_coop.wgsl",
     source: include_str!("gnm_coop.wgsl"),
-    entry_points: &["blend", "finish"],
-    spirv: &[spv!("gnm_coop.blend.spv"), spv!("gnm_coop.finish.spv")],
+    entry_points: &["blend", "blend_one", "finish"],
+    spirv: &[
+        spv!("gnm_coop.blend.spv"),
+        spv!("gnm_coop.blend_one.spv"),
+        spv!("gnm_coop.finish.spv"),
+    ],
     f16_in_f32: false,
     workgroup_size: GNM_COOP_WORKGROUP_SIZE,
 };
@@ -144,8 +148,17 @@ pub const GNM_COOP_WORKGROUP_SIZE: u32 = 32;
 /// [`GNM_COOP`]'s `finish` workgroup: 64 vertices of one instance.
 pub const GNM_COOP_FINISH_WORKGROUP_SIZE: u32 = 64;
 
-/// Instances per [`GNM_COOP`] workgroup (the A matrix's 16 rows).
-pub const GNM_COOP_INSTANCE_BLOCK: u32 = 16;
+/// Instances per [`GNM_COOP`] `blend` workgroup (4 A matrices of 16 rows): the host's fp16
+/// coefficient rows are padded with zero rows to a multiple of it. (`blend_one`, for batches of
+/// up to [`GNM_COOP_ROW_BLOCK`], has one A matrix.)
+pub const GNM_COOP_INSTANCE_BLOCK: u32 = 64;
+
+/// Rows of one A matrix of [`GNM_COOP`]: the blended deltas' instance rows are padded to a
+/// multiple of it (row blocks past the batch are not stored).
+pub const GNM_COOP_ROW_BLOCK: u32 = 16;
+
+/// [`GNM_COOP`] `blend` workgroups per vertex tile: each owns 64 of the tile's 192 columns.
+pub const GNM_COOP_TILE_SPLIT: u32 = 3;
 
 /// The per-chunk uniform of [`GNM_COOP`] (WGSL `GnmCoopParams`, 16 bytes).
 #[repr(C)]

@@ -110,13 +110,14 @@ fn the_tensor_core_kernel_validates_only_with_its_capabilities() {
         entries,
         [
             ("blend", [mien_shaders::GNM_COOP_WORKGROUP_SIZE, 1, 1]),
+            ("blend_one", [mien_shaders::GNM_COOP_WORKGROUP_SIZE, 1, 1]),
             (
                 "finish",
                 [mien_shaders::GNM_COOP_FINISH_WORKGROUP_SIZE, 1, 1]
             )
         ]
     );
-    assert_eq!(k.entry_points, ["blend", "finish"]);
+    assert_eq!(k.entry_points, ["blend", "blend_one", "finish"]);
     let bindings = |src: &str| -> Vec<(u32, String)> {
         let m = naga::front::wgsl::parse_str(src).unwrap();
         let mut b: Vec<(u32, String)> = m
