@@ -140,9 +140,10 @@ struct GpuCase<G: GpuDevice> {
     lifts: GpuLifts<G>,
     /// `set_controls_batch`'s counts, one per instance (allocated once).
     stats: Vec<ControlStats>,
-    /// Host time before the submissions since the last `host_time` (set, encode), and their
-    /// frames.
-    host: (Duration, Duration, u32),
+    /// Host time since the last `host_time` (begin, set, encode, submit), and its frames.
+    host: [Duration; 4],
+    /// Frames in `host`.
+    host_frames: u32,
 }
 
 fn device_error<G: GpuDevice>(e: G::Error) -> anyhow::Error {
@@ -154,6 +155,7 @@ impl<G: GpuDevice> GpuCase<G> {
         let t0 = Instant::now();
         let t1;
         let mut enc = self.g.begin().map_err(device_error::<G>)?;
+        let tb = Instant::now();
         match (&mut self.poser, &self.w.frames) {
             (Poser::Rig(b, hs), Frames::Rig(f)) => {
                 // Every instance at once (the backend's parallel batch path).
@@ -182,10 +184,13 @@ impl<G: GpuDevice> GpuCase<G> {
         if timestamps {
             self.g.end_frame(&mut enc);
         }
-        self.host.0 += t1 - t0;
-        self.host.1 += t1.elapsed();
-        self.host.2 += 1;
+        let t2 = Instant::now();
         self.g.submit(enc).map_err(device_error::<G>)?;
+        let spans = [tb - t0, t1 - tb, t2 - t1, t2.elapsed()];
+        for (h, d) in self.host.iter_mut().zip(spans) {
+            *h += d;
+        }
+        self.host_frames += 1;
         if wait {
             self.g.wait().map_err(device_error::<G>)?;
         }
@@ -207,10 +212,13 @@ impl<G: GpuDevice> Case for GpuCase<G> {
     }
 
     fn host_time(&mut self) -> Option<HostTime> {
-        let (set, encode, n) = std::mem::take(&mut self.host);
+        let [begin, set, encode, submit] = std::mem::take(&mut self.host);
+        let n = std::mem::take(&mut self.host_frames).max(1);
         Some(HostTime {
-            set: set / n.max(1),
-            encode: encode / n.max(1),
+            begin: begin / n,
+            set: set / n,
+            encode: encode / n,
+            submit: submit / n,
         })
     }
 
@@ -408,7 +416,8 @@ impl<G: BenchDevice> Bench for GpuBench<G> {
             sink,
             lifts,
             stats: vec![ControlStats::default(); batch as usize],
-            host: (Duration::ZERO, Duration::ZERO, 0),
+            host: [Duration::ZERO; 4],
+            host_frames: 0,
         }))
     }
 

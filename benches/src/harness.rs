@@ -137,8 +137,8 @@ pub trait Case {
         Ok(())
     }
 
-    /// The host's mean time per frame since the last call — set every character's controls,
-    /// pack and write the per-frame arrays, record the passes, up to the submission — and
+    /// The host's mean time per frame since the last call — begin the encoder, set every
+    /// character's controls, pack and write the per-frame arrays, record the passes, submit — and
     /// start over; `None` for a backend with no device (the CPU: all of its frame is host).
     fn host_time(&mut self) -> Option<HostTime> {
         None
@@ -148,11 +148,16 @@ pub trait Case {
 /// The host's mean time per frame in its two parts.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct HostTime {
+    /// The encoder begun (`GpuDevice::begin`: finished submissions retired, a command buffer
+    /// taken and begun).
+    pub begin: Duration,
     /// Every character's controls through the rules, staged and packed (`set_controls_batch` /
-    /// `set_head_ext_batch`), and the encoder begun.
+    /// `set_head_ext_batch`).
     pub set: Duration,
     /// The per-frame writes and the passes recorded (`encode`, the lifts' `record_batch`).
     pub encode: Duration,
+    /// The submission (`GpuDevice::submit`, without a wait).
+    pub submit: Duration,
 }
 
 /// A measured copy.
@@ -310,13 +315,17 @@ pub struct Row {
     pub in_flight_us_per_frame: Option<f64>,
     /// Frames per second in flight (10⁶ ÷ `in_flight_us_per_frame`).
     pub frames_per_s_in_flight: Option<f64>,
-    /// The host's part of a frame in flight ([`Case::host_time`]), µs: the controls, packing,
-    /// per-frame writes and recording, before the submission.
+    /// The host's part of a frame in flight ([`Case::host_time`]), µs: the encoder begun, the
+    /// controls, packing, per-frame writes, recording and the submission (the four below).
     pub host_us_per_frame: Option<f64>,
+    /// Of which beginning the encoder ([`HostTime::begin`]), µs.
+    pub host_begin_us: Option<f64>,
     /// Of which setting the controls ([`HostTime::set`]), µs.
     pub host_set_us: Option<f64>,
     /// Of which the per-frame writes and recording ([`HostTime::encode`]), µs.
     pub host_encode_us: Option<f64>,
+    /// Of which the submission ([`HostTime::submit`]), µs.
+    pub host_submit_us: Option<f64>,
     /// Bytes that must move per character per frame (reads + writes, [`crate::bytes`]).
     pub bytes_per_character: u64,
     /// batch × bytes_per_character.
@@ -369,8 +378,10 @@ pub fn run_row(
         in_flight_us_per_frame: None,
         frames_per_s_in_flight: None,
         host_us_per_frame: None,
+        host_begin_us: None,
         host_set_us: None,
         host_encode_us: None,
+        host_submit_us: None,
         bytes_per_character: per_char,
         bytes_per_frame: per_char * u64::from(plan.batch),
         gb_per_s: None,
@@ -418,9 +429,11 @@ pub fn run_row(
             row.frames_per_s_in_flight = Some(1.0 / f);
             if let Some(h) = case.host_time() {
                 let us = |d: Duration| d.as_secs_f64() * 1e6;
-                row.host_us_per_frame = Some(us(h.set + h.encode));
+                row.host_us_per_frame = Some(us(h.begin + h.set + h.encode + h.submit));
+                row.host_begin_us = Some(us(h.begin));
                 row.host_set_us = Some(us(h.set));
                 row.host_encode_us = Some(us(h.encode));
+                row.host_submit_us = Some(us(h.submit));
             }
         }
         Err(e) => {
