@@ -5,6 +5,7 @@ pub mod atomic;
 pub mod audio2face;
 pub mod bound_ply;
 pub mod curves;
+pub mod dna;
 pub mod gltf;
 pub mod livelink_csv;
 pub mod livelink_udp;
