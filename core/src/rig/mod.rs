@@ -10,6 +10,7 @@ pub mod material;
 pub mod mesh;
 pub mod morph;
 pub mod rigdata;
+pub mod riglogic;
 pub mod skeleton;
 pub mod skin;
 
