@@ -324,7 +324,9 @@ pub struct Row {
     pub host_set_us: Option<f64>,
     /// Of which the per-frame writes and recording ([`HostTime::encode`]), µs.
     pub host_encode_us: Option<f64>,
-    /// Of which the submission ([`HostTime::submit`]), µs.
+    /// Of which the submission ([`HostTime::submit`]), µs. It includes waiting for the oldest
+    /// frame when every frame slot is busy (the GPU behind the host), so on GPU-bound rows it is
+    /// mostly that wait; the host's own work is begin + set + encode.
     pub host_submit_us: Option<f64>,
     /// Bytes that must move per character per frame (reads + writes, [`crate::bytes`]).
     pub bytes_per_character: u64,
