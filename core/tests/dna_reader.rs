@@ -20,7 +20,10 @@ mod support;
 
 use std::path::PathBuf;
 
-use mien_core::io::dna::{Dna, DnaLayers, DnaLoad, LodSelection, read_dna};
+use mien_core::io::dna::{
+    Dna, DnaLayers, DnaLoad, FaceWinding, FileLayout, LodSelection, RotationDirection,
+    RotationSequence, read_dna,
+};
 use serde_json::Value;
 
 fn dir() -> PathBuf {
@@ -605,4 +608,160 @@ fn fixture_v23_equals_its_decoded_json() {
 fn fixture_v28_equals_its_decoded_json() {
     let Some((d, j)) = decoded(8) else { return };
     check_decoded(&d, &j);
+}
+
+/// The decoded data of `Fixtures*.cpp` grows by version: 2.2 is 2.1's (plus two unknown sections
+/// the reader skips).
+#[test]
+fn fixture_v22_equals_the_v21_values_and_skips_unknown_sections() {
+    let (Some(b), Some(j)) = (
+        bytes("openriglogic_fixture_v22.dna"),
+        json("openriglogic_fixture_v21.decoded.json"),
+    ) else {
+        return;
+    };
+    let d = configs().map(|s| load(&b, s));
+    check_decoded(&d, &j);
+    let FileLayout::Indexed { sections } = &d[0].layout else {
+        panic!("2.2 has an index table")
+    };
+    let ids: Vec<(&[u8], bool)> = sections.iter().map(|s| (&s.id[..], s.known)).collect();
+    assert_eq!(
+        ids,
+        [
+            (&b"desc"[..], true),
+            (b"defn", true),
+            (b"bhvr", true),
+            (b"geom", true),
+            (b"unk1", false),
+            (b"unk2", false)
+        ]
+    );
+}
+
+/// 2.4–2.7 against the 2.8 values less what each version lacks (`Fixtures*.cpp`): 2.4 has no
+/// `rbfe` (OpenRigLogic fills it in from the poses), 2.4–2.5 no `mlbe`, 2.4–2.6 no `dsce` (`xyz`,
+/// positive signs, counter-clockwise), 2.7's `dsce` no winding (counter-clockwise).
+#[test]
+fn fixtures_v24_to_v27_equal_the_v28_values_less_their_missing_sections() {
+    let Some(j28) = json("openriglogic_fixture_v28.decoded.json") else {
+        return;
+    };
+    let expected_ids: [&[&str]; 4] = [
+        &["desc", "defn", "bhvr", "geom", "mlbh", "rbfb", "jbmd", "twsw"],
+        &["desc", "defn", "bhvr", "geom", "mlbh", "rbfb", "rbfe", "jbmd", "twsw"],
+        &["desc", "defn", "bhvr", "geom", "mlbh", "rbfb", "rbfe", "jbmd", "twsw", "mlbe"],
+        &["desc", "defn", "bhvr", "geom", "mlbh", "rbfb", "rbfe", "jbmd", "twsw", "mlbe", "dsce"],
+    ];
+    for v in 4u8..=7 {
+        let Some(b) = bytes(&format!("openriglogic_fixture_v2{v}.dna")) else {
+            return;
+        };
+        let d = configs().map(|s| load(&b, s));
+        let mut j = j28.clone();
+        let vals = j["values"].as_object_mut().unwrap();
+        if v < 7 {
+            for k in ["rotationSequence", "rotationSign", "faceWindingOrder"] {
+                vals.remove(k);
+            }
+        } else {
+            vals.insert("faceWindingOrder".into(), "ccw".into());
+        }
+        if v < 6 {
+            for k in [
+                "mlOperationTypes",
+                "mlOperationParameters",
+                "mlDependencyOperationSetIndices",
+                "mlDependencyOperationIndices",
+                "mlOperationIndicesPerLOD",
+            ] {
+                vals.remove(k);
+            }
+        }
+        if v < 5 {
+            for k in ["poseControlNames", "poseInputControlIndices", "poseOutputControlIndices"] {
+                vals.remove(k);
+            }
+        }
+        check_decoded(&d, &j);
+        for dna in &d {
+            let de = &dna.descriptor;
+            if v < 7 {
+                assert_eq!(de.rotation_sequence, RotationSequence::Xyz);
+                assert_eq!(de.rotation_sign, [RotationDirection::Positive; 3]);
+            }
+            assert_eq!(de.face_winding, FaceWinding::Ccw);
+            assert_eq!(dna.extensions.machine_learned_ext.types.is_empty(), v < 6);
+            check_rbf(dna);
+        }
+        if v == 4 {
+            // DNA::postLoadActions: one control per pose, named after it, driving control
+            // raw (9) + PSD (12) + ML (9) + pose.
+            let e = &d[0].extensions.rbf_ext;
+            let names: Vec<&str> = e.pose_control_names.iter().map(String::as_str).collect();
+            assert_eq!(names, ["RA", "RB", "RC", "RD", "RE", "RF", "RG", "RH"]);
+            for (p, pose) in e.poses.iter().enumerate() {
+                assert!(pose.input_control_indices.is_empty());
+                assert_eq!(pose.output_control_indices, [30 + p as u16]);
+                assert_eq!(pose.output_control_weights, [1.0]);
+            }
+        }
+        let FileLayout::Indexed { sections } = &d[0].layout else {
+            panic!("2.{v} has an index table")
+        };
+        let ids: Vec<String> = sections
+            .iter()
+            .map(|s| String::from_utf8_lossy(&s.id).into_owned())
+            .collect();
+        assert_eq!(ids, expected_ids[usize::from(v - 4)], "2.{v}");
+        assert!(sections.iter().all(|s| s.known));
+    }
+}
+
+/// The RBF solvers and poses `Fixturesv24.cpp`–`Fixturesv28.cpp` state (not in the decoded
+/// JSON): solvers per configuration, names, controls, poses, parameters.
+fn check_rbf(d: &Dna) {
+    let kept: &[usize] = match (&d.load.lods, d.descriptor.lod_count) {
+        (LodSelection::All, _) => &[0, 1, 2],
+        (LodSelection::MaxLod(1), _) => &[1, 2],
+        _ => &[0, 1],
+    };
+    let r = &d.extensions.rbf;
+    let names = ["RSA", "RSB", "RSC"];
+    let controls: [&[u16]; 3] = [&[11, 12], &[3], &[22, 23]];
+    let poses: [&[u16]; 3] = [&[0, 1, 2], &[3, 4], &[5, 6, 7]];
+    let values: [&[f32]; 3] = [
+        &[2.0, 0.0, 1.0, 1.0, 3.0, -3.0],
+        &[0.0, 4.0],
+        &[2.0, 0.0, 1.0, 1.0, 3.0, -3.0],
+    ];
+    let radius = [1.0, 2.0, 1.0];
+    let (ty, dist, norm, func, twist) = ([0, 1, 0], [1, 3, 1], [0, 1, 0], [2, 2, 0], [0, 1, 0]);
+    assert_eq!(r.solvers.len(), kept.len());
+    for (s, &k) in r.solvers.iter().zip(kept) {
+        assert_eq!(s.name, names[k]);
+        assert_eq!(s.raw_control_indices, controls[k]);
+        assert_eq!(s.pose_indices, poses[k]);
+        assert_eq!(s.raw_control_values, values[k]);
+        assert_eq!((s.radius, s.weight_threshold), (radius[k], radius[k]));
+        assert_eq!(
+            (s.solver_type, s.automatic_radius, s.distance_method),
+            (ty[k], 0, dist[k])
+        );
+        assert_eq!((s.normalize_method, s.function_type, s.twist_axis), (norm[k], func[k], twist[k]));
+    }
+    let pn: Vec<&str> = r.poses.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(pn, ["RA", "RB", "RC", "RD", "RE", "RF", "RG", "RH"]);
+    let sc: Vec<f32> = r.poses.iter().map(|p| p.scale).collect();
+    assert_eq!(sc, [0.0, 1.0, 2.0, 2.0, 1.0, 1.0, 1.0, 0.5]);
+}
+
+#[test]
+fn fixture_v28_rbf_solvers_follow_the_lod_selection() {
+    let Some(b) = bytes("openriglogic_fixture_v28.dna") else {
+        return;
+    };
+    for s in configs() {
+        check_rbf(&load(&b, s));
+    }
 }

@@ -149,6 +149,65 @@ impl MorphSet {
         Ok(set)
     }
 
+    /// Build from sparse position deltas (a format that stores only moved vertices, such as a
+    /// MetaHuman DNA's blend-shape targets) without a dense `(V,3)` array per target: `entries`
+    /// are `(vertex, target, delta)` sorted by vertex, then target, each pair at most once. A zero
+    /// delta is not stored (as in [`MorphSet::from_dense`]). Deltas in metres.
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] naming the entry when a vertex or target is out of range, the entries are
+    /// not sorted or repeat a pair, or a delta is not finite; [`Error::Limit`] past `u32` counts.
+    pub fn from_sparse(
+        vertex_count: usize,
+        target_count: usize,
+        entries: &[(u32, u32, [f32; 3])],
+    ) -> Result<Self> {
+        if target_count > u32::MAX as usize || entries.len() > u32::MAX as usize {
+            return Err(Error::Limit {
+                what: "morph targets or entries".into(),
+                limit: u32::MAX as u64,
+                found: target_count.max(entries.len()) as u64,
+            });
+        }
+        let bad = |e: usize, reason: &str| Error::Invalid {
+            what: format!("sparse morph entry {e} {:?}", entries[e]),
+            reason: reason.into(),
+        };
+        let mut set = MorphSet {
+            target_count: target_count as u32,
+            vertex_offsets: Vec::with_capacity(vertex_count + 1),
+            ..Default::default()
+        };
+        set.vertex_offsets.push(0);
+        let mut prev: Option<(u32, u32)> = None;
+        for (e, &(v, t, d)) in entries.iter().enumerate() {
+            if v as usize >= vertex_count || t as usize >= target_count {
+                return Err(bad(e, "vertex or target out of range"));
+            }
+            if prev.is_some_and(|p| p >= (v, t)) {
+                return Err(bad(
+                    e,
+                    "entries must be sorted by vertex, then target, without repeats",
+                ));
+            }
+            if !d.iter().all(|x| x.is_finite()) {
+                return Err(bad(e, "delta not finite"));
+            }
+            prev = Some((v, t));
+            while set.vertex_offsets.len() <= v as usize {
+                set.vertex_offsets.push(set.entry_target.len() as u32);
+            }
+            if d != [0.0; 3] {
+                set.entry_target.push(t);
+                set.entry_position.push(d);
+            }
+        }
+        while set.vertex_offsets.len() <= vertex_count {
+            set.vertex_offsets.push(set.entry_target.len() as u32);
+        }
+        Ok(set)
+    }
+
     /// Number of targets (the length of the weight array this set reads).
     pub fn target_count(&self) -> usize {
         self.target_count as usize
