@@ -21,8 +21,8 @@ mod support;
 use std::path::PathBuf;
 
 use mien_core::io::dna::{
-    Dna, DnaLayers, DnaLoad, FaceWinding, FileLayout, LodSelection, RotationDirection,
-    RotationSequence, read_dna,
+    Archetype, Direction, Dna, DnaLayers, DnaLoad, FaceWinding, FileLayout, Gender, LodSelection,
+    RotationDirection, RotationSequence, RotationUnit, TranslationUnit, read_dna,
 };
 use serde_json::Value;
 
@@ -648,10 +648,18 @@ fn fixtures_v24_to_v27_equal_the_v28_values_less_their_missing_sections() {
         return;
     };
     let expected_ids: [&[&str]; 4] = [
-        &["desc", "defn", "bhvr", "geom", "mlbh", "rbfb", "jbmd", "twsw"],
-        &["desc", "defn", "bhvr", "geom", "mlbh", "rbfb", "rbfe", "jbmd", "twsw"],
-        &["desc", "defn", "bhvr", "geom", "mlbh", "rbfb", "rbfe", "jbmd", "twsw", "mlbe"],
-        &["desc", "defn", "bhvr", "geom", "mlbh", "rbfb", "rbfe", "jbmd", "twsw", "mlbe", "dsce"],
+        &[
+            "desc", "defn", "bhvr", "geom", "mlbh", "rbfb", "jbmd", "twsw",
+        ],
+        &[
+            "desc", "defn", "bhvr", "geom", "mlbh", "rbfb", "rbfe", "jbmd", "twsw",
+        ],
+        &[
+            "desc", "defn", "bhvr", "geom", "mlbh", "rbfb", "rbfe", "jbmd", "twsw", "mlbe",
+        ],
+        &[
+            "desc", "defn", "bhvr", "geom", "mlbh", "rbfb", "rbfe", "jbmd", "twsw", "mlbe", "dsce",
+        ],
     ];
     for v in 4u8..=7 {
         let Some(b) = bytes(&format!("openriglogic_fixture_v2{v}.dna")) else {
@@ -679,7 +687,11 @@ fn fixtures_v24_to_v27_equal_the_v28_values_less_their_missing_sections() {
             }
         }
         if v < 5 {
-            for k in ["poseControlNames", "poseInputControlIndices", "poseOutputControlIndices"] {
+            for k in [
+                "poseControlNames",
+                "poseInputControlIndices",
+                "poseOutputControlIndices",
+            ] {
                 vals.remove(k);
             }
         }
@@ -748,7 +760,10 @@ fn check_rbf(d: &Dna) {
             (s.solver_type, s.automatic_radius, s.distance_method),
             (ty[k], 0, dist[k])
         );
-        assert_eq!((s.normalize_method, s.function_type, s.twist_axis), (norm[k], func[k], twist[k]));
+        assert_eq!(
+            (s.normalize_method, s.function_type, s.twist_axis),
+            (norm[k], func[k], twist[k])
+        );
     }
     let pn: Vec<&str> = r.poses.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(pn, ["RA", "RB", "RC", "RD", "RE", "RF", "RG", "RH"]);
@@ -763,5 +778,239 @@ fn fixture_v28_rbf_solvers_follow_the_lod_selection() {
     };
     for s in configs() {
         check_rbf(&load(&b, s));
+    }
+}
+
+fn ict(name: &str) -> Option<Dna> {
+    let b = bytes(name)?;
+    Some(read_dna(&b, name, &DnaLoad::default()).unwrap())
+}
+
+fn n(v: &Value) -> usize {
+    v.as_u64().unwrap() as usize
+}
+
+/// Every `readerExpectations` value of `mien_ict_rig_outputs.json` (OpenRigLogic's reader on the
+/// same file), the descriptor and section table the README states, and RigLogic's per-LOD index
+/// lists (`lods[]`).
+#[test]
+fn ict_rig_matches_the_reader_expectations() {
+    let (Some(d), Some(out)) = (ict("mien_ict_rig.dna"), json("mien_ict_rig_outputs.json")) else {
+        return;
+    };
+    let r = &out["readerExpectations"];
+    let (de, df, b) = (&d.descriptor, &d.definition, &d.behavior);
+    assert_eq!((d.version.generation, d.version.version), (2, 8));
+    assert_eq!(de.name, "mien_ict_rig");
+    assert_eq!(
+        (de.archetype, de.gender, de.age),
+        (Archetype::Other, Gender::Other, 0)
+    );
+    assert_eq!(
+        (de.complexity.as_str(), de.db_name.as_str()),
+        ("mien-test", "mien_ict")
+    );
+    let keys: Vec<&str> = de.metadata.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(keys, ["source", "generator", "purpose"]);
+    assert_eq!(
+        (de.translation_unit, de.rotation_unit),
+        (TranslationUnit::Cm, RotationUnit::Degrees)
+    );
+    let cs = de.coordinate_system;
+    assert_eq!(
+        (cs.x, cs.y, cs.z),
+        (Direction::Right, Direction::Up, Direction::Front)
+    );
+    assert_eq!(de.rotation_sequence, RotationSequence::Xyz);
+    assert_eq!(de.rotation_sign, [RotationDirection::Positive; 3]);
+    assert_eq!(de.face_winding, FaceWinding::Ccw);
+    let FileLayout::Indexed { sections } = &d.layout else {
+        panic!("2.8")
+    };
+    let ids: Vec<String> = sections
+        .iter()
+        .map(|s| String::from_utf8_lossy(&s.id).into_owned())
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "desc", "defn", "bhvr", "geom", "mlbh", "rbfb", "rbfe", "jbmd", "twsw", "mlbe", "dsce"
+        ]
+    );
+    let last = sections.last().unwrap();
+    assert_eq!(
+        (last.offset + last.size) as u64,
+        out["dnaFiles"][0]["bytes"].as_u64().unwrap()
+    );
+    assert!(!d.extensions.any());
+
+    assert_eq!(df.gui_control_names.len(), n(&r["guiControlCount"]));
+    assert_eq!(df.raw_control_names.len(), n(&r["rawControlCount"]));
+    assert_eq!(usize::from(b.psd_count), n(&r["psdCount"]));
+    assert_eq!(df.joint_names.len(), n(&r["jointCount"]));
+    assert_eq!(b.joints.groups.len(), n(&r["jointGroupCount"]));
+    assert_eq!(usize::from(b.joints.row_count), n(&r["jointRowCount"]));
+    assert_eq!(
+        usize::from(b.joints.column_count),
+        n(&r["jointColumnCount"])
+    );
+    assert_eq!(
+        df.blend_shape_channel_names.len(),
+        n(&r["blendShapeChannelCount"])
+    );
+    assert_eq!(df.animated_map_names.len(), n(&r["animatedMapCount"]));
+    assert_eq!(df.mesh_names.len(), n(&r["meshCount"]));
+    assert_eq!(d.meshes.len(), n(&r["meshCount"]));
+    assert_eq!(usize::from(de.lod_count), n(&r["lodCount"]));
+    assert_eq!(usize::from(de.db_max_lod), n(&r["dbMaxLOD"]));
+    assert_eq!(b.gui_to_raw.len(), n(&r["guiToRawRowCount"]));
+    assert_eq!(b.psds.rows.len(), n(&r["psdEntryCount"]));
+    assert_eq!(
+        b.animated_maps.conditionals.len(),
+        n(&r["animatedMapRowCount"])
+    );
+    assert_eq!(
+        df.mesh_blend_shape_channels.len(),
+        n(&r["meshBlendShapeChannelMappingCount"])
+    );
+    assert_eq!(b.psds.rows, u16s(&r["psdRowIndices"]));
+    assert_eq!(b.psds.columns, u16s(&r["psdColumnIndices"]));
+    assert_eq!(b.psds.values, f32s(&r["psdValues"]));
+    assert_eq!(df.joint_parents, u16s(&r["jointParentIndices"]));
+    assert_eq!(
+        df.neutral_joint_translations,
+        v3s(&r["neutralJointTranslations"])
+    );
+    assert_eq!(df.neutral_joint_rotations, v3s(&r["neutralJointRotations"]));
+    for (g, jg) in b.joints.groups.iter().enumerate() {
+        let e = &r["jointGroups"][g];
+        assert_eq!(jg.lods, u16s(&e["lods"]));
+        assert_eq!(jg.joint_indices, u16s(&e["jointIndices"]));
+        assert_eq!(jg.input_indices, u16s(&e["inputIndices"]));
+        assert_eq!(jg.output_indices, u16s(&e["outputIndices"]));
+        assert_eq!(jg.values.len(), n(&e["valueCount"]));
+    }
+    assert_eq!(b.blend_shapes.lods, u16s(&r["blendShapeChannelLODs"]));
+    assert_eq!(
+        b.blend_shapes.input_indices,
+        u16s(&r["blendShapeChannelInputIndices"])
+    );
+    assert_eq!(
+        b.blend_shapes.output_indices,
+        u16s(&r["blendShapeChannelOutputIndices"])
+    );
+    assert_eq!(b.animated_maps.lods, u16s(&r["animatedMapLODs"]));
+    for (mi, m) in d.meshes.iter().enumerate() {
+        let e = &r["meshes"][mi];
+        assert_eq!(df.mesh_names[mi], e["name"].as_str().unwrap());
+        assert_eq!(m.positions.len(), n(&e["vertexCount"]));
+        assert_eq!(m.uvs.len(), n(&e["uvCount"]));
+        assert_eq!(m.normals.len(), n(&e["normalCount"]));
+        assert_eq!(m.layouts.len(), n(&e["layoutCount"]));
+        assert_eq!(m.faces.len(), n(&e["faceCount"]));
+        assert_eq!(m.skin.len(), n(&e["skinnedVertexCount"]));
+        assert_eq!(
+            usize::from(m.max_influences),
+            n(&e["maxInfluencePerVertex"])
+        );
+        assert_eq!(m.blend_shape_targets.len(), n(&e["blendShapeTargetCount"]));
+        let total: usize = m.blend_shape_targets.iter().map(|t| t.deltas.len()).sum();
+        assert_eq!(total, n(&e["totalDeltaCount"]));
+        assert_eq!(
+            m.positions[0],
+            v3s(&Value::Array(vec![e["position0"].clone()]))[0]
+        );
+        assert_eq!(
+            m.normals[0],
+            v3s(&Value::Array(vec![e["normal0"].clone()]))[0]
+        );
+        assert_eq!(m.uvs[0][..], f32s(&e["uv0"])[..]);
+        assert_eq!(m.faces.face(0), &u32s(&e["face0LayoutIndices"])[..]);
+        let l = m.layouts[0];
+        assert_eq!(vec![l.position, l.uv, l.normal], u32s(&e["layout0"]));
+        let (w, jt) = m.skin.vertex(n(&e["skinVertex"]));
+        assert_eq!(jt, &u16s(&e["skinVertexJoints"])[..]);
+        assert_eq!(w, &f32s(&e["skinVertexWeights"])[..]);
+        let ch: Vec<u16> = m.blend_shape_targets.iter().map(|t| t.channel).collect();
+        assert_eq!(ch, u16s(&e["targetChannels"]));
+        let dc: Vec<u16> = m
+            .blend_shape_targets
+            .iter()
+            .map(|t| t.deltas.len() as u16)
+            .collect();
+        let want: Vec<u16> = u32s(&e["targetDeltaCounts"])
+            .iter()
+            .map(|&x| x as u16)
+            .collect();
+        assert_eq!(dc, want);
+        let t0 = &m.blend_shape_targets[0];
+        assert_eq!(
+            t0.vertex_indices[..3],
+            u32s(&e["target0FirstVertexIndices"])[..]
+        );
+        assert_eq!(t0.deltas[..3], v3s(&e["target0FirstDeltas"])[..]);
+    }
+    for l in out["lods"].as_array().unwrap() {
+        let lod = n(&l["lod"]) as u16;
+        assert_eq!(df.joint_indices_for_lod(lod), &u16s(&l["jointIndices"])[..]);
+        // RigLogic's lists are the behaviour's outputs at the LOD (in entry order, repeats kept);
+        // the definition's lists hold the same elements.
+        let bs = &b.blend_shapes;
+        let rows = usize::from(bs.lods[usize::from(lod)]);
+        let want = u16s(&l["blendShapeChannelIndices"]);
+        assert_eq!(bs.output_indices[..rows], want[..]);
+        let set = |v: &[u16]| {
+            v.iter()
+                .copied()
+                .collect::<std::collections::BTreeSet<u16>>()
+        };
+        assert_eq!(set(df.blend_shape_channel_indices_for_lod(lod)), set(&want));
+        let am = &b.animated_maps;
+        let rows = usize::from(am.lods[usize::from(lod)]);
+        let want = u16s(&l["animatedMapIndices"]);
+        assert_eq!(am.conditionals.output_indices[..rows], want[..]);
+        assert_eq!(set(df.animated_map_indices_for_lod(lod)), set(&want));
+        assert_eq!(
+            d.joint_variable_attribute_indices(lod),
+            u16s(&l["jointVariableAttributeIndicesEuler"])
+        );
+    }
+    d.validate().unwrap();
+}
+
+/// The 2.1 and 2.8 files hold the same rig: every layer decodes equal.
+#[test]
+fn ict_rig_v21_and_v28_decode_to_equal_content() {
+    let (Some(a), Some(b)) = (ict("mien_ict_rig.dna"), ict("mien_ict_rig_v21.dna")) else {
+        return;
+    };
+    assert_eq!(b.version.version, 1);
+    assert!(matches!(b.layout, FileLayout::V21 { .. }));
+    assert_eq!(a.descriptor, b.descriptor);
+    assert_eq!(a.definition, b.definition);
+    assert_eq!(a.behavior, b.behavior);
+    assert_eq!(a.meshes, b.meshes);
+    assert_eq!(a.extensions, b.extensions);
+    b.validate().unwrap();
+}
+
+/// Validation: clean for the ICT rig; the upstream fixtures' PSD rows overlap their raw controls
+/// (rows 8 … with 9 raw controls), which must be named.
+#[test]
+fn fixtures_fail_validation_with_the_psd_overlap_named() {
+    for v in 1u8..=8 {
+        let Some(b) = bytes(&format!("openriglogic_fixture_v2{v}.dna")) else {
+            return;
+        };
+        let d = load(&b, LodSelection::All);
+        let e = d.validate().unwrap_err();
+        let mien_core::Error::Many(list) = &e else {
+            panic!("2.{v}: expected a list of problems, got {e}")
+        };
+        let overlap = list.iter().any(|p| {
+            matches!(p, mien_core::Error::Format { field, index: Some(0), reason, .. }
+                if field == "behavior.controls.psds.rows" && reason.contains("PSD row 8 overlaps the raw controls"))
+        });
+        assert!(overlap, "2.{v}: {e}");
     }
 }
