@@ -47,6 +47,10 @@ pub struct Character {
     /// Spring bones (`VRMC_springBone`, or a VRM 0.x `secondaryAnimation`), `None` when the file
     /// has none ([`crate::anim::spring`]).
     pub spring_bones: Option<crate::anim::spring::SpringBones>,
+    /// A MetaHuman DNA character's rig logic (`None` for other characters): its control node is
+    /// driven like any mesh's targets and [`crate::rig::riglogic::RigLogicCharacter::evaluate`]
+    /// turns it into the face's morph weights and joint deltas each frame.
+    pub rig_logic: Option<std::sync::Arc<crate::rig::riglogic::RigLogicCharacter>>,
     /// glTF materials (base colour only), indexed by [`crate::rig::Primitive::material`].
     pub materials: Vec<crate::rig::material::Material>,
     /// Images `(I,)` by glTF image index: the encoded bytes, or `None` when they could not be

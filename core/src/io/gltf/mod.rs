@@ -186,6 +186,7 @@ pub fn import_gltf_bytes(bytes: &[u8], base_dir: Option<&Path>, label: &str) -> 
         spring_bones,
         materials,
         images,
+        rig_logic: None,
     };
     character.validate()?;
     Ok(character)

@@ -45,10 +45,12 @@
 //! 1e-6 for the rest, the tolerances the oracle's README derives).
 
 pub mod arkit;
+pub mod character;
 mod eval;
 mod spec;
 
 pub use arkit::{ArkitBoardMap, ArkitBoardTerm, ArkitReach};
+pub use character::{CONTROL_NODE_NAME, RigLogicCharacter, RigLogicStats, control_target_names};
 pub use eval::RigLogicInstance;
 pub use spec::{ConditionalTableSpec, JointGroupSpec, RigLogicSpec, RotationSequence};
 
