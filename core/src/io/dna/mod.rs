@@ -40,6 +40,7 @@ pub mod extensions;
 pub mod geometry;
 pub mod lod;
 mod lod_ext;
+pub mod rig;
 mod stream;
 mod validate;
 
@@ -55,6 +56,7 @@ pub use descriptor::{
 pub use extensions::Extensions;
 pub use geometry::{BlendShapeTarget, DnaMesh, Faces, SkinWeights, VertexLayout};
 pub use lod::{LodFilter, LodSelection};
+pub use rig::{dna_character, riglogic_spec};
 
 use crate::error::Result;
 
