@@ -22,7 +22,7 @@ use std::path::PathBuf;
 
 use mien_core::io::dna::{
     Archetype, Direction, Dna, DnaLayers, DnaLoad, FaceWinding, FileLayout, Gender, LodSelection,
-    RotationDirection, RotationSequence, RotationUnit, TranslationUnit, read_dna,
+    RotationDirection, RotationSequence, RotationUnit, TranslationUnit, convert, read_dna,
 };
 use serde_json::Value;
 
@@ -1012,5 +1012,399 @@ fn fixtures_fail_validation_with_the_psd_overlap_named() {
                 if field == "behavior.controls.psds.rows" && reason.contains("PSD row 8 overlaps the raw controls"))
         });
         assert!(overlap, "2.{v}: {e}");
+    }
+}
+
+/// Conversion: the ICT rig at LOD 0 and 1 as a mien character. The neutral joints composed in
+/// metres and radians land on the world bind positions the README lists (cm ÷ 100); every
+/// vertex is a layout; target deltas reach every layout of their position; skins sum to 1.
+#[test]
+fn ict_rig_converts_to_a_character_in_metres() {
+    let Some(d) = ict("mien_ict_rig.dna") else {
+        return;
+    };
+    let bind: [(&str, [f32; 3]); 6] = [
+        ("spine_04", [0.0, -27.0, -3.5]),
+        ("head", [0.0, -5.0, -1.0]),
+        ("FACIAL_C_Jaw", [0.0, -1.8, 3.2]),
+        ("FACIAL_L_Eye", [3.1951, 3.6158, 8.4411]),
+        ("FACIAL_C_LipLower", [0.0, -4.2, 10.9]),
+        ("FACIAL_R_BrowInner", [-1.45, 5.8, 10.2]),
+    ];
+    for lod in 0..2u16 {
+        let ch = convert::to_character(&d, lod).unwrap();
+        let pose = ch.rest_pose();
+        let (mut l, mut w) = (Vec::new(), Vec::new());
+        ch.world_matrices(&pose, &mut l, &mut w);
+        for (name, p) in bind {
+            let j = d
+                .definition
+                .joint_names
+                .iter()
+                .position(|n| n == name)
+                .unwrap();
+            let got = w[j].w_axis.truncate().to_array();
+            for k in 0..3 {
+                assert!(
+                    (got[k] - p[k] / 100.0).abs() < 2e-6,
+                    "{name}: {got:?} vs {p:?} cm"
+                );
+            }
+        }
+        let mesh_index = usize::from(d.definition.mesh_indices_for_lod(lod)[0]);
+        let dm = &d.meshes[mesh_index];
+        let mesh = &ch.meshes[0];
+        let prim = &mesh.primitives[0];
+        assert_eq!(prim.vertex_count(), dm.layouts.len());
+        assert_eq!(mesh.target_count(), dm.blend_shape_targets.len());
+        let p0 = dm.positions[dm.layouts[0].position as usize];
+        assert_eq!(prim.positions[0], p0.map(|x| x * 0.01));
+        let faces_tris: usize = (0..dm.faces.len())
+            .map(|f| dm.faces.face(f).len() - 2)
+            .sum();
+        assert_eq!(prim.indices.len(), 3 * faces_tris);
+        let inf = prim.influences.as_ref().unwrap();
+        for wt in &inf.weights {
+            assert!((wt.iter().sum::<f32>() - 1.0).abs() < 1e-5);
+        }
+        // Each stored delta appears once per layout of its position, scaled to metres.
+        let per_position = |p: u32| dm.layouts.iter().filter(|l| l.position == p).count();
+        let expected: usize = dm
+            .blend_shape_targets
+            .iter()
+            .flat_map(|t| t.vertex_indices.iter().zip(&t.deltas))
+            .filter(|(_, d)| **d != [0.0; 3])
+            .map(|(&p, _)| per_position(p))
+            .sum();
+        assert_eq!(prim.morph.entry_count(), expected);
+        let t0 = &dm.blend_shape_targets[0];
+        let v = dm
+            .layouts
+            .iter()
+            .position(|l| l.position == t0.vertex_indices[0])
+            .unwrap();
+        let row =
+            prim.morph.vertex_offsets()[v] as usize..prim.morph.vertex_offsets()[v + 1] as usize;
+        let e = row
+            .clone()
+            .find(|&e| prim.morph.entry_target()[e] == 0)
+            .unwrap();
+        assert_eq!(
+            prim.morph.entry_position()[e],
+            t0.deltas[0].map(|x| x * 0.01)
+        );
+        assert_eq!(
+            mesh.target_names[0],
+            d.definition.blend_shape_channel_names[usize::from(t0.channel)]
+        );
+        mien_core::rig::RigData::from_character(&ch).unwrap();
+    }
+}
+
+/// Axis maps: mien's own axes pass unchanged; a permutation turns vectors and rotations alike;
+/// mirrored and degenerate systems are refused; units scale.
+#[test]
+fn axis_maps_and_units() {
+    use mien_core::io::dna::CoordinateSystem;
+    let cs = |x, y, z| CoordinateSystem { x, y, z };
+    let id = convert::AxisMap::new(cs(Direction::Right, Direction::Up, Direction::Front)).unwrap();
+    assert_eq!(id.apply([1.0, 2.0, 3.0]), [1.0, 2.0, 3.0]);
+    // Z up, front = −Y of the file: x right, y back, z up is right-handed here.
+    let zup = convert::AxisMap::new(cs(Direction::Right, Direction::Back, Direction::Up)).unwrap();
+    assert_eq!(zup.apply([1.0, 2.0, 3.0]), [1.0, 3.0, -2.0]);
+    for bad in [
+        cs(Direction::Left, Direction::Up, Direction::Front),
+        cs(Direction::Right, Direction::Right, Direction::Front),
+        cs(Direction::Right, Direction::Left, Direction::Up),
+        cs(Direction::Code(9), Direction::Up, Direction::Front),
+    ] {
+        assert!(convert::AxisMap::new(bad).is_err(), "{bad:?}");
+    }
+    let mut de = mien_core::io::dna::Descriptor {
+        coordinate_system: cs(Direction::Right, Direction::Back, Direction::Up),
+        ..Default::default()
+    };
+    let u = convert::Units::new(&de).unwrap();
+    assert_eq!(u.position([100.0, 0.0, 50.0]), [1.0, 0.5, 0.0]);
+    // A rotation of 90° about the file's z (mien's y) turns mien's x towards −z.
+    let q = u.rotation([0.0, 0.0, 90.0]);
+    let v = q * glam::Vec3::X;
+    assert!((v - glam::Vec3::NEG_Z).length() < 1e-6, "{v}");
+    // xyz order: x first. Rx(90°) then Rz(90°) sends y → z → z (unchanged by Rz), x → y.
+    de.coordinate_system = cs(Direction::Right, Direction::Up, Direction::Front);
+    let u = convert::Units::new(&de).unwrap();
+    let q = u.rotation([90.0, 0.0, 90.0]);
+    assert!((q * glam::Vec3::Y - glam::Vec3::Z).length() < 1e-6);
+    assert!((q * glam::Vec3::X - glam::Vec3::Y).length() < 1e-6);
+    de.rotation_sign = [
+        RotationDirection::Negative,
+        RotationDirection::Positive,
+        RotationDirection::Positive,
+    ];
+    let q = convert::Units::new(&de).unwrap().rotation([90.0, 0.0, 0.0]);
+    assert!((q * glam::Vec3::Y - glam::Vec3::NEG_Z).length() < 1e-6);
+    de.translation_unit = TranslationUnit::Code(7);
+    assert!(convert::Units::new(&de).is_err());
+}
+
+/// Every prefix of a fixture is refused (never a panic, never a decode of a cut file), for 2.1
+/// and 2.8.
+#[test]
+fn every_truncation_is_refused() {
+    for v in [1u8, 8] {
+        let Some(b) = bytes(&format!("openriglogic_fixture_v2{v}.dna")) else {
+            return;
+        };
+        for len in 0..b.len() {
+            let r = read_dna(&b[..len], "cut", &DnaLoad::default());
+            assert!(r.is_err(), "2.{v}: a {len}-byte prefix decoded");
+        }
+    }
+}
+
+/// Every single-bit flip of the 2.8 and 2.1 fixtures: read (all LODs and LOD 1 only), validate,
+/// convert when valid — never a panic.
+#[test]
+fn bit_flip_sweep_never_panics() {
+    for v in [1u8, 8] {
+        let Some(b) = bytes(&format!("openriglogic_fixture_v2{v}.dna")) else {
+            return;
+        };
+        let mut m = b.clone();
+        for i in 0..b.len() {
+            for bit in 0..8 {
+                m[i] ^= 1 << bit;
+                for lods in [LodSelection::All, LodSelection::MaxLod(1)] {
+                    let opts = DnaLoad {
+                        layers: DnaLayers::All,
+                        lods,
+                    };
+                    if let Ok(d) = read_dna(&m, "flip", &opts)
+                        && d.validate().is_ok()
+                    {
+                        let _ = convert::to_character(&d, 0);
+                    }
+                }
+                m[i] ^= 1 << bit;
+            }
+        }
+    }
+}
+
+thread_local! {
+    static LARGEST: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// The system allocator, remembering the largest single allocation of each thread.
+struct Counting;
+
+// SAFETY: forwards every call to the system allocator unchanged; only records sizes.
+unsafe impl std::alloc::GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: std::alloc::Layout) -> *mut u8 {
+        let _ = LARGEST.try_with(|m| m.set(m.get().max(l.size())));
+        // SAFETY: the caller's contract for `alloc` holds for the system allocator.
+        unsafe { std::alloc::System.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: std::alloc::Layout) {
+        // SAFETY: `p` came from `alloc` above with layout `l`.
+        unsafe { std::alloc::System.dealloc(p, l) }
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+/// A length field of `0xFFFFFFFF` (the descriptor's name, the first definition list, a joint
+/// group's values, the index table) is refused before anything that large is allocated.
+#[test]
+fn a_huge_length_is_refused_without_allocating() {
+    let (Some(v21), Some(v28)) = (
+        bytes("openriglogic_fixture_v21.dna"),
+        bytes("openriglogic_fixture_v28.dna"),
+    ) else {
+        return;
+    };
+    let mut cases: Vec<(&str, Vec<u8>)> = Vec::new();
+    let mut set = |name, b: &[u8], at: usize| {
+        let mut m = b.to_vec();
+        m[at..at + 4].copy_from_slice(&[0xFF; 4]);
+        cases.push((name, m));
+    };
+    set("2.1 descriptor name", &v21, 0x27);
+    set("2.1 first definition list", &v21, 0x7E);
+    set("2.8 index table", &v28, 7);
+    let off = u32::from_be_bytes(
+        v28[0x0b + 16 * 2 + 8..0x0b + 16 * 2 + 12]
+            .try_into()
+            .unwrap(),
+    );
+    set("2.8 behaviour: GUI → raw inputs", &v28, off as usize + 2);
+    for (name, m) in cases {
+        LARGEST.with(|c| c.set(0));
+        let e = read_dna(&m, "huge", &DnaLoad::default()).unwrap_err();
+        let largest = LARGEST.with(|c| c.get());
+        assert!(largest < 64 << 10, "{name}: allocated {largest} bytes");
+        assert!(
+            e.to_string().contains("length prefix 4294967295"),
+            "{name}: {e}"
+        );
+    }
+}
+
+/// OpenRigLogic's `TestMalformedInput.cpp` cases, each refused with the field named.
+#[test]
+fn malformed_inputs_of_openriglogic_are_refused() {
+    let Some(v21) = bytes("openriglogic_fixture_v21.dna") else {
+        return;
+    };
+    let refused = |b: &[u8], field: &str| {
+        let e = read_dna(b, "bad", &DnaLoad::default()).unwrap_err();
+        assert!(e.to_string().contains(field), "expected {field}: {e}");
+    };
+    let mut m = v21.clone();
+    m[..3].copy_from_slice(&[0, 0, 0]);
+    refused(&m, "signature");
+    let mut m = v21.clone();
+    m[3..5].copy_from_slice(&[0, 99]);
+    refused(&m, "version");
+    refused(&[b'D', b'N', b'A', 0, 99, 0, 1, 0, 0, 0, 0], "version");
+    refused(
+        &[b'D', b'N', b'A', 0, 2, 0, 2, 0xFF, 0xFF, 0xFF, 0xFF],
+        "index",
+    );
+    let mut entry = vec![b'D', b'N', b'A', 0, 2, 0, 2, 0, 0, 0, 1];
+    entry.extend_from_slice(&[
+        0xDE, 0xAD, 0xBE, 0xEF, 0, 0, 0, 0, 0xDE, 0xAD, 0xBE, 0xEF, 0, 0, 0, 4,
+    ]);
+    refused(&entry, "index[0]");
+    let mut m = v21.clone();
+    m[0x27 + 68..0x27 + 70].copy_from_slice(&[1, 0]);
+    refused(&m, "descriptor.lodCount");
+    let mut payload = vec![0, 0, 0, 4, b'A', b'A', b'A', b'A'];
+    while payload.len() < 256 {
+        payload.extend_from_slice(&[0xDE, 0xAD, 0xBE, 0xEF]);
+    }
+    let mut m = v21[..39].to_vec();
+    m.extend_from_slice(&payload);
+    m.extend_from_slice(&v21[39..]);
+    refused(&m, "descriptor");
+    let mut m = v21[..0x7E].to_vec();
+    m.extend(std::iter::repeat_n([0xDE, 0xAD, 0xBE, 0xEF], 64).flatten());
+    m.extend_from_slice(&v21[0x7E..]);
+    refused(&m, "definition");
+    refused(&[], "signature");
+    refused(&v21[..7], "sections");
+    let mut m = v21.clone();
+    let n = m.len();
+    m[n - 3..].copy_from_slice(b"ANX");
+    refused(&m, "footer");
+}
+
+/// Layer selection: a descriptor-only load reads nothing else; geometry without blend shapes
+/// drops the targets only.
+#[test]
+fn layer_selection_loads_only_what_is_asked() {
+    let Some(b) = bytes("openriglogic_fixture_v28.dna") else {
+        return;
+    };
+    let with = |layers| {
+        read_dna(
+            &b,
+            "f",
+            &DnaLoad {
+                layers,
+                lods: LodSelection::All,
+            },
+        )
+        .unwrap()
+    };
+    let all = with(DnaLayers::All);
+    let d = with(DnaLayers::Descriptor);
+    assert_eq!(d.descriptor, all.descriptor);
+    assert!(d.definition.joint_names.is_empty() && d.meshes.is_empty() && !d.extensions.any());
+    let g = with(DnaLayers::GeometryWithoutBlendShapes);
+    assert_eq!(g.definition, all.definition);
+    assert_eq!(g.behavior, Default::default());
+    assert_eq!(g.meshes.len(), all.meshes.len());
+    assert!(g.meshes.iter().all(|m| m.blend_shape_targets.is_empty()));
+    assert_eq!(g.meshes[0].skin, all.meshes[0].skin);
+    let bh = with(DnaLayers::Behavior);
+    assert_eq!(bh.behavior, all.behavior);
+    assert!(bh.meshes.is_empty());
+    let r = with(DnaLayers::RbfBehavior);
+    assert_eq!(r.extensions.rbf, all.extensions.rbf);
+    assert!(r.extensions.machine_learned.neural_networks.is_empty());
+}
+
+fn selection() -> impl proptest::strategy::Strategy<Value = LodSelection> {
+    use proptest::prelude::*;
+    prop_oneof![
+        Just(LodSelection::All),
+        (0u16..4).prop_map(LodSelection::MaxLod),
+        (0u16..3, 0u16..3).prop_map(|(a, b)| LodSelection::Range {
+            max: a.min(b),
+            min: a.max(b)
+        }),
+        proptest::collection::vec(0u16..4, 0..4).prop_map(LodSelection::List),
+    ]
+}
+
+proptest::proptest! {
+    #![proptest_config(support::proptest_config(64))]
+
+    /// Any LOD selection of a fixture either names no LOD (refused) or keeps, for each kept LOD,
+    /// exactly the file's elements of that LOD (by name), the file's rows of that LOD (joint
+    /// outputs renumbered consistently through `LodFilter::joints`), and skin joints among the
+    /// kept ones.
+    #[test]
+    fn lod_filtering_keeps_consistent_subsets(sel in selection(), v in proptest::sample::select(vec![1u8, 8])) {
+        let Some(b) = bytes(&format!("openriglogic_fixture_v2{v}.dna")) else { return Ok(()) };
+        let all = load(&b, LodSelection::All);
+        let opts = DnaLoad { layers: DnaLayers::All, lods: sel.clone() };
+        let d = match read_dna(&b, "f", &opts) {
+            Ok(d) => d,
+            Err(e) => {
+                proptest::prop_assert!(matches!(e, mien_core::Error::Invalid { .. }), "{e}");
+                return Ok(());
+            }
+        };
+        let kept = d.lod_filter.as_ref().map_or_else(|| vec![0, 1], |f| f.lods.clone());
+        proptest::prop_assert_eq!(usize::from(d.descriptor.lod_count), kept.len());
+        let (df, af) = (&d.definition, &all.definition);
+        for (i, &file_lod) in kept.iter().enumerate() {
+            let i = i as u16;
+            proptest::prop_assert_eq!(
+                names(&df.joint_names, df.joint_indices_for_lod(i)),
+                names(&af.joint_names, af.joint_indices_for_lod(file_lod))
+            );
+            proptest::prop_assert_eq!(
+                names(&df.blend_shape_channel_names, df.blend_shape_channel_indices_for_lod(i)),
+                names(&af.blend_shape_channel_names, af.blend_shape_channel_indices_for_lod(file_lod))
+            );
+            proptest::prop_assert_eq!(
+                names(&df.mesh_names, df.mesh_indices_for_lod(i)),
+                names(&af.mesh_names, af.mesh_indices_for_lod(file_lod))
+            );
+            for (g, jg) in d.behavior.joints.groups.iter().enumerate() {
+                let fg = &all.behavior.joints.groups[g];
+                let rows = fg.lods[usize::from(file_lod)];
+                proptest::prop_assert_eq!(jg.lods[usize::from(i)], rows);
+                for r in 0..usize::from(rows) {
+                    let o = jg.output_indices[r];
+                    let file_joint = match &d.lod_filter {
+                        Some(f) => f.joints[usize::from(o / 9)],
+                        None => o / 9,
+                    };
+                    proptest::prop_assert_eq!(file_joint * 9 + o % 9, fg.output_indices[r]);
+                }
+            }
+        }
+        for m in &d.meshes {
+            for v in 0..m.skin.len() {
+                for &j in m.skin.vertex(v).1 {
+                    proptest::prop_assert!(usize::from(j) < df.joint_names.len());
+                }
+            }
+        }
     }
 }
