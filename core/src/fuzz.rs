@@ -44,11 +44,14 @@ pub enum Target {
     /// Base-colour texture images ([`crate::texture::decode`]: PNG, JPEG, WebP, KTX2), then
     /// sampling them.
     Texture,
+    /// MetaHuman DNA ([`io::dna::read_dna`], all LODs and LOD 1 on), then validation and, for a
+    /// valid rig, conversion of LOD 0 to a character.
+    Dna,
 }
 
 impl Target {
     /// Every target.
-    pub const ALL: [Target; 17] = [
+    pub const ALL: [Target; 18] = [
         Target::Gltf,
         Target::LivelinkCsv,
         Target::LivelinkUdp,
@@ -66,6 +69,7 @@ impl Target {
         Target::Spz,
         Target::BoundPly,
         Target::Texture,
+        Target::Dna,
     ];
 
     /// The target's name (the cargo-fuzz target and corpus folder).
@@ -88,6 +92,7 @@ impl Target {
             Target::Spz => "spz",
             Target::BoundPly => "bound_ply",
             Target::Texture => "texture",
+            Target::Dna => "dna",
         }
     }
 
@@ -131,6 +136,16 @@ impl Target {
                 "splats/guitar.compressed.ply",
             ],
             Target::Spz => &["splats/biker.spz"],
+            Target::Dna => &[
+                "metahuman_dna/openriglogic_fixture_v21.dna",
+                "metahuman_dna/openriglogic_fixture_v22.dna",
+                "metahuman_dna/openriglogic_fixture_v23.dna",
+                "metahuman_dna/openriglogic_fixture_v24.dna",
+                "metahuman_dna/openriglogic_fixture_v25.dna",
+                "metahuman_dna/openriglogic_fixture_v26.dna",
+                "metahuman_dna/openriglogic_fixture_v27.dna",
+                "metahuman_dna/openriglogic_fixture_v28.dna",
+            ],
             Target::Polly
             | Target::Azure
             | Target::MienJson
@@ -403,6 +418,21 @@ pub fn run(target: Target, data: &[u8]) {
                 for uv in [[0.0, 0.0], [0.5, 0.5], [1.7, -0.3], [f32::NAN, 0.2]] {
                     let _ = t.sample(uv, &s);
                 }
+            }
+        }
+        Target::Dna => {
+            use io::dna::{DnaLoad, LodSelection, convert, read_dna};
+            if let Ok(d) = read_dna(data, label, &DnaLoad::default())
+                && d.validate().is_ok()
+            {
+                let _ = convert::to_character(&d, 0);
+            }
+            let lod1 = DnaLoad {
+                lods: LodSelection::MaxLod(1),
+                ..Default::default()
+            };
+            if let Ok(d) = read_dna(data, label, &lod1) {
+                let _ = d.validate();
             }
         }
         Target::Calibration => {
