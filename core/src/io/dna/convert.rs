@@ -39,6 +39,10 @@ use crate::rig::{
     Character, ImportNote, Influences, Mesh, MeshId, MorphSet, NodeId, Primitive, Skin, SkinId,
 };
 
+/// Most morph entries (vertex, target) one converted mesh may hold: 2²⁶, about 25 times a
+/// MetaHuman head's LOD 0 (its deltas copied to every layout of their position).
+pub const MAX_MORPH_ENTRIES: u64 = 1 << 26;
+
 /// A proper rotation of axes: `mien = M · dna`, column `k` being mien's vector for DNA axis `k`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AxisMap {
@@ -206,8 +210,9 @@ impl Units {
 /// `target_names` names each target (by its channel); `fixes` counts the skin repairs.
 ///
 /// # Errors
-/// An index out of range (run [`Dna::validate`] first for the full list), or a morph entry
-/// [`MorphSet::from_sparse`] refuses.
+/// An index out of range (run [`Dna::validate`] first for the full list), more than
+/// [`MAX_MORPH_ENTRIES`] morph entries ([`Error::Limit`]), or a morph entry
+/// [`MorphSet::from_sparse`] refuses. A position listed twice by one target adds its deltas.
 pub fn mesh_primitive(
     mesh: &DnaMesh,
     units: &Units,
@@ -288,7 +293,31 @@ pub fn mesh_primitive(
         of_position[*s as usize] = v as u32;
         *s += 1;
     }
-    let mut entries: Vec<(u32, u32, [f32; 3])> = Vec::new();
+    // Count first: a position shared by many layouts, hit by many deltas, would otherwise
+    // multiply into an allocation the file's size does not bound.
+    let mut total = 0u64;
+    for (t, target) in mesh.blend_shape_targets.iter().enumerate() {
+        for (k, &p) in target
+            .vertex_indices
+            .iter()
+            .take(target.deltas.len())
+            .enumerate()
+        {
+            let p = p as usize;
+            if p >= np {
+                return Err(oob(&format!("blendShapeTargets[{t}].vertexIndices"), k));
+            }
+            total += u64::from(start[p + 1] - start[p]);
+        }
+    }
+    if total > MAX_MORPH_ENTRIES {
+        return Err(Error::Limit {
+            what: format!("{file}: {field} morph entries (deltas × layouts per position)"),
+            limit: MAX_MORPH_ENTRIES,
+            found: total,
+        });
+    }
+    let mut entries: Vec<(u32, u32, [f32; 3])> = Vec::with_capacity(total as usize);
     for (t, target) in mesh.blend_shape_targets.iter().enumerate() {
         for (k, (&p, d)) in target.vertex_indices.iter().zip(&target.deltas).enumerate() {
             if p as usize >= np {
