@@ -60,7 +60,8 @@ pub struct Hidden {
 impl Asset {
     /// Load a character file: `.glb` / `.gltf` / `.vrm` ([`import_gltf`]: KHR_mesh_quantization,
     /// EXT_meshopt_compression, sparse accessors) or `.aosrig` (a linear head pack,
-    /// `docs/formats/aosrig.md`), chosen by extension.
+    /// `docs/formats/aosrig.md`) or `.dna` (a MetaHuman DNA, every layer, posed at LOD 0 by its
+    /// own rig logic: [`mien_core::io::dna::dna_character`]), chosen by extension.
     ///
     /// # Errors
     /// [`Error::Invalid`] for another extension; every importer and pack-parser error (file, field
@@ -88,13 +89,21 @@ impl Asset {
                 }
                 Ok(a)
             }
+            Some("dna") => {
+                let load = mien_core::io::dna::DnaLoad::default();
+                let dna = mien_core::io::dna::read_dna_file(path, &load)
+                    .with_context(|| format!("cannot load DNA character {}", path.display()))?;
+                let character = mien_core::io::dna::dna_character(&dna, 0)
+                    .with_context(|| format!("cannot load DNA character {}", path.display()))?;
+                Self::from_character(character)
+            }
             _ => Err(Error::invalid(
                 if path.as_os_str().is_empty() {
                     "(an empty path)".to_string()
                 } else {
                     path.display().to_string()
                 },
-                "not a character file mien reads (expected .glb, .gltf, .vrm or .aosrig)",
+                "not a character file mien reads (expected .glb, .gltf, .vrm, .aosrig or .dna)",
             )),
         }
     }

@@ -46,6 +46,18 @@ pub struct InstanceTotals {
     pub head_clamped: u64,
     /// VRM avatars: expression inputs outside [0, 1] clamped ([`mien_core::vrm`] step 2).
     pub expression_clamped: u64,
+    /// DNA characters: raw controls ARKit reached clamped into [0, 1]
+    /// ([`mien_core::rig::riglogic::ArkitBoardMap::apply`]).
+    pub rig_clamped: u64,
+}
+
+/// A DNA character's RigLogic state in one instance.
+#[derive(Clone, Debug)]
+pub(crate) struct RigLogicRun {
+    pub(crate) state: mien_core::rig::riglogic::RigLogicInstance,
+    raw: Vec<f32>,
+    /// Raw controls set in the `rig` space, if any.
+    pub(crate) direct: Option<Vec<f32>>,
 }
 
 /// One character's drivers and its pose of the current frame.
@@ -79,6 +91,8 @@ pub struct Instance {
     pub(crate) pose: Pose,
     /// VRM avatars: the expression and lookAt step.
     pub(crate) vrm: Option<crate::vrm::VrmState>,
+    /// DNA characters: RigLogic's per-instance state.
+    pub(crate) rig_logic: Option<RigLogicRun>,
     locals: Vec<Mat4>,
     pub(crate) world: Vec<Mat4>,
     pub(crate) totals: InstanceTotals,
@@ -115,6 +129,11 @@ impl Instance {
             head_motion_on: true,
             pose: asset.character().rest_pose(),
             vrm: crate::vrm::VrmState::new(asset.character()),
+            rig_logic: asset.character().rig_logic.as_ref().map(|r| RigLogicRun {
+                state: r.instance(),
+                raw: Vec::new(),
+                direct: None,
+            }),
             locals: Vec::new(),
             world: Vec::new(),
             totals: InstanceTotals::default(),
@@ -175,6 +194,16 @@ impl Instance {
         ch.world_matrices(&self.pose, &mut self.locals, &mut self.world);
         if let Some(f) = &mut self.face {
             f.update(ch, t, &self.world, &mut self.pose)?;
+            ch.world_matrices(&self.pose, &mut self.locals, &mut self.world);
+        }
+        if let (Some(r), Some(run)) = (&ch.rig_logic, &mut self.rig_logic) {
+            let st = r.evaluate(
+                &mut run.state,
+                &mut self.pose,
+                run.direct.as_deref(),
+                &mut run.raw,
+            );
+            self.totals.rig_clamped += u64::from(st.clamped);
             ch.world_matrices(&self.pose, &mut self.locals, &mut self.world);
         }
         if let (Some(v), Some(state)) = (&ch.vrm, &mut self.vrm) {
@@ -435,6 +464,9 @@ impl InstanceMut<'_> {
     /// - [`ExpressionSpace::Vrm`] `(X,)` (VRM avatars): the expression inputs, replacing what the
     ///   drive writes to them every following frame (speech, the face driver and lookAt still
     ///   layer on top; a later stream's ARKit → VRM routes are overwritten);
+    /// - [`ExpressionSpace::Rig`] `(R,)` (DNA characters): the raw controls, replacing ARKit's
+    ///   mapping onto the face board every following frame (what drivers write to the control
+    ///   node's raw-control targets still adds);
     /// - [`ExpressionSpace::Gnm`] `(E+4,)` / [`ExpressionSpace::Gnm68`] `(R+4,)` (linear heads):
     ///   the head_ext posed as given (the reduced view expanded per region), instead of the ARKit
     ///   map's.
@@ -477,6 +509,11 @@ impl InstanceMut<'_> {
             ExpressionSpace::Vrm => {
                 if let Some(v) = self.inst.vrm.as_mut() {
                     v.direct = Some(values.to_vec());
+                }
+            }
+            ExpressionSpace::Rig => {
+                if let Some(r) = self.inst.rig_logic.as_mut() {
+                    r.direct = Some(values.to_vec());
                 }
             }
             ExpressionSpace::Gnm => self.inst.direct_head_ext = Some(values.to_vec()),

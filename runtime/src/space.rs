@@ -24,6 +24,10 @@ pub enum ExpressionSpace {
     /// presets under their VRM 1.0 names, custom ones under theirs), weights 0–1 before
     /// `isBinary` and the overrides ([`mien_core::vrm`]).
     Vrm,
+    /// A MetaHuman DNA character's raw controls `(R,)` in the DNA's order (its own control space,
+    /// seed 000 `setRig`; `CTRL_expressions_*` on a MetaHuman board), 0–1: they replace ARKit-52's
+    /// mapping onto the board every following frame ([`mien_core::rig::riglogic`]).
+    Rig,
 }
 
 impl ExpressionSpace {
@@ -34,27 +38,30 @@ impl ExpressionSpace {
             ExpressionSpace::Gnm => "a gnm",
             ExpressionSpace::Gnm68 => "a gnm68",
             ExpressionSpace::Vrm => "a vrm",
+            ExpressionSpace::Rig => "a rig",
         }
     }
 
-    /// `arkit52`, `gnm`, `gnm68`.
+    /// `arkit52`, `gnm`, `gnm68`, `vrm`, `rig`.
     pub fn name(self) -> &'static str {
         match self {
             ExpressionSpace::Arkit52 => "arkit52",
             ExpressionSpace::Gnm => "gnm",
             ExpressionSpace::Gnm68 => "gnm68",
             ExpressionSpace::Vrm => "vrm",
+            ExpressionSpace::Rig => "rig",
         }
     }
 }
 
 impl Asset {
-    /// The character's own space: `gnm` for a linear head, `vrm` for a VRM avatar, `arkit52` for
-    /// another rig.
+    /// The character's own space: `gnm` for a linear head, `vrm` for a VRM avatar, `rig` for a
+    /// DNA character, `arkit52` for another rig.
     pub fn space(&self) -> ExpressionSpace {
         match self.model() {
             Model::Head { .. } => ExpressionSpace::Gnm,
             Model::Rig(_) if self.character().vrm.is_some() => ExpressionSpace::Vrm,
+            Model::Rig(_) if self.character().rig_logic.is_some() => ExpressionSpace::Rig,
             Model::Rig(_) => ExpressionSpace::Arkit52,
         }
     }
@@ -91,6 +98,13 @@ impl Asset {
                 Some(v) => Ok(v.expressions.len()),
                 None => Err(refuse("the character is not a VRM avatar".into())),
             },
+            (Model::Rig(_), ExpressionSpace::Rig) => match &self.character().rig_logic {
+                Some(r) => Ok(r.raw_names.len()),
+                None => Err(refuse("the character has no DNA rig logic".into())),
+            },
+            (Model::Head { .. }, ExpressionSpace::Rig) => {
+                Err(refuse("a linear head has no DNA raw controls".into()))
+            }
             (Model::Head { .. }, ExpressionSpace::Vrm) => {
                 Err(refuse("a linear head has no VRM expressions".into()))
             }
@@ -107,7 +121,13 @@ impl Asset {
                     "vrm ({}), arkit52 (through the ARKit → VRM table)",
                     v.expressions.len()
                 ),
-                None => "arkit52".into(),
+                None => match &self.character().rig_logic {
+                    Some(r) => format!(
+                        "rig ({} raw controls), arkit52 (through the ARKit → face-board table)",
+                        r.raw_names.len()
+                    ),
+                    None => "arkit52".into(),
+                },
             },
             Model::Head { pack, .. } => {
                 let h = &pack.header;

@@ -589,6 +589,28 @@ fn vrm_avatars_agree_on_every_backend() {
     );
 }
 
+/// The MetaHuman-style ICT DNA rig (`metahuman_dna/mien_ict_rig.dna`, RigLogic → joints through
+/// the skin, channels through the morph blend): one instance on the Live Link take (ARKit onto
+/// the face board), one set in its raw-control space, one at rest.
+#[test]
+fn a_dna_character_agrees_on_every_backend() {
+    let take = data("livelinkface/MySlate_3_Jason_Millers_iPhone.csv");
+    let setup = move |rt: &mut Runtime| {
+        rt.instance_mut(0)?.play_livelink_csv(&take)?;
+        let n = rt.asset().space_len(mien_runtime::ExpressionSpace::Rig)?;
+        let x: Vec<f32> = (0..n).map(|i| (i % 4) as f32 * 0.3).collect();
+        rt.instance_mut(1)?
+            .set_controls(mien_runtime::ExpressionSpace::Rig, &x)?;
+        Ok(())
+    };
+    check(
+        Asset::load(data("metahuman_dna/mien_ict_rig.dna")).unwrap(),
+        3,
+        &setup,
+        &[0.0, 1.5, 4.0],
+    );
+}
+
 /// A captured splat cloud bound to CesiumMan with its far gaussians left rigid to joints
 /// (`FarGaussians::Joint`: the rig's joint anchors appended to the posed vertices): the capture is
 /// CesiumMan's own surface splats at rest plus three blobs 0.2–0.3 m off the surface; two

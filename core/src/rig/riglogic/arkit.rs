@@ -13,8 +13,9 @@
 //! 1. the MetaHuman board's names (`CTRL_expressions_eyeBlinkL`, `…mouthCornerPullL` for
 //!    `mouthSmileLeft`, the four lip quadrants for `mouthFunnel`/`mouthPucker`/`mouthClose`, …),
 //!    [`METAHUMAN_TABLE`];
-//! 2. the ARKit name itself on the board (`CTRL_expressions_` + the name with `Left`/`Right`
-//!    shortened to `L`/`R`: `eyeBlinkLeft` → `CTRL_expressions_eyeBlinkL`);
+//! 2. the ARKit name itself on the board (`CTRL_expressions_jawLeft`), then with a trailing
+//!    `Left`/`Right` shortened to `L`/`R` (`eyeBlinkLeft` → `CTRL_expressions_eyeBlinkL`) — in
+//!    that order, so the directions `jawLeft` and `mouthRight` are not read as sides;
 //! 3. for an unsided ARKit channel, both sides of it (`browInnerUp` →
 //!    `CTRL_expressions_browInnerUpL` + `…R`, `cheekPuff` → `…cheekPuffL` + `…R`).
 //!
@@ -159,6 +160,7 @@ impl ArkitBoardMap {
             if let Some((_, mh)) = METAHUMAN_TABLE.iter().find(|(k, _)| *k == arkit) {
                 candidates.push(mh.iter().map(|s| s.to_string()).collect());
             }
+            candidates.push(vec![arkit.to_string()]);
             let short = side_short(arkit);
             candidates.push(vec![short.clone()]);
             if short == arkit {

@@ -80,29 +80,35 @@ impl RigLogicCharacter {
     }
 
     /// Steps 1–5 of the module docs on `pose` (the character's pose after its drivers).
-    /// `raw` is scratch `(R,)`.
+    /// `direct` `(R,)`, when given, replaces step 1 (the raw controls set in the DNA's own space,
+    /// seed 000 `setRig`); step 2 still adds on top. `raw` is scratch `(R,)`.
     pub fn evaluate(
         &self,
         state: &mut RigLogicInstance,
         pose: &mut Pose,
+        direct: Option<&[f32]>,
         raw: &mut Vec<f32>,
     ) -> RigLogicStats {
         let r = self.raw_names.len();
         raw.resize(r, 0.0);
         let mut stats = RigLogicStats::default();
         let mut arkit = [0.0f32; ARKIT_COUNT];
-        if let Some(w) = pose.weights.get(self.control_node.index()) {
+        let w = pose.weights.get(self.control_node.index());
+        if let Some(w) = w {
             for (a, v) in arkit.iter_mut().zip(w) {
                 *a = if v.is_finite() { *v } else { 0.0 };
             }
-            stats.clamped = self.arkit.apply(&arkit, raw);
+        }
+        match direct {
+            Some(d) if d.len() == r => raw.copy_from_slice(d),
+            _ => stats.clamped = self.arkit.apply(&arkit, raw),
+        }
+        if let Some(w) = w {
             for (c, &d) in w.iter().skip(ARKIT_COUNT).take(r).enumerate() {
                 if d != 0.0 && d.is_finite() {
                     raw[c] = (raw[c] + d).clamp(0.0, 1.0);
                 }
             }
-        } else {
-            stats.clamped = self.arkit.apply(&arkit, raw);
         }
         // Lengths match by construction (R controls, finite values).
         let _ = state.set_raw(&self.logic, raw);
