@@ -38,10 +38,11 @@ pub fn run(path: &Path, as_json: bool) -> Result<String> {
         Some("spz") => spz(path)?,
         Some("tfx") => tfx(path)?,
         Some("aosrig") => pack(path)?,
+        Some("dna") => dna(path)?,
         Some("json") if a2f.is_some() => a2f.unwrap_or_default(),
         _ => speech(path).with_context(|| {
             format!(
-                "{}: mien reads .glb/.gltf/.vrm characters, .aosrig linear heads, Live Link Face .csv streams, 3DGS .ply and SPZ files, TressFX .tfx grooms and speech timings (TextGrid, Gentle, Rhubarb, Polly, Azure, mien JSON)",
+                "{}: mien reads .glb/.gltf/.vrm characters, .aosrig linear heads, .dna MetaHuman rigs, Live Link Face .csv streams, 3DGS .ply and SPZ files, TressFX .tfx grooms and speech timings (TextGrid, Gentle, Rhubarb, Polly, Azure, mien JSON)",
                 path.display()
             )
         })?,
@@ -50,6 +51,80 @@ pub fn run(path: &Path, as_json: bool) -> Result<String> {
         return serde_json::to_string_pretty(&value).context("cannot serialise");
     }
     Ok(to_text(&value, 0))
+}
+
+/// A MetaHuman DNA: descriptor, definition counts per LOD, behaviour, geometry, the layers read but
+/// not evaluated, the consistency check and ARKit's reach on its face board.
+fn dna(path: &Path) -> Result<serde_json::Value> {
+    use mien_core::io::dna::{DnaLoad, read_dna_file, riglogic_spec};
+    let d = read_dna_file(path, &DnaLoad::default())?;
+    let df = &d.definition;
+    let b = &d.behavior;
+    let lods: Vec<_> = (0..d.descriptor.lod_count)
+        .map(|l| {
+            json!({
+                "lod": l,
+                "joints": df.joint_indices_for_lod(l).len(),
+                "blend_shape_channels": df.blend_shape_channel_indices_for_lod(l).len(),
+                "animated_maps": df.animated_map_indices_for_lod(l).len(),
+                "meshes": df.mesh_indices_for_lod(l).iter().map(|&m| df.mesh_names.get(usize::from(m)).cloned().unwrap_or_default()).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let meshes: Vec<_> = d
+        .meshes
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            json!({
+                "name": df.mesh_names.get(i),
+                "vertices": m.positions.len(),
+                "vertex_layouts": m.layouts.len(),
+                "faces": m.faces.len(),
+                "max_influences": m.max_influences,
+                "blend_shape_targets": m.blend_shape_targets.len(),
+                "deltas": m.blend_shape_targets.iter().map(|t| t.deltas.len()).sum::<usize>(),
+            })
+        })
+        .collect();
+    let check = match d.validate() {
+        Ok(()) => json!("consistent"),
+        Err(e) => json!(e.to_string()),
+    };
+    let spec = riglogic_spec(&d)?;
+    let reach = mien_core::rig::riglogic::ArkitBoardMap::new(&df.raw_control_names)
+        .reach(&df.raw_control_names);
+    let desc = &d.descriptor;
+    Ok(json!({
+        "file": path.display().to_string(),
+        "kind": "MetaHuman DNA (RigLogic rig)",
+        "format": format!("{}.{}", d.version.generation, d.version.version),
+        "name": desc.name,
+        "units": format!("translation {:?}, rotation {:?}", desc.translation_unit, desc.rotation_unit),
+        "coordinate_system": format!("{:?}", desc.coordinate_system),
+        "rotation_sequence": format!("{:?}", desc.rotation_sequence),
+        "lod_count": desc.lod_count,
+        "controls": {
+            "gui": df.gui_control_names.len(),
+            "raw": df.raw_control_names.len(),
+            "psd": b.psd_count,
+            "ml": spec.ml_count,
+            "rbf_pose": spec.rbf_count,
+        },
+        "joints": df.joint_names.len(),
+        "joint_groups": b.joints.groups.len(),
+        "blend_shape_channels": df.blend_shape_channel_names.len(),
+        "animated_maps": df.animated_map_names.len(),
+        "lods": lods,
+        "meshes": meshes,
+        "not_evaluated": spec.not_evaluated,
+        "consistency": check,
+        "arkit_reach": {
+            "reached_raw_controls": reach.reached.len(),
+            "unreached_raw_controls": reach.unreached,
+            "unmapped_arkit_channels": reach.unmapped_arkit,
+        },
+    }))
 }
 
 fn pack(path: &Path) -> Result<serde_json::Value> {
