@@ -20,8 +20,7 @@ pub struct VertexLayout {
     pub normal: u32,
 }
 
-/// Per-vertex lists in compressed rows: row `v` is `offsets[v]..offsets[v+1]` of the value
-/// arrays.
+/// A mesh's faces in compressed rows: face `f` is `layout_indices[offsets[f]..offsets[f+1]]`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Faces {
     /// Row starts `(F+1,)`.

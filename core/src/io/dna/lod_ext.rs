@@ -157,11 +157,11 @@ pub(crate) fn filter_extensions(
     }
     let mj = &mut x.machine_learned_ext.joints;
     let per_joint = super::ml_attributes_per_joint(&mj.parameter_keys, &mj.parameter_values);
-    if per_joint > 0 {
+    if let Some(step) = std::num::NonZeroU16::new(per_joint) {
         let mut keep_pos = Vec::new();
         let mut outs = Vec::new();
         for (p, &o) in mj.output_indices.iter().enumerate() {
-            let j = o / per_joint;
+            let j = o / step;
             if joints.contains(&j) {
                 keep_pos.push(p);
                 let nj = lookup(
@@ -171,7 +171,7 @@ pub(crate) fn filter_extensions(
                     "machineLearnedBehaviorExt.mlbJoints",
                     "joint",
                 )?;
-                outs.push(nj.wrapping_mul(per_joint).wrapping_add(o % per_joint));
+                outs.push(nj.wrapping_mul(per_joint).wrapping_add(o % step));
             }
         }
         mj.output_indices = outs;

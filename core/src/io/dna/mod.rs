@@ -193,10 +193,10 @@ impl Dna {
         }
         let ml = &self.extensions.machine_learned_ext.joints;
         let per_joint = ml_attributes_per_joint(&ml.parameter_keys, &ml.parameter_values);
-        if per_joint > 0 {
+        if let Some(step) = std::num::NonZeroU16::new(per_joint) {
             let in_lod = self.definition.joint_indices_for_lod(lod);
             for &o in &ml.output_indices {
-                let (joint, rel) = (o / per_joint, o % per_joint);
+                let (joint, rel) = (o / step, o % step);
                 if rel == 6 {
                     continue;
                 }
