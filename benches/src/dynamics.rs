@@ -1,7 +1,7 @@
 //! The cloth and hair rows of `mien bench --dynamics` (issue 27 item 6): whole characters with
 //! their simulations, timed frame by frame on one backend.
 //!
-//! Two workloads:
+//! Three workloads:
 //!
 //! - **`body`** — the built-in body character (its character file: locomotion, foot placement,
 //!   spring bones, the generated 285-vertex cape and the 320-guide, 11,200-strand groom) walking at
@@ -17,6 +17,9 @@
 //!   turned into 171,000 gaussians each — [`mien_core::hair::strand_splats`] on the CPU (in
 //!   parallel over characters), `hair.wgsl` on wgpu and Vulkan (the guides written, one dispatch,
 //!   waited for).
+//!
+//! - **`dna`** — the ICT MetaHuman-style DNA rig, every instance's raw controls animated, through
+//!   the runtime: RigLogic per instance, then the morph blend, skin and surface lift ([`dna`]).
 //!
 //! Frames advance 1/60 s (a 60 Hz application). A row's times are taken over the timed frames
 //! after untimed ones (at least `warmup`, and at least [`crate::harness::WARMUP_MIN`] of them, so
@@ -45,7 +48,7 @@ use serde::Serialize;
 use crate::harness::WARMUP_MIN;
 
 /// The dynamics workloads, in order.
-pub const WORKLOADS: [&str; 2] = ["body", "sintel"];
+pub const WORKLOADS: [&str; 3] = ["body", "sintel", "dna"];
 
 /// Seconds one frame advances (a 60 Hz application).
 pub const FRAME_DT: f64 = 1.0 / 60.0;
@@ -245,8 +248,9 @@ pub fn run_row(
             return row;
         }
         "sintel" => sintel(device, batch, plan, data, &mut row),
+        "dna" => dna(device, precision, batch, plan, data, &mut row),
         other => Err(anyhow::anyhow!(
-            "unknown dynamics workload `{other}` (body, sintel)"
+            "unknown dynamics workload `{other}` (body, sintel, dna)"
         )),
     };
     if let Err(e) = r {
@@ -307,6 +311,71 @@ fn body(
             Ok(FrameTimes {
                 sim,
                 draw: wall.saturating_sub(sim),
+                gpu_ms,
+            })
+        },
+        row,
+    )
+}
+
+/// The MetaHuman-style ICT DNA rig (`metahuman_dna/mien_ict_rig.dna`: 57 raw controls, 7 PSDs,
+/// 12 joints, 63 channels, 9,547 vertices at LOD 0), every instance's 57 raw controls animated
+/// per frame (OpenRigLogic's own benchmark animates 60), each instance on its own phase, set in
+/// the `rig` space; the frame is RigLogic for every instance (inside `update`, in parallel over
+/// instances from 8), then the morph blend, the skin and the surface lift on the backend, waited
+/// for — controls solved, posed and lifted. `sim` is the host's control setting only.
+fn dna(
+    device: &Device,
+    precision: Precision,
+    batch: u32,
+    plan: DynPlan,
+    data: &Path,
+    row: &mut DynRow,
+) -> anyhow::Result<()> {
+    let path = data.join("metahuman_dna/mien_ict_rig.dna");
+    let asset = Arc::new(
+        mien_runtime::Asset::load(&path)
+            .with_context(|| format!("the dna workload reads {}", path.display()))?,
+    );
+    let n = asset.space_len(mien_runtime::ExpressionSpace::Rig)?;
+    let mut rt = Runtime::new(
+        asset,
+        device,
+        &RuntimeOptions {
+            instances: batch,
+            ..Default::default()
+        },
+    )?;
+    if precision != Precision::Exact {
+        rt.set_precision(precision)?;
+    }
+    row.gaussians = u64::from(rt.sink_range(0)?.count);
+    let mut controls = vec![0.0f32; n];
+    measure(
+        plan,
+        |k| {
+            let t = k as f64 * FRAME_DT;
+            let t0 = Instant::now();
+            for i in 0..batch as usize {
+                for (c, v) in controls.iter_mut().enumerate() {
+                    let phase = 0.37 * c as f64 + 0.11 * i as f64;
+                    *v = (0.5 + 0.5 * (2.0 * std::f64::consts::PI * 0.8 * t + phase).sin()) as f32;
+                }
+                rt.instance_mut(i)?
+                    .set_controls(mien_runtime::ExpressionSpace::Rig, &controls)?;
+            }
+            let sim = t0.elapsed();
+            let before = rt.times();
+            rt.update(t)?;
+            rt.finish()?;
+            let after = rt.times();
+            let gpu_ms = match (after.gpu_ms, before.gpu_ms) {
+                (Some(a), Some(b)) => Some((0..3).map(|s| a[s] - b[s]).sum()),
+                _ => None,
+            };
+            Ok(FrameTimes {
+                sim,
+                draw: t0.elapsed().saturating_sub(sim),
                 gpu_ms,
             })
         },
