@@ -1408,3 +1408,17 @@ proptest::proptest! {
         }
     }
 }
+
+/// `read_dna_file` reads a path (and names a missing one).
+#[test]
+fn read_dna_file_reads_a_path() {
+    let p = dir().join("openriglogic_fixture_v28.dna");
+    if !p.exists() {
+        return;
+    }
+    let d = mien_core::io::dna::read_dna_file(&p, &DnaLoad::default()).unwrap();
+    assert_eq!(d.version.version, 8);
+    assert!(d.file.ends_with("openriglogic_fixture_v28.dna"));
+    let e = mien_core::io::dna::read_dna_file(&dir().join("missing.dna"), &DnaLoad::default());
+    assert!(matches!(e, Err(mien_core::Error::Io { .. })));
+}

@@ -43,6 +43,7 @@ mod lod_ext;
 pub mod rig;
 mod stream;
 mod validate;
+mod validate_ext;
 
 pub use behavior::{
     AnimatedMaps, Behavior, BlendShapeChannels, ConditionalTable, JOINT_ATTRIBUTES, JointGroup,

@@ -142,7 +142,10 @@ impl Dna {
     /// (kept) channels or maps; behaviour LOD counts not one per LOD, increasing, or past their
     /// rows; parents after their children; a mesh count other than the definition's; layout,
     /// face, skin-joint and target-vertex indices out of range; targets of channels the mesh →
-    /// channel mapping does not pair with the mesh; non-finite positions, normals, UVs or deltas.
+    /// channel mapping does not pair with the mesh; non-finite positions, normals, UVs or deltas;
+    /// in the later layers, ML network and region indices, RBF pose and control indices (and
+    /// value counts), joint-metadata and twist/swing joint counts, and ML operation dependencies
+    /// that do not name an earlier set's operation.
     pub fn validate(&self) -> Result<()> {
         let mut p = Problems::new(&self.file);
         let de = &self.descriptor;
@@ -236,6 +239,14 @@ impl Dna {
         }
         self.validate_geometry(&mut p, j, ch);
         p.close();
+        for (field, index, reason) in super::validate_ext::check(self, controls, j, meshes, r) {
+            p.list.push(Error::Format {
+                file: self.file.clone(),
+                field,
+                index,
+                reason,
+            });
+        }
         if p.list.is_empty() {
             Ok(())
         } else {
