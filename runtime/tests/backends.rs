@@ -591,12 +591,17 @@ fn vrm_avatars_agree_on_every_backend() {
 
 /// The MetaHuman-style ICT DNA rig (`metahuman_dna/mien_ict_rig.dna`, RigLogic → joints through
 /// the skin, channels through the morph blend): one instance on the Live Link take (ARKit onto
-/// the face board), one set in its raw-control space, one at rest.
+/// the face board), one set in its raw-control space, one speaking (Gentle timings → visemes →
+/// ARKit on the control node → RigLogic).
 #[test]
 fn a_dna_character_agrees_on_every_backend() {
     let take = data("livelinkface/MySlate_3_Jason_Millers_iPhone.csv");
+    let timings = data("gentle/lucier_golden.json");
     let setup = move |rt: &mut Runtime| {
         rt.instance_mut(0)?.play_livelink_csv(&take)?;
+        let speech =
+            mien_runtime::Speech::from_file(&timings, &Default::default(), rt.asset().character())?;
+        rt.instance_mut(2)?.set_speech(Some(speech))?;
         let n = rt.asset().space_len(mien_runtime::ExpressionSpace::Rig)?;
         let x: Vec<f32> = (0..n).map(|i| (i % 4) as f32 * 0.3).collect();
         rt.instance_mut(1)?

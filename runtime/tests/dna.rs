@@ -277,3 +277,51 @@ fn the_rig_space_and_the_reach_report() {
         "a blink moves the upper lid: {moved} vertices moved > 0.1 mm"
     );
 }
+
+/// Speech drives a DNA character: Gentle timings → visemes → ARKit on the control node → the face
+/// board → RigLogic: the jaw joint opens on the open vowels.
+#[test]
+fn speech_moves_the_jaw_through_riglogic() {
+    if !present() {
+        return;
+    }
+    let asset = Arc::new(Asset::load(data("metahuman_dna/mien_ict_rig.dna")).unwrap());
+    let speech = mien_runtime::Speech::from_file(
+        &data("gentle/lucier_golden.json"),
+        &Default::default(),
+        asset.character(),
+    )
+    .unwrap();
+    let jaw = asset
+        .character()
+        .nodes
+        .iter()
+        .position(|n| n.name.as_deref() == Some("FACIAL_C_Jaw"))
+        .unwrap();
+    let rest = asset.character().nodes[jaw].rest.rotation;
+    let mut rt = Runtime::new(
+        asset,
+        &Device::Cpu,
+        &RuntimeOptions {
+            instances: 1,
+            lift: None,
+        },
+    )
+    .unwrap();
+    rt.instance_mut(0)
+        .unwrap()
+        .set_speech(Some(speech))
+        .unwrap();
+    let mut widest = 0.0f32;
+    for k in 0..120 {
+        rt.update(f64::from(k) * 0.05).unwrap();
+        let q = rt.instance(0).unwrap().pose().locals[jaw].rotation;
+        widest = widest.max(q.angle_between(rest));
+    }
+    // jawOpen drives FACIAL_C_Jaw.rx at 24.6° per unit: speech opens it by degrees.
+    assert!(
+        widest.to_degrees() > 3.0,
+        "the jaw turned at most {}°",
+        widest.to_degrees()
+    );
+}
