@@ -17,6 +17,7 @@
 //! | `mesh.rs` | primitives, triangle lists, normals, UVs, morph targets |
 //! | `skin.rs` | skin influences (`JOINTS_n` / `WEIGHTS_n`) and skins |
 //! | `animation.rs` | clips and their samplers |
+//! | `write.rs` | the other way: a [`Character`] written as a GLB ([`character_to_glb`]) |
 //!
 //! Sources: the glTF 2.0 specification (Khronos, §3.5 nodes, §3.6 buffers and accessors, §3.7 meshes and
 //! skins, §3.11 animations, §4.4 GLB), `KHR_mesh_quantization`, `EXT_meshopt_compression`, and the
@@ -44,6 +45,8 @@ mod scene;
 mod skin;
 mod structure;
 mod validate;
+pub mod write;
+pub use write::{WriteOptions, WrittenCharacter, character_to_glb};
 
 use std::path::Path;
 
