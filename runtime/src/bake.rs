@@ -1,7 +1,9 @@
 //! Bake a take: sample instance 0 of a runtime at `fps` (its drive, speech, face driver, head
-//! motion and VRM expressions, exactly as a frame poses it) and append the result to the
-//! character's own GLB as one animation ([`mien_core::io::gltf::bake`]), so any glTF engine plays
-//! what mien posed.
+//! motion, VRM expressions and a DNA's RigLogic, exactly as a frame poses it) and append the
+//! result to the character's own GLB as one animation ([`mien_core::io::gltf::bake`]), so any glTF
+//! engine plays what mien posed. A character without a GLB is written as one first: a linear head
+//! ([`mien_core::gnm::export::pack_to_glb`]) or a MetaHuman DNA
+//! ([`mien_core::io::gltf::character_to_glb`], its control node left out).
 //!
 //! **What is baked.** Per frame, the morph weights mien poses with — after the per-frame rules
 //! (clamp ±2, zeroed non-finite, at most [`mien_core::rig::ACTIVE_MORPH_LIMIT`] active targets per
@@ -223,7 +225,13 @@ pub struct BakeReport {
 /// (the file `rt`'s asset was loaded from). A linear head (`.aosrig`) has no GLB: it is exported
 /// as one first ([`mien_core::gnm::export::pack_to_glb`]: its basis as targets, its eyes as
 /// joints; `source` is not read) and the take's coefficients, gaze and joint turns are baked onto
-/// it.
+/// it. A MetaHuman DNA character (`.dna`, a character with
+/// [`rig_logic`](mien_core::rig::Character::rig_logic)) has none either: it is written as one
+/// first ([`mien_core::io::gltf::character_to_glb`]: its joints, its LOD's meshes with their
+/// blend-shape targets and skin; its control node left out, as a VRM's expression node is;
+/// `source` is not read), and what RigLogic posed each frame — the channel weights on the head's
+/// targets and the joints' local transforms — is baked onto it exactly as for a glTF rig; the
+/// record names the DNA file under `dna`.
 ///
 /// **The runtime is advanced**: the bake calls `rt.update(t)` at every key time, so afterwards
 /// `rt`'s frame count, last frame and splats are the bake's last key's. A runtime made for baking
@@ -235,7 +243,8 @@ pub struct BakeReport {
 /// Options out of domain (a frame rate ≤ 0, a negative start, no key, keys closer than f32 key
 /// times tell apart, an empty name, a name the file already has); a take that moves nothing; a
 /// `source` that is not the asset's GLB (another node count, or a mesh with another target
-/// count); a pack the export refuses; the runtime's frame errors; the writer's refusals.
+/// count); a pack or a DNA character the export refuses; the runtime's frame errors; the writer's
+/// refusals.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -304,8 +313,26 @@ pub fn bake(rt: &mut Runtime, source: &[u8], opts: &BakeOptions) -> Result<(Vec<
         return bake_linear_head(rt, opts);
     };
     let ch = asset.character();
-    // A VRM's expression control node is mien's own, appended last: not in the file.
-    let nodes = ch.nodes.len() - usize::from(ch.vrm.is_some());
+    // The GLB the take is appended to, and where each character node is in it. A VRM's
+    // expression control node is mien's own, appended last: not in the file. A DNA character has
+    // no GLB: it is written as one, its control node left out (as the VRM's).
+    let written;
+    let (glb, node_index, mesh_index, glb_ch) = if ch.rig_logic.is_some() {
+        use mien_core::io::gltf::{WriteOptions, character_to_glb, import_gltf_bytes};
+        written = character_to_glb(ch, &WriteOptions::for_character(ch))?;
+        // The facial parts are fingerprinted as the file holds them (what `verify` reads).
+        let back = import_gltf_bytes(&written.glb, None, asset.source())?;
+        let (nodes, meshes) = (written.node_index.clone(), written.mesh_index.clone());
+        (written.glb.as_slice(), nodes, meshes, Some(back))
+    } else {
+        let nodes = ch.nodes.len() - usize::from(ch.vrm.is_some());
+        let node_index: Vec<Option<usize>> = (0..ch.nodes.len())
+            .map(|n| (n < nodes).then_some(n))
+            .collect();
+        let mesh_index = (0..ch.meshes.len()).map(Some).collect::<Vec<_>>();
+        (source, node_index, mesh_index, None)
+    };
+    let part_ch = glb_ch.as_ref().unwrap_or(ch);
     let rest = ch.rest_pose();
     let k = opts.frames as usize;
     let mut times = Vec::with_capacity(k);
@@ -321,7 +348,7 @@ pub fn bake(rt: &mut Runtime, source: &[u8], opts: &BakeOptions) -> Result<(Vec<
         rig.controls_from_pose(inst.pose(), inst.world(), &mut rc);
         fc.set(&rc)?;
         times.push(t as f32);
-        locals.push(inst.pose().locals[..nodes].to_vec());
+        locals.push(inst.pose().locals.clone());
         weights.push(fc.weights.clone());
     }
     let mut tracks = Vec::new();
@@ -329,13 +356,14 @@ pub fn bake(rt: &mut Runtime, source: &[u8], opts: &BakeOptions) -> Result<(Vec<
         keys: opts.frames,
         ..Default::default()
     };
-    for n in 0..nodes {
+    for (n, g) in node_index.iter().enumerate() {
+        let Some(g) = *g else { continue };
         let r = &rest.locals[n];
         let moved =
             |f: &dyn Fn(&mien_core::rig::Transform) -> bool| locals.iter().any(|l| f(&l[n]));
         if moved(&|l| l.translation != r.translation) {
             tracks.push(BakedTrack {
-                node: n,
+                node: g,
                 path: TrackPath::Translation,
                 width: 3,
                 values: locals
@@ -357,7 +385,7 @@ pub fn bake(rt: &mut Runtime, source: &[u8], opts: &BakeOptions) -> Result<(Vec<
                 values.extend_from_slice(&q.to_array());
             }
             tracks.push(BakedTrack {
-                node: n,
+                node: g,
                 path: TrackPath::Rotation,
                 width: 4,
                 values,
@@ -366,7 +394,7 @@ pub fn bake(rt: &mut Runtime, source: &[u8], opts: &BakeOptions) -> Result<(Vec<
         }
         if moved(&|l| l.scale != r.scale) {
             tracks.push(BakedTrack {
-                node: n,
+                node: g,
                 path: TrackPath::Scale,
                 width: 3,
                 values: locals.iter().flat_map(|l| l[n].scale.to_array()).collect(),
@@ -376,19 +404,18 @@ pub fn bake(rt: &mut Runtime, source: &[u8], opts: &BakeOptions) -> Result<(Vec<
     }
     report.transform_channels = tracks.len() as u32;
     for inst in &rig.instances {
-        let n = inst.node.index();
+        let Some(g) = node_index[inst.node.index()] else {
+            continue;
+        };
         let (a, b) = (
             inst.weight_base as usize,
             (inst.weight_base + inst.target_count) as usize,
         );
-        if n >= nodes
-            || inst.target_count == 0
-            || weights.iter().all(|w| w[a..b].iter().all(|x| *x == 0.0))
-        {
+        if inst.target_count == 0 || weights.iter().all(|w| w[a..b].iter().all(|x| *x == 0.0)) {
             continue;
         }
         tracks.push(BakedTrack {
-            node: n,
+            node: g,
             path: TrackPath::Weights,
             width: inst.target_count as usize,
             values: weights
@@ -403,12 +430,12 @@ pub fn bake(rt: &mut Runtime, source: &[u8], opts: &BakeOptions) -> Result<(Vec<
     let mut meshes: Vec<usize> = rig
         .instances
         .iter()
-        .filter(|i| i.target_count > 0 && i.node.index() < nodes)
-        .map(|i| i.mesh.index())
+        .filter(|i| i.target_count > 0 && node_index[i.node.index()].is_some())
+        .filter_map(|i| mesh_index[i.mesh.index()])
         .collect();
     meshes.sort_unstable();
     meshes.dedup();
-    let parts: Vec<Value> = meshes.iter().map(|&m| part_json(ch, m)).collect();
+    let parts: Vec<Value> = meshes.iter().map(|&m| part_json(part_ch, m)).collect();
     if tracks.is_empty() {
         return Err(Error::invalid(
             asset.source(),
@@ -424,17 +451,20 @@ pub fn bake(rt: &mut Runtime, source: &[u8], opts: &BakeOptions) -> Result<(Vec<
             ),
         ));
     }
-    let extra: Vec<(&str, Value)> = speech_record(rt)?
+    let mut extra: Vec<(&str, Value)> = speech_record(rt)?
         .map(|v| ("speech", v))
         .into_iter()
         .collect();
+    if glb_ch.is_some() {
+        extra.push(("dna", json!(file_name(asset.source()))));
+    }
     finish(
         opts,
         times,
         tracks,
         parts,
         extra,
-        source,
+        glb,
         asset.source(),
         report,
     )
@@ -908,12 +938,7 @@ fn bake_linear_head(rt: &mut Runtime, opts: &BakeOptions) -> Result<(Vec<u8>, Ba
         transform_channels: (tracks.len() - 1) as u32,
         ..Default::default()
     };
-    let name = std::path::Path::new(asset.source())
-        .file_name()
-        .map_or_else(
-            || asset.source().to_string(),
-            |f| f.to_string_lossy().into_owned(),
-        );
+    let name = file_name(asset.source());
     finish(
         opts,
         times,
@@ -926,4 +951,11 @@ fn bake_linear_head(rt: &mut Runtime, opts: &BakeOptions) -> Result<(Vec<u8>, Ba
         asset.source(),
         report,
     )
+}
+
+/// `path`'s file name without folders (the record's bytes must not depend on how a path was typed).
+fn file_name(path: &str) -> String {
+    std::path::Path::new(path)
+        .file_name()
+        .map_or_else(|| path.to_string(), |f| f.to_string_lossy().into_owned())
 }
