@@ -427,7 +427,10 @@ fn plot(a: &BenchArgs, dir: &std::path::Path, backends: &[Box<dyn Bench>]) -> an
         "--plot {}: not a folder",
         dir.display()
     );
-    std::fs::create_dir_all(dir).with_context(|| format!("--plot {}", dir.display()))?;
+    // Everything is drawn into a staging folder and moved in only when complete.
+    let staged = crate::outdir::StagedDir::new("--plot", dir)?;
+    let final_dir = dir;
+    let dir = staged.path();
     let pb = progress(a, (15 * backends.len()) as u64, "points");
     let frames = a.frames.unwrap_or(if a.quick { 3 } else { 20 });
     let charts = mien_benches::plot::sweep(backends, frames, &mut |m| {
@@ -437,9 +440,12 @@ fn plot(a: &BenchArgs, dir: &std::path::Path, backends: &[Box<dyn Bench>]) -> an
     pb.finish_and_clear();
     for c in &charts {
         let path = dir.join(format!("{}.png", c.name));
-        mien_benches::plot::draw(c, &path)
-            .with_context(|| format!("drawing {}", path.display()))?;
-        println!("wrote {}", path.display());
+        mien_benches::plot::draw(c, &path).with_context(|| {
+            format!(
+                "drawing {}",
+                final_dir.join(format!("{}.png", c.name)).display()
+            )
+        })?;
     }
     if !mien_benches::plot::font_available() {
         println!(
@@ -464,8 +470,10 @@ fn plot(a: &BenchArgs, dir: &std::path::Path, backends: &[Box<dyn Bench>]) -> an
         &sweep,
         serde_json::to_string_pretty(&doc)?.as_bytes(),
     )
-    .with_context(|| format!("writing {}", sweep.display()))?;
-    println!("wrote {}", sweep.display());
+    .with_context(|| format!("writing {}", final_dir.join("sweep.json").display()))?;
+    for p in staged.commit_files()? {
+        println!("wrote {}", p.display());
+    }
     Ok(())
 }
 

@@ -241,25 +241,36 @@ pub fn export(ids: &[String], data: &Path, dir: &Path) -> anyhow::Result<()> {
             w.id
         );
     }
+    // Built beside `dir` and moved into place whole: a failed or interrupted export leaves `dir`
+    // as it was.
+    let staged = crate::outdir::StagedDir::new("--export", dir)?;
+    let final_dir = dir;
+    let dir = staged.path();
     for w in &loaded {
+        crate::interrupt::check()?;
         let m = mien_benches::export::export(w, dir)
-            .with_context(|| format!("exporting {} into {}", w.id, dir.display()))?;
+            .with_context(|| format!("exporting {} into {}", w.id, final_dir.display()))?;
         println!(
             "{}: {} (tolerance {:.3e} in the mesh's position units, {} bytes per character)",
             w.id,
-            dir.join(&w.id).display(),
+            final_dir.join(&w.id).display(),
             m["tolerance_m"].as_f64().unwrap_or(0.0),
             m["bytes_per_character"]
         );
         if lifted(w) {
             let m = mien_benches::export::export_lift(w, dir).with_context(|| {
-                format!("exporting {}'s surface lift into {}", w.id, dir.display())
+                format!(
+                    "exporting {}'s surface lift into {}",
+                    w.id,
+                    final_dir.display()
+                )
             })?;
             println!(
                 "{}: {} ({} gaussians; tolerance {:.3e} (centres), {:.3e} (covariances, units²), \
                  {} bytes per character)",
                 m["workload"].as_str().unwrap_or_default(),
-                dir.join(m["workload"].as_str().unwrap_or_default())
+                final_dir
+                    .join(m["workload"].as_str().unwrap_or_default())
                     .display(),
                 m["gaussians"],
                 m["tolerance_m"].as_f64().unwrap_or(0.0),
@@ -268,7 +279,7 @@ pub fn export(ids: &[String], data: &Path, dir: &Path) -> anyhow::Result<()> {
             );
         }
     }
-    Ok(())
+    staged.commit_folder()
 }
 
 /// `--out DIR`, checked before the first row: a folder (created if missing) where `bench.json` and

@@ -62,6 +62,8 @@ fn main() -> ExitCode {
             let out = b
                 .out
                 .clone()
+                .or_else(|| b.export.clone())
+                .or_else(|| b.plot.clone())
                 .unwrap_or_else(|| std::path::PathBuf::from("."));
             let _ = interrupt::install(&out);
             match bench::run(b, command) {

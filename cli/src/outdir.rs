@@ -479,3 +479,117 @@ pub(crate) fn same_file(x: &Path, y: &Path) -> bool {
     x == y
         || matches!((std::fs::canonicalize(x), std::fs::canonicalize(y)), (Ok(p), Ok(q)) if p == q)
 }
+
+/// A folder of results built beside its destination (`PARENT/.NAME.mien-staging-<pid>`, the same
+/// filesystem) and moved into place only when complete — `mien bench --export` (a whole new folder)
+/// and `--plot` (the charts and `sweep.json` replacing their older copies). A failed or
+/// interrupted run removes the staging folder and leaves the destination as it was.
+#[derive(Debug)]
+pub(crate) struct StagedDir {
+    staging: PathBuf,
+    dest: PathBuf,
+    done: bool,
+}
+
+impl StagedDir {
+    /// Create the staging folder for `dest` (recorded for the signal handler first).
+    ///
+    /// # Errors
+    /// `flag dest` and the I/O error; [`interrupt::Interrupted`] when a stop was already asked.
+    pub(crate) fn new(flag: &str, dest: &Path) -> Result<Self> {
+        let parent = dest
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let Some(name) = dest.file_name() else {
+            bail!("{flag} {}: not a folder name", dest.display());
+        };
+        let mut staged = OsString::from(".");
+        staged.push(name);
+        staged.push(format!(".mien-staging-{}", std::process::id()));
+        let staging = parent.join(staged);
+        let mut c = interrupt::critical()?;
+        c.set_staging(Some(&staging));
+        let _ = fs::remove_dir_all(&staging);
+        fs::create_dir_all(&staging).with_context(|| {
+            format!(
+                "{flag} {}: cannot create {}",
+                dest.display(),
+                staging.display()
+            )
+        })?;
+        drop(c);
+        Ok(StagedDir {
+            staging,
+            dest: dest.to_path_buf(),
+            done: false,
+        })
+    }
+
+    /// Where to write.
+    pub(crate) fn path(&self) -> &Path {
+        &self.staging
+    }
+
+    /// Move the whole staging folder to the destination (which must be missing or empty).
+    ///
+    /// # Errors
+    /// The destination gained entries meanwhile; the rename's I/O error.
+    pub(crate) fn commit_folder(mut self) -> Result<()> {
+        let c = interrupt::critical()?;
+        if self.dest.is_dir() {
+            fs::remove_dir(&self.dest).with_context(|| {
+                format!(
+                    "{}: no longer empty; the results stay in {}",
+                    self.dest.display(),
+                    self.staging.display()
+                )
+            })?;
+        }
+        fs::rename(&self.staging, &self.dest).with_context(|| {
+            format!(
+                "moving {} to {}",
+                self.staging.display(),
+                self.dest.display()
+            )
+        })?;
+        self.done = true;
+        c.committed();
+        Ok(())
+    }
+
+    /// Move every file of the staging folder into the destination (created if missing), replacing
+    /// files of the same names, then remove the staging folder.
+    ///
+    /// # Errors
+    /// The I/O errors of creating the destination and renaming.
+    pub(crate) fn commit_files(mut self) -> Result<Vec<PathBuf>> {
+        let c = interrupt::critical()?;
+        fs::create_dir_all(&self.dest)
+            .with_context(|| format!("creating {}", self.dest.display()))?;
+        let mut moved = Vec::new();
+        let mut names: Vec<_> = fs::read_dir(&self.staging)?
+            .filter_map(|e| e.ok().map(|e| e.file_name()))
+            .collect();
+        names.sort();
+        for n in names {
+            let to = self.dest.join(&n);
+            fs::rename(self.staging.join(&n), &to)
+                .with_context(|| format!("moving into {}", to.display()))?;
+            moved.push(to);
+        }
+        let _ = fs::remove_dir(&self.staging);
+        self.done = true;
+        c.committed();
+        Ok(moved)
+    }
+}
+
+impl Drop for StagedDir {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = fs::remove_dir_all(&self.staging);
+            interrupt::set_staging(None);
+        }
+    }
+}
