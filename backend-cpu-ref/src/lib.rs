@@ -39,11 +39,13 @@ pub struct CpuEncoder {
 }
 
 /// How a CPU backend rounds its blends (`CpuGnmBackend::set_precision`,
-/// `CpuRigBackend::set_precision`).
+/// `CpuRigBackend::set_precision`; in the runtime `Runtime::set_precision`, and `mien bench`'s
+/// `cpu-fast` rows).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Precision {
     /// The reference's arithmetic bit for bit: every term multiplied, rounded, then added, in the
-    /// reference's order ([`mien_core::gnm::forward::pose`], [`RigData::pose_vertex`]). What every
+    /// reference's order ([`mien_core::gnm::forward::pose`],
+    /// [`RigData::pose_vertex`](mien_core::rig::RigData::pose_vertex)). What every
     /// GPU backend is compared against.
     #[default]
     Exact,

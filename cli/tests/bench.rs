@@ -571,3 +571,54 @@ fn body_rows_refuse_export_and_lift() {
     }
     assert!(!dir.path().join("x").exists());
 }
+
+/// `--export` is all-or-nothing: stopped while it writes, it leaves no export (neither the folder
+/// nor its staging sibling), and the message names the export folder.
+#[test]
+fn an_interrupted_export_leaves_nothing() {
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("exp");
+    let mut child = mien()
+        .args(["bench", "--workload", "W1,W2,W3,W4,W5,W6", "--export"])
+        .arg(&out_dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait for the staging folder: the export has begun writing.
+    let t = Instant::now();
+    let staging = |d: &std::path::Path| {
+        std::fs::read_dir(d)
+            .unwrap()
+            .filter_map(Result::ok)
+            .any(|e| e.file_name().to_string_lossy().contains("mien-staging"))
+    };
+    while !staging(dir.path()) {
+        assert!(t.elapsed() < Duration::from_secs(120), "no staging folder");
+        if child.try_wait().unwrap().is_some() {
+            // The whole export finished before a stop could be sent: nothing to check here.
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if out.status.code() == Some(0) {
+        // It finished in the instant before the signal: the export is complete.
+        assert!(out_dir.join("W6/manifest.json").is_file());
+        return;
+    }
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(
+        !out_dir.exists(),
+        "a partial export was left at {}",
+        out_dir.display()
+    );
+    assert!(!staging(dir.path()), "the staging folder was left behind");
+}

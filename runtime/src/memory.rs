@@ -21,14 +21,31 @@ pub const HOST_BYTES_PER_VERTEX: (u64, u64) = (24 + 52, 24 + 24 + 52);
 ///
 /// # Errors
 /// [`Error::Invalid`] naming the instance count, the estimate and what is available.
-pub(crate) fn check_runtime(asset: &Asset, device: &Device, n: u32) -> Result<()> {
+pub(crate) fn check_runtime(
+    asset: &Asset,
+    device: &Device,
+    n: u32,
+    lift: Option<&crate::lift::LiftOptions>,
+) -> Result<()> {
     if !(device.is_software() || matches!(device, Device::Cpu)) {
         return Ok(());
     }
     let v = asset.vertex_count();
-    let need = rig_host_bytes(asset, device, n);
+    // The lift's sink is known from its options before anything is built (the surface lift's
+    // target, one slot per vertex for the debug lift, a capture's gaussians); the exact count —
+    // the texel lift's, the cloth's and the hair's — is checked again once the lift is attached.
+    let slots = match lift.map(|l| &l.kind) {
+        Some(crate::lift::LiftKind::Surface(o)) => u64::from(o.target),
+        Some(crate::lift::LiftKind::Debug) => u64::from(v),
+        Some(crate::lift::LiftKind::Capture(c)) => c.lift.gaussians.len() as u64,
+        _ => 0,
+    };
+    let need = rig_host_bytes(asset, device, n) + u64::from(n) * slots * SINK_BYTES_PER_SLOT;
     check_memory(n, v, "vertices", need, available_memory(), device.name())
 }
+
+/// Bytes of one splat slot of the sink in host memory: centre 16, colour 4, covariance 32.
+pub const SINK_BYTES_PER_SLOT: u64 = 52;
 
 /// Host bytes the posed vertices of `n` instances of `asset` hold on `device` where its buffers
 /// are host memory ([`host_bytes`]); the lift's check adds its sink to this (the two live

@@ -188,7 +188,7 @@ impl Runtime {
             ));
         }
         engine::sink_slots(n, asset.vertex_count())?;
-        crate::memory::check_runtime(&asset, device, n)?;
+        crate::memory::check_runtime(&asset, device, n, options.lift.as_ref())?;
         let engine = engine::build(device, asset.model(), n)?;
         let instances = (0..n)
             .map(|_| Instance::new(&asset))
@@ -779,7 +779,10 @@ impl Runtime {
         }
     }
 
-    /// Wall and GPU time of the updates so far ([`Runtime::render_rest`] not counted).
+    /// Wall and GPU time of the updates so far, cumulative (subtract an earlier snapshot with
+    /// [`Times::since`] for one frame's), including the rest pose [`Runtime::new`] poses once
+    /// ([`Runtime::render_rest`] not counted). On the CPU `rig` and `lift` are the work itself; on
+    /// a GPU they are recording and submitting (the device's own time is `gpu_ms`).
     /// GPU frames run in flight (up to three): the GPU stage times count the
     /// frames completed so far; call [`Runtime::finish`] first for every submitted frame.
     pub fn times(&self) -> Times {
