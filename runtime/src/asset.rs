@@ -145,6 +145,28 @@ impl Asset {
         })
     }
 
+    /// A DNA character with its face board's rest vector `(R,)` (raw-control units, each in its
+    /// control's range [0, 1]): what an ARKit-neutral frame poses, and what the controls ARKit
+    /// cannot reach hold (seed 000 `arkitToRig`'s rest; [`mien_core::rig::riglogic::ArkitBoardMap`]).
+    /// Instances made from the returned asset use it.
+    ///
+    /// # Errors
+    /// A character without DNA rig logic; a vector of another length, non-finite, or outside
+    /// [0, 1] (its index named).
+    pub fn with_rig_rest(&self, rest: &[f32]) -> Result<Self> {
+        let Some(rl) = self.character.rig_logic.as_ref() else {
+            return Err(Error::invalid(
+                self.source(),
+                "not a DNA character: it has no face-board rest vector",
+            ));
+        };
+        let mut rl = (**rl).clone();
+        rl.arkit.set_rest(rest).map_err(Error::from)?;
+        let mut a = self.clone();
+        a.character.rig_logic = Some(std::sync::Arc::new(rl));
+        Ok(a)
+    }
+
     /// This character with one joint anchor triangle per palette entry appended to its rig
     /// ([`RigData::with_joint_anchors`]): what a capture whose far gaussians were left rigid to a
     /// joint poses on. The character itself is unchanged; [`Asset::vertex_count`] and

@@ -325,3 +325,63 @@ fn speech_moves_the_jaw_through_riglogic() {
         widest.to_degrees()
     );
 }
+
+/// The face board's rest vector: an ARKit-neutral frame poses the rest (here with an unreached
+/// control, cheekRaiserL, at 0.5) exactly as setting those raw controls directly does; a rest
+/// outside [0, 1] is refused with its index.
+#[test]
+fn the_rest_vector_is_what_neutral_arkit_poses() {
+    if !present() {
+        return;
+    }
+    let base = Asset::load(data("metahuman_dna/mien_ict_rig.dna")).unwrap();
+    let n = base.space_len(ExpressionSpace::Rig).unwrap();
+    let mut rest = vec![0.0f32; n];
+    rest[8] = 0.5; // CTRL_expressions_cheekRaiserL: out of ARKit's reach
+    rest[28] = 0.2; // CTRL_expressions_jawOpen
+    let mut bad = rest.clone();
+    bad[3] = 1.5;
+    let e = base.with_rig_rest(&bad).unwrap_err().to_string();
+    assert!(e.contains("rest vector[3]"), "{e}");
+    let asset = Arc::new(base.with_rig_rest(&rest).unwrap());
+    let mut rt = Runtime::new(
+        asset,
+        &Device::Cpu,
+        &RuntimeOptions {
+            instances: 2,
+            lift: None,
+        },
+    )
+    .unwrap();
+    rt.instance_mut(0)
+        .unwrap()
+        .set_controls(ExpressionSpace::Arkit52, &[0.0; 52])
+        .unwrap();
+    rt.instance_mut(1)
+        .unwrap()
+        .set_controls(ExpressionSpace::Rig, &rest)
+        .unwrap();
+    rt.update(0.0).unwrap();
+    let (a, b) = (rt.posed(0).unwrap(), rt.posed(1).unwrap());
+    assert_eq!(a.positions, b.positions);
+    // ARKit adds to the rest: jawOpen 0.3 over a rest of 0.2 poses raw jawOpen 0.5.
+    let mut arkit = [0.0f32; 52];
+    arkit[mien_core::anim::arkit::arkit_index("jawOpen").unwrap()] = 0.3;
+    rt.instance_mut(0)
+        .unwrap()
+        .set_controls(ExpressionSpace::Arkit52, &arkit)
+        .unwrap();
+    let mut raw = rest.clone();
+    raw[28] = 0.5;
+    rt.instance_mut(1)
+        .unwrap()
+        .set_controls(ExpressionSpace::Rig, &raw)
+        .unwrap();
+    rt.update(0.1).unwrap();
+    let (a, b) = (rt.posed(0).unwrap(), rt.posed(1).unwrap());
+    for (p, q) in a.positions.iter().zip(&b.positions) {
+        for k in 0..3 {
+            assert!((p[k] - q[k]).abs() < 1e-6, "{p:?} vs {q:?}");
+        }
+    }
+}
