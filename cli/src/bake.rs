@@ -1,4 +1,6 @@
-//! `mien bake`: a take baked into the character's own GLB ([`mien_runtime::bake`]).
+//! `mien bake`: a take baked into the character's own GLB ([`mien_runtime::bake`]); a linear head
+//! (`.aosrig`) or a MetaHuman DNA (`.dna`) is written as a GLB first (the library does it; the
+//! file's bytes are read but not used).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -14,7 +16,9 @@ const MAX_KEYS: u32 = 900_000;
 /// `mien bake` arguments.
 #[derive(Debug, Args)]
 pub struct BakeArgs {
-    /// The character: a .glb or .vrm (its own bytes are kept; the take is appended).
+    /// The character: a .glb or .vrm (its own bytes are kept; the take is appended), or one
+    /// written as a GLB first: an .aosrig linear head, a .dna MetaHuman DNA (its control node left
+    /// out; what RigLogic poses is baked).
     #[arg(long, value_name = "FILE", required_unless_present = "verify")]
     pub character: Option<PathBuf>,
 
