@@ -33,7 +33,7 @@ pub enum Command {
     /// talks for a few seconds, written to ./mien-out/; `--character builtin` is the built-in head.
     #[command(after_help = EXIT_CODES)]
     Animate(AnimateArgs),
-    /// Show what a character (.glb/.gltf/.vrm/.aosrig), ARKit stream (.csv Live Link Face, .json
+    /// Show what a character (.glb/.gltf/.vrm/.aosrig/.dna), ARKit stream (.csv Live Link Face, .json
     /// Audio2Face or MediaPipe, .pbtxt), speech timing or splat file (.ply, .spz, KHR_gaussian_splatting
     /// .glb) holds.
     Inspect(InspectArgs),
@@ -291,7 +291,8 @@ pub struct AnimateArgs {
     /// Character: a glTF 2.0 file (.glb or .gltf) with morph targets and/or a skin, a VRM avatar
     /// (.vrm, 0.x or 1.0: its expressions driven through ARKit → VRM presets, visemes → aa ih ou
     /// ee oh, blink and lookAt), a linear head pack (.aosrig, from `mien pack`) driven through
-    /// its baked ARKit-52 map, or a character file (`*.character.json`: a model with its face,
+    /// its baked ARKit-52 map, a MetaHuman DNA (.dna, 2.1–2.8: posed at LOD 0 by its own
+    /// RigLogic, ARKit onto its face board), or a character file (`*.character.json`: a model with its face,
     /// foot placement, spring bones, borrowed clips, locomotion, cloth, hair and hidden parts;
     /// docs/characters/, docs/hair.md). `builtin` is the built-in sample head, `builtin-body`
     /// the built-in body. Default: the built-in body.

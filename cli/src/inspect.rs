@@ -87,9 +87,15 @@ fn dna(path: &Path) -> Result<serde_json::Value> {
             })
         })
         .collect();
-    let check = match d.validate() {
-        Ok(()) => json!("consistent"),
-        Err(e) => json!(e.to_string()),
+    // Consistent means what loading it as a character needs: the indices (validate) and units and
+    // axes mien can convert (a mirrored or degenerate coordinate system is refused there).
+    let check = match (
+        d.validate(),
+        mien_core::io::dna::convert::Units::new(&d.descriptor),
+    ) {
+        (Ok(()), Ok(_)) => json!("consistent"),
+        (Err(e), Ok(_)) | (Ok(()), Err(e)) => json!(e.to_string()),
+        (Err(e), Err(u)) => json!(format!("{e}\n{u}")),
     };
     let spec = riglogic_spec(&d)?;
     let reach = mien_core::rig::riglogic::ArkitBoardMap::new(&df.raw_control_names)
@@ -101,7 +107,10 @@ fn dna(path: &Path) -> Result<serde_json::Value> {
         "format": format!("{}.{}", d.version.generation, d.version.version),
         "name": desc.name,
         "units": format!("translation {:?}, rotation {:?}", desc.translation_unit, desc.rotation_unit),
-        "coordinate_system": format!("{:?}", desc.coordinate_system),
+        "coordinate_system": format!(
+            "x {:?}, y {:?}, z {:?}",
+            desc.coordinate_system.x, desc.coordinate_system.y, desc.coordinate_system.z
+        ),
         "rotation_sequence": format!("{:?}", desc.rotation_sequence),
         "lod_count": desc.lod_count,
         "controls": {

@@ -199,3 +199,56 @@ fn ict_rig_channels_per_lod() {
         assert_eq!(rig.channels_at_lod(lod).unwrap(), &want[..], "LOD {lod}");
     }
 }
+
+/// A DNA read at LOD 1 only (`LodSelection::MaxLod(1)`): RigLogic builds on its renumbered tables,
+/// and its LOD 0 equals the whole file's LOD 1 in Epic's outputs, element by element through the
+/// kept joints, channels and maps.
+#[test]
+fn a_dna_read_at_one_lod_evaluates_as_that_lod() {
+    let (Some(d), Some(o)) = (dir(), oracle()) else {
+        return;
+    };
+    let load = DnaLoad {
+        layers: DnaLayers::Behavior,
+        lods: LodSelection::MaxLod(1),
+    };
+    let dna = read_dna_file(&d.join("mien_ict_rig.dna"), &load).unwrap();
+    let f = dna.lod_filter.clone().expect("a LOD subset keeps a filter");
+    let rig = RigLogic::new(&riglogic_spec(&dna).unwrap(), RigLogicConfig::default()).unwrap();
+    assert_eq!(rig.lod_count(), 1);
+    for case in o["cases"].as_array().unwrap() {
+        let want = &case["lods"][1]["outputs"]["scalar_float_euler"];
+        let mut s = RigLogicInstance::new(&rig);
+        if let Some(g) = case.get("guiInput") {
+            s.set_gui(&floats(g)).unwrap();
+            s.map_gui_to_raw(&rig);
+        } else {
+            s.set_raw(&rig, &floats(&case["rawInput"])).unwrap();
+        }
+        s.calculate(&rig);
+        let name = case["name"].as_str().unwrap();
+        check(
+            &format!("{name} raw"),
+            s.raw(&rig),
+            &floats(&want["rawControls"]),
+            0.0,
+        );
+        let ch = floats(&want["blendShapeOutputs"]);
+        let kept_ch: Vec<f32> = f
+            .blend_shape_channels
+            .iter()
+            .map(|&c| ch[c as usize])
+            .collect();
+        check(&format!("{name} channels"), s.blend_shapes(), &kept_ch, 0.0);
+        let maps = floats(&want["animatedMapOutputs"]);
+        let kept_maps: Vec<f32> = f.animated_maps.iter().map(|&m| maps[m as usize]).collect();
+        check(&format!("{name} maps"), s.animated_maps(), &kept_maps, 0.0);
+        let j = floats(&want["jointOutputs"]);
+        let kept_j: Vec<f32> = f
+            .joints
+            .iter()
+            .flat_map(|&k| j[k as usize * 9..k as usize * 9 + 9].to_vec())
+            .collect();
+        check(&format!("{name} joints"), s.joints(), &kept_j, 1e-6);
+    }
+}

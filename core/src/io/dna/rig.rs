@@ -107,6 +107,43 @@ pub fn riglogic_spec(dna: &Dna) -> Result<RigLogicSpec> {
             ts.swings.len()
         ));
     }
+    // A DNA loaded at a LOD subset keeps the file's numbering in its blend-shape and animated-map
+    // outputs (as Epic's reader does; `Dna::lod_filter` lists the kept file indices): RigLogic's
+    // tables are renumbered onto the kept channels and maps here.
+    let renumber = |outputs: &[u16], kept: Option<&Vec<u16>>, field: &str| -> Result<Vec<u16>> {
+        let Some(kept) = kept else {
+            return Ok(outputs.to_vec());
+        };
+        outputs
+            .iter()
+            .enumerate()
+            .map(|(i, &o)| {
+                kept.iter()
+                    .position(|&k| k == o)
+                    .map(|p| p as u16)
+                    .ok_or_else(|| {
+                        Error::format_at(
+                            &dna.file,
+                            field,
+                            i,
+                            format!("output {o} is not among the LODs loaded"),
+                        )
+                    })
+            })
+            .collect()
+    };
+    let filter = dna.lod_filter.as_ref();
+    let blend_shape_outputs = renumber(
+        &b.blend_shapes.output_indices,
+        filter.map(|f| &f.blend_shape_channels),
+        "behavior.blendShapeChannels.outputIndices",
+    )?;
+    let mut animated_maps = table(&b.animated_maps.conditionals);
+    animated_maps.output = renumber(
+        &animated_maps.output,
+        filter.map(|f| &f.animated_maps),
+        "behavior.animatedMaps.conditionals.outputIndices",
+    )?;
     let n16 = |n: usize, what: &str| {
         u16::try_from(n).map_err(|_| Error::Limit {
             what: format!("{}: {what}", dna.file),
@@ -142,10 +179,10 @@ pub fn riglogic_spec(dna: &Dna) -> Result<RigLogicSpec> {
         channel_count: n16(df.blend_shape_channel_names.len(), "blend-shape channels")?,
         blend_shape_lods: b.blend_shapes.lods.clone(),
         blend_shape_inputs: b.blend_shapes.input_indices.clone(),
-        blend_shape_outputs: b.blend_shapes.output_indices.clone(),
+        blend_shape_outputs,
         map_count: n16(df.animated_map_names.len(), "animated maps")?,
         animated_map_lods: b.animated_maps.lods.clone(),
-        animated_maps: table(&b.animated_maps.conditionals),
+        animated_maps,
         rotation_sequence,
         rotation_signs: d.rotation_sign.map(|s| {
             if s == RotationDirection::Negative {

@@ -65,7 +65,8 @@ impl RigLogicInstance {
     /// Set every GUI control.
     ///
     /// # Errors
-    /// [`Error::Invalid`] on a length other than G or a non-finite value (named by index).
+    /// [`Error::Mismatch`] on a length other than G; [`Error::Invalid`] on a non-finite value
+    /// (named by index).
     pub fn set_gui(&mut self, values: &[f32]) -> Result<()> {
         check_values("GUI controls", values, self.gui.len())?;
         self.gui.copy_from_slice(values);
@@ -80,7 +81,8 @@ impl RigLogicInstance {
     /// Set every raw control (not clamped: rule 2).
     ///
     /// # Errors
-    /// [`Error::Invalid`] on a length other than R or a non-finite value.
+    /// [`Error::Mismatch`] on a length other than R; [`Error::Invalid`] on a non-finite value.
+    /// Values are not bounded (rule 2): a raw control of 1e38 may overflow a joint output to ∞.
     pub fn set_raw(&mut self, rig: &RigLogic, values: &[f32]) -> Result<()> {
         check_values("raw controls", values, rig.raw_count)?;
         self.controls[..rig.raw_count].copy_from_slice(values);
