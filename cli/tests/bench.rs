@@ -383,7 +383,7 @@ fn an_interrupted_run_leaves_no_out_folder() {
     assert!(!out_dir.exists(), "the --out folder was left behind");
 }
 
-/// `--dynamics`: the built-in body with its cape and groom and Sintel's full groom on the CPU, one
+/// `--dynamics`: the built-in body with its cape and groom, Sintel's full groom and the DNA rig on the CPU, one
 /// row each, written to bench.json with figures that agree with each other (mean frame = sim +
 /// draw, characters/s = batch / median frame), the gaussians each character writes (the body's with its cape
 /// and 134,400 strand gaussians; Sintel's 11,400 × 15), and a host simulation that took time.
@@ -419,7 +419,7 @@ fn dynamics_rows_time_whole_characters_with_cloth_and_hair() {
     let doc: Value =
         serde_json::from_slice(&std::fs::read(dir.path().join("bench.json")).unwrap()).unwrap();
     let rows = doc["dynamics_rows"].as_array().unwrap();
-    assert_eq!(rows.len(), 2);
+    assert_eq!(rows.len(), 3);
     for r in rows {
         assert_eq!(r["status"], "ok", "{r}");
         assert_eq!(r["batch"], 2);
@@ -438,6 +438,9 @@ fn dynamics_rows_time_whole_characters_with_cloth_and_hair() {
     assert!(rows[0]["gaussians"].as_u64().unwrap() > 134_400 + 504);
     assert_eq!(rows[1]["workload"], "sintel");
     assert_eq!(rows[1]["gaussians"], 11_400 * 15);
+    // The DNA rig poses without a lift: RigLogic, morph and skin only.
+    assert_eq!(rows[2]["workload"], "dna");
+    assert_eq!(rows[2]["gaussians"], 0);
     assert_eq!(doc["frames"], 2);
 }
 
