@@ -545,7 +545,7 @@ mod tests {
     fn other_extensions_and_missing_files_are_named() {
         let e = Asset::load("face.fbx").unwrap_err().to_string();
         assert!(
-            e.contains("face.fbx") && e.contains(".glb, .gltf, .vrm or .aosrig"),
+            e.contains("face.fbx") && e.contains(".glb, .gltf, .vrm, .aosrig or .dna"),
             "{e}"
         );
         let e = Asset::load("/nonexistent/head.glb").unwrap_err();
