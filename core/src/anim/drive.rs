@@ -31,11 +31,24 @@ impl StreamDrive {
         stream.validate()?;
         let mut bindings = Vec::new();
         let control = character.vrm.as_ref().map(|v| v.control_node);
+        // A DNA character's face meshes take their weights from RigLogic (which assigns every
+        // channel after the drivers): the stream binds to its control node only.
+        let rig_driven: Vec<crate::rig::NodeId> = character
+            .rig_logic
+            .as_ref()
+            .map(|r| {
+                r.channel_targets
+                    .iter()
+                    .flatten()
+                    .map(|(n, _)| *n)
+                    .collect()
+            })
+            .unwrap_or_default();
         for node in character.mesh_nodes() {
             let Some((_, mesh)) = character.node_mesh(node) else {
                 continue;
             };
-            if mesh.target_count() == 0 || Some(node) == control {
+            if mesh.target_count() == 0 || Some(node) == control || rig_driven.contains(&node) {
                 continue;
             }
             bindings.push((
