@@ -161,6 +161,13 @@ impl Runtime {
                 ),
             ));
         }
+        // The lift's options are checked before anything is built (a surface target of 0 is
+        // refused here, with its range, not after the rest pose).
+        match options.lift.as_ref().map(|l| &l.kind) {
+            Some(LiftKind::Surface(o)) => o.validate().map_err(Error::from)?,
+            Some(LiftKind::Texel(o)) => o.validate().map_err(Error::from)?,
+            _ => {}
+        }
         // A capture whose far gaussians were left rigid to joints poses on the rig with its joint
         // anchors appended (checked against the character's own topology first).
         let asset = match options.lift.as_ref().map(|l| &l.kind) {

@@ -272,3 +272,29 @@ fn an_audio2face_export_plays_from_its_file() {
         .chain_text();
     assert!(e.contains("take.fbx") && e.contains("Audio2Face"), "{e}");
 }
+
+/// A lift's options out of their domain are refused by `Runtime::new` before anything is built,
+/// with the field and its range in the top-level message.
+#[test]
+fn lift_options_out_of_range_are_refused_up_front() {
+    let o = mien_core::lift::SurfaceOptions {
+        target: 0,
+        ..Default::default()
+    };
+    let opts = RuntimeOptions {
+        instances: 1,
+        lift: Some(mien_runtime::LiftOptions {
+            kind: mien_runtime::LiftKind::Surface(o),
+            ..Default::default()
+        }),
+    };
+    let e = Runtime::new(head(), &Device::Cpu, &opts)
+        .err()
+        .unwrap()
+        .to_string();
+    // The reason is in the message itself (it was only in the error's source chain).
+    assert!(
+        e.contains("surface lift target") && e.contains("must be 1 to"),
+        "{e}"
+    );
+}
