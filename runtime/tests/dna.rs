@@ -385,3 +385,52 @@ fn the_rest_vector_is_what_neutral_arkit_poses() {
         }
     }
 }
+
+/// The face driver drives a DNA character as any ARKit rig: its look-at writes the ARKit eye
+/// channels on the control node, ARKit reaches the board's eyeLook controls, and RigLogic turns
+/// the left eye joint (`FACIAL_L_Eye.ry` = 26.3° per unit of eyeLookOutL) toward a point on the
+/// character's left (+X: the DNA's `x: right` is the character's left, mien's +X).
+#[test]
+fn the_face_drivers_look_at_turns_the_eye_joints_through_riglogic() {
+    if !present() {
+        return;
+    }
+    use mien_core::face::FaceDef;
+    use mien_runtime::{FaceDriver, FaceSources, Script};
+    let asset = Arc::new(Asset::load(data("metahuman_dna/mien_ict_rig.dna")).unwrap());
+    let ch = asset.character().clone();
+    let eye = ch
+        .nodes
+        .iter()
+        .position(|n| n.name.as_deref() == Some("FACIAL_L_Eye"))
+        .unwrap();
+    let (mut l, mut w) = (Vec::new(), Vec::new());
+    ch.world_matrices(&ch.rest_pose(), &mut l, &mut w);
+    let centre = w[eye].transform_point3(glam::Vec3::ZERO);
+    let target = centre + glam::Vec3::new(0.6, 0.0, 1.0);
+    let face = FaceDriver::new(
+        &ch,
+        FaceDef::for_character(&ch),
+        Script::default(),
+        Some(target.into()),
+        0.0,
+        &FaceSources::default(),
+    )
+    .unwrap();
+    let mut rt = Runtime::new(
+        asset,
+        &Device::Cpu,
+        &RuntimeOptions {
+            instances: 1,
+            lift: None,
+        },
+    )
+    .unwrap();
+    rt.instance_mut(0).unwrap().set_face(Some(face)).unwrap();
+    for k in 0..10 {
+        rt.update(f64::from(k) * 0.05).unwrap();
+    }
+    let q = rt.instance(0).unwrap().pose().locals[eye].rotation;
+    let gaze = q * glam::Vec3::Z;
+    assert!(gaze.x > 0.1, "the left eye looks toward +X: gaze {gaze:?}");
+}
