@@ -118,7 +118,7 @@ pub struct Units {
     /// Radians per rotation unit (π/180 for degrees, 1 for radians).
     pub radians: f32,
     /// Euler order.
-    pub sequence: RotationSequence,
+    pub sequence: crate::rig::riglogic::RotationSequence,
     /// −1 or 1 per axis.
     pub signs: [f32; 3],
     /// Whether faces are wound clockwise (reversed on conversion).
@@ -146,9 +146,12 @@ impl Units {
             RotationUnit::Radians => 1.0,
             RotationUnit::Code(c) => return Err(bad("rotation unit", c.to_string())),
         };
-        if let RotationSequence::Code(c) = d.rotation_sequence {
-            return Err(bad("rotation sequence", c.to_string()));
-        }
+        let Some(sequence) = euler_sequence(d.rotation_sequence) else {
+            return Err(bad(
+                "rotation sequence",
+                format!("{:?}", d.rotation_sequence),
+            ));
+        };
         let mut signs = [1.0f32; 3];
         for (s, r) in signs.iter_mut().zip(d.rotation_sign) {
             *s = match r {
@@ -166,7 +169,7 @@ impl Units {
             axes: AxisMap::new(d.coordinate_system)?,
             metres,
             radians,
-            sequence: d.rotation_sequence,
+            sequence,
             signs,
             clockwise,
         })
@@ -185,25 +188,28 @@ impl Units {
     /// Euler angles `(3,)` in the file's unit, signs and sequence → a unit quaternion on mien's
     /// axes.
     pub fn rotation(&self, e: [f32; 3]) -> Quat {
-        let a = [0, 1, 2].map(|k| e[k] * self.radians * self.signs[k]);
-        let q = [
-            Quat::from_rotation_x(a[0]),
-            Quat::from_rotation_y(a[1]),
-            Quat::from_rotation_z(a[2]),
-        ];
-        let [x, y, z] = q;
-        // The first axis of the sequence turns first: q = q_last ⊗ q_middle ⊗ q_first.
-        let q = match self.sequence {
-            RotationSequence::Xyz | RotationSequence::Code(_) => z * y * x,
-            RotationSequence::Xzy => y * z * x,
-            RotationSequence::Yxz => z * x * y,
-            RotationSequence::Yzx => x * z * y,
-            RotationSequence::Zxy => y * x * z,
-            RotationSequence::Zyx => x * y * z,
-        };
+        // Signs, then the sequence's composition (q = q_last ⊗ q_middle ⊗ q_first), in f64:
+        // the same conversion RigLogic's quaternion output uses.
+        let a = [0, 1, 2].map(|k| f64::from(e[k]) * f64::from(self.radians));
+        let q = self.sequence.quaternion(a, self.signs).map(|c| c as f32);
+        let q = Quat::from_xyzw(q[0], q[1], q[2], q[3]);
         let v = self.axes.apply([q.x, q.y, q.z]);
         Quat::from_xyzw(v[0], v[1], v[2], q.w).normalize()
     }
+}
+
+/// The Euler order a DNA's `rotationSequence` names, or `None` for an unknown code.
+pub fn euler_sequence(s: RotationSequence) -> Option<crate::rig::riglogic::RotationSequence> {
+    use crate::rig::riglogic::RotationSequence as R;
+    Some(match s {
+        RotationSequence::Xyz => R::Xyz,
+        RotationSequence::Xzy => R::Xzy,
+        RotationSequence::Yxz => R::Yxz,
+        RotationSequence::Yzx => R::Yzx,
+        RotationSequence::Zxy => R::Zxy,
+        RotationSequence::Zyx => R::Zyx,
+        RotationSequence::Code(_) => return None,
+    })
 }
 
 /// One DNA mesh as a mien primitive (see the module docs): vertices are its layouts.

@@ -6,11 +6,11 @@ use std::sync::Arc;
 
 use super::Dna;
 use super::convert::{Units, to_character};
-use super::descriptor::{RotationDirection, RotationSequence as DnaSequence, RotationUnit};
+use super::descriptor::{RotationDirection, RotationUnit};
 use crate::error::{Error, Result};
 use crate::rig::riglogic::{
     ArkitBoardMap, CONTROL_NODE_NAME, ConditionalTableSpec, JointGroupSpec, RigLogic,
-    RigLogicCharacter, RigLogicConfig, RigLogicSpec, RotationSequence, control_target_names,
+    RigLogicCharacter, RigLogicConfig, RigLogicSpec, control_target_names,
 };
 use crate::rig::{Character, Mesh, MeshId, Node, NodeId};
 
@@ -29,26 +29,40 @@ fn table(t: &super::behavior::ConditionalTable) -> ConditionalTableSpec {
 /// RigLogic would run that mien does not evaluate listed in `not_evaluated`.
 ///
 /// # Errors
-/// [`Error::Invalid`] for an unknown rotation sequence code.
+/// [`Error::Invalid`] for an unknown rotation sequence code; an output index outside the LODs a
+/// subset load kept.
+///
+/// ```
+/// use mien_core::io::dna::{DnaLoad, read_dna_file, riglogic_spec};
+/// use mien_core::rig::riglogic::{RigLogic, RigLogicConfig, RigLogicInstance};
+/// let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+///     .join("../../shared/data/metahuman_dna/mien_ict_rig.dna");
+/// # if !path.exists() { return Ok(()); }
+/// let dna = read_dna_file(&path, &DnaLoad::default())?;
+/// let rig = RigLogic::new(&riglogic_spec(&dna)?, RigLogicConfig::default())?;
+/// let mut s = RigLogicInstance::new(&rig);
+/// let gui = &dna.definition.gui_control_names;
+/// let mut values = vec![0.0; gui.len()];
+/// values[gui.iter().position(|n| n == "CTRL_C_jaw.ty").unwrap()] = 1.0; // open the jaw
+/// s.set_gui(&values)?;
+/// s.map_gui_to_raw(&rig);
+/// s.calculate(&rig);
+/// let jaw = dna.definition.joint_names.iter().position(|n| n == "FACIAL_C_Jaw").unwrap();
+/// assert!((s.joints()[jaw * 9 + 3] - 24.6).abs() < 1e-4); // rx, degrees (the DNA's unit)
+/// let open = dna.definition.blend_shape_channel_names.iter().position(|n| n == "jaw_open").unwrap();
+/// assert_eq!(s.blend_shapes()[open], 1.0);
+/// # Ok::<(), mien_core::Error>(())
+/// ```
 pub fn riglogic_spec(dna: &Dna) -> Result<RigLogicSpec> {
     let b = &dna.behavior;
     let d = &dna.descriptor;
     let df = &dna.definition;
     let ext = &dna.extensions;
-    let rotation_sequence = match d.rotation_sequence {
-        DnaSequence::Xyz => RotationSequence::Xyz,
-        DnaSequence::Xzy => RotationSequence::Xzy,
-        DnaSequence::Yxz => RotationSequence::Yxz,
-        DnaSequence::Yzx => RotationSequence::Yzx,
-        DnaSequence::Zxy => RotationSequence::Zxy,
-        DnaSequence::Zyx => RotationSequence::Zyx,
-        DnaSequence::Code(c) => {
-            return Err(Error::Invalid {
-                what: format!("{}: descriptor.rotationSequence", dna.file),
-                reason: format!("unknown code {c}"),
-            });
-        }
-    };
+    let rotation_sequence =
+        super::convert::euler_sequence(d.rotation_sequence).ok_or_else(|| Error::Invalid {
+            what: format!("{}: descriptor.rotationSequence", dna.file),
+            reason: format!("unknown code {:?}", d.rotation_sequence),
+        })?;
     let raw = df.raw_control_names.len();
     let psd = usize::from(b.psd_count);
     let ml = ext.machine_learned.ml_control_names.len();
