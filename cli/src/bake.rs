@@ -7,11 +7,7 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use mien_runtime::bake::{BakeOptions, bake};
-use mien_runtime::{Device, Runtime, RuntimeOptions};
-
-/// Most keys one bake samples (an hour at 250 fps); the take's span is refused beyond it.
-const MAX_KEYS: u32 = 900_000;
+use mien_runtime::take::{MAX_KEYS, Take, TakeBaked, TakeOptions, bake_take};
 
 /// `mien bake` arguments.
 #[derive(Debug, Args)]
@@ -192,14 +188,6 @@ pub fn run(a: &BakeArgs) -> Result<String> {
     let asset = Arc::new(crate::load::character(Some(character))?);
     let source = mien_core::io::read::read_file_capped(character, 1 << 31)
         .with_context(|| format!("cannot read {}", character.display()))?;
-    let (drive, anim) = crate::load::drive(
-        &asset,
-        a.arkit.as_deref(),
-        None,
-        a.clip.as_deref(),
-        a.speech.speech.is_some(),
-        false,
-    )?;
     let ch = asset.character();
     if ch.vrm.is_none()
         && out
@@ -212,84 +200,6 @@ pub fn run(a: &BakeArgs) -> Result<String> {
             character.display()
         );
     }
-    let speech = crate::speech::layer(&a.speech, None, ch)?;
-    let mut span = drive.span(ch);
-    if let Some(sp) = &speech {
-        span.1 = span.1.max(sp.span().1);
-    }
-    let frames = match a.frames {
-        Some(f) => f,
-        None => {
-            let keys = ((span.1 - a.start) * a.fps).floor();
-            if !(keys.is_finite() && keys >= 0.0) {
-                bail!(
-                    "--start {} s is past the take's end ({:.3} s)",
-                    a.start,
-                    span.1
-                );
-            }
-            let keys = keys as u64 + 1;
-            if keys > u64::from(MAX_KEYS) {
-                bail!(
-                    "the take is {keys} keys at {} fps, over the {MAX_KEYS} a bake samples: pass --frames or a lower --fps",
-                    a.fps
-                );
-            }
-            keys as u32
-        }
-    };
-    if a.start > span.1 {
-        bail!(
-            "--start {} s is past the take's end ({:.3} s)",
-            a.start,
-            span.1
-        );
-    }
-    // What the user should know about the take (printed after the summary).
-    let mut notes = Vec::new();
-    let last_key = a.start + f64::from(frames - 1) / a.fps;
-    if last_key > span.1 + 1e-9 {
-        notes.push(format!(
-            "--frames {frames} reaches {last_key:.3} s, past the take's end ({:.3} s): the keys after it hold the take's last pose",
-            span.1
-        ));
-    }
-    const SHOWN: usize = 8;
-    for n in ch.notes.iter().take(SHOWN) {
-        notes.push(format!(
-            "{}: {}: {}",
-            character.display(),
-            n.field,
-            n.message
-        ));
-    }
-    if ch.notes.len() > SHOWN {
-        notes.push(format!(
-            "… and {} more import notes (`mien inspect {}` lists them all)",
-            ch.notes.len() - SHOWN,
-            character.display()
-        ));
-    }
-    let options = RuntimeOptions {
-        instances: 1,
-        lift: None,
-    };
-    let mut rt = Runtime::new(Arc::clone(&asset), &Device::Cpu, &options)?;
-    let speech_report = speech.as_ref().map(|sp| sp.report().clone());
-    rt.instance_mut(0)?.set_drive(drive)?.set_speech(speech)?;
-    // The take's label without folders (the bytes must not depend on how a path was typed).
-    let stem = |p: &std::path::Path| {
-        p.file_stem().map_or_else(
-            || p.display().to_string(),
-            |s| s.to_string_lossy().into_owned(),
-        )
-    };
-    let name = match (&speech_report, &a.arkit, anim.name.is_empty()) {
-        (Some(r), _, _) => r["label"].as_str().unwrap_or("speech").to_string(),
-        (None, Some(p), _) => stem(p),
-        (None, None, true) => anim.kind.clone(),
-        (None, None, false) => anim.name.clone(),
-    };
     let tolerance = match a.tolerance.as_deref() {
         Some([w, d]) => {
             if !(w.is_finite()
@@ -314,34 +224,53 @@ pub fn run(a: &BakeArgs) -> Result<String> {
         ),
         None => None,
     };
-    let opts = BakeOptions {
-        tolerance,
+    let take = Take {
+        arkit: a.arkit.clone(),
+        speech: a.speech.speech.clone(),
+        speech_options: crate::speech::options(&a.speech, None),
+        clip: a.clip.clone(),
+    };
+    let opts = TakeOptions {
+        name: a.name.clone(),
         fps: a.fps,
         start_s: a.start,
+        frames: a.frames,
+        tolerance,
+        lod: a.lod,
+        curves: a.csv.is_some() || a.json.is_some(),
+    };
+    let baked = bake_take(&asset, &source, &out.display().to_string(), &take, &opts)?;
+    let TakeBaked {
+        bytes,
+        report: rep,
+        label: name,
         frames,
-        name: a.name.clone().unwrap_or_else(|| format!("mien: {name}")),
-        // The speech's timing record and the mapping revisions are the library's to record.
-        take: serde_json::json!({
-            "kind": if speech_report.is_some() { "speech" } else { anim.kind.as_str() },
-            "name": name,
-            "drive": if a.arkit.is_some() { serde_json::Value::from(name.clone()) } else { serde_json::Value::from(anim.name.clone()) },
-        }),
-    };
-    let (bytes, rep) = bake(&mut rt, &source, &opts)?;
-    let (bytes, lod) = match a.lod {
-        Some(n) => {
-            let ch =
-                mien_core::io::gltf::import_gltf_bytes(&bytes, None, &out.display().to_string())?;
-            let (b, r) =
-                mien_core::io::gltf::lod::apply_lod(&bytes, &ch, n, &out.display().to_string())?;
-            (b, Some(r))
-        }
-        None => (bytes, None),
-    };
+        lod,
+        curves,
+        notes: take_notes,
+        ..
+    } = baked;
+    // What the user should know about the take (printed after the summary).
+    let mut notes = take_notes;
+    const SHOWN: usize = 8;
+    for n in ch.notes.iter().take(SHOWN) {
+        notes.push(format!(
+            "{}: {}: {}",
+            character.display(),
+            n.field,
+            n.message
+        ));
+    }
+    if ch.notes.len() > SHOWN {
+        notes.push(format!(
+            "… and {} more import notes (`mien inspect {}` lists them all)",
+            ch.notes.len() - SHOWN,
+            character.display()
+        ));
+    }
     // The curves are made (and refused) before anything is written.
     let mut curves_text = Vec::new();
-    if a.csv.is_some() || a.json.is_some() {
-        let sampled = mien_runtime::curves::sample_arkit(&mut rt, a.fps, a.start, frames)?;
+    if let Some(sampled) = &curves {
         if let Some(p) = &a.csv {
             let text = mien_core::io::curves::livelink_csv(&sampled.curves)
                 .with_context(|| format!("--csv {}", p.display()))?;

@@ -12,7 +12,7 @@ use crate::args::{Sampler, SpeechArgs};
 use crate::text::num;
 
 /// The speech options of `args` (the face file's visemes not read yet).
-fn options(args: &SpeechArgs, face: Option<&Path>) -> SpeechOptions {
+pub fn options(args: &SpeechArgs, face: Option<&Path>) -> SpeechOptions {
     SpeechOptions {
         format: args
             .speech_format

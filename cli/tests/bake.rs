@@ -130,7 +130,7 @@ fn a_take_bakes_and_bad_input_is_refused() {
         ),
         (
             vec!["bake", "--character", f, "--start", "999", "--out", b],
-            "--start",
+            "start 999 s: past the take's end",
         ),
         (
             vec![
@@ -144,7 +144,7 @@ fn a_take_bakes_and_bad_input_is_refused() {
                 "--out",
                 b,
             ],
-            "--start",
+            "start 999 s: past the take's end",
         ),
         (
             vec!["bake", "--character", f, "--start", "-1", "--out", b],

@@ -49,6 +49,7 @@ pub mod runtime;
 pub mod scenario;
 pub mod space;
 pub mod speech;
+pub mod take;
 pub mod text;
 mod vrm;
 
