@@ -38,6 +38,7 @@ pub mod engine;
 pub mod error;
 pub mod face;
 pub mod face_rules;
+pub mod inspect;
 mod head_motion;
 pub mod instance;
 pub mod lift;
