@@ -272,6 +272,56 @@ impl FaceDriver {
         })
     }
 
+    /// Schedule `event` at media time `t` (seconds), after the script's events at or before `t`:
+    /// live control from code (an expression's target weight, a look-at point or release, a
+    /// blink, an avatar-state signal), applied by the next [`FaceDriver::update`] at or after `t`.
+    /// An event earlier than one already applied is applied at the next update.
+    ///
+    /// # Errors
+    /// A time outside 0 to [`face_rules::MAX_EVENT_TIME_S`] s, an expression the face lacks (its
+    /// expressions listed), a weight outside 0–1, a look-at point beyond ±10⁶ m.
+    pub fn push(&mut self, t: f64, event: Event) -> Result<()> {
+        if !(t.is_finite() && (0.0..=face_rules::MAX_EVENT_TIME_S).contains(&t)) {
+            return Err(Error::invalid(
+                format!("event time {t}"),
+                format!(
+                    "must be a media time from 0 to {} s",
+                    face_rules::MAX_EVENT_TIME_S
+                ),
+            ));
+        }
+        match &event {
+            Event::Expression(name, w) => {
+                if !self.animator.face().expression_names().any(|n| n == name) {
+                    let known: Vec<&str> = self.animator.face().expression_names().collect();
+                    return Err(Error::invalid(
+                        format!("expression `{name}`"),
+                        format!("not one of the face's: {}", known.join(", ")),
+                    ));
+                }
+                if !(w.is_finite() && (0.0..=1.0).contains(w)) {
+                    return Err(Error::invalid(
+                        format!("expression `{name}` weight {w}"),
+                        "must be from 0 to 1",
+                    ));
+                }
+            }
+            Event::LookAt(Some(p)) => {
+                if let Err(why) = face_rules::point(*p) {
+                    return Err(Error::invalid("look-at point", why));
+                }
+            }
+            _ => {}
+        }
+        let at = self.next
+            + self.script.events[self.next..]
+                .iter()
+                .take_while(|(te, _)| *te <= t)
+                .count();
+        self.script.events.insert(at, (t, event));
+        Ok(())
+    }
+
     /// The point the face looks at (a script's or the caller's look-at), world metres.
     pub fn look_target(&self) -> Option<glam::Vec3> {
         self.animator.face().look_target()

@@ -112,7 +112,7 @@ impl LiftSpec {
 }
 
 /// N instances posed and lifted per frame.
-pub(crate) trait Engine {
+pub(crate) trait Engine: Send {
     /// Set every instance's controls (rig models): `controls` `(N,)`, counts into `stats` `(N,)`.
     fn set_rig(&mut self, controls: &[RigControls], stats: &mut [ControlStats]) -> Result<()>;
     /// Set every instance's head_ext `(N,)` of `(E+4,)` and joint worlds `(N,)` of `(J,)`

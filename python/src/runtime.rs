@@ -1,0 +1,563 @@
+//! `mien.Runtime`: N instances of one character on one device, their drivers, `update(t)` and
+//! the read-outs, over [`mien_runtime::Runtime`].
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use mien_runtime::face::{Event, FaceDriver, FaceSources, Script, read_face};
+use mien_runtime::{
+    Backend, Device, ExpressionSpace, LiftKind, LiftOptions, RuntimeOptions, SpeechOptions,
+};
+
+use crate::array::Array;
+use crate::errors::{invalid, to_py};
+use crate::{Character, json_to_py, to_pyobj};
+
+/// N instances of a character posed (and lifted into splats) together on one device.
+#[pyclass(module = "mien")]
+pub struct Runtime {
+    // A `Mutex` only to make the class `Sync` (the engine is `Send`, not `Sync`); every method
+    // takes `&mut self` or locks it briefly, so it is never contended.
+    rt: std::sync::Mutex<mien_runtime::Runtime>,
+    character: Py<Character>,
+}
+
+fn space_of(name: &str) -> PyResult<ExpressionSpace> {
+    Ok(match name {
+        "arkit52" | "arkit" => ExpressionSpace::Arkit52,
+        "gnm" => ExpressionSpace::Gnm,
+        "gnm68" => ExpressionSpace::Gnm68,
+        "vrm" => ExpressionSpace::Vrm,
+        "rig" => ExpressionSpace::Rig,
+        other => {
+            return Err(invalid(
+                "space",
+                format!("`{other}`: one of arkit52, gnm, gnm68, vrm, rig"),
+            ));
+        }
+    })
+}
+
+fn lift_of(name: Option<&str>) -> PyResult<Option<LiftOptions>> {
+    let kind = match name {
+        None | Some("none") => return Ok(None),
+        Some("surface") => LiftKind::Surface(Default::default()),
+        Some("texel") => LiftKind::Texel(Default::default()),
+        Some("debug") => LiftKind::Debug,
+        Some(other) => {
+            return Err(invalid(
+                "lift",
+                format!("`{other}`: one of surface, texel, debug, none"),
+            ));
+        }
+    };
+    Ok(Some(LiftOptions {
+        kind,
+        ..Default::default()
+    }))
+}
+
+/// The speech options of the keyword arguments.
+pub(crate) fn speech_options(
+    sampler: &str,
+    audio_offset: f64,
+    min_hold: f64,
+    speech_format: Option<&str>,
+) -> PyResult<SpeechOptions> {
+    let sampler = match sampler {
+        "held" => mien_runtime::Sampler::Held,
+        "envelope" => mien_runtime::Sampler::Envelope,
+        other => {
+            return Err(invalid(
+                "sampler",
+                format!("`{other}`: `held` or `envelope`"),
+            ));
+        }
+    };
+    let format = match speech_format {
+        None => None,
+        Some(f) => Some(
+            mien_core::io::speech::SpeechFormat::from_name(f).ok_or_else(|| {
+                invalid(
+                    "speech_format",
+                    format!(
+                        "`{f}`: one of textgrid, gentle, rhubarb-tsv, rhubarb-json, polly, azure, mien"
+                    ),
+                )
+            })?,
+        ),
+    };
+    Ok(SpeechOptions {
+        format,
+        sampler,
+        audio_offset,
+        min_hold,
+        ..Default::default()
+    })
+}
+
+impl Runtime {
+    /// The runtime (no lock needed with `&mut self`).
+    fn rt(&mut self) -> &mut mien_runtime::Runtime {
+        self.rt.get_mut().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The runtime, locked (for `&self` methods).
+    fn locked(&self) -> std::sync::MutexGuard<'_, mien_runtime::Runtime> {
+        self.rt.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn check(&self, i: usize) -> PyResult<()> {
+        let n = self.locked().len();
+        if i >= n {
+            return Err(invalid(
+                &format!("instance {i}"),
+                format!("the runtime has {n} instance(s)"),
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[pymethods]
+impl Runtime {
+    /// `instances` instances of `character` on `backend` (`cpu`, `wgpu`, `vulkan`, or `auto`: a
+    /// real GPU through wgpu when there is one, else the CPU), lifted by `lift` (`surface`, the
+    /// default; `texel`; `debug`; `None` to pose only).
+    #[new]
+    #[pyo3(signature = (character, *, backend="cpu", instances=1, lift=Some("surface")))]
+    fn new(
+        py: Python<'_>,
+        character: Py<Character>,
+        backend: &str,
+        instances: u32,
+        lift: Option<&str>,
+    ) -> PyResult<Runtime> {
+        let backend: Backend = backend.parse().map_err(|e: mien_runtime::Error| to_py(e))?;
+        let lift = lift_of(lift)?;
+        let c = character.get();
+        let asset = Arc::clone(&c.asset);
+        let parts = c.parts.clone();
+        let rt = py
+            .detach(|| -> mien_runtime::Result<mien_runtime::Runtime> {
+                let (device, _why) = Device::open(backend)?;
+                let mut rt = mien_runtime::Runtime::new(
+                    asset,
+                    &device,
+                    &RuntimeOptions { instances, lift },
+                )?;
+                if let Some(p) = &parts {
+                    for i in 0..rt.len() {
+                        p.apply(&mut rt.instance_mut(i)?)?;
+                    }
+                }
+                Ok(rt)
+            })
+            .map_err(to_py)?;
+        Ok(Runtime {
+            rt: std::sync::Mutex::new(rt),
+            character,
+        })
+    }
+
+    /// The device the runtime poses on (`cpu`, or the adapter's name).
+    #[getter]
+    fn device(&self) -> String {
+        self.locked().device().name().to_string()
+    }
+
+    /// The character.
+    #[getter]
+    fn character(&self, py: Python<'_>) -> Py<Character> {
+        self.character.clone_ref(py)
+    }
+
+    fn __len__(&self) -> usize {
+        self.locked().len()
+    }
+
+    /// Pose (and lift) every instance at media time `t` (seconds): drive → speech → face → one
+    /// submission. Returns the frame's report (`frame`, `time_s`, per instance: clamped,
+    /// non-finite and dropped weights, the face's state and state hash).
+    fn update(&mut self, py: Python<'_>, t: f64) -> PyResult<Py<PyAny>> {
+        let rt = self.rt();
+        let rep = py
+            .detach(|| -> mien_runtime::Result<serde_json::Value> {
+                let r = rt.update(t)?;
+                Ok(serde_json::json!({
+                    "frame": r.frame,
+                    "time_s": r.time_s,
+                    "instances": r.instances.iter().map(|f| serde_json::json!({
+                        "clamped": f.controls.clamped,
+                        "non_finite": f.controls.non_finite,
+                        "dropped": f.controls.dropped.len(),
+                        "peak_nonzero": f.peak_nonzero,
+                        "head_clamped": f.head_clamped,
+                        "state": f.state,
+                        "state_hash": f.state_hash.map(|h| format!("{h:016x}")),
+                    })).collect::<Vec<_>>(),
+                }))
+            })
+            .map_err(to_py)?;
+        json_to_py(py, &rep)
+    }
+
+    /// Instance `i`'s posed world positions `(V,3)` float32, metres — read back from the device
+    /// (one copy into host memory), handed to NumPy without another.
+    #[pyo3(signature = (i=0))]
+    fn posed<'py>(&mut self, py: Python<'py>, i: usize) -> PyResult<Bound<'py, PyAny>> {
+        self.check(i)?;
+        let rt = self.rt();
+        let p = py.detach(|| rt.posed(i)).map_err(to_py)?;
+        Array::f32x3(p.positions).into_numpy(py)
+    }
+
+    /// Instance `i`'s posed world unit normals `(V,3)` float32 (zero for a linear head).
+    #[pyo3(signature = (i=0))]
+    fn normals<'py>(&mut self, py: Python<'py>, i: usize) -> PyResult<Bound<'py, PyAny>> {
+        self.check(i)?;
+        let rt = self.rt();
+        let p = py.detach(|| rt.posed(i)).map_err(to_py)?;
+        Array::f32x3(p.normals).into_numpy(py)
+    }
+
+    /// Instance `i`'s gaussians as a dict of NumPy arrays over G slots: `center` `(G,3)` metres
+    /// (a view of the stored `(G,4)`), `color` `(G,4)` uint8 RGBA (sRGB colour, linear opacity),
+    /// `cov_a` `(G,4)` (c00, c01, c02, c11) and `cov_b` `(G,4)` (c12, c22, 0, 0), m², and
+    /// `covariance` `(G,3,3)` m² (built here: a copy). One copy from the sink into host memory;
+    /// `center`, `color`, `cov_a` and `cov_b` are views of it.
+    #[pyo3(signature = (i=0))]
+    fn splats<'py>(&mut self, py: Python<'py>, i: usize) -> PyResult<Bound<'py, PyDict>> {
+        self.check(i)?;
+        if self.rt().lift().is_none() {
+            return Err(invalid(
+                "splats",
+                "the runtime was made with lift=None: it poses only".into(),
+            ));
+        }
+        let rt = self.rt();
+        let s = py.detach(|| rt.splats(i)).map_err(to_py)?;
+        splat_dict(py, s)
+    }
+
+    /// Write the splats of instance `i` (every instance when `None`) to `path`, the format by
+    /// extension: `.ply` (3DGS), `.spz` (SPZ v3) or `.glb` (`KHR_gaussian_splatting`); atomically.
+    #[pyo3(signature = (path, i=None))]
+    fn write_splats(&mut self, py: Python<'_>, path: PathBuf, i: Option<usize>) -> PyResult<()> {
+        if let Some(i) = i {
+            self.check(i)?;
+        }
+        if self.rt().lift().is_none() {
+            return Err(invalid(
+                "write_splats",
+                "the runtime was made with lift=None: it poses only".into(),
+            ));
+        }
+        let rt = self.rt();
+        py.detach(|| -> mien_runtime::Result<()> {
+            let (buffers, ranges) = match i {
+                Some(i) => {
+                    let s = rt.splats(i)?;
+                    let n = s.len() as u32;
+                    (
+                        s,
+                        vec![mien_core::sink::SlotRange {
+                            offset: 0,
+                            count: n,
+                        }],
+                    )
+                }
+                None => {
+                    let s = rt.splats_all()?;
+                    let ranges = (0..rt.len())
+                        .map(|k| rt.sink_range(k))
+                        .collect::<mien_runtime::Result<Vec<_>>>()?;
+                    (s, ranges)
+                }
+            };
+            mien_core::io::splat_file::write_splats(&path, &buffers, &ranges)?;
+            Ok(())
+        })
+        .map_err(to_py)
+    }
+
+    /// Drive instance `i` with an ARKit-52 frame `(52,)` in canonical order (`eyeBlinkLeft` …
+    /// `tongueOut`), weights 0–1, held until the next call (live input).
+    fn set_arkit(&mut self, i: usize, weights: Vec<f32>) -> PyResult<()> {
+        self.set_controls(i, "arkit52", weights)
+    }
+
+    /// Drive instance `i` with live values in `space`: `arkit52` `(52,)`, `gnm` `(E+4,)`,
+    /// `gnm68` `(R+4,)`, `vrm` `(X,)` (the VRM's expressions), `rig` (a DNA board's raw controls).
+    fn set_controls(&mut self, i: usize, space: &str, values: Vec<f32>) -> PyResult<()> {
+        self.check(i)?;
+        let sp = space_of(space)?;
+        self.rt()
+            .instance_mut(i)
+            .and_then(|mut m| m.set_controls(sp, &values).map(|_| ()))
+            .map_err(to_py)
+    }
+
+    /// Play an ARKit-52 stream file on instance `i` (Live Link Face `.csv`, Audio2Face or
+    /// MediaPipe `.json`, MediaPipe `.pbtxt`); returns the reader's notes.
+    fn play_stream_file(
+        &mut self,
+        py: Python<'_>,
+        i: usize,
+        path: PathBuf,
+    ) -> PyResult<Vec<String>> {
+        self.check(i)?;
+        let rt = self.rt();
+        py.detach(|| rt.instance_mut(i)?.play_stream_file(&path))
+            .map_err(to_py)
+    }
+
+    /// Play one of the character's clips (name or index) on instance `i`.
+    fn play_clip(&mut self, i: usize, clip: &str) -> PyResult<()> {
+        self.check(i)?;
+        self.rt()
+            .instance_mut(i)
+            .and_then(|mut m| m.play_clip(clip).map(|_| ()))
+            .map_err(to_py)
+    }
+
+    /// Play several of the character's clips together (indices) on instance `i`.
+    fn play_clips(&mut self, i: usize, clips: Vec<u32>) -> PyResult<()> {
+        self.check(i)?;
+        let ids: Vec<mien_core::rig::ClipId> =
+            clips.into_iter().map(mien_core::rig::ClipId).collect();
+        self.rt()
+            .instance_mut(i)
+            .and_then(|mut m| m.play_clips(&ids).map(|_| ()))
+            .map_err(to_py)
+    }
+
+    /// Put instance `i` in its rest pose (no drive).
+    fn rest(&mut self, i: usize) -> PyResult<()> {
+        self.check(i)?;
+        self.rt()
+            .instance_mut(i)
+            .map(|mut m| {
+                m.rest();
+            })
+            .map_err(to_py)
+    }
+
+    /// Where the drive's time 0 lies on the media clock (`offset`, seconds) and whether it loops.
+    fn set_drive_timing(&mut self, i: usize, offset: f64, looping: bool) -> PyResult<()> {
+        self.check(i)?;
+        self.rt()
+            .instance_mut(i)
+            .and_then(|mut m| m.set_drive_timing(offset, looping).map(|_| ()))
+            .map_err(to_py)
+    }
+
+    /// Turn the head, neck and eyes by the stream's angle channels (on by default for streams
+    /// that carry them).
+    fn set_head_motion(&mut self, i: usize, on: bool) -> PyResult<()> {
+        self.check(i)?;
+        self.rt()
+            .instance_mut(i)
+            .map(|mut m| {
+                m.set_head_motion(on);
+            })
+            .map_err(to_py)
+    }
+
+    /// Lip-sync instance `i` from a speech timing file (TextGrid, Gentle, Rhubarb, Polly, Azure,
+    /// mien JSON), on the media-clock transport from `audio_offset` seconds; `None` removes it.
+    /// `sampler`: `held` (each viseme over its interval) or `envelope` (attack/release, with
+    /// `min_hold` seconds, 0–1).
+    #[pyo3(signature = (i, path, *, sampler="held", audio_offset=0.0, min_hold=0.0, speech_format=None))]
+    fn set_speech(
+        &mut self,
+        py: Python<'_>,
+        i: usize,
+        path: Option<PathBuf>,
+        sampler: &str,
+        audio_offset: f64,
+        min_hold: f64,
+        speech_format: Option<&str>,
+    ) -> PyResult<()> {
+        self.check(i)?;
+        let o = speech_options(sampler, audio_offset, min_hold, speech_format)?;
+        let rt = self.rt();
+        py.detach(|| -> mien_runtime::Result<()> {
+            let sp = match &path {
+                Some(p) => Some(mien_runtime::Speech::from_file(
+                    p,
+                    &o,
+                    rt.asset().character(),
+                )?),
+                None => None,
+            };
+            rt.instance_mut(i)?.set_speech(sp)?;
+            Ok(())
+        })
+        .map_err(to_py)
+    }
+
+    /// The speech transport of instance `i`: `pause`, `resume` or `seek` at `position` (seconds
+    /// into the utterance).
+    fn speech_transport(&mut self, i: usize, action: &str, position: f64) -> PyResult<()> {
+        self.check(i)?;
+        let mut m = self.rt().instance_mut(i).map_err(to_py)?;
+        let Some(sp) = m.speech() else {
+            return Err(invalid(
+                &format!("instance {i}"),
+                "has no speech: set_speech first".into(),
+            ));
+        };
+        match action {
+            "pause" => sp.pause(position),
+            "resume" => sp.resume(position),
+            "seek" => sp.seek(position),
+            other => {
+                return Err(invalid(
+                    "action",
+                    format!("`{other}`: pause, resume or seek"),
+                ));
+            }
+        }
+        .map_err(to_py)
+    }
+
+    /// Attach the face driver (expressions, blink, look-at, avatar states) to instance `i` from
+    /// media time `t0`: `face` a face definition file (default: the character's own — ARKit or
+    /// VRM presets), `script` a state-script file (default: none), `look_at` a first point to look
+    /// at (world metres).
+    #[pyo3(signature = (i, *, face=None, script=None, look_at=None, t0=0.0))]
+    fn set_face(
+        &mut self,
+        i: usize,
+        face: Option<PathBuf>,
+        script: Option<PathBuf>,
+        look_at: Option<[f32; 3]>,
+        t0: f64,
+    ) -> PyResult<()> {
+        self.check(i)?;
+        let asset = std::sync::Arc::clone(self.rt().asset());
+        let ch = asset.character();
+        let def = match &face {
+            Some(p) => read_face(p, ch).map_err(to_py)?,
+            None => mien_core::face::FaceDef::for_character(ch),
+        };
+        let sc = match &script {
+            Some(p) => Script::read(p).map_err(to_py)?,
+            None => Script::default(),
+        };
+        let sources = FaceSources {
+            face: face.as_ref().map(|p| p.display().to_string()),
+            script: script.as_ref().map(|p| p.display().to_string()),
+            builtin_script: false,
+        };
+        let fd = FaceDriver::new(ch, def, sc, look_at, t0, &sources).map_err(to_py)?;
+        self.rt()
+            .instance_mut(i)
+            .and_then(|mut m| m.set_face(Some(fd)).map(|_| ()))
+            .map_err(to_py)
+    }
+
+    /// Fade instance `i`'s expression `name` to `weight` (0–1) from media time `t` (needs the face
+    /// driver: `set_face`).
+    fn set_expression(&mut self, i: usize, name: String, weight: f32, t: f64) -> PyResult<()> {
+        self.push(i, t, Event::Expression(name, weight))
+    }
+
+    /// Look at `point` (world metres), or release the gaze with `None`, from media time `t`.
+    fn look_at(&mut self, i: usize, point: Option<[f32; 3]>, t: f64) -> PyResult<()> {
+        self.push(i, t, Event::LookAt(point))
+    }
+
+    /// Blink at media time `t`.
+    fn blink(&mut self, i: usize, t: f64) -> PyResult<()> {
+        self.push(i, t, Event::Blink)
+    }
+
+    /// Send the avatar-state signal `signal` (`listening_started`, `listening_stopped`,
+    /// `response_requested`, `talking_started`, `talking_stopped`, `idle_timeout`, …) at `t`.
+    fn signal(&mut self, i: usize, signal: &str, t: f64) -> PyResult<()> {
+        let s = serde_json::from_value(serde_json::Value::from(signal))
+            .map_err(|e| invalid("signal", format!("`{signal}`: {e}")))?;
+        self.push(i, t, Event::Signal(s))
+    }
+
+    /// Instance `i`'s state hash (pose, weights, placement, spring tails), hex.
+    fn state_hash(&self, i: usize) -> PyResult<String> {
+        self.check(i)?;
+        let rt = self.locked();
+        let inst = rt.instance(i).map_err(to_py)?;
+        Ok(format!("{:016x}", inst.state_hash()))
+    }
+
+    /// Bytes the runtime holds: `rig_bytes`, `sink_bytes`, `sink_slots`, `vertices`, `instances`.
+    fn memory(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let m = self.locked().memory();
+        json_to_py(
+            py,
+            &serde_json::json!({
+                "rig_bytes": m.rig_bytes, "sink_bytes": m.sink_bytes, "sink_slots": m.sink_slots,
+                "vertices": m.vertices, "instances": m.instances,
+            }),
+        )
+    }
+
+    /// Time spent so far: `rig_s`, `lift_s`, `dynamics_s` on the host, `gpu_ms` per stage
+    /// (morph, skin, lift) when the device times them.
+    fn times(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let t = self.locked().times();
+        to_pyobj(
+            py,
+            &serde_json::json!({
+                "rig_s": t.rig.as_secs_f64(), "lift_s": t.lift.as_secs_f64(),
+                "dynamics_s": t.dynamics.as_secs_f64(), "gpu_ms": t.gpu_ms,
+            }),
+        )
+    }
+
+    /// Wait for every frame in flight.
+    fn finish(&mut self, py: Python<'_>) -> PyResult<()> {
+        let rt = self.rt();
+        py.detach(|| rt.finish()).map_err(to_py)
+    }
+}
+
+impl Runtime {
+    fn push(&mut self, i: usize, t: f64, ev: Event) -> PyResult<()> {
+        self.check(i)?;
+        let mut m = self.rt().instance_mut(i).map_err(to_py)?;
+        let Some(face) = m.face() else {
+            return Err(invalid(
+                &format!("instance {i}"),
+                "has no face driver: set_face first".into(),
+            ));
+        };
+        face.push(t, ev).map_err(to_py)
+    }
+}
+
+/// The splat dict of [`Runtime::splats`].
+fn splat_dict(py: Python<'_>, s: mien_core::sink::SplatBuffers) -> PyResult<Bound<'_, PyDict>> {
+    let g = s.len();
+    let mut cov = Vec::with_capacity(g * 9);
+    for (a, b) in s.cov_a.iter().zip(&s.cov_b) {
+        cov.extend_from_slice(&[a[0], a[1], a[2], a[1], a[3], b[0], a[2], b[0], b[1]]);
+    }
+    let d = PyDict::new(py);
+    let center = Array::f32x4(s.center).into_numpy(py)?;
+    let slice = py.eval(c"(slice(None), slice(0, 3))", None, None)?;
+    d.set_item("center", center.get_item(slice)?)?;
+    let color = Array::u32(s.color, &[g]).into_numpy(py)?;
+    // pack4x8unorm: r in the low byte, so the little-endian bytes are r, g, b, a.
+    let color = color
+        .call_method1("view", ("<u1",))?
+        .call_method1("reshape", ((g, 4),))?;
+    d.set_item("color", color)?;
+    d.set_item("cov_a", Array::f32x4(s.cov_a).into_numpy(py)?)?;
+    d.set_item("cov_b", Array::f32x4(s.cov_b).into_numpy(py)?)?;
+    d.set_item("covariance", Array::f32(cov, &[g, 3, 3]).into_numpy(py)?)?;
+    Ok(d)
+}
