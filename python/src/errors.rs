@@ -89,11 +89,11 @@ fn core_kind<'py>(
             vec![
                 (
                     "found",
-                    attr((*found as u64).into_pyobject(py).unwrap().into_any()),
+                    attr((*found).into_pyobject(py).unwrap().into_any()),
                 ),
                 (
                     "limit",
-                    attr((*limit as u64).into_pyobject(py).unwrap().into_any()),
+                    attr((*limit).into_pyobject(py).unwrap().into_any()),
                 ),
             ],
         ),

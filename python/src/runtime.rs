@@ -371,6 +371,7 @@ impl Runtime {
     /// mien JSON), on the media-clock transport from `audio_offset` seconds; `None` removes it.
     /// `sampler`: `held` (each viseme over its interval) or `envelope` (attack/release, with
     /// `min_hold` seconds, 0–1).
+    #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (i, path, *, sampler="held", audio_offset=0.0, min_hold=0.0, speech_format=None))]
     fn set_speech(
         &mut self,

@@ -233,9 +233,11 @@ pub struct BakeReport {
 /// targets and the joints' local transforms — is baked onto it exactly as for a glTF rig; the
 /// record names the DNA file under `dna`.
 ///
-/// **The runtime is advanced**: the bake calls `rt.update(t)` at every key time, so afterwards
-/// `rt`'s frame count, last frame and splats are the bake's last key's. A runtime made for baking
-/// (`lift: None`) samples fastest; the lift is not baked. The animation is named
+/// **The runtime is advanced**: the bake calls [`Runtime::sample`] at every key time (the drivers
+/// and controls, no vertex posing or lift), so afterwards `rt`'s frame count, drivers and last
+/// frame report are the bake's last key's, while [`Runtime::posed`] and [`Runtime::splats`] are
+/// those of the last [`Runtime::update`]. A runtime made for baking (`lift: None`) is smallest;
+/// the lift is not baked. The animation is named
 /// [`BakeOptions::name`] (`mien bake` names it `mien: <take>`): [`verify`] and [`alignment`] find the
 /// take by that name.
 ///
@@ -342,7 +344,7 @@ pub fn bake(rt: &mut Runtime, source: &[u8], opts: &BakeOptions) -> Result<(Vec<
     let mut rc = RigControls::default();
     for f in 0..opts.frames {
         let t = opts.start_s + f64::from(f) / opts.fps;
-        rt.update(t)
+        rt.sample(t)
             .with_context(|| format!("baking frame {f} at {t} s"))?;
         let inst = rt.instance(0)?;
         rig.controls_from_pose(inst.pose(), inst.world(), &mut rc);
@@ -863,7 +865,7 @@ fn bake_linear_head(rt: &mut Runtime, opts: &BakeOptions) -> Result<(Vec<u8>, Ba
     );
     for f in 0..opts.frames {
         let t = opts.start_s + f64::from(f) / opts.fps;
-        rt.update(t)
+        rt.sample(t)
             .with_context(|| format!("baking frame {f} at {t} s"))?;
         let Some((head_ext, world)) = rt.head_inputs(0) else {
             return Err(Error::invalid(

@@ -396,6 +396,41 @@ impl Runtime {
                 format!("{} is not a finite number of seconds", crate::text::num(t)),
             ));
         }
+        self.evaluate(t)?;
+        self.frame_posed(t)
+    }
+
+    /// Evaluate every instance's drivers and controls at media time `t` (seconds) without posing
+    /// vertices or lifting: what a bake samples ([`crate::bake::bake`] keys the pose, the
+    /// weights after the per-frame rules and, for a linear head, its head_ext). The frame is
+    /// counted and the world matrices are checked as in [`Runtime::update`]; the dynamics are not
+    /// stepped, and [`Runtime::posed`] / [`Runtime::splats`] still give the last frame
+    /// [`Runtime::update`] posed. The report's per-instance controls are this frame's.
+    ///
+    /// # Errors
+    /// As [`Runtime::update`], less the posed-vertex checks.
+    pub fn sample(&mut self, t: f64) -> Result<&FrameReport> {
+        if !t.is_finite() {
+            return Err(Error::invalid(
+                "media time",
+                format!("{} is not a finite number of seconds", crate::text::num(t)),
+            ));
+        }
+        self.evaluate(t)?;
+        let asset = Arc::clone(&self.asset);
+        let ch = asset.character();
+        for inst in &self.instances {
+            self.check.matrices(ch, &inst.world, self.frame, t)?;
+        }
+        self.stage_inputs()?;
+        self.report.frame = self.frame;
+        self.report.time_s = t;
+        self.frame += 1;
+        Ok(&self.report)
+    }
+
+    /// Every instance's drivers at `t` (in parallel from [`PARALLEL_MIN`] instances).
+    fn evaluate(&mut self, t: f64) -> Result<()> {
         let ch = self.asset.character();
         let rest = &self.rest;
         if self.instances.len() >= PARALLEL_MIN {
@@ -412,7 +447,7 @@ impl Runtime {
                 inst.evaluate(ch, rest, t)?;
             }
         }
-        self.frame_posed(t)
+        Ok(())
     }
 
     /// The cloth and hair of every instance after the palette ([`crate::dynamics`]), staged

@@ -1,0 +1,176 @@
+"""`python -m mien.ray_bake` on a local Ray: the manifest's checks, a pool of two actors, the re-run
+that skips, a failing row reported, and a worker process killed mid-run with every row still done
+exactly once."""
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import mien
+from mien import ray_bake
+
+pytest.importorskip("ray", reason="Ray is not installed (pip install 'ray[data]')")
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def generate(data: Path, out: Path, n: int, fps: str = "30") -> Path:
+    """n generated takes and their manifest (benches/ray/generate_takes.py)."""
+    subprocess.run(
+        [sys.executable, str(ROOT / "benches/ray/generate_takes.py"), "--data", str(data), "--n", str(n), "--out", str(out)],
+        check=True,
+        capture_output=True,
+    )
+    m = out / "manifest.csv"
+    if fps != "30":
+        rows = list(csv.DictReader(open(m)))
+        for r in rows:
+            r["fps"] = fps
+        with open(m, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
+    return m
+
+
+def bake(manifest: Path, out: Path, *extra: str, timeout: float = 600) -> tuple[int, str, dict]:
+    env = dict(os.environ, RAY_DISABLE_USAGE_STATS="1")
+    p = subprocess.run(
+        [sys.executable, "-m", "mien.ray_bake", str(manifest), "--out", str(out), *extra],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+    )
+    s = out / ray_bake.SUMMARY
+    summary = json.loads(s.read_text()) if s.exists() else {}
+    return p.returncode, p.stdout + p.stderr, summary
+
+
+def check_outputs(out: Path, rows: list[dict]) -> None:
+    """Every row's output verifies with its animation in it; no temporary file is left."""
+    for r in rows:
+        path = out / r["out"]
+        assert path.is_file(), r["out"]
+        name = "mien: " + Path(r["speech"]).stem
+        assert mien.verify(path)["takes"] == [name]
+    assert not list(out.rglob("*.tmp")), list(out.rglob("*.tmp"))
+
+
+def test_bad_manifests_are_refused_with_row_and_column(data, tmp_path):
+    good = f"{data}/facecap/facecap.glb"
+    speech = f"{data}/gentle/lucier_golden.json"
+    cases = [
+        ("character,out,speech,colour\n", "unknown column(s) colour"),
+        ("out,speech\n", "`character` column is required"),
+        (f"character,out,speech\n{good},a.glb,{speech}\n{good},a.glb,{speech}\n", "row 2: out `a.glb` is also row 1's"),
+        (f"character,out,speech\n{good},../a.glb,{speech}\n", "row 1: out `../a.glb`: must be a path inside --out"),
+        (f"character,out,speech\n{good},a.txt,{speech}\n", "row 1: out `a.txt`: a baked take is a .glb"),
+        (f"character,out,speech\n{tmp_path}/nope.glb,a.glb,{speech}\n", "row 1: character"),
+        (f"character,out\n{good},a.glb\n", "row 1: no take"),
+        (f"character,out,speech,fps\n{good},a.glb,{speech},0\n", "row 1: fps 0: must be from 1 to 1000"),
+        (f"character,out,speech,fps\n{good},a.glb,{speech},fast\n", "row 1: fps `fast`: not a float"),
+        ("character,out,speech\n", "no rows"),
+    ]
+    for k, (text, says) in enumerate(cases):
+        m = tmp_path / f"m{k}.csv"
+        m.write_text(text)
+        with pytest.raises(ray_bake.ManifestError, match=None) as e:
+            ray_bake.read_manifest(m)
+        assert says in str(e.value) and str(m) in str(e.value), (says, str(e.value))
+    # The command line exits 2 and writes nothing.
+    out = tmp_path / "out"
+    p = subprocess.run([sys.executable, "-m", "mien.ray_bake", str(tmp_path / "m2.csv"), "--out", str(out)], capture_output=True, text=True)
+    assert p.returncode == 2 and "is also row 1's" in p.stderr
+    assert not out.exists()
+
+
+def test_a_manifest_bakes_on_two_actors_and_a_rerun_skips(data, tmp_path):
+    m = generate(data, tmp_path / "gen", 12)
+    rows = list(csv.DictReader(open(m)))
+    # One bad row: a clip the character lacks.
+    with open(m, "a") as f:
+        f.write(f"{data}/facecap/facecap.glb,bad.glb,,nope,30\n")
+    out = tmp_path / "out"
+    code, text, s = bake(m, out, "--concurrency", "2", "--batch-size", "3")
+    assert code == 1, text
+    assert (s["rows"], s["done"], s["skipped"], s["failed"], s["missing"]) == (13, 12, 0, 1, 0), text
+    assert s["duplicated_reports"] == [] and s["absent_outputs"] == [] and s["stale_temporaries"] == []
+    bad = [r for r in s["per_row"] if r["status"] == "failed"]
+    assert bad[0]["row"] == 13 and "clip `nope`" in bad[0]["error"] and bad[0]["error_kind"] == "InvalidError"
+    assert bad[0]["attempts"] == 1  # bad input is not retried
+    assert not (out / "bad.glb").exists()
+    check_outputs(out, rows)
+    # Outputs are named by their rows: take_0001.glb holds take_0001's speech.
+    assert mien.verify(out / "take_0001.glb")["alignments"]["mien: take_0001"]["file"] == "take_0001.tsv"
+    before = {r["out"]: (out / r["out"]).stat().st_mtime_ns for r in rows}
+    # A re-run finds every finished output and skips it, untouched.
+    code, text, s = bake(m, out, "--concurrency", "2", "--batch-size", "3")
+    assert (s["done"], s["skipped"], s["failed"]) == (0, 12, 1), text
+    assert all((out / k).stat().st_mtime_ns == v for k, v in before.items())
+    # A damaged output is baked again.
+    (out / "take_0005.glb").write_bytes(b"glTF broken")
+    code, text, s = bake(m, out, "--concurrency", "1", "--batch-size", "4")
+    assert (s["done"], s["skipped"], s["failed"]) == (1, 11, 1), text
+    check_outputs(out, rows)
+
+
+def _actor_pids() -> list[int]:
+    """Processes of the pool's actors (Ray titles them `ray::MapWorker(...)`)."""
+    p = subprocess.run(["ps", "-eo", "pid=,args="], capture_output=True, text=True)
+    pids = []
+    for line in p.stdout.splitlines():
+        pid, _, args = line.strip().partition(" ")
+        if args.startswith("ray::MapWorker") or "BakeActor" in args and args.startswith("ray::"):
+            pids.append(int(pid))
+    return pids
+
+
+def test_a_worker_killed_mid_run_loses_no_row_and_bakes_none_twice(data, tmp_path):
+    n = 24
+    # 1000 keys a second: each take takes a good fraction of a second, so the kill lands mid-run.
+    m = generate(data, tmp_path / "gen", n, fps="1000")
+    rows = list(csv.DictReader(open(m)))
+    out = tmp_path / "out"
+    killed: list[int] = []
+
+    def killer():
+        deadline = time.time() + 300
+        while time.time() < deadline:
+            done = len(list(out.glob("take_*.glb"))) if out.exists() else 0
+            pids = _actor_pids()
+            if done >= 3 and pids:
+                os.kill(pids[0], signal.SIGKILL)
+                killed.append(pids[0])
+                return
+            time.sleep(0.05)
+
+    th = threading.Thread(target=killer)
+    th.start()
+    code, text, s = bake(m, out, "--concurrency", "2", "--batch-size", "2")
+    th.join()
+    assert killed, "no actor process was found to kill"
+    assert code == 0, text
+    # Every row reported exactly once, done (or found done by the retried batch), none failed.
+    assert s["duplicated_reports"] == [] and s["missing_reports"] == [], s
+    assert s["done"] + s["skipped"] == n and s["failed"] == 0, {k: v for k, v in s.items() if k != "per_row"}
+    assert sorted(r["row"] for r in s["per_row"]) == list(range(1, n + 1))
+    # The killed actor's rows were finished by another (or its restart): its pid reports none
+    # that were not finished before it died.
+    assert s["absent_outputs"] == [] and s["stale_temporaries"] == []
+    check_outputs(out, rows)
+    # The outputs are the bytes a clean run writes (the bake is deterministic).
+    clean = tmp_path / "clean"
+    clean.mkdir()
+    for r in rows[:3]:
+        mien.bake(r["character"], clean / r["out"], speech=r["speech"], clip="rest", fps=1000.0, name="mien: " + Path(r["speech"]).stem)
+        assert (clean / r["out"]).read_bytes() == (out / r["out"]).read_bytes()
+    (tmp_path / "fault.json").write_text(json.dumps({"killed": killed, **{k: v for k, v in s.items() if k != "per_row"}}))
