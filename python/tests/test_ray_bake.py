@@ -174,3 +174,48 @@ def test_a_worker_killed_mid_run_loses_no_row_and_bakes_none_twice(data, tmp_pat
         mien.bake(r["character"], clean / r["out"], speech=r["speech"], clip="rest", fps=1000.0, name="mien: " + Path(r["speech"]).stem)
         assert (clean / r["out"]).read_bytes() == (out / r["out"]).read_bytes()
     (tmp_path / "fault.json").write_text(json.dumps({"killed": killed, **{k: v for k, v in s.items() if k != "per_row"}}))
+
+
+def test_a_cluster_by_address(data, tmp_path):
+    """A Ray cluster started apart (`ray start --head`) baked on through `--address`; an address
+    nothing listens on is refused with exit 2 and the reason."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    ray_cli = [sys.executable, "-c", "from ray.scripts.scripts import main; main()"]
+    env = dict(os.environ, RAY_DISABLE_USAGE_STATS="1")
+    start = subprocess.run(
+        [*ray_cli, "start", "--head", "--node-ip-address=127.0.0.1", f"--port={port}", "--num-cpus=2", "--include-dashboard=false", "--disable-usage-stats"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=180,
+    )
+    assert start.returncode == 0, start.stdout + start.stderr
+    try:
+        m = generate(data, tmp_path / "gen", 4)
+        out = tmp_path / "out"
+        p = subprocess.run(
+            [sys.executable, "-m", "mien.ray_bake", str(m), "--out", str(out), "--address", f"127.0.0.1:{port}", "--concurrency", "2"],
+            capture_output=True,
+            text=True,
+            env=dict(env, RAY_AUTH_MODE="token"),
+            timeout=300,
+        )
+        assert p.returncode == 0, p.stdout + p.stderr
+        s = json.loads((out / ray_bake.SUMMARY).read_text())
+        assert s["done"] == 4
+        check_outputs(out, list(csv.DictReader(open(m))))
+    finally:
+        subprocess.run([*ray_cli, "stop", "--force"], capture_output=True, env=env, timeout=120)
+    # Nothing listens there now.
+    p = subprocess.run(
+        [sys.executable, "-m", "mien.ray_bake", str(m), "--out", str(tmp_path / "out2"), "--address", f"127.0.0.1:{port}"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert p.returncode == 2 and "cannot connect to the Ray cluster" in p.stderr, p.stderr[-2000:]

@@ -79,6 +79,10 @@ SUMMARY = "ray_bake_summary.json"
 MAX_ROWS = 10_000_000
 
 
+class ClusterError(RuntimeError):
+    """The Ray cluster named by ``--address`` could not be reached."""
+
+
 class ManifestError(ValueError):
     """A manifest mien refuses: the file, the row (1 = the first after the header) and column."""
 
@@ -326,6 +330,24 @@ class BakeActor:
         return cols
 
 
+def _check_reachable(address: str | None) -> None:
+    """Refuse at once a ``host:port`` (or ``ray://host:port``) nothing listens on: Ray itself
+    retries such an address for minutes."""
+    import socket
+
+    if not address or address == "auto" or address == "local":
+        return
+    hostport = address.split("://", 1)[-1]
+    host, _, port = hostport.rpartition(":")
+    if not host or not port.isdigit():
+        return
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=5):
+            pass
+    except OSError as e:
+        raise ClusterError(f"cannot connect to the Ray cluster at {address}: {e.strerror or e}") from None
+
+
 def run(rows: list[dict[str, str]], opts: Options, address: str | None = None) -> dict[str, Any]:
     """Bake ``rows`` (from :func:`read_manifest`) on Ray; the summary (also written to
     ``opts.out/ray_bake_summary.json``). Starts a local Ray unless one is running or ``address``
@@ -336,7 +358,17 @@ def run(rows: list[dict[str, str]], opts: Options, address: str | None = None) -
     os.makedirs(opts.out, exist_ok=True)
     out_dir = os.path.abspath(opts.out)
     if not ray.is_initialized():
-        ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
+        _check_reachable(address)
+        try:
+            ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
+        except ConnectionError as e:
+            cause = e.__cause__ or e.__context__
+            raise ClusterError(
+                f"cannot connect to the Ray cluster at {address}: {e}"
+                + (f" ({type(cause).__name__}: {str(cause).split('. ')[0]})" if cause else "")
+                + ". A cluster started with token authentication (`ray start`'s default in Ray 2.5x) needs "
+                "RAY_AUTH_MODE=token here and its token in ~/.ray/auth_token or RAY_AUTH_TOKEN."
+            ) from e
     t0 = time.perf_counter()
     ds = ray.data.from_items(rows, override_num_blocks=max(1, min(len(rows), 4 * opts.concurrency * 4)))
     remote: dict[str, Any] = {
@@ -476,7 +508,11 @@ def main(argv: list[str] | None = None) -> int:
         retries=a.retries,
         max_restarts=a.max_restarts,
     )
-    s = run(rows, opts, address=a.address)
+    try:
+        s = run(rows, opts, address=a.address)
+    except ClusterError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     print(
         f"{a.out}: {s['rows']} rows — {s['done']} baked, {s['skipped']} already done, "
         f"{s['failed']} failed, {s['missing']} missing; {s['wall_s']:.1f} s, "
