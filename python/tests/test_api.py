@@ -277,3 +277,29 @@ def test_inspect_and_scenario(data, root):
     with pytest.raises(mien.ScenarioError) as e:
         mien.run_scenario(bad)
     assert e.value.problems and all(isinstance(p, tuple) for p in e.value.problems)
+
+
+def test_the_stubs_name_what_the_module_has():
+    """Every public name of the extension is in `_mien.pyi` with the same methods, and back."""
+    import ast
+    import inspect as pyinspect
+    from pathlib import Path
+
+    from mien import _mien
+
+    tree = ast.parse((Path(_mien.__file__).parent / "_mien.pyi").read_text())
+    stub = {}
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            stub[node.name] = {n.name for n in node.body if isinstance(n, (ast.FunctionDef, ast.AnnAssign)) and not getattr(n, "name", "_").startswith("_")}
+            stub[node.name] |= {n.target.id for n in node.body if isinstance(n, ast.AnnAssign)}
+        elif isinstance(node, ast.FunctionDef):
+            stub[node.name] = None
+    public = {n for n in dir(_mien) if not n.startswith("_")}
+    assert public == set(stub), f"in the module only: {public - set(stub)}; in the stubs only: {set(stub) - public}"
+    for name, members in stub.items():
+        obj = getattr(_mien, name)
+        if members is None or not pyinspect.isclass(obj) or issubclass(obj, BaseException):
+            continue
+        have = {m for m in dir(obj) if not m.startswith("_")}
+        assert have == members, f"{name}: in the module only {have - members}; in the stubs only {members - have}"

@@ -96,15 +96,24 @@ def test_bad_manifests_are_refused_with_row_and_column(data, tmp_path):
 def test_a_manifest_bakes_on_two_actors_and_a_rerun_skips(data, tmp_path):
     m = generate(data, tmp_path / "gen", 12)
     rows = list(csv.DictReader(open(m)))
-    # One bad row: a clip the character lacks.
+    # Two bad rows: a clip the character lacks (bad input: not retried), and an output folder
+    # that is a file (an I/O error: retried, then reported).
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "blocked").write_text("a file where a folder should be")
     with open(m, "a") as f:
         f.write(f"{data}/facecap/facecap.glb,bad.glb,,nope,30\n")
-    out = tmp_path / "out"
-    code, text, s = bake(m, out, "--concurrency", "2", "--batch-size", "3")
+        f.write(f"{data}/facecap/facecap.glb,blocked/x.glb,{data}/gentle/lucier_golden.json,rest,30\n")
+    code, text, s = bake(m, out, "--concurrency", "2", "--batch-size", "3", "--retries", "2")
     assert code == 1, text
-    assert (s["rows"], s["done"], s["skipped"], s["failed"], s["missing"]) == (13, 12, 0, 1, 0), text
+    assert (s["rows"], s["done"], s["skipped"], s["failed"], s["missing"]) == (14, 12, 0, 2, 0), text
+    blocked = [r for r in s["per_row"] if r["out"] == "blocked/x.glb"][0]
+    assert blocked["status"] == "failed" and blocked["attempts"] == 3, blocked
+    # Each actor loaded Face Cap once, however many rows it baked.
+    assert set(s["character_loads_per_actor"].values()) == {1}, s["character_loads_per_actor"]
     assert s["duplicated_reports"] == [] and s["absent_outputs"] == [] and s["stale_temporaries"] == []
     bad = [r for r in s["per_row"] if r["status"] == "failed"]
+    bad = [r for r in bad if r["out"] == "bad.glb"]
     assert bad[0]["row"] == 13 and "clip `nope`" in bad[0]["error"] and bad[0]["error_kind"] == "InvalidError"
     assert bad[0]["attempts"] == 1  # bad input is not retried
     assert not (out / "bad.glb").exists()
@@ -114,12 +123,12 @@ def test_a_manifest_bakes_on_two_actors_and_a_rerun_skips(data, tmp_path):
     before = {r["out"]: (out / r["out"]).stat().st_mtime_ns for r in rows}
     # A re-run finds every finished output and skips it, untouched.
     code, text, s = bake(m, out, "--concurrency", "2", "--batch-size", "3")
-    assert (s["done"], s["skipped"], s["failed"]) == (0, 12, 1), text
+    assert (s["done"], s["skipped"], s["failed"]) == (0, 12, 2), text
     assert all((out / k).stat().st_mtime_ns == v for k, v in before.items())
     # A damaged output is baked again.
     (out / "take_0005.glb").write_bytes(b"glTF broken")
     code, text, s = bake(m, out, "--concurrency", "1", "--batch-size", "4")
-    assert (s["done"], s["skipped"], s["failed"]) == (1, 11, 1), text
+    assert (s["done"], s["skipped"], s["failed"]) == (1, 11, 2), text
     check_outputs(out, rows)
 
 

@@ -287,12 +287,13 @@ class BakeActor:
             "error_kind": "",
             "seconds": 0.0,
             "pid": os.getpid(),
+            "character_loads": 0,
         }
         if is_done(out, row["name"]):
             status["status"] = "skipped"
+            status["character_loads"] = self.loads
             status["seconds"] = time.perf_counter() - t0
             return status
-        os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
         for t in _stale_temps(out):
             try:
                 os.remove(t)
@@ -302,6 +303,7 @@ class BakeActor:
         while True:
             status["attempts"] += 1
             try:
+                os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
                 ch = self._character(row["character"])
                 mien.bake(ch, out, **kw)
                 status["status"] = "done"
@@ -315,6 +317,7 @@ class BakeActor:
                 if permanent or status["attempts"] > self.retries:
                     status["status"] = "failed"
                     break
+        status["character_loads"] = self.loads
         status["seconds"] = time.perf_counter() - t0
         return status
 
@@ -325,7 +328,7 @@ class BakeActor:
         rows = [{c: str(batch[c][k]) for c in batch} for k in range(n)]
         out = [self.bake_row(r) for r in rows]
         cols = {}
-        for key in ("row", "out", "status", "attempts", "error", "error_kind", "seconds", "pid"):
+        for key in ("row", "out", "status", "attempts", "error", "error_kind", "seconds", "pid", "character_loads"):
             cols[key] = np.array([o[key] for o in out])
         return cols
 
@@ -428,6 +431,7 @@ def summarise(
                 "error_kind": str(r["error_kind"]),
                 "seconds": float(r["seconds"]),
                 "pid": int(r["pid"]),
+                "character_loads": int(r["character_loads"]),
             }
         )
     count = {s: sum(1 for r in per_row if r["status"] == s) for s in ("done", "skipped", "failed", "missing")}
@@ -446,6 +450,11 @@ def summarise(
         "absent_outputs": absent,
         "stale_temporaries": temps,
         "actors": len({r["pid"] for r in per_row if "pid" in r}),
+        # Characters each actor process loaded (each once, however many rows it baked).
+        "character_loads_per_actor": {
+            str(pid): max(r["character_loads"] for r in per_row if r.get("pid") == pid)
+            for pid in sorted({r["pid"] for r in per_row if "pid" in r})
+        },
         "concurrency": opts.concurrency,
         "batch_size": opts.batch_size,
         "backend": opts.backend,
