@@ -68,5 +68,40 @@ fn takes(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, takes);
+/// What a bake key costs: the Live Link take's 164 frames through `Runtime::sample` (drivers and
+/// controls, what `bake` keys since the Python issue) against `Runtime::update` (every vertex posed
+/// as well, what `bake` ran before it), one runtime each, in one run.
+fn sample_vs_update(c: &mut Criterion) {
+    let file = data("facecap/facecap.glb");
+    let asset = Arc::new(Asset::load(&file).unwrap());
+    let mut g = c.benchmark_group("bake-keys");
+    g.sample_size(10).measurement_time(Duration::from_secs(4));
+    for posing in [false, true] {
+        let opts = RuntimeOptions {
+            instances: 1,
+            lift: None,
+        };
+        let mut rt = Runtime::new(Arc::clone(&asset), &Device::Cpu, &opts).unwrap();
+        rt.instance_mut(0)
+            .unwrap()
+            .play_livelink_csv(data("livelinkface/MySlate_3_Jason_Millers_iPhone.csv"))
+            .unwrap();
+        let name = if posing { "update" } else { "sample" };
+        g.bench_function(format!("facecap/livelink/164-keys/{name}"), |b| {
+            b.iter(|| {
+                for f in 0..164 {
+                    let t = f64::from(f) / 30.0;
+                    if posing {
+                        rt.update(t).unwrap();
+                    } else {
+                        rt.sample(t).unwrap();
+                    }
+                }
+            });
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, takes, sample_vs_update);
 criterion_main!(benches);
