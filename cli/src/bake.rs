@@ -186,8 +186,13 @@ pub fn run(a: &BakeArgs) -> Result<String> {
         );
     }
     let asset = Arc::new(crate::load::character(Some(character))?);
-    let source = mien_core::io::read::read_file_capped(character, 1 << 31)
-        .with_context(|| format!("cannot read {}", character.display()))?;
+    // The built-ins have no file: the bake writes them as GLBs itself.
+    let source = if asset.is_builtin() {
+        Vec::new()
+    } else {
+        mien_core::io::read::read_file_capped(character, 1 << 31)
+            .with_context(|| format!("cannot read {}", character.display()))?
+    };
     let ch = asset.character();
     if ch.vrm.is_none()
         && out
@@ -238,6 +243,7 @@ pub fn run(a: &BakeArgs) -> Result<String> {
         tolerance,
         lod: a.lod,
         curves: a.csv.is_some() || a.json.is_some(),
+        caller: None,
     };
     let baked = bake_take(&asset, &source, &out.display().to_string(), &take, &opts)?;
     let TakeBaked {

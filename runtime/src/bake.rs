@@ -231,7 +231,8 @@ pub struct BakeReport {
 /// blend-shape targets and skin; its control node left out, as a VRM's expression node is;
 /// `source` is not read), and what RigLogic posed each frame — the channel weights on the head's
 /// targets and the joints' local transforms — is baked onto it exactly as for a glTF rig; the
-/// record names the DNA file under `dna`.
+/// record names the DNA file under `dna`. The built-in head and body ([`Asset::is_builtin`]) are
+/// written as GLBs the same way (`source` is not read).
 ///
 /// **The runtime is advanced**: the bake calls [`Runtime::sample`] at every key time (the drivers
 /// and controls, no vertex posing or lift), so afterwards `rt`'s frame count, drivers and last
@@ -316,10 +317,11 @@ pub fn bake(rt: &mut Runtime, source: &[u8], opts: &BakeOptions) -> Result<(Vec<
     };
     let ch = asset.character();
     // The GLB the take is appended to, and where each character node is in it. A VRM's
-    // expression control node is mien's own, appended last: not in the file. A DNA character has
-    // no GLB: it is written as one, its control node left out (as the VRM's).
+    // expression control node is mien's own, appended last: not in the file. A DNA character and
+    // the built-ins have no GLB: each is written as one (a DNA's control node left out, as the
+    // VRM's).
     let written;
-    let (glb, node_index, mesh_index, glb_ch) = if ch.rig_logic.is_some() {
+    let (glb, node_index, mesh_index, glb_ch) = if ch.rig_logic.is_some() || asset.is_builtin() {
         use mien_core::io::gltf::{WriteOptions, character_to_glb, import_gltf_bytes};
         written = character_to_glb(ch, &WriteOptions::for_character(ch))?;
         // The facial parts are fingerprinted as the file holds them (what `verify` reads).

@@ -239,6 +239,10 @@ pub struct TakeOptions {
     pub lod: Option<u64>,
     /// Also sample the take's ARKit-52 curves ([`crate::curves::sample_arkit`]).
     pub curves: bool,
+    /// Anything the caller wants kept with the take: stored in the record's `take` object under
+    /// `caller` (covered by the record's checksum; the Ray batch bake keeps each row's digest
+    /// there, to tell a finished row from a file baked with other options).
+    pub caller: Option<Value>,
 }
 
 impl Default for TakeOptions {
@@ -251,6 +255,7 @@ impl Default for TakeOptions {
             tolerance: None,
             lod: None,
             curves: false,
+            caller: None,
         }
     }
 }
@@ -440,6 +445,10 @@ pub fn bake_take(
             "drive": if take.arkit.is_some() { label.clone() } else { choice.name.clone() },
         }),
     };
+    let mut bake_opts = bake_opts;
+    if let Some(c) = &opts.caller {
+        bake_opts.take["caller"] = c.clone();
+    }
     let (bytes, report) = bake(&mut rt, source, &bake_opts)?;
     let (bytes, lod) = match opts.lod {
         Some(n) => {

@@ -163,3 +163,65 @@ fn bad_options_are_refused_by_name() {
         assert!(e.chain_text().contains(says), "{says}: {}", e.chain_text());
     }
 }
+
+/// The built-ins have no file: `bake_take` writes each as a GLB and bakes onto it; the result
+/// verifies, and the body's walk keys its joints. (The body's skin names a joint twice on some
+/// vertices: the writer merges them, which the importer of the bake's own check requires.)
+#[test]
+fn the_builtins_bake_without_a_file() {
+    let head = Arc::new(Asset::builtin());
+    let take = Take {
+        speech: Some(data("gentle/lucier_golden.json")),
+        ..Take::default()
+    };
+    let b = bake_take(&head, &[], "head.glb", &take, &TakeOptions::default()).unwrap();
+    assert_eq!(
+        verify(&b.bytes, "head.glb").unwrap().takes,
+        vec![b.name.clone()]
+    );
+    assert!(b.report.weight_channels >= 1);
+
+    let body = Arc::new(Asset::builtin_body());
+    let take = Take {
+        clip: Some("walk".into()),
+        ..Take::default()
+    };
+    let b = bake_take(&body, &[], "body.glb", &take, &TakeOptions::default()).unwrap();
+    assert_eq!(
+        verify(&b.bytes, "body.glb").unwrap().takes,
+        vec![b.name.clone()]
+    );
+    assert!(b.report.transform_channels >= 10, "{:?}", b.report);
+}
+
+/// `TakeOptions::caller` is kept in the record's take, covered by its checksum.
+#[test]
+fn the_callers_record_is_kept() {
+    let file = data("facecap/facecap.glb");
+    let source = std::fs::read(&file).unwrap();
+    let asset = Arc::new(Asset::load(&file).unwrap());
+    let take = Take {
+        arkit: Some(data("livelinkface/MySlate_3_Jason_Millers_iPhone.csv")),
+        ..Take::default()
+    };
+    let opts = TakeOptions {
+        caller: Some(serde_json::json!({"row": "abc123"})),
+        frames: Some(5),
+        ..TakeOptions::default()
+    };
+    let b = bake_take(&asset, &source, "out.glb", &take, &opts).unwrap();
+    let text = String::from_utf8_lossy(&b.bytes);
+    assert!(text.contains(r#""caller":{"row":"abc123"}"#));
+    verify(&b.bytes, "out.glb").unwrap();
+    // Another digest is another record: the bytes differ.
+    let other = TakeOptions {
+        caller: Some(serde_json::json!({"row": "def456"})),
+        ..opts
+    };
+    assert!(
+        bake_take(&asset, &source, "out.glb", &take, &other)
+            .unwrap()
+            .bytes
+            != b.bytes
+    );
+}

@@ -452,13 +452,32 @@ fn primitive(bin: &mut Bin, p: &Primitive) -> Value {
         attributes["COLOR_0"] = json!(bin.floats(&t, 4, "VEC4", false));
     }
     if let Some(inf) = &p.influences {
-        // A zero weight's joint is written as 0 (glTF-Validator: a joint used with zero weight).
-        let joints: Vec<u32> = inf
+        // A joint named twice by one vertex is written once with the weights summed (the same
+        // skinning; glTF forbids the repeat), and a zero weight's joint as 0 (glTF-Validator: a
+        // joint used with zero weight).
+        let merged: Vec<([u32; 4], [f32; 4])> = inf
             .joints
             .iter()
             .zip(&inf.weights)
-            .flat_map(|(j, w)| (0..4).map(move |k| if w[k] == 0.0 { 0 } else { j[k] }))
+            .map(|(j, w)| {
+                let (mut j, mut w) = (*j, *w);
+                for a in 0..4 {
+                    for b in a + 1..4 {
+                        if w[a] != 0.0 && w[b] != 0.0 && j[a] == j[b] {
+                            w[a] += w[b];
+                            w[b] = 0.0;
+                        }
+                    }
+                }
+                for k in 0..4 {
+                    if w[k] == 0.0 {
+                        j[k] = 0;
+                    }
+                }
+                (j, w)
+            })
             .collect();
+        let joints: Vec<u32> = merged.iter().flat_map(|(j, _)| *j).collect();
         let wide = joints.iter().any(|&j| j > u32::from(u8::MAX));
         let (bytes, ct): (Vec<u8>, u32) = if wide {
             (
@@ -475,7 +494,7 @@ fn primitive(bin: &mut Bin, p: &Primitive) -> Value {
         attributes["JOINTS_0"] = json!(bin.accessor(
             json!({"bufferView": view, "componentType": ct, "count": nv, "type": "VEC4"})
         ));
-        let w: Vec<f32> = inf.weights.iter().flatten().copied().collect();
+        let w: Vec<f32> = merged.iter().flat_map(|(_, w)| *w).collect();
         attributes["WEIGHTS_0"] = json!(bin.floats(&w, 4, "VEC4", false));
     }
     let mut prim = json!({"attributes": attributes});
