@@ -167,7 +167,7 @@ impl Character {
 }
 
 /// [`Character::load`] without the interpreter.
-fn load_character(path: &std::path::Path) -> mien_runtime::Result<Character> {
+pub(crate) fn load_character(path: &std::path::Path) -> mien_runtime::Result<Character> {
     use mien_runtime::character::{BUILTIN_BODY, BUILTIN_HEAD, CharacterDef};
     let name = path.to_string_lossy().to_ascii_lowercase();
     if path == std::path::Path::new(BUILTIN_HEAD) {
@@ -207,12 +207,24 @@ fn inspect(py: Python<'_>, path: PathBuf) -> PyResult<Py<PyAny>> {
     json_to_py(py, &v)
 }
 
-/// Bake one take into the character's GLB and write it to `out` atomically (`mien bake`). See
-/// the stub for every argument; returns the bake's report as a dict.
+/// Bake one take into the character's GLB and write `out` (.glb, or .vrm for a VRM) atomically,
+/// as `mien bake` does; returns the report (name, keys, channels, bytes, span_s, drive, speech,
+/// notes).
+///
+/// character: a Character, or a path to load. The take: `arkit` (an ARKit-52 stream file) or
+/// `clip` (one of the character's clips by name or index, `all` or `rest`), with an optional
+/// `speech` timing file over it (TextGrid, Gentle, Rhubarb, Polly, Azure, mien JSON); nothing at
+/// all bakes the character's first clip. `name`: the animation's name (default `mien: <take>`).
+/// `fps` 1–1000 keys per second from `start` seconds; `frames` keys (default: the take's span).
+/// `tolerance` (weight, degrees): drop keys LINEAR interpolation reproduces within them. `lod`: a
+/// game-face LOD of this many triangles. `sampler` (`held` | `envelope`), `audio_offset` (s),
+/// `min_hold` (s, envelope only), `speech_format`: the speech options. `record`: a JSON-able
+/// dict kept in the file's record (under take.caller). Deterministic: the same inputs write the
+/// same bytes. Raises InvalidError, FormatError, IoError, LimitError.
 #[pyfunction]
 #[pyo3(signature = (character, out, *, arkit=None, speech=None, clip=None, name=None, fps=30.0,
     start=0.0, frames=None, tolerance=None, lod=None, sampler="held", audio_offset=0.0,
-    min_hold=0.0, speech_format=None))]
+    min_hold=0.0, speech_format=None, record=None))]
 #[allow(clippy::too_many_arguments)]
 fn bake(
     py: Python<'_>,
@@ -224,14 +236,53 @@ fn bake(
     name: Option<String>,
     fps: f64,
     start: f64,
-    frames: Option<u32>,
+    frames: Option<i64>,
     tolerance: Option<(f64, f64)>,
-    lod: Option<u64>,
+    lod: Option<i64>,
     sampler: &str,
     audio_offset: f64,
     min_hold: f64,
     speech_format: Option<String>,
+    record: Option<Bound<'_, PyAny>>,
 ) -> PyResult<Py<PyAny>> {
+    let frames = match frames {
+        None => None,
+        Some(f) => Some(u32::try_from(f).map_err(|_| {
+            errors::invalid(&format!("frames {f}"), "must be 1 or more keys".into())
+        })?),
+    };
+    let lod = match lod {
+        None => None,
+        Some(n) => Some(u64::try_from(n).map_err(|_| {
+            errors::invalid(&format!("lod {n}"), "a triangle budget, 128 or more".into())
+        })?),
+    };
+    if let Some((w, d)) = tolerance {
+        if !(w.is_finite()
+            && (0.0..=1.0).contains(&w)
+            && d.is_finite()
+            && (0.0..=45.0).contains(&d))
+        {
+            return Err(errors::invalid(
+                &format!("tolerance ({w}, {d})"),
+                "a weight from 0 to 1 and an angle from 0 to 45 degrees".into(),
+            ));
+        }
+    }
+    let caller = match record {
+        None => None,
+        Some(r) => {
+            let text: String = py
+                .import("json")?
+                .call_method1("dumps", (r,))
+                .and_then(|t| t.extract())
+                .map_err(|e| errors::invalid("record", format!("not JSON-able: {e}")))?;
+            Some(
+                serde_json::from_str(&text)
+                    .map_err(|e| errors::invalid("record", e.to_string()))?,
+            )
+        }
+    };
     let (asset, path) = character_of(py, character)?;
     let sampler = match sampler {
         "held" => mien_runtime::Sampler::Held,
@@ -279,6 +330,7 @@ fn bake(
         }),
         lod,
         curves: false,
+        caller,
     };
     let report = py
         .detach(|| bake_to(&asset, path.as_deref(), &out, &take, &opts))
@@ -425,6 +477,13 @@ fn backends() -> Vec<&'static str> {
 #[pymodule]
 fn _mien(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add(
+        "ARKIT_52",
+        mien_core::anim::arkit::ARKIT_52
+            .iter()
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>(),
+    )?;
     m.add_class::<Character>()?;
     m.add_class::<runtime::Runtime>()?;
     m.add_class::<array::Array>()?;

@@ -17,6 +17,14 @@ use crate::errors::{invalid, to_py};
 use crate::{Character, json_to_py, to_pyobj};
 
 /// N instances of a character posed (and lifted into splats) together on one device.
+///
+/// Runtime(character, *, backend="cpu", instances=1, lift="surface"): `character` a Character or
+/// a path to load; `backend` `cpu`, `wgpu`, `vulkan` or `auto` (a real GPU through wgpu when there
+/// is one, else the CPU); `instances` 1 to 4,096, each with its own drivers; `lift` `surface`
+/// (textured gaussians bound to the triangles, about 100,000 a character), `texel`, `debug` (one
+/// per vertex) or None (pose only). Instance methods take the instance index `i` first. One
+/// runtime serves one thread at a time (a call while another thread's call on the same runtime
+/// runs raises RuntimeError "Already borrowed"); make one runtime per thread.
 #[pyclass(module = "mien")]
 pub struct Runtime {
     // A `Mutex` only to make the class `Sync` (the engine is `Send`, not `Sync`); every method
@@ -110,15 +118,19 @@ impl Runtime {
         self.rt.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn check(&self, i: usize) -> PyResult<()> {
+    /// `i` as an instance index, or `InvalidError` naming it.
+    fn check(&self, i: i64) -> PyResult<usize> {
         let n = self.locked().len();
-        if i >= n {
-            return Err(invalid(
+        match usize::try_from(i) {
+            Ok(k) if k < n => Ok(k),
+            _ => Err(invalid(
                 &format!("instance {i}"),
-                format!("the runtime has {n} instance(s)"),
-            ));
+                format!(
+                    "the runtime has {n} instance(s), 0 to {}",
+                    n.saturating_sub(1)
+                ),
+            )),
         }
-        Ok(())
     }
 }
 
@@ -128,16 +140,31 @@ impl Runtime {
     /// real GPU through wgpu when there is one, else the CPU), lifted by `lift` (`surface`, the
     /// default; `texel`; `debug`; `None` to pose only).
     #[new]
-    #[pyo3(signature = (character, *, backend="cpu", instances=1, lift=Some("surface")))]
+    #[pyo3(signature = (character, *, backend="cpu", instances=1, lift=Some("surface")),
+        text_signature = "(character, *, backend='cpu', instances=1, lift='surface')")]
     fn new(
         py: Python<'_>,
-        character: Py<Character>,
+        character: &Bound<'_, PyAny>,
         backend: &str,
-        instances: u32,
+        instances: i64,
         lift: Option<&str>,
     ) -> PyResult<Runtime> {
+        let instances = u32::try_from(instances).map_err(|_| {
+            invalid(
+                &format!("instances {instances}"),
+                format!("must be 1 to {}", mien_runtime::MAX_INSTANCES),
+            )
+        })?;
         let backend: Backend = backend.parse().map_err(|e: mien_runtime::Error| to_py(e))?;
         let lift = lift_of(lift)?;
+        let character: Py<Character> = match character.cast::<Character>() {
+            Ok(c) => c.clone().unbind(),
+            Err(_) => {
+                let path: PathBuf = character.extract()?;
+                let c = py.detach(|| crate::load_character(&path)).map_err(to_py)?;
+                Py::new(py, c)?
+            }
+        };
         let c = character.get();
         let asset = Arc::clone(&c.asset);
         let parts = c.parts.clone();
@@ -208,8 +235,8 @@ impl Runtime {
     /// Instance `i`'s posed world positions `(V,3)` float32, metres — read back from the device
     /// (one copy into host memory), handed to NumPy without another.
     #[pyo3(signature = (i=0))]
-    fn posed<'py>(&mut self, py: Python<'py>, i: usize) -> PyResult<Bound<'py, PyAny>> {
-        self.check(i)?;
+    fn posed<'py>(&mut self, py: Python<'py>, i: i64) -> PyResult<Bound<'py, PyAny>> {
+        let i = self.check(i)?;
         let rt = self.rt();
         let p = py.detach(|| rt.posed(i)).map_err(to_py)?;
         Array::f32x3(p.positions).into_numpy(py)
@@ -217,8 +244,8 @@ impl Runtime {
 
     /// Instance `i`'s posed world unit normals `(V,3)` float32 (zero for a linear head).
     #[pyo3(signature = (i=0))]
-    fn normals<'py>(&mut self, py: Python<'py>, i: usize) -> PyResult<Bound<'py, PyAny>> {
-        self.check(i)?;
+    fn normals<'py>(&mut self, py: Python<'py>, i: i64) -> PyResult<Bound<'py, PyAny>> {
+        let i = self.check(i)?;
         let rt = self.rt();
         let p = py.detach(|| rt.posed(i)).map_err(to_py)?;
         Array::f32x3(p.normals).into_numpy(py)
@@ -230,8 +257,8 @@ impl Runtime {
     /// `covariance` `(G,3,3)` m² (built here: a copy). One copy from the sink into host memory;
     /// `center`, `color`, `cov_a` and `cov_b` are views of it.
     #[pyo3(signature = (i=0))]
-    fn splats<'py>(&mut self, py: Python<'py>, i: usize) -> PyResult<Bound<'py, PyDict>> {
-        self.check(i)?;
+    fn splats<'py>(&mut self, py: Python<'py>, i: i64) -> PyResult<Bound<'py, PyDict>> {
+        let i = self.check(i)?;
         if self.rt().lift().is_none() {
             return Err(invalid(
                 "splats",
@@ -246,10 +273,11 @@ impl Runtime {
     /// Write the splats of instance `i` (every instance when `None`) to `path`, the format by
     /// extension: `.ply` (3DGS), `.spz` (SPZ v3) or `.glb` (`KHR_gaussian_splatting`); atomically.
     #[pyo3(signature = (path, i=None))]
-    fn write_splats(&mut self, py: Python<'_>, path: PathBuf, i: Option<usize>) -> PyResult<()> {
-        if let Some(i) = i {
-            self.check(i)?;
-        }
+    fn write_splats(&mut self, py: Python<'_>, path: PathBuf, i: Option<i64>) -> PyResult<()> {
+        let i = match i {
+            Some(i) => Some(self.check(i)?),
+            None => None,
+        };
         if self.rt().lift().is_none() {
             return Err(invalid(
                 "write_splats",
@@ -286,14 +314,14 @@ impl Runtime {
 
     /// Drive instance `i` with an ARKit-52 frame `(52,)` in canonical order (`eyeBlinkLeft` …
     /// `tongueOut`), weights 0–1, held until the next call (live input).
-    fn set_arkit(&mut self, i: usize, weights: Vec<f32>) -> PyResult<()> {
+    fn set_arkit(&mut self, i: i64, weights: Vec<f32>) -> PyResult<()> {
         self.set_controls(i, "arkit52", weights)
     }
 
     /// Drive instance `i` with live values in `space`: `arkit52` `(52,)`, `gnm` `(E+4,)`,
     /// `gnm68` `(R+4,)`, `vrm` `(X,)` (the VRM's expressions), `rig` (a DNA board's raw controls).
-    fn set_controls(&mut self, i: usize, space: &str, values: Vec<f32>) -> PyResult<()> {
-        self.check(i)?;
+    fn set_controls(&mut self, i: i64, space: &str, values: Vec<f32>) -> PyResult<()> {
+        let i = self.check(i)?;
         let sp = space_of(space)?;
         self.rt()
             .instance_mut(i)
@@ -303,21 +331,16 @@ impl Runtime {
 
     /// Play an ARKit-52 stream file on instance `i` (Live Link Face `.csv`, Audio2Face or
     /// MediaPipe `.json`, MediaPipe `.pbtxt`); returns the reader's notes.
-    fn play_stream_file(
-        &mut self,
-        py: Python<'_>,
-        i: usize,
-        path: PathBuf,
-    ) -> PyResult<Vec<String>> {
-        self.check(i)?;
+    fn play_stream_file(&mut self, py: Python<'_>, i: i64, path: PathBuf) -> PyResult<Vec<String>> {
+        let i = self.check(i)?;
         let rt = self.rt();
         py.detach(|| rt.instance_mut(i)?.play_stream_file(&path))
             .map_err(to_py)
     }
 
     /// Play one of the character's clips (name or index) on instance `i`.
-    fn play_clip(&mut self, i: usize, clip: &str) -> PyResult<()> {
-        self.check(i)?;
+    fn play_clip(&mut self, i: i64, clip: &str) -> PyResult<()> {
+        let i = self.check(i)?;
         self.rt()
             .instance_mut(i)
             .and_then(|mut m| m.play_clip(clip).map(|_| ()))
@@ -325,10 +348,16 @@ impl Runtime {
     }
 
     /// Play several of the character's clips together (indices) on instance `i`.
-    fn play_clips(&mut self, i: usize, clips: Vec<u32>) -> PyResult<()> {
-        self.check(i)?;
-        let ids: Vec<mien_core::rig::ClipId> =
-            clips.into_iter().map(mien_core::rig::ClipId).collect();
+    fn play_clips(&mut self, i: i64, clips: Vec<i64>) -> PyResult<()> {
+        let i = self.check(i)?;
+        let ids = clips
+            .iter()
+            .map(|&c| {
+                u32::try_from(c)
+                    .map(mien_core::rig::ClipId)
+                    .map_err(|_| invalid(&format!("clip {c}"), "not a clip index".into()))
+            })
+            .collect::<PyResult<Vec<_>>>()?;
         self.rt()
             .instance_mut(i)
             .and_then(|mut m| m.play_clips(&ids).map(|_| ()))
@@ -336,8 +365,8 @@ impl Runtime {
     }
 
     /// Put instance `i` in its rest pose (no drive).
-    fn rest(&mut self, i: usize) -> PyResult<()> {
-        self.check(i)?;
+    fn rest(&mut self, i: i64) -> PyResult<()> {
+        let i = self.check(i)?;
         self.rt()
             .instance_mut(i)
             .map(|mut m| {
@@ -347,8 +376,8 @@ impl Runtime {
     }
 
     /// Where the drive's time 0 lies on the media clock (`offset`, seconds) and whether it loops.
-    fn set_drive_timing(&mut self, i: usize, offset: f64, looping: bool) -> PyResult<()> {
-        self.check(i)?;
+    fn set_drive_timing(&mut self, i: i64, offset: f64, looping: bool) -> PyResult<()> {
+        let i = self.check(i)?;
         self.rt()
             .instance_mut(i)
             .and_then(|mut m| m.set_drive_timing(offset, looping).map(|_| ()))
@@ -357,8 +386,8 @@ impl Runtime {
 
     /// Turn the head, neck and eyes by the stream's angle channels (on by default for streams
     /// that carry them).
-    fn set_head_motion(&mut self, i: usize, on: bool) -> PyResult<()> {
-        self.check(i)?;
+    fn set_head_motion(&mut self, i: i64, on: bool) -> PyResult<()> {
+        let i = self.check(i)?;
         self.rt()
             .instance_mut(i)
             .map(|mut m| {
@@ -376,14 +405,14 @@ impl Runtime {
     fn set_speech(
         &mut self,
         py: Python<'_>,
-        i: usize,
+        i: i64,
         path: Option<PathBuf>,
         sampler: &str,
         audio_offset: f64,
         min_hold: f64,
         speech_format: Option<&str>,
     ) -> PyResult<()> {
-        self.check(i)?;
+        let i = self.check(i)?;
         let o = speech_options(sampler, audio_offset, min_hold, speech_format)?;
         let rt = self.rt();
         py.detach(|| -> mien_runtime::Result<()> {
@@ -403,8 +432,8 @@ impl Runtime {
 
     /// The speech transport of instance `i`: `pause`, `resume` or `seek` at `position` (seconds
     /// into the utterance).
-    fn speech_transport(&mut self, i: usize, action: &str, position: f64) -> PyResult<()> {
-        self.check(i)?;
+    fn speech_transport(&mut self, i: i64, action: &str, position: f64) -> PyResult<()> {
+        let i = self.check(i)?;
         let mut m = self.rt().instance_mut(i).map_err(to_py)?;
         let Some(sp) = m.speech() else {
             return Err(invalid(
@@ -433,13 +462,13 @@ impl Runtime {
     #[pyo3(signature = (i, *, face=None, script=None, look_at=None, t0=0.0))]
     fn set_face(
         &mut self,
-        i: usize,
+        i: i64,
         face: Option<PathBuf>,
         script: Option<PathBuf>,
         look_at: Option<[f32; 3]>,
         t0: f64,
     ) -> PyResult<()> {
-        self.check(i)?;
+        let i = self.check(i)?;
         let asset = std::sync::Arc::clone(self.rt().asset());
         let ch = asset.character();
         let def = match &face {
@@ -464,31 +493,31 @@ impl Runtime {
 
     /// Fade instance `i`'s expression `name` to `weight` (0–1) from media time `t` (needs the face
     /// driver: `set_face`).
-    fn set_expression(&mut self, i: usize, name: String, weight: f32, t: f64) -> PyResult<()> {
+    fn set_expression(&mut self, i: i64, name: String, weight: f32, t: f64) -> PyResult<()> {
         self.push(i, t, Event::Expression(name, weight))
     }
 
     /// Look at `point` (world metres), or release the gaze with `None`, from media time `t`.
-    fn look_at(&mut self, i: usize, point: Option<[f32; 3]>, t: f64) -> PyResult<()> {
+    fn look_at(&mut self, i: i64, point: Option<[f32; 3]>, t: f64) -> PyResult<()> {
         self.push(i, t, Event::LookAt(point))
     }
 
     /// Blink at media time `t`.
-    fn blink(&mut self, i: usize, t: f64) -> PyResult<()> {
+    fn blink(&mut self, i: i64, t: f64) -> PyResult<()> {
         self.push(i, t, Event::Blink)
     }
 
     /// Send the avatar-state signal `signal` (`listening_started`, `listening_stopped`,
     /// `response_requested`, `talking_started`, `talking_stopped`, `idle_timeout`, …) at `t`.
-    fn signal(&mut self, i: usize, signal: &str, t: f64) -> PyResult<()> {
+    fn signal(&mut self, i: i64, signal: &str, t: f64) -> PyResult<()> {
         let s = serde_json::from_value(serde_json::Value::from(signal))
             .map_err(|e| invalid("signal", format!("`{signal}`: {e}")))?;
         self.push(i, t, Event::Signal(s))
     }
 
     /// Instance `i`'s state hash (pose, weights, placement, spring tails), hex.
-    fn state_hash(&self, i: usize) -> PyResult<String> {
-        self.check(i)?;
+    fn state_hash(&self, i: i64) -> PyResult<String> {
+        let i = self.check(i)?;
         let rt = self.locked();
         let inst = rt.instance(i).map_err(to_py)?;
         Ok(format!("{:016x}", inst.state_hash()))
@@ -527,8 +556,8 @@ impl Runtime {
 }
 
 impl Runtime {
-    fn push(&mut self, i: usize, t: f64, ev: Event) -> PyResult<()> {
-        self.check(i)?;
+    fn push(&mut self, i: i64, t: f64, ev: Event) -> PyResult<()> {
+        let i = self.check(i)?;
         let mut m = self.rt().instance_mut(i).map_err(to_py)?;
         let Some(face) = m.face() else {
             return Err(invalid(

@@ -161,7 +161,9 @@ def test_live_arkit_frames_move_the_jaw(data):
     rt.update(0.0)
     rest = rt.posed(0).copy()
     w = np.zeros(52, np.float32)
-    w[24] = 1.0  # jawOpen in ARKit-52 order
+    w[mien.ARKIT_52.index("jawOpen")] = 1.0
+    # Apple's order: the 14 eye shapes, then jawForward, jawLeft, jawRight, jawOpen.
+    assert mien.ARKIT_52.index("jawOpen") == 17 and len(mien.ARKIT_52) == 52
     rt.set_arkit(0, w)
     rt.update(1 / 30)
     moved = np.linalg.norm(rt.posed(0) - rest, axis=1)
@@ -295,6 +297,8 @@ def test_the_stubs_name_what_the_module_has():
             stub[node.name] |= {n.target.id for n in node.body if isinstance(n, ast.AnnAssign)}
         elif isinstance(node, ast.FunctionDef):
             stub[node.name] = None
+        elif isinstance(node, ast.AnnAssign) and not node.target.id.startswith("_"):
+            stub[node.target.id] = None
     public = {n for n in dir(_mien) if not n.startswith("_")}
     assert public == set(stub), f"in the module only: {public - set(stub)}; in the stubs only: {set(stub) - public}"
     for name, members in stub.items():

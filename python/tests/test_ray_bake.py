@@ -130,6 +130,16 @@ def test_a_manifest_bakes_on_two_actors_and_a_rerun_skips(data, tmp_path):
     code, text, s = bake(m, out, "--concurrency", "1", "--batch-size", "4")
     assert (s["done"], s["skipped"], s["failed"]) == (1, 11, 2), text
     check_outputs(out, rows)
+    # An edited row (another key rate) is baked again, the others skipped.
+    lines = m.read_text().splitlines()
+    lines[1] = lines[1].rsplit(",", 1)[0] + ",48"
+    m.write_text("\n".join(lines) + "\n")
+    code, text, s = bake(m, out, "--concurrency", "1", "--batch-size", "4")
+    assert (s["done"], s["skipped"], s["failed"]) == (1, 11, 2), text
+    edited = [r for r in s["per_row"] if r["status"] == "done"][0]
+    assert edited["row"] == 1
+    rec = ray_bake.baked_record(str(out / rows[0]["out"]), "mien: take_0000")
+    assert rec["fps"] == 48
 
 
 def _actor_pids() -> list[int]:
@@ -179,8 +189,10 @@ def test_a_worker_killed_mid_run_loses_no_row_and_bakes_none_twice(data, tmp_pat
     # The outputs are the bytes a clean run writes (the bake is deterministic).
     clean = tmp_path / "clean"
     clean.mkdir()
-    for r in rows[:3]:
-        mien.bake(r["character"], clean / r["out"], speech=r["speech"], clip="rest", fps=1000.0, name="mien: " + Path(r["speech"]).stem)
+    actor = ray_bake.BakeActor(str(clean), 0)
+    for r in ray_bake.read_manifest(m)[:3]:
+        record = {"row_digest": actor.row_digest(r)}
+        mien.bake(r["character"], clean / r["out"], speech=r["speech"], clip="rest", fps=1000.0, name=r["name"], record=record)
         assert (clean / r["out"]).read_bytes() == (out / r["out"]).read_bytes()
     (tmp_path / "fault.json").write_text(json.dumps({"killed": killed, **{k: v for k, v in s.items() if k != "per_row"}}))
 
@@ -228,3 +240,54 @@ def test_a_cluster_by_address(data, tmp_path):
         timeout=300,
     )
     assert p.returncode == 2 and "cannot connect to the Ray cluster" in p.stderr, p.stderr[-2000:]
+
+
+def test_more_bad_manifests(data, tmp_path):
+    """Spellings of one output, one output inside another, encodings, folders, options that need
+    a speech take, and resources no node has."""
+    good = f"{data}/facecap/facecap.glb"
+    speech = f"{data}/gentle/lucier_golden.json"
+    cases = [
+        (f"character,out,speech\n{good},a.glb,{speech}\n{good},./a.glb,{speech}\n", "is also row 1's"),
+        (f"character,out,speech\n{good},x//a.glb,{speech}\n{good},x/a.glb,{speech}\n", "is also row 1's"),
+        (f"character,out,speech\n{good},a.glb,{speech}\n{good},a.glb/b.glb,{speech}\n", "lies inside row 1's output `a.glb`"),
+        (f"character,out,speech\n{data},a.glb,{speech}\n", "a folder, not a file"),
+        (f"character,out,speech,speech_format\n{good},a.glb,{speech},klingon\n", "speech_format `klingon`: one of"),
+        (f"character,out,speech,min_hold\n{good},a.glb,{speech},0.1\n", "min_hold 0.1: applies to sampler envelope only"),
+        (f"character,out,clip,sampler\n{good},a.glb,rest,envelope\n", "apply to a speech take"),
+        (f"character,out,speech,tolerance\n{good},a.glb,{speech},0.005,0.25\n", "WEIGHT;DEGREES"),
+    ]
+    for k, (text, says) in enumerate(cases):
+        m = tmp_path / f"m{k}.csv"
+        m.write_text(text)
+        with pytest.raises(ray_bake.ManifestError) as e:
+            ray_bake.read_manifest(m)
+        assert says in str(e.value), (says, str(e.value))
+    # A spreadsheet's byte-order mark and spaces after the commas are read; non-UTF-8 and binary
+    # files are refused by name.
+    m = tmp_path / "bom.csv"
+    m.write_bytes(f"\ufeffcharacter, out, speech\n{good}, a.glb, {speech}\n".encode("utf-8"))
+    assert ray_bake.read_manifest(m)[0]["out"] == "a.glb"
+    m = tmp_path / "latin1.csv"
+    m.write_bytes(f"character,out,speech\n{good},caf\xe9.glb,{speech}\n".encode("latin-1"))
+    with pytest.raises(ray_bake.ManifestError, match="not UTF-8"):
+        ray_bake.read_manifest(m)
+    m = tmp_path / "binary.csv"
+    m.write_bytes((data / "facecap/facecap.glb").read_bytes()[:3000])
+    with pytest.raises(ray_bake.ManifestError) as e:
+        ray_bake.read_manifest(m)
+    assert "\x00" not in str(e.value) and len(str(e.value)) < 600
+    # --out "" and --out under a file: exit 2, nothing made.
+    ok = tmp_path / "ok.csv"
+    ok.write_text(f"character,out,speech\n{good},a.glb,{speech}\n")
+    (tmp_path / "afile").write_text("x")
+    for out in ("", str(tmp_path / "afile" / "sub")):
+        p = subprocess.run([sys.executable, "-m", "mien.ray_bake", str(ok), "--out", out], capture_output=True, text=True)
+        assert p.returncode == 2 and "error: --out" in p.stderr, p.stderr[-1500:]
+    # An actor asking for a GPU on a machine without one is refused, not left pending forever.
+    p = subprocess.run(
+        [sys.executable, "-m", "mien.ray_bake", str(ok), "--out", str(tmp_path / "g"), "--num-gpus", "64"],
+        capture_output=True, text=True, timeout=300, env=dict(os.environ, RAY_DISABLE_USAGE_STATS="1"),
+    )
+    assert p.returncode == 2 and "no node of the cluster has that much" in p.stderr, p.stderr[-1500:]
+    assert not (tmp_path / "g").exists()

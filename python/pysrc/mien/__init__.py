@@ -20,6 +20,7 @@ parallel. Arrays come back as read-only NumPy arrays over Rust-owned memory (no 
 """
 
 from ._mien import (  # noqa: F401
+    ARKIT_52,
     Array,
     BackendError,
     Character,
@@ -40,6 +41,7 @@ from ._mien import (  # noqa: F401
 )
 
 __all__ = [
+    "ARKIT_52",
     "Array",
     "BackendError",
     "Character",

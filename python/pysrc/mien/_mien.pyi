@@ -9,6 +9,9 @@ import numpy as np
 import numpy.typing as npt
 
 __version__: str
+ARKIT_52: list[str]
+"""The 52 ARKit blendshape names in canonical order (`eyeBlinkLeft` … `tongueOut`): the order of
+`Runtime.set_arkit`'s weights."""
 
 _Path = str | PathLike[str]
 
@@ -92,7 +95,7 @@ class Runtime:
 
     def __init__(
         self,
-        character: Character,
+        character: Character | _Path,
         *,
         backend: Literal["cpu", "wgpu", "vulkan", "auto"] = "cpu",
         instances: int = 1,
@@ -190,12 +193,14 @@ def bake(
     audio_offset: float = 0.0,
     min_hold: float = 0.0,
     speech_format: str | None = None,
+    record: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Bake one take (an ARKit stream, a clip, or rest, with an optional speech layer) into the
     character's GLB and write `out` (.glb, or .vrm for a VRM) atomically. `fps` 1–1000 keys per
     second from `start` seconds; `tolerance` (weight, degrees) drops keys LINEAR interpolation
     reproduces; `lod` a game-face LOD in triangles. Deterministic: the same inputs give the same
-    bytes. The report: name, keys, channels, bytes, span_s, drive, speech, notes."""
+    bytes. `record`: JSON-able data kept in the file's record (`take.caller`). The report: name,
+    keys, channels, bytes, span_s, drive, speech, notes."""
 
 def verify(path: _Path) -> dict[str, Any]:
     """Check a baked file: `takes`, `parts` (facial parts unchanged), `alignments` (each speech

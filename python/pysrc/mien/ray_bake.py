@@ -23,24 +23,29 @@ column             meaning
 =================  =========================================================================
 
 Only ``character`` and ``out`` are required, and at least one of ``speech``, ``arkit``, ``clip``.
-Relative input paths are relative to the manifest's folder. Every row is checked before anything
-runs; a bad manifest is refused with its row and column (exit 2).
+Relative input paths are relative to the manifest's folder. Every row's form is checked before
+anything runs (columns, files, numbers and their ranges, option names, outputs unique and not
+inside one another); a bad manifest is refused with its row and column (exit 2). What needs the
+character or the take (a clip's name, a LOD budget, a start past the take's end) is checked by the
+bake and reported as that row's failure.
 
 How it runs: the manifest becomes a Ray Dataset; ``map_batches`` runs :class:`BakeActor` on an
 actor pool of ``--concurrency`` actors with ``--batch-size`` rows a batch. Each actor loads each
 character once (kept for every later row), bakes each row and writes its output itself (an atomic
 rename; the name from the row, never from completion order), and returns only a small status row.
 Every row is idempotent: an output that exists and passes ``mien.verify`` with the row's animation
-in it is skipped, so a re-run, a retried batch or a restarted actor never bakes a row twice into
-different bytes (the bake is deterministic) nor loses one. A row that fails with an I/O or backend
+in it, baked from this row's inputs and options, is skipped (each output's record keeps the row's
+digest: a SHA-256 of its options and its input files' bytes), so a re-run, a retried batch or a
+restarted actor never bakes a row twice into different bytes (the bake is deterministic) nor loses
+one, and an edited row is baked again. A row that fails with an I/O or backend
 error is retried ``--retries`` times, one with bad input fails at once; both are reported with
 mien's message. A summary (``ray_bake_summary.json`` in ``--out``) lists rows done, skipped and
 failed; the exit status is 1 when any row failed.
 
 Point it at a cluster with ``--address ray://head:10001`` (or ``auto`` inside one; the
 ``RAY_ADDRESS`` variable works too); the manifest's files and ``--out`` must be on storage every
-node sees. With a GPU backend (``--backend wgpu`` / ``vulkan``), ``--num-gpus`` reserves GPUs per
-actor.
+node sees. ``--num-cpus`` / ``--num-gpus`` set what each actor reserves (a bake samples on the CPU);
+a request no node of the cluster can meet is refused before the run.
 """
 
 from __future__ import annotations
@@ -53,9 +58,11 @@ import os
 import sys
 import time
 from dataclasses import dataclass
+import posixpath
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+SPEECH_FORMATS = ("textgrid", "gentle", "rhubarb-tsv", "rhubarb-json", "polly", "azure", "mien")
 COLUMNS = (
     "character",
     "out",
@@ -94,7 +101,6 @@ class Options:
     out: str
     concurrency: int = 1
     batch_size: int = 8
-    backend: str = "cpu"
     num_cpus: float = 1.0
     num_gpus: float = 0.0
     retries: int = 2
@@ -120,21 +126,32 @@ def read_manifest(path: str | os.PathLike) -> list[dict[str, str]]:
     path = Path(path)
     base = path.resolve().parent
     try:
-        f = open(path, newline="", encoding="utf-8")
+        raw_bytes = path.read_bytes()
     except OSError as e:
-        raise ManifestError(f"{path}: cannot read: {e.strerror}") from None
+        raise ManifestError(f"{path}: cannot read: {e.strerror or e}") from None
+    try:
+        # utf-8-sig: a spreadsheet's "CSV UTF-8" starts with a byte-order mark.
+        text = raw_bytes.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise ManifestError(f"{path}: byte {e.start}: not UTF-8 text (a manifest is a UTF-8 CSV file)") from None
+    if "\0" in text:
+        raise ManifestError(f"{path}: a NUL byte at character {text.index(chr(0))}: not a CSV text file")
     rows: list[dict[str, str]] = []
     outs: dict[str, int] = {}
-    with f:
+    import io
+
+    with io.StringIO(text, newline="") as f:
         reader = csv.DictReader(f)
-        header = reader.fieldnames or []
+        header = [h.strip() for h in (reader.fieldnames or [])]
+        reader.fieldnames = header
         if not header:
             raise ManifestError(f"{path}: empty: a header row is required ({', '.join(COLUMNS[:3])}, …)")
         unknown = [h for h in header if h not in COLUMNS]
         if unknown:
-            raise ManifestError(
-                f"{path}: header: unknown column(s) {', '.join(unknown)}; known: {', '.join(COLUMNS)}"
-            )
+            shown = ", ".join(repr(h) if not h.isprintable() or not h else h for h in unknown[:8])
+            if len(shown) > 200:
+                shown = shown[:200] + "…"
+            raise ManifestError(f"{path}: header: unknown column(s) {shown}; known: {', '.join(COLUMNS)}")
         for need in ("character", "out"):
             if need not in header:
                 raise ManifestError(f"{path}: header: the `{need}` column is required")
@@ -142,7 +159,8 @@ def read_manifest(path: str | os.PathLike) -> list[dict[str, str]]:
             if len(rows) >= MAX_ROWS:
                 raise ManifestError(f"{path}: more than {MAX_ROWS} rows")
             if None in raw:
-                raise ManifestError(f"{path}: row {k}: more fields than the header's {len(header)}")
+                hint = " (write tolerance as WEIGHT;DEGREES, with a semicolon)" if "tolerance" in header else ""
+                raise ManifestError(f"{path}: row {k}: more fields than the header's {len(header)}{hint}")
             row = {c: (raw.get(c) or "").strip() for c in COLUMNS}
             where = f"{path}: row {k}"
             try:
@@ -152,13 +170,22 @@ def read_manifest(path: str | os.PathLike) -> list[dict[str, str]]:
             key = os.path.normcase(row["out"])
             if key in outs:
                 raise ManifestError(
-                    f"{where}: out `{row['out']}` is also row {outs[key]}'s: every row writes its own file"
+                    f"{where}: out `{raw['out'].strip()}` is also row {outs[key]}'s (`{key}`): every row writes its own file"
                 )
             outs[key] = k
             row["row"] = str(k)
             rows.append(row)
     if not rows:
         raise ManifestError(f"{path}: no rows after the header")
+    # No output may sit inside another's path (`a.glb` and `a.glb/b.glb`).
+    for key, k in outs.items():
+        parent = os.path.dirname(key)
+        while parent:
+            if parent in outs:
+                raise ManifestError(
+                    f"{path}: row {k}: out `{key}` lies inside row {outs[parent]}'s output `{parent}`"
+                )
+            parent = os.path.dirname(parent)
     return rows
 
 
@@ -173,6 +200,8 @@ def _check_row(row: dict[str, str], base: Path) -> None:
         raise ValueError(f"out `{out}`: must be a path inside --out (no leading /, no ..)")
     if p.suffix.lower() not in (".glb", ".vrm"):
         raise ValueError(f"out `{out}`: a baked take is a .glb file (or .vrm)")
+    # One spelling per file: `./a.glb` and `x//a.glb` are `a.glb` and `x/a.glb`.
+    row["out"] = posixpath.normpath(str(p))
     if not (row["speech"] or row["arkit"] or row["clip"]):
         raise ValueError("no take: give speech, arkit or clip")
     if row["arkit"] and row["clip"]:
@@ -184,6 +213,8 @@ def _check_row(row: dict[str, str], base: Path) -> None:
         q = Path(v).expanduser()
         if not q.is_absolute():
             q = base / q
+        if q.is_dir():
+            raise ValueError(f"{c} `{v}`: a folder, not a file ({q})")
         if not q.is_file():
             raise ValueError(f"{c} `{v}`: no such file ({q})")
         row[c] = str(q)
@@ -201,6 +232,12 @@ def _check_row(row: dict[str, str], base: Path) -> None:
         _number(row["lod"], "lod", int, 1, 2**40)
     if row["sampler"] and row["sampler"] not in ("held", "envelope"):
         raise ValueError(f"sampler `{row['sampler']}`: held or envelope")
+    if row["min_hold"] and float(row["min_hold"]) > 0 and row["sampler"] != "envelope":
+        raise ValueError(f"min_hold {row['min_hold']}: applies to sampler envelope only")
+    if row["speech_format"] and row["speech_format"] not in SPEECH_FORMATS:
+        raise ValueError(f"speech_format `{row['speech_format']}`: one of {', '.join(SPEECH_FORMATS)}")
+    if (row["sampler"] or row["audio_offset"] or row["min_hold"] or row["speech_format"]) and not row["speech"]:
+        raise ValueError("sampler, audio_offset, min_hold and speech_format apply to a speech take: the speech column is empty")
     if row["tolerance"]:
         parts = row["tolerance"].split(";")
         if len(parts) != 2:
@@ -230,16 +267,46 @@ def bake_kwargs(row: dict[str, str]) -> dict[str, Any]:
     return kw
 
 
-def is_done(path: str, name: str) -> bool:
-    """The output exists, passes ``mien.verify`` and holds the animation ``name``."""
+def baked_record(path: str, name: str) -> dict[str, Any] | None:
+    """The mien record (``extras.mien``) of the animation ``name`` in the GLB at ``path``."""
+    import struct
+
+    try:
+        with open(path, "rb") as f:
+            head = f.read(20)
+            if len(head) < 20 or head[:4] != b"glTF":
+                return None
+            n, kind = struct.unpack("<II", head[12:20])
+            if kind != 0x4E4F534A or n > 1 << 28:
+                return None
+            doc = json.loads(f.read(n))
+    except (OSError, ValueError):
+        return None
+    for a in doc.get("animations", []):
+        if a.get("name") == name:
+            rec = a.get("extras", {}).get("mien")
+            return rec if isinstance(rec, dict) else None
+    return None
+
+
+def is_done(path: str, name: str, digest: str | None = None) -> bool:
+    """The output exists, passes ``mien.verify``, holds the animation ``name``, and (given a
+    ``digest``) was baked from the row with that digest."""
     import mien
 
     if not os.path.isfile(path):
         return False
     try:
-        return name in mien.verify(path)["takes"]
+        if name not in mien.verify(path)["takes"]:
+            return False
     except mien.Error:
         return False
+    if digest is None:
+        return True
+    rec = baked_record(path, name) or {}
+    take = rec.get("take") if isinstance(rec.get("take"), dict) else {}
+    caller = take.get("caller") if isinstance(take, dict) else None
+    return isinstance(caller, dict) and caller.get("row_digest") == digest
 
 
 def _stale_temps(path: str) -> list[str]:
@@ -254,16 +321,47 @@ _PERMANENT = ("FormatError", "InvalidError", "LimitError", "ScenarioError")
 
 class BakeActor:
     """One actor of the pool: its characters (each loaded once), and a ``__call__`` that bakes a
-    batch of rows and returns their status columns."""
+    batch of rows and returns their status columns. :func:`run` makes a subclass carrying the
+    output folder and retries as class attributes (so Ray ships no constructor arguments)."""
 
-    def __init__(self, out_dir: str, retries: int = 2):
+    OUT_DIR = "."
+    RETRIES = 2
+
+    def __init__(self, out_dir: str | None = None, retries: int | None = None):
         import mien
 
         self.mien = mien
-        self.out_dir = out_dir
-        self.retries = retries
+        self.out_dir = out_dir if out_dir is not None else self.OUT_DIR
+        self.retries = retries if retries is not None else self.RETRIES
         self.characters: dict[str, Any] = {}
+        self.file_digests: dict[str, str] = {}
         self.loads = 0
+
+    def _file_digest(self, path: str) -> str:
+        import hashlib
+
+        d = self.file_digests.get(path)
+        if d is None:
+            h = hashlib.sha256()
+            with open(path, "rb") as f:
+                for chunk in iter(lambda: f.read(1 << 20), b""):
+                    h.update(chunk)
+            d = h.hexdigest()
+            self.file_digests[path] = d
+        return d
+
+    def row_digest(self, row: dict[str, str]) -> str:
+        """SHA-256 of what a row's output depends on: mien's version, the options, the input
+        files' bytes."""
+        import hashlib
+
+        opts = {c: row[c] for c in COLUMNS if c not in INPUTS and c != "out"}
+        inputs = {}
+        for c in INPUTS:
+            v = row[c]
+            inputs[c] = self._file_digest(v) if v and os.path.isfile(v) else v
+        text = json.dumps({"mien": self.mien.__version__, "options": opts, "inputs": inputs}, sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()
 
     def _character(self, path: str):
         c = self.characters.get(path)
@@ -289,7 +387,13 @@ class BakeActor:
             "pid": os.getpid(),
             "character_loads": 0,
         }
-        if is_done(out, row["name"]):
+        try:
+            digest = self.row_digest(row)
+        except OSError as e:
+            status.update(status="failed", attempts=1, error=f"cannot read an input: {e}", error_kind="IoError")
+            status["seconds"] = time.perf_counter() - t0
+            return status
+        if is_done(out, row["name"], digest):
             status["status"] = "skipped"
             status["character_loads"] = self.loads
             status["seconds"] = time.perf_counter() - t0
@@ -300,6 +404,7 @@ class BakeActor:
             except OSError:
                 pass
         kw = bake_kwargs(row)
+        kw["record"] = {"row_digest": digest}
         while True:
             status["attempts"] += 1
             try:
@@ -351,6 +456,34 @@ def _check_reachable(address: str | None) -> None:
         raise ClusterError(f"cannot connect to the Ray cluster at {address}: {e.strerror or e}") from None
 
 
+def _map(ds, actor, opts: Options, remote: dict[str, Any]):
+    import ray
+
+    return ds.map_batches(
+        actor,
+        batch_size=opts.batch_size,
+        batch_format="numpy",
+        compute=ray.data.ActorPoolStrategy(size=opts.concurrency),
+        num_cpus=opts.num_cpus,
+        num_gpus=opts.num_gpus or None,
+        **remote,
+    )
+
+
+def _check_resources(opts: Options) -> None:
+    """Refuse an actor no node can hold (Ray would wait for it forever)."""
+    import ray
+
+    nodes = [n for n in ray.nodes() if n.get("Alive")]
+    res = [n.get("Resources", {}) for n in nodes]
+    if not any(r.get("CPU", 0) >= opts.num_cpus and r.get("GPU", 0) >= opts.num_gpus for r in res):
+        best = max(res, key=lambda r: (r.get("GPU", 0), r.get("CPU", 0)), default={})
+        raise ClusterError(
+            f"an actor asks for {opts.num_cpus:g} CPU and {opts.num_gpus:g} GPU, and no node of the "
+            f"cluster has that much (the largest: {best.get('CPU', 0):g} CPU, {best.get('GPU', 0):g} GPU)"
+        )
+
+
 def run(rows: list[dict[str, str]], opts: Options, address: str | None = None) -> dict[str, Any]:
     """Bake ``rows`` (from :func:`read_manifest`) on Ray; the summary (also written to
     ``opts.out/ray_bake_summary.json``). Starts a local Ray unless one is running or ``address``
@@ -358,7 +491,6 @@ def run(rows: list[dict[str, str]], opts: Options, address: str | None = None) -
     """
     import ray
 
-    os.makedirs(opts.out, exist_ok=True)
     out_dir = os.path.abspath(opts.out)
     if not ray.is_initialized():
         _check_reachable(address)
@@ -372,6 +504,8 @@ def run(rows: list[dict[str, str]], opts: Options, address: str | None = None) -
                 + ". A cluster started with token authentication (`ray start`'s default in Ray 2.5x) needs "
                 "RAY_AUTH_MODE=token here and its token in ~/.ray/auth_token or RAY_AUTH_TOKEN."
             ) from e
+    _check_resources(opts)
+    os.makedirs(out_dir, exist_ok=True)
     t0 = time.perf_counter()
     ds = ray.data.from_items(rows, override_num_blocks=max(1, min(len(rows), 4 * opts.concurrency * 4)))
     remote: dict[str, Any] = {
@@ -379,16 +513,14 @@ def run(rows: list[dict[str, str]], opts: Options, address: str | None = None) -
         "max_restarts": opts.max_restarts,
         "max_task_retries": opts.max_restarts,
     }
-    ds = ds.map_batches(
-        BakeActor,
-        fn_constructor_args=(out_dir, opts.retries),
-        batch_size=opts.batch_size,
-        batch_format="numpy",
-        compute=ray.data.ActorPoolStrategy(size=opts.concurrency),
-        num_cpus=opts.num_cpus,
-        num_gpus=opts.num_gpus or None,
-        **remote,
-    )
+    actor = type("BakeActor", (BakeActor,), {"OUT_DIR": out_dir, "RETRIES": opts.retries})
+    import warnings
+
+    with warnings.catch_warnings():
+        # Bounded restarts need `max_restarts` / `max_task_retries`, which Ray 2.60 only takes
+        # through its deprecated `ray_remote_args` (its default is unbounded).
+        warnings.filterwarnings("ignore", message=".*ray_remote_args.*")
+        ds = _map(ds, actor, opts, remote)
     results = sorted(ds.take_all(), key=lambda r: int(r["row"]))
     wall = time.perf_counter() - t0
     summary = summarise(rows, results, out_dir, wall, opts)
@@ -457,7 +589,6 @@ def summarise(
         },
         "concurrency": opts.concurrency,
         "batch_size": opts.batch_size,
-        "backend": opts.backend,
         "wall_s": wall_s,
         "takes_per_s": (len(baked) / wall_s) if wall_s > 0 else 0.0,
         "per_row": per_row,
@@ -486,7 +617,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--address", default=None, help="a Ray cluster (ray://host:10001, or auto); default: a local Ray")
     ap.add_argument("--concurrency", type=int, default=max(1, (os.cpu_count() or 1)), help="actors in the pool (default: the CPU count)")
     ap.add_argument("--batch-size", type=int, default=8, help="rows per batch (default 8)")
-    ap.add_argument("--backend", default="cpu", choices=["cpu"], help="the bake's backend (the CPU reference)")
     ap.add_argument("--num-cpus", type=float, default=1.0, help="CPUs reserved per actor (default 1)")
     ap.add_argument("--num-gpus", type=float, default=0.0, help="GPUs reserved per actor (default 0)")
     ap.add_argument("--retries", type=int, default=2, help="retries of a row failing with an I/O or backend error (default 2)")
@@ -504,14 +634,22 @@ def main(argv: list[str] | None = None) -> int:
     except ManifestError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    if not a.out.strip():
+        print("error: --out: empty: name the folder the outputs go under", file=sys.stderr)
+        return 2
     if os.path.exists(a.out) and not os.path.isdir(a.out):
         print(f"error: --out {a.out}: not a folder", file=sys.stderr)
+        return 2
+    parent = os.path.dirname(os.path.abspath(a.out))
+    while parent and not os.path.exists(parent):
+        parent = os.path.dirname(parent)
+    if parent and not os.path.isdir(parent):
+        print(f"error: --out {a.out}: {parent} is a file, not a folder", file=sys.stderr)
         return 2
     opts = Options(
         out=a.out,
         concurrency=a.concurrency,
         batch_size=a.batch_size,
-        backend=a.backend,
         num_cpus=a.num_cpus,
         num_gpus=a.num_gpus,
         retries=a.retries,
@@ -522,6 +660,15 @@ def main(argv: list[str] | None = None) -> int:
     except ClusterError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    except OSError as e:
+        print(f"error: --out {a.out}: {e.strerror or e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(
+            f"interrupted: the outputs written so far are complete; run the same command again to bake the rest ({a.out})",
+            file=sys.stderr,
+        )
+        return 130
     print(
         f"{a.out}: {s['rows']} rows — {s['done']} baked, {s['skipped']} already done, "
         f"{s['failed']} failed, {s['missing']} missing; {s['wall_s']:.1f} s, "
