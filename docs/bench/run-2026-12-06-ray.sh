@@ -8,7 +8,7 @@ set -euo pipefail
 SITE=$(python3 -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
 tar -C "$SITE" -xJf .gpu/ray312.tar.xz
 tar -C "$SITE" -xJf .gpu/mien312.tar.xz
-pip install -q --no-deps --no-index .gpu/deps/*.whl
+python3 -m pip install -q --no-deps --no-index .gpu/deps/*.whl
 python3 -c "import ray, mien, sys; print('ray', ray.__version__, 'mien', mien.__version__, sys.version.split()[0])"
 lscpu | grep -E "Model name|^CPU\(s\)" || true
 python3 benches/ray/generate_takes.py --data .gpu/data --n 1000 --out /tmp/t1000
