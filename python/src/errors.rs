@@ -4,7 +4,7 @@
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
 use pyo3::prelude::*;
-use pyo3::types::PyList;
+use pyo3::types::{IntoPyDict, PyList};
 
 create_exception!(mien, Error, PyException, "Every error mien raises.");
 create_exception!(
@@ -25,12 +25,39 @@ create_exception!(
     Error,
     "An input or argument mien refuses: out of range, binding to nothing, of the wrong kind."
 );
-create_exception!(
-    mien,
-    IoError,
-    Error,
-    "A file could not be read or written (`.path`)."
-);
+/// `mien.IoError`: a file that could not be read or written; a subclass of both `mien.Error` and
+/// `OSError` (so `except OSError` catches it too), made at import by `class IoError(Error,
+/// OSError)`.
+static IO_ERROR: pyo3::sync::PyOnceLock<Py<pyo3::types::PyType>> = pyo3::sync::PyOnceLock::new();
+
+fn io_error_type(py: Python<'_>) -> Bound<'_, pyo3::types::PyType> {
+    IO_ERROR
+        .get_or_init(py, || {
+            let make = || -> PyResult<Py<pyo3::types::PyType>> {
+                let builtins = py.import("builtins")?;
+                let ty = builtins.getattr("type")?.call1((
+                    "IoError",
+                    (
+                        py.get_type::<Error>(),
+                        py.get_type::<pyo3::exceptions::PyOSError>(),
+                    ),
+                    [
+                        ("__module__", "mien"),
+                        (
+                            "__doc__",
+                            "A file could not be read or written (`.path`); also an OSError.",
+                        ),
+                    ]
+                    .into_py_dict(py)?,
+                ))?;
+                Ok(ty.cast_into::<pyo3::types::PyType>()?.unbind())
+            };
+            // The class statement cannot fail for these bases; an OSError-less IoError would do.
+            make().unwrap_or_else(|_| py.get_type::<Error>().unbind())
+        })
+        .bind(py)
+        .clone()
+}
 create_exception!(
     mien,
     BackendError,
@@ -98,7 +125,7 @@ fn core_kind<'py>(
             ],
         ),
         C::Io { path, .. } => (
-            py.get_type::<IoError>(),
+            io_error_type(py),
             vec![(
                 "path",
                 attr(
@@ -150,7 +177,7 @@ pub fn to_py(e: mien_runtime::Error) -> PyErr {
                 ],
             ),
             E::Io { path, .. } => (
-                py.get_type::<IoError>(),
+                io_error_type(py),
                 vec![(
                     "path",
                     path.clone().into_pyobject(py).unwrap().into_any().unbind(),
@@ -213,7 +240,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("FormatError", py.get_type::<FormatError>())?;
     m.add("LimitError", py.get_type::<LimitError>())?;
     m.add("InvalidError", py.get_type::<InvalidError>())?;
-    m.add("IoError", py.get_type::<IoError>())?;
+    m.add("IoError", io_error_type(py))?;
     m.add("BackendError", py.get_type::<BackendError>())?;
     m.add("PosedError", py.get_type::<PosedError>())?;
     m.add("ScenarioError", py.get_type::<ScenarioError>())?;

@@ -128,6 +128,9 @@ def test_errors_are_typed_and_name_the_file(data, tmp_path):
     with pytest.raises(mien.IoError) as e:
         mien.Character.load(tmp_path / "nope.glb")
     assert "nope.glb" in str(e.value) and e.value.path.endswith("nope.glb")
+    assert isinstance(e.value, OSError)  # `except OSError` catches a missing file too
+    with pytest.raises(OSError):
+        mien.verify(tmp_path / "nope.glb")
     with pytest.raises(mien.FormatError) as e:
         mien.Character.load(data / "corrupt/truncated.glb")
     assert "truncated.glb" in str(e.value) and e.value.file.endswith("truncated.glb")

@@ -35,8 +35,8 @@ class LimitError(Error):
 class InvalidError(Error):
     """An input or argument mien refuses (out of range, binding to nothing, of the wrong kind)."""
 
-class IoError(Error):
-    """A file that could not be read or written."""
+class IoError(Error, OSError):
+    """A file that could not be read or written; also an OSError."""
     path: str
 
 class BackendError(Error):
