@@ -412,7 +412,7 @@ fn describe(ch: &mien_core::rig::Character, path: &Path, kind: &str) -> serde_js
             VrmVersion::V0 => "VRM 0.x avatar (glTF 2.0, extension VRM)",
             VrmVersion::V1 => "VRM 1.0 avatar (glTF 2.0, extension VRMC_vrm)",
         });
-        out["vrm"] = vrm_section(&ch, v);
+        out["vrm"] = vrm_section(ch, v);
         out["nodes"] = json!(format!(
             "{} (+ the VRM expression control node mien appends)",
             ch.nodes.len() - 1

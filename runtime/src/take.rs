@@ -337,21 +337,16 @@ pub fn bake_take(
         }
         _ => {}
     }
-    if let Some(t) = &opts.tolerance {
-        if !(t.value.is_finite()
+    if let Some(t) = &opts.tolerance
+        && !(t.value.is_finite()
             && (0.0..=1.0).contains(&t.value)
             && t.angle_rad.is_finite()
             && (0.0..=45f32.to_radians()).contains(&t.angle_rad))
-        {
-            return Err(Error::invalid(
-                format!(
-                    "tolerance {},{}",
-                    t.value,
-                    f64::from(t.angle_rad).to_degrees()
-                ),
-                "a weight from 0 to 1 and an angle from 0 to 45 degrees",
-            ));
-        }
+    {
+        return Err(Error::invalid(
+            format!("tolerance {},{} rad", t.value, t.angle_rad),
+            "a weight from 0 to 1 and an angle from 0 to 45 degrees (0.785 rad)",
+        ));
     }
     if take.speech.is_some() {
         take.speech_options.check()?;
