@@ -143,14 +143,19 @@ def test_a_manifest_bakes_on_two_actors_and_a_rerun_skips(data, tmp_path):
 
 
 def _actor_pids() -> list[int]:
-    """Processes of the pool's actors (Ray titles them `ray::MapWorker(...)`)."""
-    p = subprocess.run(["ps", "-eo", "pid=,args="], capture_output=True, text=True)
+    """Processes of the pool's actors (Ray titles them `ray::MapWorker(...)`), read from /proc."""
     pids = []
-    for line in p.stdout.splitlines():
-        pid, _, args = line.strip().partition(" ")
-        if args.startswith("ray::MapWorker") or "BakeActor" in args and args.startswith("ray::"):
-            pids.append(int(pid))
-    return pids
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/cmdline", "rb") as f:
+                args = f.read().replace(b"\0", b" ").decode("utf-8", "replace")
+        except OSError:
+            continue
+        if args.startswith("ray::MapWorker") or (args.startswith("ray::") and "BakeActor" in args):
+            pids.append(int(d))
+    return sorted(pids)
 
 
 def test_a_worker_killed_mid_run_loses_no_row_and_bakes_none_twice(data, tmp_path):
