@@ -208,20 +208,7 @@ pub fn scenario_invalid(
     path: &std::path::Path,
     problems: &[mien_runtime::scenario::Problem],
 ) -> PyErr {
-    let mut msg = format!(
-        "{}: invalid scenario ({} problem{}); no step was run",
-        path.display(),
-        problems.len(),
-        if problems.len() == 1 { "" } else { "s" }
-    );
-    for p in problems {
-        let at = if p.pointer.is_empty() {
-            "/"
-        } else {
-            &p.pointer
-        };
-        msg.push_str(&format!("\n  {at}: {}", p.message));
-    }
+    let msg = mien_runtime::scenario::invalid_text(path, problems);
     let err = ScenarioError::new_err(msg);
     let list: Vec<(String, String)> = problems
         .iter()

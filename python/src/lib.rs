@@ -284,39 +284,15 @@ fn bake(
         }
     };
     let (asset, path) = character_of(py, character)?;
-    let sampler = match sampler {
-        "held" => mien_runtime::Sampler::Held,
-        "envelope" => mien_runtime::Sampler::Envelope,
-        other => {
-            return Err(errors::invalid(
-                "sampler",
-                format!("`{other}`: `held` or `envelope`"),
-            ));
-        }
-    };
-    let format = match speech_format.as_deref() {
-        None => None,
-        Some(f) => Some(
-            mien_core::io::speech::SpeechFormat::from_name(f).ok_or_else(|| {
-                errors::invalid(
-                    "speech_format",
-                    format!(
-                        "`{f}`: one of textgrid, gentle, rhubarb-tsv, rhubarb-json, polly, azure, mien"
-                    ),
-                )
-            })?,
-        ),
-    };
     let take = mien_runtime::take::Take {
         arkit,
         speech,
-        speech_options: mien_runtime::SpeechOptions {
-            format,
+        speech_options: runtime::speech_options(
             sampler,
             audio_offset,
             min_hold,
-            ..Default::default()
-        },
+            speech_format.as_deref(),
+        )?,
         clip,
     };
     let opts = mien_runtime::take::TakeOptions {

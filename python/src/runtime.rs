@@ -34,19 +34,8 @@ pub struct Runtime {
 }
 
 fn space_of(name: &str) -> PyResult<ExpressionSpace> {
-    Ok(match name {
-        "arkit52" | "arkit" => ExpressionSpace::Arkit52,
-        "gnm" => ExpressionSpace::Gnm,
-        "gnm68" => ExpressionSpace::Gnm68,
-        "vrm" => ExpressionSpace::Vrm,
-        "rig" => ExpressionSpace::Rig,
-        other => {
-            return Err(invalid(
-                "space",
-                format!("`{other}`: one of arkit52, gnm, gnm68, vrm, rig"),
-            ));
-        }
-    })
+    // `arkit` as well as the library's `arkit52`.
+    ExpressionSpace::from_name(if name == "arkit" { "arkit52" } else { name }).map_err(to_py)
 }
 
 fn lift_of(name: Option<&str>) -> PyResult<Option<LiftOptions>> {

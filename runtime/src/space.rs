@@ -52,6 +52,39 @@ impl ExpressionSpace {
             ExpressionSpace::Rig => "rig",
         }
     }
+
+    /// Every space, in [`ExpressionSpace::name`] order.
+    pub const ALL: [ExpressionSpace; 5] = [
+        ExpressionSpace::Arkit52,
+        ExpressionSpace::Gnm,
+        ExpressionSpace::Gnm68,
+        ExpressionSpace::Vrm,
+        ExpressionSpace::Rig,
+    ];
+
+    /// The space [`ExpressionSpace::name`] calls `name`.
+    ///
+    /// # Errors
+    /// [`crate::Error::Invalid`] naming `name` and the five names.
+    ///
+    /// ```
+    /// use mien_runtime::ExpressionSpace;
+    /// for s in ExpressionSpace::ALL {
+    ///     assert_eq!(ExpressionSpace::from_name(s.name()).unwrap(), s);
+    /// }
+    /// assert!(ExpressionSpace::from_name("blendshapes").is_err());
+    /// ```
+    pub fn from_name(name: &str) -> crate::Result<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|s| s.name() == name)
+            .ok_or_else(|| {
+                crate::Error::invalid(
+                    format!("space `{name}`"),
+                    "one of arkit52, gnm, gnm68, vrm, rig",
+                )
+            })
+    }
 }
 
 impl Asset {

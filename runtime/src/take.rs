@@ -427,7 +427,7 @@ pub fn bake_take(
         .name
         .clone()
         .unwrap_or_else(|| format!("mien: {label}"));
-    let bake_opts = BakeOptions {
+    let mut bake_opts = BakeOptions {
         tolerance: opts.tolerance,
         fps: opts.fps,
         start_s: opts.start_s,
@@ -440,7 +440,6 @@ pub fn bake_take(
             "drive": if take.arkit.is_some() { label.clone() } else { choice.name.clone() },
         }),
     };
-    let mut bake_opts = bake_opts;
     if let Some(c) = &opts.caller {
         bake_opts.take["caller"] = c.clone();
     }

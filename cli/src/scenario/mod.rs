@@ -71,19 +71,9 @@ use mien_runtime::scenario::{Problem, check, report};
 /// Print the problems of an invalid scenario to standard error.
 fn print_invalid(file: &std::path::Path, problems: &[Problem]) {
     eprintln!(
-        "error: {}: invalid scenario ({} problem{}); no step was run",
-        file.display(),
-        problems.len(),
-        if problems.len() == 1 { "" } else { "s" }
+        "error: {}",
+        mien_runtime::scenario::invalid_text(file, problems)
     );
-    for p in problems {
-        let at = if p.pointer.is_empty() {
-            "/"
-        } else {
-            &p.pointer
-        };
-        eprintln!("  {at}: {}", p.message);
-    }
 }
 
 /// Run `mien scenario …` and return the process exit code.

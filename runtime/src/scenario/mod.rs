@@ -61,6 +61,22 @@ impl std::fmt::Display for Problem {
     }
 }
 
+/// What an invalid scenario is refused with: `FILE: invalid scenario (N problems); no step was
+/// run`, then each problem on its own line, indented by two spaces (what `mien scenario` prints
+/// after `error: `, and the Python package's `ScenarioError` says).
+pub fn invalid_text(file: &std::path::Path, problems: &[Problem]) -> String {
+    let mut text = format!(
+        "{}: invalid scenario ({} problem{}); no step was run",
+        file.display(),
+        problems.len(),
+        if problems.len() == 1 { "" } else { "s" }
+    );
+    for p in problems {
+        text.push_str(&format!("\n  {p}"));
+    }
+    text
+}
+
 impl Problem {
     /// A problem at `pointer`.
     pub fn new(pointer: impl Into<String>, message: impl Into<String>) -> Self {
