@@ -20,6 +20,16 @@ use crate::error::{Context, Result};
 ///
 /// # Errors
 /// An unknown kind of file and every reader's error, with the file named.
+///
+/// ```
+/// let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data");
+/// let v = mien_runtime::inspect::inspect(&data.join("facecap/facecap.glb"))?;
+/// assert_eq!(v["kind"], "character (glTF 2.0)");
+/// assert_eq!(v["meshes"].as_array().map(Vec::len), Some(4));
+/// assert_eq!(v["nodes"], 13);
+/// assert!(mien_runtime::inspect::inspect(&data.join("no/such.glb")).is_err());
+/// # Ok::<(), mien_runtime::Error>(())
+/// ```
 pub fn inspect(path: &Path) -> Result<serde_json::Value> {
     let ext = path
         .extension()

@@ -300,6 +300,27 @@ pub struct TakeBaked {
 /// [`MAX_KEYS`], the tolerance, a speech option) named with the value; both `arkit` and `clip`;
 /// unreadable or invalid stream, speech or clip; a take that moves nothing; the bake's and LOD's
 /// refusals.
+///
+/// ```
+/// use std::sync::Arc;
+/// use mien_runtime::Asset;
+/// use mien_runtime::take::{Take, TakeOptions, bake_take};
+/// let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data");
+/// let file = data.join("facecap/facecap.glb");
+/// let asset = Arc::new(Asset::load(&file)?);
+/// // A line of dialogue over the rest of the face held still, keyed at 24 fps.
+/// let take = Take {
+///     speech: Some(data.join("gentle/lucier_golden.json")),
+///     clip: Some("rest".into()),
+///     ..Take::default()
+/// };
+/// let opts = TakeOptions { fps: 24.0, ..TakeOptions::default() };
+/// let baked = bake_take(&asset, &std::fs::read(&file)?, "line.glb", &take, &opts)?;
+/// assert_eq!(baked.name, "mien: lucier_golden");
+/// assert_eq!(baked.frames, (baked.span_s[1] * 24.0).floor() as u32 + 1);
+/// mien_core::io::atomic::write_atomic_bytes(&std::env::temp_dir().join("line.glb"), &baked.bytes)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn bake_take(
     asset: &Arc<Asset>,
     source: &[u8],
