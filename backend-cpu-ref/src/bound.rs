@@ -3,6 +3,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use mien_core::lift::PackedBound;
 use mien_core::lift::bound::check_bound;
 use mien_core::lift::{BoundSetup, CLEARED_SPLAT, Lift};
 use mien_core::rig::{RigBackend, RigHandle};
@@ -53,6 +54,35 @@ impl CpuBoundLift {
             range,
             vertex_count,
         })
+    }
+
+    /// Replace records `first .. first + records.len()` of this lift's setup (its own copy from the
+    /// first call on: the setup stays shared with other lifts until then). What an appearance
+    /// decoder's outputs become ([`mien_core::lift::BoundGaussian::pack`]).
+    ///
+    /// # Errors
+    /// [`Error::Invalid`] when the run leaves the setup, or a record names a triangle past it.
+    pub fn set_records(&mut self, first: usize, records: &[PackedBound]) -> Result<()> {
+        let g = self.setup.gaussians.len();
+        let t = self.setup.triangles.len() as u32;
+        if first.checked_add(records.len()).is_none_or(|e| e > g) {
+            return Err(Error::Invalid {
+                what: "bound lift records".into(),
+                reason: format!(
+                    "{} records from {first} past the {g} the lift holds",
+                    records.len()
+                ),
+            });
+        }
+        if let Some(i) = records.iter().position(|r| r.triangle() >= t) {
+            return Err(Error::Invalid {
+                what: format!("bound lift record {}", first + i),
+                reason: format!("triangle {} of {t}", records[i].triangle()),
+            });
+        }
+        Arc::make_mut(&mut self.setup).gaussians[first..first + records.len()]
+            .copy_from_slice(records);
+        Ok(())
     }
 
     /// Pose into the sink from `pos` `(V,3)` metres and `nrm` `(V,3)`.

@@ -22,6 +22,8 @@ use crate::typed::Typed;
 /// uploaded once and shared (`Arc`) by every instance's [`GpuBoundLift`].
 pub struct GpuBoundData<G: GpuDevice> {
     setup: Arc<BoundSetup>,
+    /// The records live in a frame buffer ([`GpuBoundData::upload_writable`]).
+    writable: bool,
     triangles: Typed<G, [u32; 3]>,
     gaussians: Typed<G, mien_core::lift::PackedBound>,
 }
@@ -42,6 +44,57 @@ impl<G: GpuDevice> GpuBoundData<G> {
     /// The device's over-limits error when the gaussians or triangles do not fit one binding;
     /// device errors.
     pub fn upload(g: &G, setup: Arc<BoundSetup>) -> mien_core::Result<Arc<Self>> {
+        Self::upload_as(g, setup, false)
+    }
+
+    /// Upload `setup` with its records in a buffer [`GpuBoundData::write_records`] rewrites (one
+    /// instance's own records: an appearance decoder's outputs).
+    ///
+    /// # Errors
+    /// As [`GpuBoundData::upload`].
+    pub fn upload_writable(g: &G, setup: Arc<BoundSetup>) -> mien_core::Result<Arc<Self>> {
+        Self::upload_as(g, setup, true)
+    }
+
+    /// Rewrite records `first .. first + records.len()` (they land before the next submit).
+    ///
+    /// # Errors
+    /// [`mien_core::Error::Invalid`] for data not uploaded writable, a run past the records or a
+    /// record naming a triangle past the setup's; device errors.
+    pub fn write_records(
+        &self,
+        g: &G,
+        first: usize,
+        records: &[mien_core::lift::PackedBound],
+    ) -> mien_core::Result<()> {
+        let bad = |reason: String| mien_core::Error::Invalid {
+            what: "bound lift records".into(),
+            reason,
+        };
+        if !self.writable {
+            return Err(bad(
+                "uploaded read-only (GpuBoundData::upload_writable makes writable records)".into(),
+            ));
+        }
+        let n = self.setup.gaussians.len();
+        if first.checked_add(records.len()).is_none_or(|e| e > n) {
+            return Err(bad(format!(
+                "{} records from {first} past the {n} held",
+                records.len()
+            )));
+        }
+        let t = self.setup.triangles.len() as u32;
+        if let Some(i) = records.iter().position(|r| r.triangle() >= t) {
+            return Err(bad(format!(
+                "record {} names triangle {} of {t}",
+                first + i,
+                records[i].triangle()
+            )));
+        }
+        self.gaussians.write(g, first, records).map_err(Into::into)
+    }
+
+    fn upload_as(g: &G, setup: Arc<BoundSetup>, writable: bool) -> mien_core::Result<Arc<Self>> {
         let caps = g.caps();
         for (what, bytes) in [
             ("bound lift gaussians", setup.gaussians.len() as u64 * 48),
@@ -74,10 +127,15 @@ impl<G: GpuDevice> GpuBoundData<G> {
         };
         let triangles =
             Typed::upload(g, "bound lift triangles", Usage::Storage, tris).map_err(Into::into)?;
-        let gaussians =
-            Typed::upload(g, "bound lift gaussians", Usage::Storage, gs).map_err(Into::into)?;
+        let gaussians = if writable {
+            Typed::frame(g, "bound lift gaussians", Usage::Storage, gs)
+        } else {
+            Typed::upload(g, "bound lift gaussians", Usage::Storage, gs)
+        }
+        .map_err(Into::into)?;
         Ok(Arc::new(GpuBoundData {
             setup,
+            writable,
             triangles,
             gaussians,
         }))
@@ -315,6 +373,11 @@ impl<G: GpuDevice> GpuBoundLift<G> {
             groups: (gx, gy),
             checked: sink.frees(),
         })
+    }
+
+    /// The setup on the device this lift reads (shared by every lift made over it).
+    pub fn data(&self) -> &Arc<GpuBoundData<G>> {
+        &self.data
     }
 
     /// The slots written: instance 0's range (a batch writes it shifted by

@@ -167,6 +167,11 @@ impl Asset {
         Ok(a)
     }
 
+    /// Replace the DNA rig logic (the bundle's `arkit_to_rig`).
+    pub(crate) fn set_rig_logic(&mut self, rl: Arc<mien_core::rig::riglogic::RigLogicCharacter>) {
+        self.character.rig_logic = Some(rl);
+    }
+
     /// This character with one joint anchor triangle per palette entry appended to its rig
     /// ([`RigData::with_joint_anchors`]): what a capture whose far gaussians were left rigid to a
     /// joint poses on. The character itself is unchanged; [`Asset::vertex_count`] and

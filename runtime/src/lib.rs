@@ -26,9 +26,11 @@
 //! at build time by the `wgpu` and `vulkan` features and at run time by [`Backend`]; every backend
 //! poses the same math as the CPU reference (`mien-cpu`), within the bounds its tests state.
 
+pub mod appearance;
 pub mod asset;
 pub mod bake;
 pub mod body;
+pub mod bundle;
 pub mod capture;
 pub mod character;
 pub mod curves;
@@ -54,8 +56,11 @@ pub mod take;
 pub mod text;
 mod vrm;
 
+pub use appearance::{AppearanceStats, CAMERA_EPSILON_M, Camera};
 pub use asset::{Asset, Model};
 pub use body::BodyReport;
+pub use bundle::{Bundle, BundleMemory, BundleOptions};
+pub use character::{CharacterDef, LoadedCharacter};
 pub use device::{Backend, Device, DeviceOptions};
 pub use engine::{SinkRef, Times};
 pub use error::{Error, Result};
@@ -64,6 +69,8 @@ pub use instance::{FootPlacement, HeadMotionReport, Instance, InstanceMut, Insta
 pub use memory::HOST_BYTES_PER_VERTEX;
 pub use mien_core::anim::head::HeadJointNames;
 pub use mien_cpu::Precision;
+/// Appearance decoders through ONNX Runtime ([`mien_decoder`]), as the bundle loader uses them.
+pub use mien_decoder as decoder;
 pub use runtime::{
     FrameReport, InstanceFrame, LiftInfo, LiftKind, LiftOptions, MAX_INSTANCES, MemoryReport,
     Runtime, RuntimeOptions, Shading,

@@ -40,6 +40,10 @@ pub enum LiftKind {
     /// [`mien_core::lift::bind`]): the capture animates with the morphs and the skin. Refused when
     /// the character's topology is not the one bound.
     Capture(Arc<mien_core::io::bound_ply::BoundCapture>),
+    /// A character bundle's branches ([`crate::bundle`]): each branch's texel or surface lift over
+    /// its own mesh, in its own run of slots, coloured by its decoders per instance
+    /// ([`crate::appearance`]). From [`crate::LoadedCharacter::lift_options`].
+    Bundle(Arc<crate::bundle::Bundle>),
 }
 
 impl Default for LiftKind {
@@ -51,13 +55,14 @@ impl Default for LiftKind {
 }
 
 impl LiftKind {
-    /// `debug`, `surface`, `texel` or `capture`.
+    /// `debug`, `surface`, `texel`, `capture` or `bundle`.
     pub fn name(&self) -> &'static str {
         match self {
             LiftKind::Debug => "debug",
             LiftKind::Surface(_) => "surface",
             LiftKind::Texel(_) => "texel",
             LiftKind::Capture(_) => "capture",
+            LiftKind::Bundle(_) => "bundle",
         }
     }
 }
@@ -101,6 +106,11 @@ pub struct LiftInfo {
     pub median_edge: Option<f32>,
     /// The shading used ([`Shading::Auto`] resolved).
     pub shading: DebugShading,
+    /// A bundle's branches: each one's name and slot range within an instance's slots (empty for
+    /// other lifts).
+    pub branches: Vec<(String, mien_core::sink::SlotRange)>,
+    /// A bundle's gaussians as built on the rest pose `(G,)`: what its decoders' outputs modify.
+    pub(crate) base: Option<Arc<Vec<mien_core::lift::BoundGaussian>>>,
 }
 
 /// The surface or texel lift of `asset` shaped on its rest pose `rest_pos` `(V,3)` (world,
@@ -151,6 +161,10 @@ pub(crate) fn surface_setup(
         // the fallback frames).
         rest.normals = mien_core::lift::color::vertex_normals(rest_pos, tris);
     }
+    if let LiftKind::Bundle(b) = kind {
+        let (g, t, r, _) = crate::bundle::lift::bundle_lift(b, rest_pos, &rest.normals)?;
+        return Ok((g, t, r));
+    }
     let colors = match asset.rig() {
         Some(rig) => SurfaceColors::from_character(asset.character(), rig)
             .context("colouring the surface lift")?,
@@ -178,7 +192,7 @@ pub(crate) fn surface_setup(
             };
             surface_lift_weighted(rest_pos, &rest.normals, tris, &colors, &density, o)
         }
-        (LiftKind::Capture(_), _) => unreachable!("bound before colouring"),
+        (LiftKind::Capture(_) | LiftKind::Bundle(_), _) => unreachable!("bound before colouring"),
         (LiftKind::Debug, _) => unreachable!("the debug lift has no setup"),
     }
     .with_context(|| {
@@ -310,8 +324,34 @@ pub(crate) fn attach(
         cloth: None,
         hair: dynamics.hair.as_ref().map(|h| Arc::clone(&h.groom)),
     };
-    let (spec, bound, setup) = match l.kind {
+    let mut branches = Vec::new();
+    let mut base = None;
+    let (spec, bound, setup) = match &l.kind {
         LiftKind::Debug => (engine::LiftSpec::Debug(params), None, None),
+        LiftKind::Bundle(b) => {
+            if dynamics.cloth.is_some() {
+                return Err(Error::invalid(
+                    asset.source(),
+                    "a bundle's branches and a simulated cloth cannot share one lift yet",
+                ));
+            }
+            let (gaussians, triangles, report) = surface_setup(asset, engine, rest_pos, &l.kind)?;
+            let ranges = crate::bundle::lift::ranges(b, &gaussians);
+            branches = b
+                .branches
+                .iter()
+                .map(|x| x.name.clone())
+                .zip(ranges)
+                .collect();
+            let setup = Arc::new(mien_core::lift::BoundSetup::new(&gaussians, triangles)?);
+            base = Some(Arc::new(gaussians));
+            let spec = if b.has_decoders() {
+                engine::LiftSpec::BoundPerInstance(Arc::clone(&setup))
+            } else {
+                engine::LiftSpec::Bound(Arc::clone(&setup))
+            };
+            (spec, Some(report), Some(setup))
+        }
         LiftKind::Surface(_) | LiftKind::Texel(_) | LiftKind::Capture(_) => {
             let (mut gaussians, triangles, report) =
                 surface_setup(asset, engine, rest_pos, &l.kind)?;
@@ -371,5 +411,7 @@ pub(crate) fn attach(
         sigma_derived: l.sigma.is_none(),
         median_edge: edge,
         shading: params.shading,
+        branches,
+        base,
     })
 }

@@ -137,6 +137,10 @@ pub struct Runtime {
     warm: Times,
     /// Wall time of the cloth and hair simulations over the updates so far.
     dynamics_time: std::time::Duration,
+    /// A bundle's decoded appearance ([`crate::appearance`]), when its branches run decoders.
+    appearance: Option<crate::appearance::Appearance>,
+    /// The camera view-dependent decoders see ([`Runtime::set_camera`]).
+    camera: Option<crate::appearance::Camera>,
     /// The instances' cloth and hair outputs are set from outside (a scenario's capture renderer
     /// draws the run's simulation) instead of simulated per frame.
     pub(crate) external_dynamics: bool,
@@ -220,6 +224,8 @@ impl Runtime {
             frame: 0,
             warm: Times::default(),
             dynamics_time: std::time::Duration::ZERO,
+            appearance: None,
+            camera: None,
             external_dynamics: false,
         };
         if let Model::Head { pack, .. } = asset.model() {
@@ -256,6 +262,36 @@ impl Runtime {
                     )
                 }),
             )?);
+        }
+        if let (
+            Some(info),
+            Some(crate::LiftOptions {
+                kind: crate::LiftKind::Bundle(b),
+                ..
+            }),
+        ) = (&rt.lift, &options.lift)
+        {
+            if let (Some(base), Some(setup), true) = (&info.base, &info.setup, b.has_decoders()) {
+                let normals = mien_core::lift::color::vertex_normals(&rest_pos, asset.triangles());
+                let frames = match asset.model() {
+                    Model::Head { pack, .. } => b
+                        .branches
+                        .iter()
+                        .map(|br| crate::appearance::dominant_joint(pack, br.vertices))
+                        .collect(),
+                    Model::Rig(_) => vec![None; b.branches.len()],
+                };
+                rt.appearance = Some(crate::appearance::Appearance::new(
+                    Arc::clone(b),
+                    Arc::clone(base),
+                    &setup.triangles,
+                    info.branches.iter().map(|(_, r)| *r).collect(),
+                    &rest_pos,
+                    &normals,
+                    frames,
+                    n as usize,
+                )?);
+            }
         }
         rt.rest_positions = rest_pos;
         rt.report.instances = vec![InstanceFrame::default(); n as usize];
@@ -429,6 +465,73 @@ impl Runtime {
         Ok(&self.report)
     }
 
+    /// Run the bundle's decoders where their inputs changed, writing each instance's records.
+    fn decode_appearance(&mut self) -> Result<()> {
+        let Some(app) = self.appearance.as_mut() else {
+            return Ok(());
+        };
+        let engine = &mut self.engine;
+        for i in 0..self.instances.len() {
+            let (controls, joints): (&[f32], &[Mat4]) = match self.asset.model() {
+                Model::Head { .. } => (&self.head_ext[i], &self.joints[i]),
+                Model::Rig(_) => (&[], &[]),
+            };
+            let placement = self.instances[i].placement();
+            app.update(
+                i,
+                controls,
+                self.camera.as_ref(),
+                joints,
+                placement,
+                &mut |first, recs| engine.set_bound_records(i, first, recs),
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Set the camera view-dependent decoders see (seed 000 `update(dt, camera)`): from the next
+    /// [`Runtime::update`], a branch whose decoder takes the view re-decodes only when the camera
+    /// has moved past [`crate::appearance::CAMERA_EPSILON_M`] (or its controls changed).
+    ///
+    /// # Errors
+    /// A camera that is not finite, a forward direction that is not unit, a field of view outside
+    /// (0, π).
+    pub fn set_camera(&mut self, camera: crate::appearance::Camera) -> Result<()> {
+        camera.check()?;
+        self.camera = Some(camera);
+        Ok(())
+    }
+
+    /// The camera last set.
+    pub fn camera(&self) -> Option<&crate::appearance::Camera> {
+        self.camera.as_ref()
+    }
+
+    /// What the bundle's decoders did (`None` without decoders).
+    pub fn appearance_stats(&self) -> Option<crate::appearance::AppearanceStats> {
+        self.appearance.as_ref().map(|a| a.stats)
+    }
+
+    /// Whether a bundle decoder needs a camera ([`Runtime::set_camera`]).
+    pub fn needs_camera(&self) -> bool {
+        self.appearance.as_ref().is_some_and(|a| a.view_dependent())
+    }
+
+    /// Where a bundle character's memory went (seed 000 `memoryReport`): per branch its slots and
+    /// GPU bytes over every instance, the resident bundle bytes; `None` without a bundle lift.
+    pub fn bundle_memory(&self) -> Option<crate::bundle::BundleMemory> {
+        let info = self.lift.as_ref()?;
+        let crate::LiftKind::Bundle(b) = &info.kind else {
+            return None;
+        };
+        Some(crate::bundle::BundleMemory::of(
+            b,
+            &info.branches,
+            self.instances.len() as u64,
+            !matches!(self.device, Device::Cpu),
+        ))
+    }
+
     /// Every instance's drivers at `t` (in parallel from [`PARALLEL_MIN`] instances).
     fn evaluate(&mut self, t: f64) -> Result<()> {
         let ch = self.asset.character();
@@ -521,6 +624,7 @@ impl Runtime {
             self.check.matrices(ch, &inst.world, self.frame, t)?;
         }
         self.stage_inputs()?;
+        self.decode_appearance()?;
         let t_dyn = std::time::Instant::now();
         self.step_dynamics(t)?;
         self.dynamics_time += t_dyn.elapsed();

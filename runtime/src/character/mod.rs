@@ -71,7 +71,9 @@ pub struct CharacterDef {
     /// Free text.
     #[serde(default)]
     pub description: Option<String>,
-    /// The model: a .glb, .gltf or .vrm path, or [`BUILTIN_HEAD`] / [`BUILTIN_BODY`].
+    /// The model: a .glb, .gltf or .vrm path, or [`BUILTIN_HEAD`] / [`BUILTIN_BODY`]; empty when a
+    /// `rig` block names the model (its pack or DNA).
+    #[serde(default)]
     pub model: String,
     /// A `mien-face` file.
     #[serde(default)]
@@ -103,6 +105,24 @@ pub struct CharacterDef {
     /// under a groom, a ponytail.
     #[serde(default)]
     pub hide: Option<HideDef>,
+    /// Bundle: the rig backend and its file ([`crate::bundle`]).
+    #[serde(default)]
+    pub rig: Option<crate::bundle::RigDef>,
+    /// Bundle: the expression space the animation layer sends.
+    #[serde(default)]
+    pub expression_space: Option<crate::bundle::SpaceDef>,
+    /// Bundle: named regions of the rig's output with their meshes, slots and decoders.
+    #[serde(default)]
+    pub branches: Vec<crate::bundle::BranchDef>,
+    /// Bundle: appearance decoders by name.
+    #[serde(default)]
+    pub decoders: Option<BTreeMap<String, crate::bundle::DecoderDef>>,
+    /// Bundle: ARKit-52 onto an orl rig about a rest (seed 000 `arkitToRig`).
+    #[serde(default)]
+    pub arkit_to_rig: Option<crate::bundle::ArkitToRigDef>,
+    /// Bundle: per-pose head anchors (off by default).
+    #[serde(default)]
+    pub pose_anchors: Option<crate::bundle::PoseAnchorsDef>,
 }
 
 /// What a character file hides (`"hide"`, [`Asset::with_hidden`]).
@@ -254,6 +274,9 @@ pub struct LoadedCharacter {
     pub locomotion: Option<Locomotion>,
     /// Each retargeted clip's report, by name.
     pub retarget: BTreeMap<String, crate::retarget::RetargetReport>,
+    /// The bundle, when the file has bundle blocks (branches, decoders): its lift is
+    /// [`LoadedCharacter::lift_options`].
+    pub bundle: Option<std::sync::Arc<crate::bundle::Bundle>>,
 }
 
 /// Resolved locomotion ([`LocomotionDef`]).
@@ -295,7 +318,11 @@ impl CharacterDef {
     /// None expected (the file is part of mien and loads in the tests).
     pub fn builtin_body() -> Result<LoadedCharacter> {
         let file = "<built-in body character file>";
-        Self::from_json(BUILTIN_BODY_FILE, file)?.build(Path::new(""), file)
+        Self::from_json(BUILTIN_BODY_FILE, file)?.build_with(
+            Path::new(""),
+            file,
+            &crate::bundle::BundleOptions::default(),
+        )
     }
 
     /// Read `path` and everything it names, and check the parts against each other (module doc).
@@ -304,11 +331,23 @@ impl CharacterDef {
     /// Every problem at once (one [`Error::Invalid`] listing them), each naming the field and
     /// the file.
     pub fn load(path: impl AsRef<Path>) -> Result<LoadedCharacter> {
+        Self::load_with(path, &crate::bundle::BundleOptions::default())
+    }
+
+    /// [`CharacterDef::load`] with the bundle's options (fp16 decoders, decoder sessions, pose
+    /// anchors).
+    ///
+    /// # Errors
+    /// As [`CharacterDef::load`].
+    pub fn load_with(
+        path: impl AsRef<Path>,
+        options: &crate::bundle::BundleOptions,
+    ) -> Result<LoadedCharacter> {
         let path = path.as_ref();
         let file = path.display().to_string();
         let def = Self::from_json(&read_text(path)?, &file)?;
         let dir = path.parent().map_or_else(PathBuf::new, Path::to_path_buf);
-        def.build(&dir, &file)
+        def.build_with(&dir, &file, options)
     }
 
     /// `a` with the hair `h` grown on it.
@@ -364,7 +403,12 @@ impl CharacterDef {
             })
     }
 
-    fn build(&self, dir: &Path, file: &str) -> Result<LoadedCharacter> {
+    fn build_with(
+        &self,
+        dir: &Path,
+        file: &str,
+        options: &crate::bundle::BundleOptions,
+    ) -> Result<LoadedCharacter> {
         let mut problems: Vec<String> = Vec::new();
         if self.format != FORMAT {
             problems.push(format!("/format: `{}` is not `{FORMAT}`", self.format));
@@ -373,17 +417,69 @@ impl CharacterDef {
             problems.push(format!("/version: {} (mien reads 1)", self.version));
         }
         let at = |p: &str| dir.join(p);
-        let model = match self.model.as_str() {
-            BUILTIN_HEAD => Ok(Asset::builtin()),
-            BUILTIN_BODY => Ok(Asset::builtin_body()),
-            m => Asset::load(at(m)),
-        };
-        let model = match model {
-            Ok(a) => Some(a),
-            Err(e) => {
-                problems.push(format!("/model: {}", e.chain_text()));
+        let mut rig_file = None;
+        let model = match (&self.rig, self.model.as_str()) {
+            (Some(r), m) if r.backend != "none" || m.is_empty() => {
+                crate::bundle::rig_model(r, m, dir, &mut problems).map(|(a, f)| {
+                    rig_file = f;
+                    a
+                })
+            }
+            (_, "") => {
+                problems
+                    .push("/model: missing (or give a `rig` block naming a pack or DNA)".into());
                 None
             }
+            (_, m) => {
+                let model = match m {
+                    BUILTIN_HEAD => Ok(Asset::builtin()),
+                    BUILTIN_BODY => Ok(Asset::builtin_body()),
+                    m => Asset::load(at(m)),
+                };
+                match model {
+                    Ok(a) => Some(a),
+                    Err(e) => {
+                        problems.push(format!("/model: {}", e.chain_text()));
+                        None
+                    }
+                }
+            }
+        };
+        // The bundle blocks, checked against the rig (every problem pushed).
+        let defs = crate::bundle::BundleDefs {
+            rig: self.rig.as_ref(),
+            space: self.expression_space.as_ref(),
+            branches: &self.branches,
+            decoders: self.decoders.as_ref(),
+            arkit_to_rig: self.arkit_to_rig.as_ref(),
+            pose_anchors: self.pose_anchors.as_ref(),
+        };
+        let is_bundle = defs.rig.is_some()
+            || defs.space.is_some()
+            || !defs.branches.is_empty()
+            || defs.decoders.is_some()
+            || defs.arkit_to_rig.is_some()
+            || defs.pose_anchors.is_some();
+        let mut bundle = None;
+        let model = match (model, is_bundle) {
+            (Some(a), true) => {
+                match crate::bundle::build(
+                    &defs,
+                    &a,
+                    rig_file.as_deref(),
+                    dir,
+                    file,
+                    options,
+                    &mut problems,
+                ) {
+                    Some((a, b)) => {
+                        bundle = Some(b);
+                        Some(a)
+                    }
+                    None => Some(a),
+                }
+            }
+            (m, _) => m,
         };
         let mut asset = model;
         // Cloth before the clips: a generated cape adds a node to the character.
@@ -674,11 +770,24 @@ impl CharacterDef {
             spring_bones,
             locomotion,
             retarget: reports,
+            bundle,
         })
     }
 }
 
 impl LoadedCharacter {
+    /// The lift this character asks for: its bundle's branches ([`crate::LiftKind::Bundle`]), else
+    /// the default lift.
+    pub fn lift_options(&self) -> crate::LiftOptions {
+        match &self.bundle {
+            Some(b) if !b.branches.is_empty() => crate::LiftOptions {
+                kind: crate::LiftKind::Bundle(std::sync::Arc::clone(b)),
+                ..Default::default()
+            },
+            _ => crate::LiftOptions::default(),
+        }
+    }
+
     /// Put the parts on an instance of a runtime made from [`LoadedCharacter::asset`]: the face
     /// driver (when the file names a face), foot placement, spring bones, locomotion at speed 0
     /// (the idle; [`InstanceMut::set_speed`] walks).

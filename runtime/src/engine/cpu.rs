@@ -179,13 +179,9 @@ impl Engine for CpuEngine {
                         Poser::Head(..) => CpuDebugLift::for_vertices(v, Vec::new(), &sink, p)?,
                     })
                 }
-                LiftSpec::Bound(setup) => CpuLift::Bound(CpuBoundLift::new(
-                    rig,
-                    v,
-                    std::sync::Arc::clone(setup),
-                    &sink,
-                    range,
-                )?),
+                LiftSpec::Bound(setup) | LiftSpec::BoundPerInstance(setup) => CpuLift::Bound(
+                    CpuBoundLift::new(rig, v, std::sync::Arc::clone(setup), &sink, range)?,
+                ),
             });
             if let Some((setup, vc)) = &extras.cloth {
                 let r = mien_core::sink::SlotRange {
@@ -224,6 +220,21 @@ impl Engine for CpuEngine {
             h.extend_from_slice(guides);
         }
         Ok(())
+    }
+
+    fn set_bound_records(
+        &mut self,
+        i: usize,
+        first: u32,
+        records: &[mien_core::lift::PackedBound],
+    ) -> Result<()> {
+        match self.sink.as_mut().and_then(|(_, l)| l.get_mut(i)) {
+            Some(CpuLift::Bound(l)) => Ok(l.set_records(first as usize, records)?),
+            _ => Err(Error::invalid(
+                format!("instance {i}"),
+                "has no bound lift to rewrite",
+            )),
+        }
     }
 
     fn frame(&mut self) -> Result<()> {

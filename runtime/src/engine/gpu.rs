@@ -291,6 +291,33 @@ impl<G: EngineDevice> GpuEngine<G> {
         Ok(lifts)
     }
 
+    /// One bound lift per instance over its own writable copy of the records
+    /// ([`GpuBoundData::upload_writable`]): lift `i` is instance `i`'s.
+    fn own_bound_lifts(
+        &self,
+        setup: std::sync::Arc<mien_core::lift::BoundSetup>,
+        sink: &GpuSplatSink<G>,
+        per: u32,
+    ) -> Result<Vec<GpuBoundLift<G>>> {
+        let (v, n) = (self.v, self.n());
+        let body = setup.slots();
+        let mut lifts = Vec::with_capacity(n);
+        for i in 0..n {
+            let data = GpuBoundData::upload_writable(&self.g, std::sync::Arc::clone(&setup))?;
+            let p = match &self.poser {
+                Poser::Rig(b, hs) => b.posed_parts(hs[i]),
+                Poser::Head(b, hs) => b.posed_parts(hs[i]),
+            };
+            let range = mien_core::sink::SlotRange {
+                offset: i as u32 * per,
+                count: body,
+            };
+            let lift = p.and_then(|p| GpuBoundLift::new(&self.g, v, &p, data, sink, range));
+            lifts.push(lift.with_context(|| format!("lifting instance {i}"))?);
+        }
+        Ok(lifts)
+    }
+
     /// The extras' lifts: per instance a cloth buffer `(Vc,6)` and a bound lift over it after the
     /// body's slots; the strands after the cloth's, batched over as many instances as fit.
     fn extra_lifts(
@@ -413,6 +440,9 @@ impl<G: EngineDevice> Engine for GpuEngine<G> {
                 })?,
             }),
             LiftSpec::Bound(setup) => Lifts::Bound(self.bound_lifts(setup, &sink, per)?),
+            LiftSpec::BoundPerInstance(setup) => {
+                Lifts::Bound(self.own_bound_lifts(setup, &sink, per)?)
+            }
         };
         let mut cloth_lifts = Vec::new();
         self.extra_lifts(&extras, &sink, body, per, &mut cloth_lifts)?;
@@ -459,6 +489,29 @@ impl<G: EngineDevice> Engine for GpuEngine<G> {
         match self.hair.get_mut(l) {
             Some(h) => Ok(h.set_guides(z as u32, guides)?),
             None => Err(super::no_instance(i, self.n())),
+        }
+    }
+
+    fn set_bound_records(
+        &mut self,
+        i: usize,
+        first: u32,
+        records: &[mien_core::lift::PackedBound],
+    ) -> Result<()> {
+        match &self.sink {
+            Some((_, Lifts::Bound(l))) => match l.get(i) {
+                Some(l) if l.instances() == 1 => {
+                    Ok(l.data().write_records(&self.g, first as usize, records)?)
+                }
+                _ => Err(Error::invalid(
+                    format!("instance {i}"),
+                    "has no bound lift of its own to rewrite",
+                )),
+            },
+            _ => Err(Error::invalid(
+                format!("instance {i}"),
+                "has no bound lift to rewrite",
+            )),
         }
     }
 

@@ -75,6 +75,9 @@ pub(crate) enum LiftSpec {
     Debug(DebugLiftParams),
     /// Gaussians bound to triangles (surface, texel, captured splats), shared by the instances.
     Bound(Arc<BoundSetup>),
+    /// Bound gaussians whose records each instance rewrites ([`Engine::set_bound_records`]: a
+    /// bundle's decoded appearance): every instance its own copy.
+    BoundPerInstance(Arc<BoundSetup>),
 }
 
 /// What an engine draws besides the body's lift ([`crate::dynamics`]): the cloth's bound
@@ -106,7 +109,7 @@ impl LiftSpec {
     pub(crate) fn slots(&self, v: u32) -> u32 {
         match self {
             LiftSpec::Debug(_) => v,
-            LiftSpec::Bound(b) => b.slots(),
+            LiftSpec::Bound(b) | LiftSpec::BoundPerInstance(b) => b.slots(),
         }
     }
 }
@@ -139,6 +142,14 @@ pub(crate) trait Engine: Send {
     fn set_hair(&mut self, i: usize, guides: &[[f32; 3]]) -> Result<()>;
     /// Record the rig pass and (when attached) the lifts into one submission.
     fn frame(&mut self) -> Result<()>;
+    /// Rewrite instance `i`'s bound records `first ..` (a [`LiftSpec::BoundPerInstance`] lift);
+    /// they take effect from the next [`Engine::frame`].
+    fn set_bound_records(
+        &mut self,
+        i: usize,
+        first: u32,
+        records: &[mien_core::lift::PackedBound],
+    ) -> Result<()>;
     /// Instance `i`'s slots of the last frame (a readback on a GPU).
     fn splats(&mut self, i: usize) -> Result<SplatBuffers>;
     /// Wait for outstanding work.
