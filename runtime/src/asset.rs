@@ -41,6 +41,8 @@ pub struct Asset {
     builtin: bool,
     dynamics: crate::dynamics::Dynamics,
     hidden: Option<Arc<Hidden>>,
+    /// A bundle's pose anchors, when on ([`crate::bundle::PoseAnchors`]).
+    anchors: Option<Arc<crate::bundle::PoseAnchors>>,
 }
 
 /// Parts of the model left out of the splats ([`Asset::with_hidden`]): a mesh the character's own
@@ -142,6 +144,7 @@ impl Asset {
             builtin: false,
             dynamics: Default::default(),
             hidden: None,
+            anchors: None,
         })
     }
 
@@ -165,6 +168,18 @@ impl Asset {
         let mut a = self.clone();
         a.character.rig_logic = Some(std::sync::Arc::new(rl));
         Ok(a)
+    }
+
+    /// The pose anchors every instance applies (a bundle's, when on).
+    pub fn pose_anchors(&self) -> Option<&Arc<crate::bundle::PoseAnchors>> {
+        self.anchors.as_ref()
+    }
+
+    /// This character with `anchors` applied every frame ([`crate::bundle::PoseAnchors`]).
+    pub fn with_pose_anchors(&self, anchors: Option<Arc<crate::bundle::PoseAnchors>>) -> Self {
+        let mut a = self.clone();
+        a.anchors = anchors;
+        a
     }
 
     /// Replace the DNA rig logic (the bundle's `arkit_to_rig`).
@@ -195,6 +210,7 @@ impl Asset {
             builtin: self.builtin,
             dynamics: self.dynamics.clone(),
             hidden: self.hidden.clone(),
+            anchors: self.anchors.clone(),
         })
     }
 
@@ -233,6 +249,7 @@ impl Asset {
                 builtin: self.builtin,
                 dynamics: self.dynamics.clone(),
                 hidden: self.hidden.clone(),
+                anchors: self.anchors.clone(),
             },
             ids,
         ))
@@ -254,6 +271,7 @@ impl Asset {
             builtin: false,
             dynamics: Default::default(),
             hidden: None,
+            anchors: None,
         })
     }
 

@@ -233,6 +233,11 @@ impl Instance {
         Ok(())
     }
 
+    /// A DNA character's raw controls `(R,)` of the last frame (empty for other characters).
+    pub fn raw_controls(&self) -> &[f32] {
+        self.rig_logic.as_ref().map_or(&[], |r| r.raw.as_slice())
+    }
+
     /// Where the character stands (its placement, moved by locomotion), character → world.
     pub fn placement(&self) -> glam::DMat4 {
         self.body.placement

@@ -127,6 +127,8 @@ pub struct Runtime {
     /// Linear-head inputs `(N,)`.
     head_ext: Vec<Vec<f32>>,
     joints: Vec<Vec<Mat4>>,
+    /// Joint worlds with the pose anchors applied (bundles with anchors on).
+    anchored: Vec<Vec<Mat4>>,
     rest_positions: Vec<[f32; 3]>,
     /// Override names a pack did not carry (never: they come from the pack).
     skipped: Vec<String>,
@@ -216,6 +218,7 @@ impl Runtime {
             stats: vec![ControlStats::default(); n as usize],
             head_ext: Vec::new(),
             joints: Vec::new(),
+            anchored: Vec::new(),
             rest_positions: Vec::new(),
             skipped: Vec::new(),
             bounds: [[0.0; 3]; 2],
@@ -313,9 +316,18 @@ impl Runtime {
             .resize(self.instances.len(), InstanceFrame::default());
         match self.asset.model() {
             Model::Rig(rig) => {
+                let anchors = self.asset.pose_anchors().cloned();
                 let controls =
                     |((inst, c), rep): ((&Instance, &mut RigControls), &mut InstanceFrame)| {
-                        rig.controls_from_pose(&inst.pose, &inst.world, c);
+                        match &anchors {
+                            // The whole rig moved by the blended anchor of its raw controls.
+                            Some(a) => {
+                                let m = a.blend(inst.raw_controls()).as_mat4();
+                                let world: Vec<Mat4> = inst.world.iter().map(|w| m * *w).collect();
+                                rig.controls_from_pose(&inst.pose, &world, c);
+                            }
+                            None => rig.controls_from_pose(&inst.pose, &inst.world, c),
+                        }
                         rep.peak_nonzero = rig
                             .instances
                             .iter()
@@ -396,7 +408,25 @@ impl Runtime {
                     }
                     rep.head_clamped = inst.totals.head_clamped - before;
                 }
-                self.engine.set_head(&self.head_ext, &self.joints)?;
+                match self.asset.pose_anchors() {
+                    // Every joint world moved by the blended anchor of the head_ext (a copy: the
+                    // joints at rest are kept from frame to frame).
+                    Some(a) => {
+                        self.anchored.resize(self.joints.len(), Vec::new());
+                        for ((out, j), h) in self
+                            .anchored
+                            .iter_mut()
+                            .zip(&self.joints)
+                            .zip(&self.head_ext)
+                        {
+                            let m = a.blend(h).as_mat4();
+                            out.clear();
+                            out.extend(j.iter().map(|w| m * *w));
+                        }
+                        self.engine.set_head(&self.head_ext, &self.anchored)?;
+                    }
+                    None => self.engine.set_head(&self.head_ext, &self.joints)?,
+                }
             }
         }
         for (inst, rep) in self.instances.iter().zip(self.report.instances.iter_mut()) {
@@ -473,8 +503,11 @@ impl Runtime {
         let engine = &mut self.engine;
         for i in 0..self.instances.len() {
             let (controls, joints): (&[f32], &[Mat4]) = match self.asset.model() {
+                Model::Head { .. } if !self.anchored.is_empty() => {
+                    (&self.head_ext[i], &self.anchored[i])
+                }
                 Model::Head { .. } => (&self.head_ext[i], &self.joints[i]),
-                Model::Rig(_) => (&[], &[]),
+                Model::Rig(_) => (self.instances[i].raw_controls(), &[]),
             };
             let placement = self.instances[i].placement();
             app.update(

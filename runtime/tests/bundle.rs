@@ -599,3 +599,188 @@ fn gpu_backends_write_the_decoded_appearance_the_cpu_writes() {
         }
     }
 }
+
+fn write_manifest(f: &Fixture, name: &str, m: &serde_json::Value) -> PathBuf {
+    let p = f.dir.join(name);
+    std::fs::write(&p, m.to_string()).unwrap();
+    p
+}
+
+fn posed0(asset: &Arc<mien_runtime::Asset>, setup: impl Fn(&mut Runtime)) -> Vec<[f32; 3]> {
+    let mut rt = Runtime::new(
+        Arc::clone(asset),
+        &Device::Cpu,
+        &RuntimeOptions {
+            instances: 1,
+            lift: None,
+        },
+    )
+    .unwrap();
+    setup(&mut rt);
+    rt.update(0.0).unwrap();
+    rt.posed(0).unwrap().positions
+}
+
+#[test]
+fn pose_anchors_are_off_by_default_and_move_the_whole_head_when_on() {
+    let Some(f) = fixture() else { return };
+    let c = f.names.len();
+    let mut away = vec![0.0f32; c];
+    away[0] = 1.0;
+    let anchors = serde_json::json!({
+        "format": "mien-pose-anchors",
+        "poses": [vec![0.0f32; c], away],
+        "anchors": [
+            [1.0, 0.0, 0.0, 0.01, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0],
+            [1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0]
+        ]
+    });
+    std::fs::write(f.dir.join("anchors.json"), anchors.to_string()).unwrap();
+    let m = serde_json::json!({
+        "format": "mien-character", "version": 1,
+        "rig": {"backend": "gnm", "pack": "ict.aosrig"},
+        "pose_anchors": {"file": "anchors.json"}
+    });
+    let p = write_manifest(f, "anchors.character.json", &m);
+    let off = CharacterDef::load(&p).unwrap();
+    assert!(off.asset.pose_anchors().is_none(), "off unless asked");
+    let on = CharacterDef::load_with(
+        &p,
+        &mien_runtime::BundleOptions {
+            pose_anchors: Some(true),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert!(on.asset.pose_anchors().is_some());
+    let (a_off, a_on) = (Arc::new(off.asset), Arc::new(on.asset));
+    let rest_off = posed0(&a_off, |_| {});
+    let rest_on = posed0(&a_on, |_| {});
+    // At the rest pose the rest anchor dominates (weights 10⁶ : 1): the head moves 1 cm along x.
+    for (a, b) in rest_off.iter().zip(&rest_on) {
+        assert!(
+            (b[0] - a[0] - 0.01).abs() < 1e-5
+                && (b[1] - a[1]).abs() < 1e-5
+                && (b[2] - a[2]).abs() < 1e-5
+        );
+    }
+    // At the other trained pose, its identity anchor.
+    let set = |rt: &mut Runtime| {
+        rt.instance_mut(0)
+            .unwrap()
+            .set_controls(ExpressionSpace::Gnm, &away)
+            .unwrap();
+    };
+    let (p_off, p_on) = (posed0(&a_off, set), posed0(&a_on, set));
+    let worst = p_off
+        .iter()
+        .zip(&p_on)
+        .map(|(a, b)| (0..3).map(|k| (a[k] - b[k]).abs()).fold(0f32, f32::max))
+        .fold(0f32, f32::max);
+    assert!(worst < 1e-5, "{worst}");
+    // A bad anchor file is named.
+    let bad = serde_json::json!({"format": "mien-pose-anchors", "poses": [vec![0.0f32; c]],
+        "anchors": [[2.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0]]});
+    std::fs::write(f.dir.join("anchors_bad.json"), bad.to_string()).unwrap();
+    let mut m2 = m.clone();
+    m2["pose_anchors"]["file"] = "anchors_bad.json".into();
+    let e = CharacterDef::load(write_manifest(f, "anchors_bad.character.json", &m2))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("/pose_anchors/file:") && e.contains("anchors/0 is not a rigid transform"),
+        "{e}"
+    );
+}
+
+#[test]
+fn an_arkit_map_drives_the_gnm_head_slot_it_names() {
+    let Some(f) = fixture() else { return };
+    let slot = f
+        .names
+        .iter()
+        .position(|n| n == "jawOpen")
+        .expect("ICT has jawOpen");
+    let jaw = mien_core::anim::arkit::ARKIT_52
+        .iter()
+        .position(|n| *n == "jawOpen")
+        .unwrap();
+    let mut map = vec![-1i64; 52];
+    map[jaw] = slot as i64;
+    let m = serde_json::json!({
+        "format": "mien-character", "version": 1,
+        "rig": {"backend": "gnm", "pack": "ict.aosrig"},
+        "expression_space": {"kind": "gnm", "dim": f.names.len(), "arkit_map": map}
+    });
+    let ch = CharacterDef::load(write_manifest(f, "map.character.json", &m)).unwrap();
+    let a = Arc::new(ch.asset);
+    let by_map = posed0(&a, |rt| {
+        let mut w = [0.0f32; 52];
+        w[jaw] = 0.7;
+        rt.instance_mut(0)
+            .unwrap()
+            .set_controls(ExpressionSpace::Arkit52, &w)
+            .unwrap();
+    });
+    let direct = posed0(&a, |rt| {
+        let mut v = vec![0.0f32; f.names.len()];
+        v[slot] = 0.7;
+        rt.instance_mut(0)
+            .unwrap()
+            .set_controls(ExpressionSpace::Gnm, &v)
+            .unwrap();
+    });
+    let rest = posed0(&a, |_| {});
+    let worst = by_map
+        .iter()
+        .zip(&direct)
+        .map(|(a, b)| (0..3).map(|k| (a[k] - b[k]).abs()).fold(0f32, f32::max))
+        .fold(0f32, f32::max);
+    assert!(worst < 1e-6, "{worst}");
+    let moved = by_map
+        .iter()
+        .zip(&rest)
+        .map(|(a, b)| (0..3).map(|k| (a[k] - b[k]).abs()).fold(0f32, f32::max))
+        .fold(0f32, f32::max);
+    assert!(moved > 1e-3, "the jaw opens ({moved} m)");
+}
+
+#[test]
+fn arkit_to_rig_sets_an_orl_rigs_rest_and_ranges() {
+    let dna = data("metahuman_dna/mien_ict_rig.dna");
+    let dir = std::env::temp_dir().join(format!("mien-bundle-orl-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let raw = mien_runtime::Asset::load(&dna)
+        .unwrap()
+        .character()
+        .rig_logic
+        .as_ref()
+        .unwrap()
+        .raw_names
+        .len();
+    let mut rest = vec![0.0f32; raw];
+    rest[3] = 0.25;
+    let m = serde_json::json!({
+        "format": "mien-character", "version": 1,
+        "rig": {"backend": "orl", "dna": dna.display().to_string()},
+        "arkit_to_rig": {"rest": rest, "range": vec![[0.0f32, 0.8]; raw]}
+    });
+    let p = dir.join("orl.character.json");
+    std::fs::write(&p, m.to_string()).unwrap();
+    let ch = CharacterDef::load(&p).unwrap();
+    let rl = ch.asset.character().rig_logic.as_ref().unwrap();
+    assert_eq!(rl.arkit.rest, rest);
+    assert!(rl.arkit.range.iter().all(|r| *r == [0.0, 0.8]));
+    assert_eq!(ch.bundle.as_ref().unwrap().backend, "orl");
+    let mut bad = m.clone();
+    bad["arkit_to_rig"]["rest"] = serde_json::json!([0.1, 0.2]);
+    bad["rig"]["dna"] = "missing.dna".into();
+    std::fs::write(&p, bad.to_string()).unwrap();
+    let e = CharacterDef::load(&p).unwrap_err().to_string();
+    assert!(e.contains("/rig:") && e.contains("missing.dna"), "{e}");
+    let mut bad = m.clone();
+    bad["arkit_to_rig"]["rest"] = serde_json::json!([0.1, 0.2]);
+    std::fs::write(&p, bad.to_string()).unwrap();
+    let e = CharacterDef::load(&p).unwrap_err().to_string();
+    assert!(e.contains("/arkit_to_rig:") && e.contains("rest"), "{e}");
+}

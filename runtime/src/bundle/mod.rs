@@ -23,7 +23,7 @@ pub use def::{
     ArkitToRigDef, BranchDef, BranchLiftDef, BundleDefs, DecoderDef, PoseAnchorsDef, RigDef,
     SegmentDef, SpaceDef,
 };
-pub use space::BundleSpace;
+pub use space::{BundleSpace, POSE_ANCHOR_NEIGHBOURS, PoseAnchors};
 
 use crate::asset::{Asset, Model};
 
@@ -112,6 +112,9 @@ pub struct Bundle {
     pub files: BTreeMap<String, u64>,
     /// The ONNX Runtime the decoders run in, when there are decoders.
     pub ort: Option<mien_decoder::Ort>,
+    /// The pose anchors applied every frame, when the bundle ships them and they are on
+    /// ([`BundleOptions::pose_anchors`], else the file's `enabled`; off by default).
+    pub anchors: Option<Arc<PoseAnchors>>,
 }
 
 /// Two bundles are equal when they are the same load (a bundle holds live decoder sessions).
@@ -279,18 +282,23 @@ pub(crate) fn build(
             Err(e) => problems.push(format!("/arkit_to_rig: {}", e.chain_text())),
         }
     }
+    let mut anchors = None;
     if let Some(pa) = defs.pose_anchors {
         let enabled = options.pose_anchors.unwrap_or(pa.enabled);
-        match space::pose_anchors(pa, dir, control_names.len()) {
-            Ok(bytes) => {
-                files.insert(pa.file.clone(), bytes);
-                if enabled {
-                    problems.push(
-                        "/pose_anchors/enabled: applying pose anchors is not built yet (they are read and checked; leave them off, the seed's default)".into(),
-                    );
+        if backend == "none" {
+            problems.push(
+                "/pose_anchors: a `none` rig has no controls to find the trained poses by".into(),
+            );
+        } else {
+            match space::pose_anchors(pa, dir, control_names.len()) {
+                Ok((a, bytes)) => {
+                    files.insert(pa.file.clone(), bytes);
+                    if enabled {
+                        anchors = Some(Arc::new(a));
+                    }
                 }
+                Err(e) => problems.push(format!("/pose_anchors/file: {e}")),
             }
-            Err(e) => problems.push(format!("/pose_anchors/file: {e}")),
         }
     }
     // Decoders: each loaded once, checked against the contract.
@@ -470,6 +478,7 @@ pub(crate) fn build(
     if problems.len() > before {
         return None;
     }
+    let asset = asset.with_pose_anchors(anchors.clone());
     Some((
         asset,
         Arc::new(Bundle {
@@ -480,6 +489,7 @@ pub(crate) fn build(
             backend,
             files,
             ort,
+            anchors,
         }),
     ))
 }

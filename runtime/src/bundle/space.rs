@@ -225,18 +225,77 @@ pub(crate) fn arkit_to_rig(a: &ArkitToRigDef, asset: &Asset) -> Result<Asset> {
     Ok(out)
 }
 
-/// Read and check a pose-anchor file against `controls` controls; its byte length.
+/// A bundle's per-pose head anchors (seed 000 `poseAnchors`): trained control vectors `(P, C)`
+/// and the rigid transform fitted at each `(P,)`. Blended per frame over the
+/// [`POSE_ANCHOR_NEIGHBOURS`] nearest poses (L2 over the controls) with weights ∝ 1 / (d + 10⁻⁶),
+/// rotations as sign-aligned normalised quaternion sums, translations linearly; applied to the
+/// whole rig (every joint world of a linear head, every node world of a DNA character). Off by
+/// default: as seed 000 measured, the nearest poses change on a blink, and the head steps with it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PoseAnchors {
+    /// Control vectors `(P, C)`.
+    pub poses: Vec<Vec<f32>>,
+    /// Rotations `(P,)`.
+    pub rotations: Vec<glam::DQuat>,
+    /// Translations `(P,)`, metres.
+    pub translations: Vec<glam::DVec3>,
+}
+
+/// Poses blended per frame.
+pub const POSE_ANCHOR_NEIGHBOURS: usize = 4;
+
+impl PoseAnchors {
+    /// The blended anchor for `controls` `(C,)`.
+    pub fn blend(&self, controls: &[f32]) -> glam::DMat4 {
+        let mut best = [(f64::INFINITY, usize::MAX); POSE_ANCHOR_NEIGHBOURS];
+        for (p, row) in self.poses.iter().enumerate() {
+            let d = row
+                .iter()
+                .zip(controls)
+                .map(|(a, b)| (f64::from(*a) - f64::from(*b)).powi(2))
+                .sum::<f64>()
+                .sqrt();
+            if d < best[POSE_ANCHOR_NEIGHBOURS - 1].0 {
+                best[POSE_ANCHOR_NEIGHBOURS - 1] = (d, p);
+                best.sort_by(|a, b| a.0.total_cmp(&b.0));
+            }
+        }
+        let (mut q, mut t, mut wsum) = (glam::DVec4::ZERO, glam::DVec3::ZERO, 0.0);
+        let q0 = best[0].1;
+        for (d, p) in best {
+            if p == usize::MAX {
+                continue;
+            }
+            let w = 1.0 / (d + 1e-6);
+            let mut r = glam::DVec4::from(self.rotations[p]);
+            if q0 != usize::MAX && r.dot(glam::DVec4::from(self.rotations[q0])) < 0.0 {
+                r = -r;
+            }
+            q += w * r;
+            t += w * self.translations[p];
+            wsum += w;
+        }
+        if wsum == 0.0 {
+            return glam::DMat4::IDENTITY;
+        }
+        let rot = glam::DQuat::from_vec4(q).normalize();
+        glam::DMat4::from_rotation_translation(rot, t / wsum)
+    }
+}
+
+/// Read and check a pose-anchor file (`mien-pose-anchors` JSON: `poses` `(P, C)`, `anchors`
+/// `(P, 12)` row-major 3×4 rigid transforms, metres) against `controls` controls.
 pub(crate) fn pose_anchors(
     p: &PoseAnchorsDef,
     dir: &Path,
     controls: usize,
-) -> std::result::Result<u64, String> {
+) -> std::result::Result<(PoseAnchors, u64), String> {
     #[derive(serde::Deserialize)]
     #[serde(deny_unknown_fields)]
     struct File {
         format: String,
         poses: Vec<Vec<f32>>,
-        anchors: Vec<[f32; 12]>,
+        anchors: Vec<[f64; 12]>,
     }
     let path = dir.join(&p.file);
     let name = path.display().to_string();
@@ -248,9 +307,9 @@ pub(crate) fn pose_anchors(
             f.format
         ));
     }
-    if f.poses.len() != f.anchors.len() {
+    if f.poses.is_empty() || f.poses.len() != f.anchors.len() {
         return Err(format!(
-            "{name}: {} poses but {} anchors",
+            "{name}: {} poses and {} anchors (one anchor per pose, at least one)",
             f.poses.len(),
             f.anchors.len()
         ));
@@ -262,11 +321,39 @@ pub(crate) fn pose_anchors(
         ));
     }
     if let Some(i) = f
-        .anchors
+        .poses
         .iter()
-        .position(|a| !a.iter().all(|x| x.is_finite()))
+        .position(|r| !r.iter().all(|x| x.is_finite()))
     {
-        return Err(format!("{name}: anchors/{i} is not finite"));
+        return Err(format!("{name}: poses/{i} is not finite"));
     }
-    Ok(bytes.len() as u64)
+    let (mut rotations, mut translations) = (Vec::new(), Vec::new());
+    for (i, a) in f.anchors.iter().enumerate() {
+        if !a.iter().all(|x| x.is_finite()) {
+            return Err(format!("{name}: anchors/{i} is not finite"));
+        }
+        let m =
+            glam::DMat3::from_cols_array(&[a[0], a[4], a[8], a[1], a[5], a[9], a[2], a[6], a[10]]);
+        // A rotation: orthonormal within 1e-4, determinant +1.
+        let e = (m.transpose() * m - glam::DMat3::IDENTITY)
+            .to_cols_array()
+            .iter()
+            .fold(0f64, |x, y| x.max(y.abs()));
+        if e > 1e-4 || m.determinant() < 0.0 {
+            return Err(format!(
+                "{name}: anchors/{i} is not a rigid transform (its 3×3 part is off a rotation by {e:.1e}, determinant {:.4})",
+                m.determinant()
+            ));
+        }
+        rotations.push(glam::DQuat::from_mat3(&m).normalize());
+        translations.push(glam::DVec3::new(a[3], a[7], a[11]));
+    }
+    Ok((
+        PoseAnchors {
+            poses: f.poses,
+            rotations,
+            translations,
+        },
+        bytes.len() as u64,
+    ))
 }
