@@ -239,6 +239,11 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
     report.backend.adapter = device.adapter();
     report.backend.threads = rayon_threads();
     let asset = Arc::new(asset);
+    // A character bundle's branches are its lift (unless --lift names another).
+    let bundle_lift = character_file
+        .as_ref()
+        .filter(|c| c.bundle.as_ref().is_some_and(|b| !b.branches.is_empty()))
+        .map(mien_runtime::LoadedCharacter::lift_options);
     let options = RuntimeOptions {
         instances: 1,
         lift: Some(LiftOptions {
@@ -263,7 +268,10 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
                     });
                     LiftKind::Capture(cap)
                 }
-                (None, lift) => match lift {
+                (None, None) if bundle_lift.is_some() => {
+                    bundle_lift.clone().unwrap_or_default().kind
+                }
+                (None, lift) => match lift.unwrap_or(LiftChoice::Surface) {
                     LiftChoice::Debug => LiftKind::Debug,
                     LiftChoice::Surface => LiftKind::Surface(SurfaceOptions {
                         target: args.gaussians.unwrap_or(SurfaceOptions::default().target),
@@ -287,6 +295,18 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
         }),
     };
     let mut rt = Runtime::new(Arc::clone(&asset), &device, &options)?;
+    if rt.needs_camera() {
+        let cam = crate::bundle::camera(&rt, args.camera)?;
+        rt.set_camera(cam)?;
+        report.appearance = Some(crate::bundle::AppearanceReport::started(&cam));
+    } else if let Some(c) = args.camera {
+        bail!(
+            "--camera {},{},{}: only a character bundle with a view-dependent decoder takes a camera",
+            c[0],
+            c[1],
+            c[2]
+        );
+    }
     let head_names = HeadJointNames {
         head: args.head_joint.clone(),
         neck: args.neck_joint.clone(),
@@ -664,6 +684,9 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
         report.timings_ms.preview = ms(t2.elapsed());
     }
 
+    if let Some(a) = &mut report.appearance {
+        a.finish(&rt);
+    }
     report.timings_ms.total = ms(t_total.elapsed());
     let json = serde_json::to_vec_pretty(&report).context("cannot serialise the report")?;
     write_atomic_bytes(&staging.path().join("report.json"), &json)?;

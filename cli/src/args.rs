@@ -525,10 +525,17 @@ pub struct AnimateArgs {
     )]
     pub cell: u32,
 
-    /// The lift: `surface` (textured gaussians over the surface), `texel` (one per covered texel of
-    /// a UV raster) or `debug` (one per vertex).
-    #[arg(long, value_enum, default_value_t = LiftChoice::Surface, help_heading = "Splats")]
-    pub lift: LiftChoice,
+    /// The lift: `surface` (textured gaussians over the surface; the default), `texel` (one per
+    /// covered texel of a UV raster) or `debug` (one per vertex). A character bundle's branches
+    /// (with their decoders) are its lift when this is left out.
+    #[arg(long, value_enum, help_heading = "Splats")]
+    pub lift: Option<LiftChoice>,
+
+    /// The camera a bundle's view-dependent decoders see: its eye `X,Y,Z` in metres in the
+    /// character's space, looking at the centre of the rest pose (default: in front of the
+    /// character at three times its height).
+    #[arg(long, value_name = "X,Y,Z", value_parser = parse_xyz, help_heading = "Splats")]
+    pub camera: Option<[f64; 3]>,
 
     /// Surface lift: gaussians wanted over the whole character (at least one per triangle; fewer
     /// where textures are coarse). 1 to 16,777,216 [default: 100000].
@@ -769,4 +776,16 @@ pub struct PackArgs {
     /// Hide the progress bar.
     #[arg(short, long)]
     pub quiet: bool,
+}
+
+/// `X,Y,Z`: three finite numbers.
+fn parse_xyz(s: &str) -> std::result::Result<[f64; 3], String> {
+    let v: Vec<f64> = s
+        .split(',')
+        .map(|x| x.trim().parse::<f64>().map_err(|e| format!("`{x}`: {e}")))
+        .collect::<std::result::Result<_, _>>()?;
+    match v.as_slice() {
+        [x, y, z] if v.iter().all(|a| a.is_finite()) => Ok([*x, *y, *z]),
+        _ => Err(format!("`{s}` is not three finite numbers X,Y,Z")),
+    }
 }

@@ -8,6 +8,7 @@ mod bake;
 mod bench;
 mod bench_check;
 mod bind;
+mod bundle;
 mod inspect;
 mod interrupt;
 mod live;

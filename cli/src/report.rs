@@ -30,6 +30,9 @@ pub struct Report {
     /// The body: the retargeted clip's report, foot placement and spring bones (when any ran).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub body: Option<serde_json::Value>,
+    /// A character bundle's decoders: the camera, decodes, times, memory per branch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub appearance: Option<crate::bundle::AppearanceReport>,
 }
 
 /// The character.

@@ -406,6 +406,31 @@ pub fn print(o: &Outcome) {
             }
         ),
     }
+    if let Some(a) = &r.appearance {
+        let frames = f64::from(r.frames.count.max(1));
+        println!(
+            "  decoders   {} ({} skipped: inputs unchanged), {:.3} ms/frame decoding, {:.3} ms/frame rebuilding records; camera at {:.3},{:.3},{:.3} m",
+            count(a.decodes, "decode"),
+            a.skipped,
+            a.decode_ms / frames,
+            a.record_ms / frames,
+            a.camera_eye[0],
+            a.camera_eye[1],
+            a.camera_eye[2]
+        );
+        if let Some(m) = &a.memory {
+            let b: Vec<String> = m
+                .branches
+                .iter()
+                .map(|b| format!("{} {} slots {}", b.name, b.slots, mb(b.bytes)))
+                .collect();
+            println!(
+                "             branches: {}; bundle files resident {}",
+                b.join(", "),
+                mb(m.resident_bytes)
+            );
+        }
+    }
     println!(
         "  backend    {} ({}); {}",
         r.backend.used,

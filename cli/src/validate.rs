@@ -72,7 +72,7 @@ pub fn flags(args: &AnimateArgs) -> Result<()> {
     }
     // A flag of another lift than the one running would be silently ignored: refuse it.
     if args.capture.is_none() {
-        let lift = args.lift;
+        let lift = args.lift.unwrap_or(LiftChoice::Surface);
         let wrong = [
             ("--gaussians", args.gaussians.is_some(), LiftChoice::Surface),
             ("--texel-res", args.texel_res.is_some(), LiftChoice::Texel),
