@@ -88,7 +88,9 @@ impl Ort {
             .with_name("mien")
             .build()
             .map_err(|e| Error::Ort(e.to_string()))?;
-        let version = build_version(ort::info()).unwrap_or_else(|| "1.?".into());
+        let version = build_version(ort::info())
+            .or_else(|| file_version(&abs))
+            .unwrap_or_else(|| "1.?".into());
         let o = Ort {
             inner: Arc::new(Loaded {
                 path: abs,
@@ -126,7 +128,16 @@ fn build_version(info: &str) -> Option<String> {
         .chars()
         .take_while(|c| c.is_ascii_digit() || *c == '.')
         .collect();
-    (!v.is_empty()).then_some(v)
+    (v.matches('.').count() >= 1).then_some(v)
+}
+
+/// The version a library's file name carries (`libonnxruntime.so.1.32.0`).
+fn file_version(path: &Path) -> Option<String> {
+    let name = path.file_name()?.to_str()?;
+    let at = name.find(".so.")? + 4;
+    let v = &name[at..];
+    (v.split('.').count() >= 2 && v.split('.').all(|p| p.parse::<u32>().is_ok()))
+        .then(|| v.to_owned())
 }
 
 #[cfg(test)]

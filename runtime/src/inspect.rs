@@ -252,7 +252,23 @@ fn speech(path: &Path) -> Result<serde_json::Value> {
 fn character_file(path: &Path) -> Result<serde_json::Value> {
     let l = crate::character::CharacterDef::load(path)?;
     let ch = l.asset.character();
-    let mut out = describe(ch, path, "character file (mien-character)");
+    // A bundle's linear head or DNA rig is described as its own file would be.
+    let rig_file = l
+        .bundle
+        .as_ref()
+        .filter(|b| b.backend != "none")
+        .map(|_| Path::new(&ch.source));
+    let mut out = match rig_file {
+        Some(p) if p.extension().is_some_and(|e| e == "aosrig") => pack(p)?,
+        Some(p) if p.extension().is_some_and(|e| e == "dna") => dna(p)?,
+        _ => describe(ch, path, "character file (mien-character)"),
+    };
+    out["file"] = json!(path.display().to_string());
+    out["kind"] = json!(if l.bundle.is_some() {
+        "character bundle (mien-character)"
+    } else {
+        "character file (mien-character)"
+    });
     let clip = |id: mien_core::rig::ClipId| {
         format!(
             "{}: {}",
@@ -280,7 +296,44 @@ fn character_file(path: &Path) -> Result<serde_json::Value> {
         },
         "springs": l.springs.as_ref().map(|s| s.springs.iter().map(|x| x.name.clone()).collect::<Vec<_>>()),
     });
+    if let Some(b) = &l.bundle {
+        out["bundle"] = bundle(b);
+    }
     Ok(out)
+}
+
+/// A bundle's blocks as loaded: the rig, the expression space, each branch with its vertices,
+/// triangles, lift and decoders (their contracts), the resident files.
+fn bundle(b: &crate::bundle::Bundle) -> serde_json::Value {
+    json!({
+        "rig": b.backend,
+        "controls": b.control_names.len(),
+        "expression_space": b.space.as_ref().map(|s| json!({
+            "kind": s.kind.name(),
+            "dim": s.dim,
+            "segments": s.segments.iter().map(|(n, a, c)| json!({"name": n, "start": a, "count": c})).collect::<Vec<_>>(),
+            "arkit_map": s.arkit_map.is_some(),
+        })),
+        "branches": b.branches.iter().map(|br| json!({
+            "name": br.name,
+            "vertices": br.vertices,
+            "triangles": br.triangles.len(),
+            "lift": match &br.lift {
+                crate::bundle::BranchLift::Texel(o) => format!("texel {0}×{0}", o.resolution),
+                crate::bundle::BranchLift::Surface(o) => format!("surface, about {} gaussians", o.target),
+            },
+            "decoders": br.decoders.iter().map(|d| json!({
+                "name": d.name,
+                "file": d.decoder.file(),
+                "fp16": d.fp16,
+                "contract": d.decoder.contract(),
+            })).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+        "pose_anchors": b.anchors.as_ref().map(|a| a.poses.len()),
+        "onnxruntime": b.ort.as_ref().map(|o| json!({"library": o.path(), "version": o.version()})),
+        "files": b.files,
+        "resident_bytes": b.resident_bytes(),
+    })
 }
 
 fn character(path: &Path) -> Result<serde_json::Value> {
