@@ -55,11 +55,12 @@ pub use mien_runtime::scenario;
 pub use mien_benches as bench;
 
 pub use mien_runtime::{
-    Asset, Backend, BodyReport, Device, DeviceOptions, Error, Event, ExpressionSpace, FaceDriver,
-    FaceSources, FootPlacement, FrameReport, HeadJointNames, HeadMotionReport, Instance,
-    InstanceFrame, InstanceMut, InstanceTotals, LiftInfo, LiftKind, LiftOptions, MAX_INSTANCES,
-    MemoryReport, Model, Precision, Result, Runtime, RuntimeOptions, Sampler, Script, Shading,
-    SinkRef, Speech, SpeechOptions, Times,
+    AppearanceStats, Asset, Backend, BodyReport, Bundle, BundleMemory, BundleOptions, Camera,
+    CharacterDef, Device, DeviceOptions, Error, Event, ExpressionSpace, FaceDriver, FaceSources,
+    FootPlacement, FrameReport, HeadJointNames, HeadMotionReport, Instance, InstanceFrame,
+    InstanceMut, InstanceTotals, LiftInfo, LiftKind, LiftOptions, MAX_INSTANCES, MemoryReport,
+    Model, Precision, Result, Runtime, RuntimeOptions, Sampler, Script, Shading, SinkRef, Speech,
+    SpeechOptions, Times, decoder,
 };
 
 /// The data types the runtime hands out and takes, from `mien-core`: splats `(G,…)`, posed

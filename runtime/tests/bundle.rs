@@ -511,6 +511,27 @@ fn bad_manifests_are_refused_with_every_problem_named() {
     ] {
         assert!(e.contains(want), "missing {want:?} in:\n{e}");
     }
+    // The schema (docs/schemas/character.schema.json) takes the generated manifest and refuses
+    // an unknown lift.
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/schemas/character.schema.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let v = jsonschema::draft202012::new(&schema).unwrap();
+    let good: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(f.dir.join("head.character.json")).unwrap())
+            .unwrap();
+    assert!(
+        v.is_valid(&good),
+        "{:?}",
+        v.iter_errors(&good)
+            .map(|e| e.to_string())
+            .collect::<Vec<_>>()
+    );
+    assert!(!v.is_valid(&m));
     // A GNM bundle declaring arkit52 is refused: ARKit weights are not head_ext coefficients.
     let mut m2: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(f.dir.join("head.character.json")).unwrap())
