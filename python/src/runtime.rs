@@ -38,16 +38,33 @@ fn space_of(name: &str) -> PyResult<ExpressionSpace> {
     ExpressionSpace::from_name(if name == "arkit" { "arkit52" } else { name }).map_err(to_py)
 }
 
-fn lift_of(name: Option<&str>) -> PyResult<Option<LiftOptions>> {
+fn lift_of(
+    name: Option<&str>,
+    parts: Option<&mien_runtime::character::LoadedCharacter>,
+) -> PyResult<Option<LiftOptions>> {
+    let bundle = parts.filter(|p| p.bundle.as_ref().is_some_and(|b| !b.branches.is_empty()));
     let kind = match name {
         None | Some("none") => return Ok(None),
+        Some("auto") => match bundle {
+            Some(p) => return Ok(Some(p.lift_options())),
+            None => LiftKind::Surface(Default::default()),
+        },
+        Some("bundle") => match bundle {
+            Some(p) => return Ok(Some(p.lift_options())),
+            None => {
+                return Err(invalid(
+                    "lift",
+                    "`bundle`: the character is not a bundle with branches".into(),
+                ));
+            }
+        },
         Some("surface") => LiftKind::Surface(Default::default()),
         Some("texel") => LiftKind::Texel(Default::default()),
         Some("debug") => LiftKind::Debug,
         Some(other) => {
             return Err(invalid(
                 "lift",
-                format!("`{other}`: one of surface, texel, debug, none"),
+                format!("`{other}`: one of auto, bundle, surface, texel, debug, none"),
             ));
         }
     };
@@ -126,11 +143,12 @@ impl Runtime {
 #[pymethods]
 impl Runtime {
     /// `instances` instances of `character` on `backend` (`cpu`, `wgpu`, `vulkan`, or `auto`: a
-    /// real GPU through wgpu when there is one, else the CPU), lifted by `lift` (`surface`, the
-    /// default; `texel`; `debug`; `None` to pose only).
+    /// real GPU through wgpu when there is one, else the CPU), lifted by `lift` (`auto`, the
+    /// default: a bundle's branches with their decoders, else `surface`; `bundle`; `surface`;
+    /// `texel`; `debug`; `None` to pose only).
     #[new]
-    #[pyo3(signature = (character, *, backend="cpu", instances=1, lift=Some("surface")),
-        text_signature = "(character, *, backend='cpu', instances=1, lift='surface')")]
+    #[pyo3(signature = (character, *, backend="cpu", instances=1, lift=Some("auto")),
+        text_signature = "(character, *, backend='cpu', instances=1, lift='auto')")]
     fn new(
         py: Python<'_>,
         character: &Bound<'_, PyAny>,
@@ -145,7 +163,6 @@ impl Runtime {
             )
         })?;
         let backend: Backend = backend.parse().map_err(|e: mien_runtime::Error| to_py(e))?;
-        let lift = lift_of(lift)?;
         let character: Py<Character> = match character.cast::<Character>() {
             Ok(c) => c.clone().unbind(),
             Err(_) => {
@@ -155,6 +172,7 @@ impl Runtime {
             }
         };
         let c = character.get();
+        let lift = lift_of(lift, c.parts.as_deref())?;
         let asset = Arc::clone(&c.asset);
         let parts = c.parts.clone();
         let rt = py
@@ -510,6 +528,67 @@ impl Runtime {
         let rt = self.locked();
         let inst = rt.instance(i).map_err(to_py)?;
         Ok(format!("{:016x}", inst.state_hash()))
+    }
+
+    /// The camera a bundle's view-dependent decoders see: the eye `(3,)` metres, looking at
+    /// `target` `(3,)`, vertical field of view `fov_y` radians. From the next `update`, a branch
+    /// re-decodes only when the camera moved more than 2 mm (plus the turn/fov term) or its
+    /// controls changed.
+    #[pyo3(signature = (eye, target, fov_y=0.6))]
+    fn set_camera(&self, eye: [f64; 3], target: [f64; 3], fov_y: f64) -> PyResult<()> {
+        let c = mien_runtime::Camera::look_at(eye, target, fov_y).map_err(to_py)?;
+        self.locked().set_camera(c).map_err(to_py)
+    }
+
+    /// Whether a bundle decoder needs a camera (`set_camera`) before `update`.
+    #[getter]
+    fn needs_camera(&self) -> bool {
+        self.locked().needs_camera()
+    }
+
+    /// What a bundle's decoders did (`None` without decoders): `decodes`, `skipped` (branch
+    /// updates with nothing to decode), `clamped`, `degenerate_offsets`, `decode_s`, `record_s`,
+    /// `record_bytes`.
+    fn appearance_stats(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        match self.locked().appearance_stats() {
+            None => Ok(py.None()),
+            Some(s) => json_to_py(
+                py,
+                &serde_json::json!({
+                    "decodes": s.decodes, "skipped": s.skipped, "clamped": s.clamped,
+                    "degenerate_offsets": s.degenerate_offsets,
+                    "decode_s": s.decode_time.as_secs_f64(), "record_s": s.record_time.as_secs_f64(),
+                    "record_bytes": s.record_bytes,
+                }),
+            ),
+        }
+    }
+
+    /// A bundle's memory (`None` without a bundle lift): `branches` (each `name`, `slots`,
+    /// `bytes`), `slots`, `bytes`, `on_gpu`, `files` (resident bytes by file), `resident_bytes`.
+    fn bundle_memory(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        match self.locked().bundle_memory() {
+            None => Ok(py.None()),
+            Some(m) => json_to_py(
+                py,
+                &serde_json::to_value(&m).map_err(|e| invalid("bundle memory", e.to_string()))?,
+            ),
+        }
+    }
+
+    /// Each branch's slot range within an instance's slots: `{name: (offset, count)}` (empty
+    /// without a bundle lift).
+    #[getter]
+    fn branches(&self) -> Vec<(String, (u32, u32))> {
+        self.locked()
+            .lift()
+            .map(|l| {
+                l.branches
+                    .iter()
+                    .map(|(n, r)| (n.clone(), (r.offset, r.count)))
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     /// Bytes the runtime holds: `rig_bytes`, `sink_bytes`, `sink_slots`, `vertices`, `instances`.

@@ -124,6 +124,42 @@ fn reference(dir: &Path) {
     .unwrap();
 }
 
+/// mien's test bundle (docs/bundles/make_test_bundle.py around the ICT pack) in `dir/bundle`, and
+/// the ONNX Runtime library, when python3 has onnx and onnxruntime.
+fn test_bundle(dir: &Path) -> Option<(std::path::PathBuf, std::path::PathBuf)> {
+    let lib = std::env::var_os("ORT_DYLIB_PATH")
+        .map(std::path::PathBuf::from)
+        .or_else(mien_runtime::decoder::pip_library)?;
+    let ok = Command::new(python())
+        .args(["-c", "import numpy, onnx, onnxruntime"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        return None;
+    }
+    let b = dir.join("bundle");
+    std::fs::create_dir_all(&b).unwrap();
+    use mien_core::gnm::bake::{BakeOptions, bake_obj_folder};
+    bake_obj_folder(
+        &data().join("ict-facekit"),
+        &BakeOptions::default(),
+        &mut |_, _, _| {},
+    )
+    .unwrap()
+    .write(&b.join("ict.aosrig"))
+    .unwrap();
+    let names = mien_runtime::bundle::control_names(&Asset::load(b.join("ict.aosrig")).unwrap());
+    std::fs::write(b.join("names.json"), serde_json::to_string(&names).unwrap()).unwrap();
+    let mut c = Command::new(python());
+    c.arg(root().join("docs/bundles/make_test_bundle.py"))
+        .arg(data().join("ict-facekit"))
+        .arg(&b)
+        .arg(b.join("names.json"))
+        .arg("ict.aosrig");
+    run(c, "make_test_bundle.py");
+    Some((b, lib))
+}
+
 /// The README's Python example: the code block after `<!-- python-example -->`.
 fn readme_example() -> String {
     let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
@@ -186,6 +222,7 @@ fn the_wheel_installs_and_its_suite_passes() {
 
     let refs = tempfile::tempdir().unwrap();
     reference(refs.path());
+    let bundle = test_bundle(refs.path());
     let mut c = clean(Command::new(&py));
     c.args([
         "-m",
@@ -200,6 +237,9 @@ fn the_wheel_installs_and_its_suite_passes() {
     .env("MIEN_REFERENCE_DIR", refs.path())
     .env("MIEN_DATA", data())
     .env("RAY_DISABLE_USAGE_STATS", "1");
+    if let Some((dir, lib)) = &bundle {
+        c.env("MIEN_TEST_BUNDLE", dir).env("ORT_DYLIB_PATH", lib);
+    }
     let text = run(c, "pytest python/tests");
     eprintln!("{text}");
     // The reference comparison always runs here; the GPU cases may skip without an adapter,

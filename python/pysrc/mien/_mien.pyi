@@ -99,7 +99,7 @@ class Runtime:
         *,
         backend: Literal["cpu", "wgpu", "vulkan", "auto"] = "cpu",
         instances: int = 1,
-        lift: Literal["surface", "texel", "debug", "none"] | None = "surface",
+        lift: Literal["auto", "bundle", "surface", "texel", "debug", "none"] | None = "auto",
     ) -> None: ...
     @property
     def device(self) -> str: ...
@@ -168,6 +168,21 @@ class Runtime:
         """An avatar-state signal (`talking_started`, `listening_started`, …) at `t`."""
     def state_hash(self, i: int) -> str:
         """The instance's state hash (pose, weights, placement, springs), 16 hex digits."""
+    def set_camera(
+        self, eye: Sequence[float], target: Sequence[float], fov_y: float = 0.6
+    ) -> None:
+        """The camera a bundle's view-dependent decoders see: eye and target (3,) metres, fov_y
+        radians. A branch re-decodes only when it moved > 2 mm (plus a turn/fov term) or its
+        controls changed."""
+    @property
+    def needs_camera(self) -> bool: ...
+    def appearance_stats(self) -> dict[str, Any] | None:
+        """decodes, skipped, clamped, degenerate_offsets, decode_s, record_s, record_bytes."""
+    def bundle_memory(self) -> dict[str, Any] | None:
+        """branches [{name, slots, bytes}], slots, bytes, on_gpu, files, resident_bytes."""
+    @property
+    def branches(self) -> list[tuple[str, tuple[int, int]]]:
+        """Each branch's (name, (offset, count)) within an instance's slots."""
     def memory(self) -> dict[str, int]: ...
     def times(self) -> dict[str, Any]: ...
     def finish(self) -> None:
