@@ -498,3 +498,122 @@ fn qmul(a: [f32; 4], b: [f32; 4]) -> [f32; 4] {
         a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0],
     ]
 }
+
+/// A bundle lift with decoders gets its appearance state (after the lift is attached on the rest
+/// pose `rest_pos` `(V,3)`), for `n` instances.
+pub(crate) fn attach(
+    rt: &mut crate::Runtime,
+    options: &crate::RuntimeOptions,
+    rest_pos: &[[f32; 3]],
+    n: u32,
+) -> Result<()> {
+    let (
+        Some(info),
+        Some(crate::LiftOptions {
+            kind: crate::LiftKind::Bundle(b),
+            ..
+        }),
+    ) = (&rt.lift, &options.lift)
+    else {
+        return Ok(());
+    };
+    let (Some(base), Some(setup), true) = (&info.base, &info.setup, b.has_decoders()) else {
+        return Ok(());
+    };
+    let asset = &rt.asset;
+    let normals = mien_core::lift::color::vertex_normals(rest_pos, asset.triangles());
+    let frames = match asset.model() {
+        crate::asset::Model::Head { pack, .. } => b
+            .branches
+            .iter()
+            .map(|br| dominant_joint(pack, br.vertices))
+            .collect(),
+        crate::asset::Model::Rig(_) => vec![None; b.branches.len()],
+    };
+    let app = Appearance::new(
+        Arc::clone(b),
+        Arc::clone(base),
+        &setup.triangles,
+        info.branches.iter().map(|(_, r)| *r).collect(),
+        rest_pos,
+        &normals,
+        frames,
+        n as usize,
+    )?;
+    rt.appearance = Some(app);
+    Ok(())
+}
+
+/// The runtime's bundle surface: the camera, the decode pass, what the decoders did, the memory
+/// per branch.
+impl crate::Runtime {
+    /// Run the bundle's decoders where their inputs changed, writing each instance's records.
+    pub(crate) fn decode_appearance(&mut self) -> Result<()> {
+        let Some(app) = self.appearance.as_mut() else {
+            return Ok(());
+        };
+        let engine = &mut self.engine;
+        for i in 0..self.instances.len() {
+            let (controls, joints): (&[f32], &[glam::Mat4]) = match self.asset.model() {
+                crate::asset::Model::Head { .. } if !self.anchored.is_empty() => {
+                    (&self.head_ext[i], &self.anchored[i])
+                }
+                crate::asset::Model::Head { .. } => (&self.head_ext[i], &self.joints[i]),
+                crate::asset::Model::Rig(_) => (self.instances[i].raw_controls(), &[]),
+            };
+            let placement = self.instances[i].placement();
+            app.update(
+                i,
+                controls,
+                self.camera.as_ref(),
+                joints,
+                placement,
+                &mut |first, recs| engine.set_bound_records(i, first, recs),
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Set the camera view-dependent decoders see (seed 000 `update(dt, camera)`): from the next
+    /// [`Runtime::update`], a branch whose decoder takes the view re-decodes only when the camera
+    /// has moved past [`crate::appearance::CAMERA_EPSILON_M`] (or its controls changed).
+    ///
+    /// # Errors
+    /// A camera that is not finite, a forward direction that is not unit, a field of view outside
+    /// (0, π).
+    pub fn set_camera(&mut self, camera: crate::appearance::Camera) -> Result<()> {
+        camera.check()?;
+        self.camera = Some(camera);
+        Ok(())
+    }
+
+    /// The camera last set.
+    pub fn camera(&self) -> Option<&crate::appearance::Camera> {
+        self.camera.as_ref()
+    }
+
+    /// What the bundle's decoders did (`None` without decoders).
+    pub fn appearance_stats(&self) -> Option<crate::appearance::AppearanceStats> {
+        self.appearance.as_ref().map(|a| a.stats)
+    }
+
+    /// Whether a bundle decoder needs a camera ([`Runtime::set_camera`]).
+    pub fn needs_camera(&self) -> bool {
+        self.appearance.as_ref().is_some_and(|a| a.view_dependent())
+    }
+
+    /// Where a bundle character's memory went (seed 000 `memoryReport`): per branch its slots and
+    /// GPU bytes over every instance, the resident bundle bytes; `None` without a bundle lift.
+    pub fn bundle_memory(&self) -> Option<crate::bundle::BundleMemory> {
+        let info = self.lift.as_ref()?;
+        let crate::LiftKind::Bundle(b) = &info.kind else {
+            return None;
+        };
+        Some(crate::bundle::BundleMemory::of(
+            b,
+            &info.branches,
+            self.instances.len() as u64,
+            !matches!(self.device, crate::Device::Cpu),
+        ))
+    }
+}

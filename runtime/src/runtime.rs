@@ -115,34 +115,34 @@ pub struct MemoryReport {
 /// # let _ = splats; Ok(()) }
 /// ```
 pub struct Runtime {
-    asset: Arc<Asset>,
-    device: Device,
-    engine: Box<dyn Engine>,
-    instances: Vec<Instance>,
+    pub(crate) asset: Arc<Asset>,
+    pub(crate) device: Device,
+    pub(crate) engine: Box<dyn Engine>,
+    pub(crate) instances: Vec<Instance>,
     rest: Pose,
     check: PosedCheck,
     /// Rig inputs `(N,)`.
     controls: Vec<RigControls>,
     stats: Vec<ControlStats>,
     /// Linear-head inputs `(N,)`.
-    head_ext: Vec<Vec<f32>>,
-    joints: Vec<Vec<Mat4>>,
+    pub(crate) head_ext: Vec<Vec<f32>>,
+    pub(crate) joints: Vec<Vec<Mat4>>,
     /// Joint worlds with the pose anchors applied (bundles with anchors on).
-    anchored: Vec<Vec<Mat4>>,
+    pub(crate) anchored: Vec<Vec<Mat4>>,
     rest_positions: Vec<[f32; 3]>,
     /// Override names a pack did not carry (never: they come from the pack).
     skipped: Vec<String>,
     bounds: [[f32; 3]; 2],
-    lift: Option<LiftInfo>,
+    pub(crate) lift: Option<LiftInfo>,
     report: FrameReport,
     frame: u64,
     warm: Times,
     /// Wall time of the cloth and hair simulations over the updates so far.
     dynamics_time: std::time::Duration,
     /// A bundle's decoded appearance ([`crate::appearance`]), when its branches run decoders.
-    appearance: Option<crate::appearance::Appearance>,
+    pub(crate) appearance: Option<crate::appearance::Appearance>,
     /// The camera view-dependent decoders see ([`Runtime::set_camera`]).
-    camera: Option<crate::appearance::Camera>,
+    pub(crate) camera: Option<crate::appearance::Camera>,
     /// The instances' cloth and hair outputs are set from outside (a scenario's capture renderer
     /// draws the run's simulation) instead of simulated per frame.
     pub(crate) external_dynamics: bool,
@@ -266,36 +266,7 @@ impl Runtime {
                 }),
             )?);
         }
-        if let (
-            Some(info),
-            Some(crate::LiftOptions {
-                kind: crate::LiftKind::Bundle(b),
-                ..
-            }),
-        ) = (&rt.lift, &options.lift)
-        {
-            if let (Some(base), Some(setup), true) = (&info.base, &info.setup, b.has_decoders()) {
-                let normals = mien_core::lift::color::vertex_normals(&rest_pos, asset.triangles());
-                let frames = match asset.model() {
-                    Model::Head { pack, .. } => b
-                        .branches
-                        .iter()
-                        .map(|br| crate::appearance::dominant_joint(pack, br.vertices))
-                        .collect(),
-                    Model::Rig(_) => vec![None; b.branches.len()],
-                };
-                rt.appearance = Some(crate::appearance::Appearance::new(
-                    Arc::clone(b),
-                    Arc::clone(base),
-                    &setup.triangles,
-                    info.branches.iter().map(|(_, r)| *r).collect(),
-                    &rest_pos,
-                    &normals,
-                    frames,
-                    n as usize,
-                )?);
-            }
-        }
+        crate::appearance::attach(&mut rt, options, &rest_pos, n)?;
         rt.rest_positions = rest_pos;
         rt.report.instances = vec![InstanceFrame::default(); n as usize];
         // The cloth and hair at rest until the first frame (what render_rest draws).
@@ -493,76 +464,6 @@ impl Runtime {
         self.report.time_s = t;
         self.frame += 1;
         Ok(&self.report)
-    }
-
-    /// Run the bundle's decoders where their inputs changed, writing each instance's records.
-    fn decode_appearance(&mut self) -> Result<()> {
-        let Some(app) = self.appearance.as_mut() else {
-            return Ok(());
-        };
-        let engine = &mut self.engine;
-        for i in 0..self.instances.len() {
-            let (controls, joints): (&[f32], &[Mat4]) = match self.asset.model() {
-                Model::Head { .. } if !self.anchored.is_empty() => {
-                    (&self.head_ext[i], &self.anchored[i])
-                }
-                Model::Head { .. } => (&self.head_ext[i], &self.joints[i]),
-                Model::Rig(_) => (self.instances[i].raw_controls(), &[]),
-            };
-            let placement = self.instances[i].placement();
-            app.update(
-                i,
-                controls,
-                self.camera.as_ref(),
-                joints,
-                placement,
-                &mut |first, recs| engine.set_bound_records(i, first, recs),
-            )?;
-        }
-        Ok(())
-    }
-
-    /// Set the camera view-dependent decoders see (seed 000 `update(dt, camera)`): from the next
-    /// [`Runtime::update`], a branch whose decoder takes the view re-decodes only when the camera
-    /// has moved past [`crate::appearance::CAMERA_EPSILON_M`] (or its controls changed).
-    ///
-    /// # Errors
-    /// A camera that is not finite, a forward direction that is not unit, a field of view outside
-    /// (0, π).
-    pub fn set_camera(&mut self, camera: crate::appearance::Camera) -> Result<()> {
-        camera.check()?;
-        self.camera = Some(camera);
-        Ok(())
-    }
-
-    /// The camera last set.
-    pub fn camera(&self) -> Option<&crate::appearance::Camera> {
-        self.camera.as_ref()
-    }
-
-    /// What the bundle's decoders did (`None` without decoders).
-    pub fn appearance_stats(&self) -> Option<crate::appearance::AppearanceStats> {
-        self.appearance.as_ref().map(|a| a.stats)
-    }
-
-    /// Whether a bundle decoder needs a camera ([`Runtime::set_camera`]).
-    pub fn needs_camera(&self) -> bool {
-        self.appearance.as_ref().is_some_and(|a| a.view_dependent())
-    }
-
-    /// Where a bundle character's memory went (seed 000 `memoryReport`): per branch its slots and
-    /// GPU bytes over every instance, the resident bundle bytes; `None` without a bundle lift.
-    pub fn bundle_memory(&self) -> Option<crate::bundle::BundleMemory> {
-        let info = self.lift.as_ref()?;
-        let crate::LiftKind::Bundle(b) = &info.kind else {
-            return None;
-        };
-        Some(crate::bundle::BundleMemory::of(
-            b,
-            &info.branches,
-            self.instances.len() as u64,
-            !matches!(self.device, Device::Cpu),
-        ))
     }
 
     /// Every instance's drivers at `t` (in parallel from [`PARALLEL_MIN`] instances).
