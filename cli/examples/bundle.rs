@@ -15,7 +15,6 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use mien::runtime::bundle::control_names;
 use mien::{Camera, CharacterDef, Device, Runtime, RuntimeOptions};
 
 fn data(rel: &str) -> PathBuf {
@@ -24,30 +23,12 @@ fn data(rel: &str) -> PathBuf {
         .join(rel)
 }
 
-/// mien's test bundle in `dir`: the ICT pack, then the generator script. Its manifest.
+/// mien's test bundle in `dir` (the ICT pack, then docs/bundles/make_test_bundle.py): its manifest.
 fn build_test_bundle(dir: &Path) -> Result<PathBuf, Box<dyn std::error::Error>> {
-    use mien::core::gnm::bake::{BakeOptions, bake_obj_folder};
-    std::fs::create_dir_all(dir)?;
-    let baked = bake_obj_folder(
+    Ok(mien::runtime::bundle::make_test_bundle(
         &data("ict-facekit"),
-        &BakeOptions::default(),
-        &mut |_, _, _| {},
-    )?;
-    baked.write(&dir.join("ict.aosrig"))?;
-    let names = control_names(&mien::Asset::load(dir.join("ict.aosrig"))?);
-    std::fs::write(dir.join("names.json"), serde_json::to_string(&names)?)?;
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/bundles/make_test_bundle.py");
-    let st = std::process::Command::new("python3")
-        .arg(script)
-        .arg(data("ict-facekit"))
-        .arg(dir)
-        .arg(dir.join("names.json"))
-        .arg("ict.aosrig")
-        .status()?;
-    if !st.success() {
-        return Err("make_test_bundle.py failed (pip install numpy onnx onnxruntime)".into());
-    }
-    Ok(dir.join("head.character.json"))
+        dir,
+    )?)
 }
 
 /// Animate `frames` frames of the bundle at `manifest`, the camera turning 30° round the head;

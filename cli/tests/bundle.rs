@@ -32,38 +32,9 @@ fn ort_library() -> Option<PathBuf> {
     }
 }
 
-/// Bake the pack, write its control names, run the generator: the manifest's path.
+/// mien's test bundle in `dir`: the manifest's path.
 fn make_bundle(dir: &Path) -> PathBuf {
-    let pack = dir.join("ict.aosrig");
-    let run = mien(&[
-        "pack",
-        data("ict-facekit").to_str().unwrap(),
-        "--out",
-        pack.to_str().unwrap(),
-        "--quiet",
-    ]);
-    assert!(run.ok(), "{}", run.stderr);
-    let names = mien_runtime::bundle::control_names(&mien_runtime::Asset::load(&pack).unwrap());
-    std::fs::write(
-        dir.join("names.json"),
-        serde_json::to_string(&names).unwrap(),
-    )
-    .unwrap();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/bundles/make_test_bundle.py");
-    let out = std::process::Command::new("python3")
-        .arg(script)
-        .arg(data("ict-facekit"))
-        .arg(dir)
-        .arg(dir.join("names.json"))
-        .arg("ict.aosrig")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    dir.join("head.character.json")
+    mien_runtime::bundle::make_test_bundle(&data("ict-facekit"), dir).unwrap()
 }
 
 #[test]

@@ -42,36 +42,7 @@ fn bundle_dir() -> PathBuf {
     if dir.join("head.character.json").is_file() {
         return dir;
     }
-    std::fs::create_dir_all(&dir).unwrap();
-    use mien_core::gnm::bake::{BakeOptions, bake_obj_folder};
-    bake_obj_folder(
-        &data("ict-facekit"),
-        &BakeOptions::default(),
-        &mut |_, _, _| {},
-    )
-    .unwrap()
-    .write(&dir.join("ict.aosrig"))
-    .unwrap();
-    let names = mien_runtime::bundle::control_names(
-        &mien_runtime::Asset::load(dir.join("ict.aosrig")).unwrap(),
-    );
-    std::fs::write(
-        dir.join("names.json"),
-        serde_json::to_string(&names).unwrap(),
-    )
-    .unwrap();
-    let st = std::process::Command::new("python3")
-        .arg(root().join("docs/bundles/make_test_bundle.py"))
-        .arg(data("ict-facekit"))
-        .arg(&dir)
-        .arg(dir.join("names.json"))
-        .arg("ict.aosrig")
-        .status()
-        .unwrap();
-    assert!(
-        st.success(),
-        "make_test_bundle.py (pip install numpy onnx onnxruntime)"
-    );
+    mien_runtime::bundle::make_test_bundle(&data("ict-facekit"), &dir).unwrap();
     dir
 }
 

@@ -57,38 +57,10 @@ fn build() -> Option<Fixture> {
         }
     }
     let dir = std::env::temp_dir().join(format!("mien-bundle-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    use mien_core::gnm::bake::{BakeOptions, bake_obj_folder};
-    let baked = bake_obj_folder(
-        &data("ict-facekit"),
-        &BakeOptions::default(),
-        &mut |_, _, _| {},
-    )
-    .unwrap();
-    baked.write(&dir.join("ict.aosrig")).unwrap();
-    let names = mien_runtime::bundle::control_names(
-        &mien_runtime::Asset::load(dir.join("ict.aosrig")).unwrap(),
-    );
+    mien_runtime::bundle::make_test_bundle(&data("ict-facekit"), &dir).unwrap();
+    let names: Vec<String> =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("names.json")).unwrap()).unwrap();
     assert!(names.iter().any(|n| n == "browInnerUp_L"), "{names:?}");
-    std::fs::write(
-        dir.join("names.json"),
-        serde_json::to_string(&names).unwrap(),
-    )
-    .unwrap();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/bundles/make_test_bundle.py");
-    let out = std::process::Command::new("python3")
-        .arg(&script)
-        .arg(data("ict-facekit"))
-        .arg(&dir)
-        .arg(dir.join("names.json"))
-        .arg("ict.aosrig")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     Some(Fixture { dir, names })
 }
 

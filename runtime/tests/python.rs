@@ -138,25 +138,7 @@ fn test_bundle(dir: &Path) -> Option<(std::path::PathBuf, std::path::PathBuf)> {
         return None;
     }
     let b = dir.join("bundle");
-    std::fs::create_dir_all(&b).unwrap();
-    use mien_core::gnm::bake::{BakeOptions, bake_obj_folder};
-    bake_obj_folder(
-        &data().join("ict-facekit"),
-        &BakeOptions::default(),
-        &mut |_, _, _| {},
-    )
-    .unwrap()
-    .write(&b.join("ict.aosrig"))
-    .unwrap();
-    let names = mien_runtime::bundle::control_names(&Asset::load(b.join("ict.aosrig")).unwrap());
-    std::fs::write(b.join("names.json"), serde_json::to_string(&names).unwrap()).unwrap();
-    let mut c = Command::new(python());
-    c.arg(root().join("docs/bundles/make_test_bundle.py"))
-        .arg(data().join("ict-facekit"))
-        .arg(&b)
-        .arg(b.join("names.json"))
-        .arg("ict.aosrig");
-    run(c, "make_test_bundle.py");
+    mien_runtime::bundle::make_test_bundle(&data().join("ict-facekit"), &b).unwrap();
     Some((b, lib))
 }
 

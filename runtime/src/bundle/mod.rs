@@ -577,3 +577,49 @@ impl BundleMemory {
         }
     }
 }
+
+/// `docs/bundles/make_test_bundle.py`: the generator of mien's test bundle.
+pub const TEST_BUNDLE_SCRIPT: &str = include_str!("../../../docs/bundles/make_test_bundle.py");
+
+/// Build mien's test bundle in `out`: the ICT-FaceKit head in `ict_dir` baked into `ict.aosrig`,
+/// its control names, then [`TEST_BUNDLE_SCRIPT`] run by `python3` (numpy, onnx and onnxruntime
+/// installed): head / eye / teeth branch meshes, per-vertex features, the decoders (`skin.onnx`,
+/// its fp16 sibling, `eyes.onnx`), ONNX Runtime's golden outputs and `head.character.json`.
+/// Returns the manifest's path. What the tests, the example `bundle` and the benchmark load.
+///
+/// # Errors
+/// The bake's errors; `python3` missing or the script failing (its stderr quoted).
+pub fn make_test_bundle(ict_dir: &Path, out: &Path) -> crate::Result<std::path::PathBuf> {
+    use mien_core::gnm::bake::{BakeOptions, bake_obj_folder};
+    let io = |p: &Path, e: std::io::Error| crate::Error::from(mien_core::Error::io(p, e));
+    std::fs::create_dir_all(out).map_err(|e| io(out, e))?;
+    let pack = out.join("ict.aosrig");
+    bake_obj_folder(ict_dir, &BakeOptions::default(), &mut |_, _, _| {})?.write(&pack)?;
+    let names = control_names(&Asset::load(&pack)?);
+    let names_path = out.join("names.json");
+    std::fs::write(
+        &names_path,
+        serde_json::to_string(&names).unwrap_or_default(),
+    )
+    .map_err(|e| io(&names_path, e))?;
+    let script = out.join("make_test_bundle.py");
+    std::fs::write(&script, TEST_BUNDLE_SCRIPT).map_err(|e| io(&script, e))?;
+    let run = std::process::Command::new("python3")
+        .arg(&script)
+        .arg(ict_dir)
+        .arg(out)
+        .arg(&names_path)
+        .arg("ict.aosrig")
+        .output()
+        .map_err(|e| io(Path::new("python3"), e))?;
+    if !run.status.success() {
+        return Err(crate::Error::invalid(
+            script.display().to_string(),
+            format!(
+                "failed (it needs python3 with numpy, onnx and onnxruntime): {}",
+                String::from_utf8_lossy(&run.stderr).trim()
+            ),
+        ));
+    }
+    Ok(out.join("head.character.json"))
+}
