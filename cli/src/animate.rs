@@ -244,6 +244,19 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
         .as_ref()
         .filter(|c| c.bundle.as_ref().is_some_and(|b| !b.branches.is_empty()))
         .map(mien_runtime::LoadedCharacter::lift_options);
+    if args.capture.is_none() {
+        crate::validate::lift_flags(args, bundle_lift.is_some())?;
+    }
+    if args.lift.is_some()
+        && character_file
+            .as_ref()
+            .is_some_and(|c| c.bundle.as_ref().is_some_and(|b| b.has_decoders()))
+        && !args.quiet
+    {
+        eprintln!(
+            "note: --lift replaces the bundle's branches: its decoders do not run (leave --lift out to lift the branches)"
+        );
+    }
     let options = RuntimeOptions {
         instances: 1,
         lift: Some(LiftOptions {

@@ -378,15 +378,23 @@ pub fn print(o: &Outcome) {
                 .iter()
                 .map(|(label, format, w, h)| format!("{label} {format} {w}×{h}"))
                 .collect();
-            println!(
-                "  splats     {} lift: {} gaussians over {}; colour: {} textured, {} plain, {} by normal",
-                r.splats.lift,
-                b.gaussians,
-                count(b.triangles, "triangle"),
-                c.textured_triangles,
-                c.plain_triangles,
-                c.normal_triangles
-            );
+            if r.splats.lift == "bundle" {
+                println!(
+                    "  splats     bundle lift: {} gaussians over {} in its branches; colour from the decoders (flat where a branch has none)",
+                    b.gaussians,
+                    count(b.triangles, "triangle"),
+                );
+            } else {
+                println!(
+                    "  splats     {} lift: {} gaussians over {}; colour: {} textured, {} plain, {} by normal",
+                    r.splats.lift,
+                    b.gaussians,
+                    count(b.triangles, "triangle"),
+                    c.textured_triangles,
+                    c.plain_triangles,
+                    c.normal_triangles
+                );
+            }
             if !tex.is_empty() {
                 println!("             textures {}", tex.join(", "));
             }
@@ -409,9 +417,10 @@ pub fn print(o: &Outcome) {
     if let Some(a) = &r.appearance {
         let frames = f64::from(r.frames.count.max(1));
         println!(
-            "  decoders   {} ({} skipped: inputs unchanged), {:.3} ms/frame decoding, {:.3} ms/frame rebuilding records; camera at {:.3},{:.3},{:.3} m",
+            "  decoders   {} ({} skipped: inputs unchanged; {} colour or opacity values clamped to 0–1), {:.3} ms/frame decoding, {:.3} ms/frame rebuilding records; camera at {:.3},{:.3},{:.3} m",
             count(a.decodes, "decode"),
             a.skipped,
+            a.clamped,
             a.decode_ms / frames,
             a.record_ms / frames,
             a.camera_eye[0],

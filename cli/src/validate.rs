@@ -22,6 +22,40 @@ pub const CELL_RANGE: (u32, u32) = (16, 4096);
 /// Gap between contact-sheet cells, pixels.
 pub const SHEET_GAP: u32 = 4;
 
+/// Refuse a lift flag the running lift ignores: `--gaussians`, `--texel-res`, `--sigma`,
+/// `--shading` belong to one lift each, and a bundle's branches (`bundle`) set their own.
+///
+/// # Errors
+/// The flag named, with the lift that runs and how to use the flag.
+pub fn lift_flags(args: &AnimateArgs, bundle: bool) -> Result<()> {
+    let wrong = [
+        ("--gaussians", args.gaussians.is_some(), LiftChoice::Surface),
+        ("--texel-res", args.texel_res.is_some(), LiftChoice::Texel),
+        ("--sigma", args.sigma.is_some(), LiftChoice::Debug),
+        ("--shading", args.shading.is_some(), LiftChoice::Debug),
+    ];
+    if bundle && args.lift.is_none() {
+        if let Some((flag, _, owner)) = wrong.iter().find(|(_, set, _)| *set) {
+            bail!(
+                "{flag} applies to the {} lift, but this character is a bundle whose branches set their own lifts (its file's /branches/N/lift): leave {flag} out, or add --lift {} to replace the branches (and their decoders)",
+                owner.name(),
+                owner.name()
+            );
+        }
+        return Ok(());
+    }
+    let lift = args.lift.unwrap_or(LiftChoice::Surface);
+    if let Some((flag, _, owner)) = wrong.iter().find(|(_, set, owner)| *set && *owner != lift) {
+        bail!(
+            "{flag} applies to the {} lift, but this run uses the {} lift: add --lift {}, or leave {flag} out",
+            owner.name(),
+            lift.name(),
+            owner.name()
+        );
+    }
+    Ok(())
+}
+
 /// Flag ranges that need no input file: `--fps` in [[`MIN_FPS`], [`MAX_FPS`]], `--start` ≥ 0,
 /// `--sigma` in (0, [`MAX_SIGMA_M`]], and a contact sheet of `--sheet` cells of `--cell` pixels
 /// that fits [`MAX_IMAGE_SIDE`], and the speech flags ([`crate::speech::check_flags`]).
@@ -70,24 +104,15 @@ pub fn flags(args: &AnimateArgs) -> Result<()> {
     {
         bail!("--texel-res {t}: must be a raster side from 16 to 8192 texels");
     }
-    // A flag of another lift than the one running would be silently ignored: refuse it.
-    if args.capture.is_none() {
-        let lift = args.lift.unwrap_or(LiftChoice::Surface);
-        let wrong = [
-            ("--gaussians", args.gaussians.is_some(), LiftChoice::Surface),
-            ("--texel-res", args.texel_res.is_some(), LiftChoice::Texel),
-            ("--sigma", args.sigma.is_some(), LiftChoice::Debug),
-            ("--shading", args.shading.is_some(), LiftChoice::Debug),
-        ];
-        if let Some((flag, _, owner)) = wrong.iter().find(|(_, set, owner)| *set && *owner != lift)
-        {
-            bail!(
-                "{flag} applies to the {} lift, but this run uses the {} lift: add --lift {}, or leave {flag} out",
-                owner.name(),
-                lift.name(),
-                owner.name()
-            );
-        }
+    // A flag of another lift than the one running would be silently ignored: refuse it. (A
+    // character file may be a bundle, whose branches are the lift: checked once it is loaded,
+    // `lift_flags`.)
+    let character_file = args
+        .character
+        .as_deref()
+        .is_some_and(|p| p.to_string_lossy().to_ascii_lowercase().ends_with(".json"));
+    if args.capture.is_none() && !(character_file && args.lift.is_none()) {
+        lift_flags(args, false)?;
     }
     // `--ply sh3` lays out .ply files: with another --format it would be silently ignored.
     if args.ply == crate::args::PlyLayout::Sh3 && args.format != crate::args::FrameFormat::Ply {

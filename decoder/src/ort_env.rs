@@ -76,6 +76,13 @@ impl Ort {
                 asked: abs,
             });
         }
+        if abs.is_dir() {
+            return Err(Error::OrtLoad {
+                var,
+                path: abs,
+                reason: "a directory, not ONNX Runtime's shared library (libonnxruntime.so)".into(),
+            });
+        }
         if !abs.is_file() {
             return Err(Error::OrtMissing {
                 var,
@@ -84,10 +91,26 @@ impl Ort {
             });
         }
         let builder = ort::init_from(&abs).map_err(|e| load_error(e, var, &abs))?;
-        let env = builder
-            .with_name("mien")
-            .build()
-            .map_err(|e| Error::Ort(e.to_string()))?;
+        // A library that passes the version check but cannot give its API makes `ort` panic
+        // here: caught, and named as the library's fault.
+        let built = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            builder.with_name("mien").build()
+        }));
+        let env = match built {
+            Ok(r) => r.map_err(|e| Error::Ort(e.to_string()))?,
+            Err(p) => {
+                let why = p
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_owned())
+                    .or_else(|| p.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "it failed to start".into());
+                return Err(Error::OrtLoad {
+                    var,
+                    path: abs,
+                    reason: format!("not a working ONNX Runtime: {why}"),
+                });
+            }
+        };
         let version = build_version(ort::info())
             .or_else(|| file_version(&abs))
             .unwrap_or_else(|| "1.?".into());

@@ -36,11 +36,14 @@ impl Provider {
     }
 }
 
+/// Most intra-op threads a session may ask for.
+pub const MAX_THREADS: usize = 1024;
+
 /// How a decoder session is built.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct DecoderOptions {
-    /// Threads inside one run (ONNX Runtime's intra-op pool); `None`: ONNX Runtime's default
-    /// (one per core).
+    /// Threads inside one run (ONNX Runtime's intra-op pool), 1 to [`MAX_THREADS`]; `None`: ONNX
+    /// Runtime's default (one per core).
     pub threads: Option<usize>,
     /// The execution provider.
     pub provider: Provider,
@@ -72,7 +75,8 @@ pub struct Decoded {
     pub offset: Vec<[f32; 3]>,
     /// `(N, 3)` log-scale deltas.
     pub log_scale: Vec<[f32; 3]>,
-    /// `(N, 4)` quaternions `(w, x, y, z)`, as the model gave them (not normalised).
+    /// `(N, 4)` quaternions `(w, x, y, z)`, as the model gave them (not normalised here; the
+    /// runtime normalises them and refuses a zero one, naming its row).
     pub rotation: Vec<[f32; 4]>,
     /// Colour and opacity values outside 0–1 that were clamped in this decode (the contract's one
     /// clamping rule; a non-finite value is refused instead).
@@ -122,8 +126,13 @@ impl Decoder {
         };
         let mut b = Session::builder(ort.env()).map_err(|e| Error::Ort(e.to_string()))?;
         if let Some(t) = options.threads {
+            if !(1..=MAX_THREADS).contains(&t) {
+                return Err(Error::Ort(format!(
+                    "{t} threads: a session runs on 1 to {MAX_THREADS}"
+                )));
+            }
             b = b
-                .with_intra_threads(t.max(1))
+                .with_intra_threads(t)
                 .map_err(|e| Error::Ort(e.to_string()))?;
         }
         if let Provider::Cuda { device } = options.provider {
@@ -210,13 +219,14 @@ impl Decoder {
                     "the model takes features and none were given".into(),
                 )
             })?;
-            if f.len() != n * w {
+            if n.checked_mul(w) != Some(f.len()) {
                 return Err(bad(
                     "features",
                     format!(
                         "{} values for {n} gaussians × {w} features ({})",
                         f.len(),
-                        n * w
+                        n.checked_mul(w)
+                            .map_or_else(|| "more than memory holds".into(), |x| x.to_string())
                     ),
                 ));
             }
@@ -296,7 +306,7 @@ impl Decoder {
                 index: None,
                 reason,
             })?;
-            if data.len() != n * width {
+            if n.checked_mul(width) != Some(data.len()) {
                 return Err(Error::Output {
                     file: self.file.clone(),
                     output: name.into(),

@@ -72,3 +72,62 @@ fn unset_missing_and_wrong_libraries_are_errors_naming_the_variable() {
         assert!(text.contains("does not export `OrtGetApiBase`"), "{text}");
     }
 }
+
+/// A library made here that passes for ONNX Runtime `version` but gives no API (compiled with the
+/// system C compiler; `None` when there is none).
+fn fake_library(dir: &std::path::Path, version: &str) -> Option<std::path::PathBuf> {
+    let src = dir.join("fake.c");
+    std::fs::write(
+        &src,
+        format!(
+            "#include <stddef.h>\n\
+             typedef struct {{ const void* (*GetApi)(unsigned); const char* (*GetVersionString)(void); }} B;\n\
+             static const void* api(unsigned v) {{ (void)v; return NULL; }}\n\
+             static const char* ver(void) {{ return \"{version}\"; }}\n\
+             static B base = {{ api, ver }};\n\
+             const B* OrtGetApiBase(void) {{ return &base; }}\n"
+        ),
+    )
+    .unwrap();
+    let lib = dir.join(format!("libonnxruntime.so.{version}"));
+    let ok = Command::new("cc")
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(&lib)
+        .arg(&src)
+        .status()
+        .is_ok_and(|s| s.success());
+    ok.then_some(lib)
+}
+
+#[test]
+fn a_library_that_is_too_old_or_gives_no_api_is_an_error_not_a_crash() {
+    if in_child() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("mien-fake-ort-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let Some(old) = fake_library(&dir, "1.20.1") else {
+        eprintln!("skipped: no C compiler");
+        return;
+    };
+    let (ok, text) = child("load_in_child", Some(old.to_str().unwrap()));
+    assert!(ok, "{text}");
+    assert!(
+        text.contains("ONNX Runtime 1.20.1 is too old") && text.contains("ORT_DYLIB_PATH="),
+        "{text}"
+    );
+    let new = fake_library(&dir, "1.40.0").unwrap();
+    let (ok, text) = child("load_in_child", Some(new.to_str().unwrap()));
+    assert!(ok, "{text}");
+    assert!(
+        text.contains("ERROR ORT_DYLIB_PATH=") && text.contains("not a working ONNX Runtime"),
+        "{text}"
+    );
+    let (ok, text) = child("load_in_child", Some(dir.to_str().unwrap()));
+    assert!(ok, "{text}");
+    assert!(
+        text.contains("a directory, not ONNX Runtime's shared library"),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -256,3 +256,43 @@ fn a_second_library_is_refused_and_the_same_one_is_shared() {
     let e = Ort::load_from("/usr/lib/x86_64-linux-gnu/libm.so.6").unwrap_err();
     assert!(matches!(e, Error::OrtTwice { .. }), "{e}");
 }
+
+#[test]
+fn absurd_sizes_and_thread_counts_are_refused() {
+    let Some(ort) = ort() else { return };
+    let path = data("onnx/tiny_view_decoder.onnx");
+    for t in [0, mien_decoder::MAX_THREADS + 1, 100_000] {
+        let e = Decoder::load(
+            &ort,
+            &path,
+            &DecoderOptions {
+                threads: Some(t),
+                ..Default::default()
+            },
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains(&format!("{t} threads")), "{e}");
+    }
+    let d = Decoder::load(
+        &ort,
+        &path,
+        &DecoderOptions {
+            threads: Some(2),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let mut out = Decoded::default();
+    let e = d
+        .decode(
+            &DecodeInputs {
+                n: 1 << 60,
+                features: Some(&[]),
+                controls: None,
+                view_dir: Some(&[]),
+            },
+            &mut out,
+        )
+        .unwrap_err();
+    assert!(e.to_string().contains("more than memory holds"), "{e}");
+}

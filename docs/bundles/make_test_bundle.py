@@ -186,6 +186,13 @@ def eyes_model():
 
 
 def main():
+    if len(sys.argv) != 5:
+        sys.exit(
+            "usage: make_test_bundle.py ICT_DIR OUT_DIR CONTROL_NAMES_JSON PACK_FILE\n"
+            "  CONTROL_NAMES_JSON: the pack's control names as a JSON list (`mien inspect --json "
+            "PACK` prints them as control_names; the library: mien_runtime::bundle::control_names);\n"
+            "  mien_runtime::bundle::make_test_bundle does all of it"
+        )
     ict, out, names_path, pack = sys.argv[1:5]
     os.makedirs(out, exist_ok=True)
     names = json.load(open(names_path))

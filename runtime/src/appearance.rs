@@ -29,6 +29,12 @@ use mien_decoder::{DecodeInputs, Decoded};
 use crate::bundle::Bundle;
 use crate::error::{Error, Result};
 
+/// Largest decoded offset component, in units of the triangle scale `k` (a gaussian a hundred
+/// triangles off its surface is a broken decoder, not an appearance).
+pub const MAX_DECODED_OFFSET: f32 = 100.0;
+/// Largest decoded log-scale delta (e²⁰ ≈ 5·10⁸ times the gaussian's size).
+pub const MAX_DECODED_LOG_SCALE: f32 = 20.0;
+
 /// Camera travel that re-decodes a view-dependent decoder, metres (seed 000: 2 mm).
 pub const CAMERA_EPSILON_M: f64 = 0.002;
 
@@ -51,6 +57,12 @@ impl Camera {
     pub fn look_at(eye: [f64; 3], target: [f64; 3], fov_y: f64) -> Result<Camera> {
         let d = [0, 1, 2].map(|k| target[k] - eye[k]);
         let l = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt();
+        if l == 0.0 {
+            return Err(Error::invalid(
+                "camera",
+                format!("the eye {eye:?} and the target are the same point: no direction to look"),
+            ));
+        }
         let c = Camera {
             position: eye,
             forward: d.map(|x| x / l),
@@ -421,7 +433,19 @@ impl Appearance {
                 self.records[j].c[2] = f32::from_bits(g.color);
                 continue;
             }
+            let bad = |what: &str, v: &[f32], limit: f32| {
+                Error::invalid(
+                    format!(
+                        "{}: branch `{}` output `{what}` row {j}",
+                        self.bundle.file, self.bundle.branches[bi].name
+                    ),
+                    format!("{v:?} is beyond ±{limit} (docs/decoders.md)"),
+                )
+            };
             if let Some(d) = off {
+                if d.offset[j].iter().any(|x| x.abs() > MAX_DECODED_OFFSET) {
+                    return Err(bad("offset", &d.offset[j], MAX_DECODED_OFFSET));
+                }
                 let [ot, ob, on] = d.offset[j];
                 match self.rest[o + j].to_bary {
                     Some(m) => {
@@ -434,6 +458,12 @@ impl Appearance {
                 g.offset += on;
             }
             if let Some(d) = ls {
+                if d.log_scale[j]
+                    .iter()
+                    .any(|x| x.abs() > MAX_DECODED_LOG_SCALE)
+                {
+                    return Err(bad("log_scale", &d.log_scale[j], MAX_DECODED_LOG_SCALE));
+                }
                 for k in 0..3 {
                     g.log_scale[k] += d.log_scale[j][k];
                 }
@@ -530,6 +560,22 @@ pub(crate) fn attach(
             .collect(),
         crate::asset::Model::Rig(_) => vec![None; b.branches.len()],
     };
+    // A decoder fixed to a gaussian count must meet a branch of exactly that many.
+    for (bi, (br, (_, r))) in b.branches.iter().zip(&info.branches).enumerate() {
+        for (di, d) in br.decoders.iter().enumerate() {
+            if let Some(f) = d.decoder.contract().fixed_n
+                && f != r.count as usize
+            {
+                return Err(Error::invalid(
+                    format!("{}: /branches/{bi}/decoders/{di}", b.file),
+                    format!(
+                        "`{}` is fixed to {f} gaussians but branch `{}`'s lift made {}",
+                        d.name, br.name, r.count
+                    ),
+                ));
+            }
+        }
+    }
     let app = Appearance::new(
         Arc::clone(b),
         Arc::clone(base),
@@ -548,7 +594,7 @@ pub(crate) fn attach(
 /// per branch.
 impl crate::Runtime {
     /// Run the bundle's decoders where their inputs changed, writing each instance's records.
-    pub(crate) fn decode_appearance(&mut self) -> Result<()> {
+    pub(crate) fn decode_appearance(&mut self, t: f64) -> Result<()> {
         let Some(app) = self.appearance.as_mut() else {
             return Ok(());
         };
@@ -562,6 +608,7 @@ impl crate::Runtime {
                 crate::asset::Model::Rig(_) => (self.instances[i].raw_controls(), &[]),
             };
             let placement = self.instances[i].placement();
+            let frame = self.frame;
             app.update(
                 i,
                 controls,
@@ -569,7 +616,17 @@ impl crate::Runtime {
                 joints,
                 placement,
                 &mut |first, recs| engine.set_bound_records(i, first, recs),
-            )?;
+            )
+            .map_err(|e| match e {
+                Error::Invalid { what, reason } => Error::invalid(
+                    format!(
+                        "{what} (instance {i}, frame {frame}, media time {} s)",
+                        crate::text::secs(t)
+                    ),
+                    reason,
+                ),
+                other => other,
+            })?;
         }
         Ok(())
     }

@@ -196,6 +196,11 @@ fn pack(path: &Path) -> Result<serde_json::Value> {
         .chunks(nv)
         .map(|w| w.iter().filter(|x| **x != 0.0).count())
         .collect();
+    // What a bundle's `rig.control_names` and a decoder's `controls` input follow.
+    let control_names = crate::bundle::control_names(&crate::Asset::from_pack(
+        p.clone(),
+        &path.display().to_string(),
+    )?);
     Ok(json!({
         "file": path.display().to_string(),
         "kind": "linear head pack (.aosrig)",
@@ -214,6 +219,7 @@ fn pack(path: &Path) -> Result<serde_json::Value> {
         "eye_centres_m": p.eye_positions,
         "eye_weighted_vertices": eye_weighted,
         "arkit_map": if channels == 0 { json!("none: ARKit input to this pack is refused") } else { json!(format!("{channels} ARKit channels → {terms} terms")) },
+        "control_names": control_names,
         "blobs": blobs,
         "bytes": {
             "file": file_bytes,

@@ -135,7 +135,7 @@ pub struct Runtime {
     bounds: [[f32; 3]; 2],
     pub(crate) lift: Option<LiftInfo>,
     report: FrameReport,
-    frame: u64,
+    pub(crate) frame: u64,
     warm: Times,
     /// Wall time of the cloth and hair simulations over the updates so far.
     dynamics_time: std::time::Duration,
@@ -558,7 +558,7 @@ impl Runtime {
             self.check.matrices(ch, &inst.world, self.frame, t)?;
         }
         self.stage_inputs()?;
-        self.decode_appearance()?;
+        self.decode_appearance(t)?;
         let t_dyn = std::time::Instant::now();
         self.step_dynamics(t)?;
         self.dynamics_time += t_dyn.elapsed();

@@ -203,16 +203,16 @@ fn the_bundle_loads_with_its_branches_and_reports_memory_per_branch() {
         "ICT's face quads, fanned"
     );
     assert!(
-        b.branches[0].decoders[0].fp16,
-        "the fp16 sibling is preferred"
+        !b.branches[0].decoders[0].fp16,
+        "the CPU provider runs the fp32 model by default"
     );
     assert!(b.view_dependent());
-    let no16 = mien_runtime::BundleOptions {
-        prefer_fp16: false,
+    let yes16 = mien_runtime::BundleOptions {
+        prefer_fp16: Some(true),
         ..Default::default()
     };
-    let ch32 = CharacterDef::load_with(f.dir.join("head.character.json"), &no16).unwrap();
-    assert!(!ch32.bundle.as_ref().unwrap().branches[0].decoders[0].fp16);
+    let ch16 = CharacterDef::load_with(f.dir.join("head.character.json"), &yes16).unwrap();
+    assert!(ch16.bundle.as_ref().unwrap().branches[0].decoders[0].fp16);
     let mut rt = cpu_runtime(f, &Default::default());
     let lift = rt.lift().unwrap();
     let ranges: Vec<_> = lift.branches.iter().map(|(_, r)| *r).collect();
@@ -240,7 +240,7 @@ fn the_bundle_loads_with_its_branches_and_reports_memory_per_branch() {
         "head.obj",
         "eyes.obj",
         "teeth.obj",
-        "skin.fp16.onnx",
+        "skin.onnx",
         "eyes.onnx",
         "skin_features.npy",
         "eye_features.npy",
@@ -330,7 +330,7 @@ fn splat_colours_are_onnx_runtime_python_outputs_for_the_same_inputs() {
     let mut rt = cpu_runtime(
         f,
         &mien_runtime::BundleOptions {
-            prefer_fp16: false,
+            prefer_fp16: Some(false),
             ..Default::default()
         },
     );
@@ -483,6 +483,33 @@ fn bad_manifests_are_refused_with_every_problem_named() {
     ] {
         assert!(e.contains(want), "missing {want:?} in:\n{e}");
     }
+    // An fp16 sibling that is another network, and a `file` that is not a model beside a good
+    // sibling: both named, whichever runs.
+    let mut m3: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(f.dir.join("head.character.json")).unwrap())
+            .unwrap();
+    m3["decoders"]["skin"]["fp16"] = "eyes.onnx".into();
+    m3["decoders"]["eyes"]["fp16"] = "eyes.onnx".into();
+    m3["decoders"]["eyes"]["file"] = "head.obj".into();
+    std::fs::write(&bad, m3.to_string()).unwrap();
+    let opts = mien_runtime::BundleOptions {
+        prefer_fp16: Some(true),
+        ..Default::default()
+    };
+    let e = CharacterDef::load_with(&bad, &opts)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains(
+            "/decoders/skin/fp16: `eyes.onnx` takes or gives other tensors than `skin.onnx`"
+        ),
+        "{e}"
+    );
+    assert!(
+        e.contains("/decoders/eyes/file:") && e.contains("head.obj"),
+        "{e}"
+    );
+    assert!(!e.contains("no branch runs it"), "{e}");
     // The schema (docs/schemas/character.schema.json) takes the generated manifest and refuses
     // an unknown lift.
     let schema: serde_json::Value = serde_json::from_str(
@@ -684,6 +711,16 @@ fn pose_anchors_are_off_by_default_and_move_the_whole_head_when_on() {
         e.contains("/pose_anchors/file:") && e.contains("anchors/0 is not a rigid transform"),
         "{e}"
     );
+    let far = serde_json::json!({"format": "mien-pose-anchors", "poses": [vec![0.0f32; c]],
+        "anchors": [[1.0, 0.0, 0.0, 1e9, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0]]});
+    std::fs::write(f.dir.join("anchors_bad.json"), far.to_string()).unwrap();
+    let e = CharacterDef::load(write_manifest(f, "anchors_bad.character.json", &m2))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("anchors/0 moves the head") && e.contains("±10 m"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -776,4 +813,50 @@ fn arkit_to_rig_sets_an_orl_rigs_rest_and_ranges() {
     std::fs::write(&p, bad.to_string()).unwrap();
     let e = CharacterDef::load(&p).unwrap_err().to_string();
     assert!(e.contains("/arkit_to_rig:") && e.contains("rest"), "{e}");
+}
+
+#[test]
+fn a_decoder_that_throws_gaussians_off_the_surface_is_refused_naming_the_frame() {
+    let Some(f) = fixture() else { return };
+    // The eye decoder's contract, with every offset 1000 triangle sizes along the normal.
+    let code = r#"
+import sys, numpy as np, onnx
+from onnx import helper, TensorProto as T, numpy_helper as nh
+f32 = T.FLOAT
+i = [nh.from_array(np.array([0], np.int64), 's0'), nh.from_array(np.array([3], np.int64), 's3'),
+     nh.from_array(np.array([4], np.int64), 's4'), nh.from_array(np.array([1], np.int64), 'ax'),
+     nh.from_array(np.array([0.0], np.float32), 'z'), nh.from_array(np.array([[0.0, 0.0, 1000.0]], np.float32), 'far')]
+n = [helper.make_node('Slice', ['features', 's0', 's3', 'ax'], ['rgb']),
+     helper.make_node('Slice', ['features', 's3', 's4', 'ax'], ['opacity']),
+     helper.make_node('Mul', ['opacity', 'z'], ['z1']), helper.make_node('Add', ['z1', 'far'], ['offset'])]
+t = lambda name, w: helper.make_tensor_value_info(name, f32, ['N', w])
+g = helper.make_graph(n, 'far', [t('features', 4), t('view_dir', 3)], [t('rgb', 3), t('opacity', 1), t('offset', 3)], i)
+m = helper.make_model(g, opset_imports=[helper.make_opsetid('', 17)]); m.ir_version = 8
+onnx.save(m, sys.argv[1])
+"#;
+    let st = std::process::Command::new("python3")
+        .args(["-c", code])
+        .arg(f.dir.join("far.onnx"))
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let mut m: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(f.dir.join("head.character.json")).unwrap())
+            .unwrap();
+    m["decoders"]["eyes"]["file"] = "far.onnx".into();
+    let p = write_manifest(f, "far.character.json", &m);
+    let ch = CharacterDef::load(&p).unwrap();
+    let opts = RuntimeOptions {
+        instances: 1,
+        lift: Some(ch.lift_options()),
+    };
+    let mut rt = Runtime::new(Arc::new(ch.asset.clone()), &Device::Cpu, &opts).unwrap();
+    rt.set_camera(front_camera(0.0)).unwrap();
+    let e = rt.update(0.25).unwrap_err().to_string();
+    assert!(
+        e.contains("branch `eyes` output `offset` row 0")
+            && e.contains("beyond ±100")
+            && e.contains("frame 0, media time 0.25"),
+        "{e}"
+    );
 }

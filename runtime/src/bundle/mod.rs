@@ -30,9 +30,11 @@ use crate::asset::{Asset, Model};
 /// How a bundle is loaded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BundleOptions {
-    /// Use a decoder's fp16 sibling where the bundle ships one (seed 000 `preferFp16`; default
-    /// true).
-    pub prefer_fp16: bool,
+    /// Use a decoder's fp16 sibling where the bundle ships one (seed 000 `preferFp16`). `None`
+    /// (the default): on a GPU execution provider (CUDA), where half precision is fast; not on
+    /// the CPU provider, where ONNX Runtime converts half-precision tensors around most kernels
+    /// and the fp16 sibling ran 1.4× slower than its fp32 twin (docs/PERFORMANCE.md).
+    pub prefer_fp16: Option<bool>,
     /// How decoder sessions are built (threads, execution provider).
     pub decoder: mien_decoder::DecoderOptions,
     /// Apply the bundle's pose anchors when it ships them, whatever the file says (`None`: as the
@@ -43,7 +45,7 @@ pub struct BundleOptions {
 impl Default for BundleOptions {
     fn default() -> Self {
         BundleOptions {
-            prefer_fp16: true,
+            prefer_fp16: None,
             decoder: mien_decoder::DecoderOptions::default(),
             pose_anchors: None,
         }
@@ -312,13 +314,21 @@ pub(crate) fn build(
         for (name, d) in ds {
             let Some(o) = &ort else { break };
             let field = format!("/decoders/{name}");
+            let prefer = options.prefer_fp16.unwrap_or(matches!(
+                options.decoder.provider,
+                mien_decoder::Provider::Cuda { .. }
+            ));
             let (chosen, fp16) = match &d.fp16 {
-                Some(h) if options.prefer_fp16 => (h.clone(), true),
+                Some(h) if prefer => (h.clone(), true),
                 _ => (d.file.clone(), false),
             };
-            if fp16 && !dir.join(&chosen).is_file() {
-                problems.push(format!("{field}/fp16: `{chosen}`: no such file"));
-                continue;
+            // The file the bundle names first is checked even when its sibling runs, and the two
+            // must take and give the same.
+            if fp16 {
+                if let Err(p) = siblings(o, dir, &d.file, &chosen, &options.decoder) {
+                    problems.push(format!("{field}/{p}"));
+                    continue;
+                }
             }
             let loaded = match mien_decoder::Decoder::load(o, &dir.join(&chosen), &options.decoder)
             {
@@ -470,8 +480,13 @@ pub(crate) fn build(
             "/branches: none, so no decoder runs (a branch names the decoders it runs)".into(),
         );
     }
-    for (name, (_, used)) in &decoders {
-        if !used && !defs.branches.is_empty() {
+    // A decoder no branch names (a branch that failed for another reason still names its own).
+    for name in decoders.keys() {
+        let named = defs
+            .branches
+            .iter()
+            .any(|b| b.decoders.iter().any(|d| d == name));
+        if !named && !defs.branches.is_empty() {
             problems.push(format!("/decoders/{name}: no branch runs it"));
         }
     }
@@ -492,6 +507,38 @@ pub(crate) fn build(
             anchors,
         }),
     ))
+}
+
+/// `file` and its fp16 sibling `half` both load and take and give the same tensors; the problem
+/// (prefixed by the field at fault) otherwise.
+fn siblings(
+    o: &mien_decoder::Ort,
+    dir: &Path,
+    file: &str,
+    half: &str,
+    options: &mien_decoder::DecoderOptions,
+) -> std::result::Result<(), String> {
+    let a = mien_decoder::Decoder::load(o, &dir.join(file), options)
+        .map_err(|e| format!("file: {e}"))?;
+    let b = mien_decoder::Decoder::load(o, &dir.join(half), options)
+        .map_err(|e| format!("fp16: {e}"))?;
+    let (a, b) = (a.contract(), b.contract());
+    if (a.features, a.controls, a.view_dir, a.fixed_n, a.geometry)
+        != (b.features, b.controls, b.view_dir, b.fixed_n, b.geometry)
+    {
+        return Err(format!(
+            "fp16: `{half}` takes or gives other tensors than `{file}` (features {:?} vs {:?}, controls {:?} vs {:?}, view {} vs {}, geometry {:?} vs {:?}): a sibling is the same network in half precision",
+            b.features,
+            a.features,
+            b.controls,
+            a.controls,
+            b.view_dir,
+            a.view_dir,
+            b.geometry,
+            a.geometry
+        ));
+    }
+    Ok(())
 }
 
 /// The rig's own control names, in the order a decoder's `controls` input takes them: a linear

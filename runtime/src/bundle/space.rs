@@ -241,6 +241,9 @@ pub struct PoseAnchors {
     pub translations: Vec<glam::DVec3>,
 }
 
+/// Largest anchor translation component, metres.
+pub const MAX_ANCHOR_TRANSLATION_M: f64 = 10.0;
+
 /// Poses blended per frame.
 pub const POSE_ANCHOR_NEIGHBOURS: usize = 4;
 
@@ -343,6 +346,12 @@ pub(crate) fn pose_anchors(
             return Err(format!(
                 "{name}: anchors/{i} is not a rigid transform (its 3×3 part is off a rotation by {e:.1e}, determinant {:.4})",
                 m.determinant()
+            ));
+        }
+        let t = glam::DVec3::new(a[3], a[7], a[11]);
+        if t.abs().max_element() > MAX_ANCHOR_TRANSLATION_M {
+            return Err(format!(
+                "{name}: anchors/{i} moves the head {t:?} m, beyond ±{MAX_ANCHOR_TRANSLATION_M} m (anchors correct where the head is by millimetres to centimetres; check the units: metres)"
             ));
         }
         rotations.push(glam::DQuat::from_mat3(&m).normalize());
