@@ -25,6 +25,14 @@ pub fn camera(rt: &Runtime, eye: Option<[f64; 3]>) -> Result<Camera> {
     let centre = [0, 1, 2].map(|k| 0.5 * (lo[k] + hi[k]));
     let height = (hi[1] - lo[1]).max(0.01);
     let eye = eye.unwrap_or([centre[0], centre[1], centre[2] + 3.0 * height]);
+    if eye.iter().any(|x| x.abs() > 1e6) {
+        anyhow::bail!(
+            "--camera {},{},{}: beyond ±10⁶ m (the camera is in the character's space, metres)",
+            eye[0],
+            eye[1],
+            eye[2]
+        );
+    }
     Camera::look_at(eye, centre, FOV_Y).map_err(|e| {
         anyhow::anyhow!(
             "--camera {},{},{}: {} (the camera looks at the rest pose's centre {:.3},{:.3},{:.3}; put it elsewhere)",

@@ -137,13 +137,28 @@ fn a_bundle_animates_from_live_link_and_reports_its_decoders_and_branches() {
 
     // Another lift's flags name the bundle's own lifts.
     let mut c = command(&[
-        "animate", "--quiet", "--backend", "cpu", "--character", manifest.to_str().unwrap(),
-        "--frames", "1", "--texel-res", "64", "--out", dir.path().join("out4").to_str().unwrap(),
+        "animate",
+        "--quiet",
+        "--backend",
+        "cpu",
+        "--character",
+        manifest.to_str().unwrap(),
+        "--frames",
+        "1",
+        "--texel-res",
+        "64",
+        "--out",
+        dir.path().join("out4").to_str().unwrap(),
     ]);
     c.env("ORT_DYLIB_PATH", &lib);
     let run = finish(c);
     assert_eq!(run.code, Some(1), "{}", run.stderr);
-    assert!(run.stderr.contains("this character is a bundle whose branches set their own lifts"), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("this character is a bundle whose branches set their own lifts"),
+        "{}",
+        run.stderr
+    );
 
     // inspect: the branches, their decoders' contracts, the library.
     let mut c = command(&["inspect", "--json", manifest.to_str().unwrap()]);

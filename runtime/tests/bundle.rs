@@ -510,6 +510,17 @@ fn bad_manifests_are_refused_with_every_problem_named() {
         "{e}"
     );
     assert!(!e.contains("no branch runs it"), "{e}");
+    // A flat colour a decoder would always overwrite.
+    let mut m4: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(f.dir.join("head.character.json")).unwrap())
+            .unwrap();
+    m4["branches"][0]["color"] = serde_json::json!([0.5, 0.5, 0.5]);
+    std::fs::write(&bad, m4.to_string()).unwrap();
+    let e = CharacterDef::load(&bad).unwrap_err().to_string();
+    assert!(
+        e.contains("/branches/0/color: given, but `skin` writes the branch's colour"),
+        "{e}"
+    );
     // The schema (docs/schemas/character.schema.json) takes the generated manifest and refuses
     // an unknown lift.
     let schema: serde_json::Value = serde_json::from_str(

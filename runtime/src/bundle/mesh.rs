@@ -149,9 +149,9 @@ pub(crate) fn branch(
     if let Some((u, (e, i))) = best {
         if e.is_nan() || e > tol {
             problems.push(format!(
-                "{field}/mesh: {} does not lie on the rig's rest over [{first}, {end}): vertex {i} is {} mm away (units {u}; tolerance 0.1 mm)",
+                "{field}/mesh: {} does not lie on the rig's rest over [{first}, {end}): vertex {i} is {:.3} mm away (units {u}; tolerance 0.1 mm)",
                 path.display(),
-                mien_core_num(e * 1000.0)
+                e * 1000.0
             ));
         }
     }
@@ -200,10 +200,6 @@ pub(crate) fn branch(
         decoders: Vec::new(),
         mesh_bytes: std::fs::metadata(&path).map_or(0, |m| m.len()),
     })
-}
-
-fn mien_core_num(x: f64) -> String {
-    crate::text::num(x)
 }
 
 /// A float32 (or float16) `.npy` of shape `(V, width)`: its values row-major and the file's bytes.

@@ -473,6 +473,12 @@ pub(crate) fn build(
             }
             br.decoders.push(Arc::clone(d));
         }
+        if b.color.is_some() && written.contains_key("rgb") {
+            problems.push(format!(
+                "{field}/color: given, but `{}` writes the branch's colour (a decoder's rgb replaces it every decode): leave one out",
+                written["rgb"]
+            ));
+        }
         branches.push(br);
     }
     if defs.branches.is_empty() && defs.decoders.is_some_and(|d| !d.is_empty()) {
