@@ -109,7 +109,16 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
         args.character
             .as_deref()
             .filter(|p| p.to_string_lossy().to_ascii_lowercase().ends_with(".json"))
-            .map(mien_runtime::character::CharacterDef::load)
+            .map(|p| {
+                mien_runtime::character::CharacterDef::load_with(
+                    p,
+                    &mien_runtime::BundleOptions {
+                        prefer_fp16: args.fp16.get(),
+                        pose_anchors: args.pose_anchors.get(),
+                        ..Default::default()
+                    },
+                )
+            })
             .transpose()?
     };
     // The built-in body walks at its walk speed unless --speed says otherwise.
@@ -246,6 +255,20 @@ pub fn run(args: &AnimateArgs, command: Vec<String>) -> Result<Outcome> {
         .map(mien_runtime::LoadedCharacter::lift_options);
     if args.capture.is_none() {
         crate::validate::lift_flags(args, bundle_lift.is_some())?;
+    }
+    let is_bundle = character_file.as_ref().is_some_and(|c| c.bundle.is_some());
+    for (flag, set) in [
+        ("--fp16", args.fp16 != crate::args::Toggle::Auto),
+        (
+            "--pose-anchors",
+            args.pose_anchors != crate::args::Toggle::Auto,
+        ),
+    ] {
+        if set && !is_bundle {
+            bail!(
+                "{flag} applies to a character bundle (a character file with bundle blocks, docs/decoders.md); this character is not one"
+            );
+        }
     }
     if args.lift.is_some()
         && character_file

@@ -537,6 +537,15 @@ pub struct AnimateArgs {
     #[arg(long, value_name = "X,Y,Z", value_parser = parse_xyz, help_heading = "Splats")]
     pub camera: Option<[f64; 3]>,
 
+    /// A bundle's fp16 decoder siblings: `auto` (on the CUDA provider only: on the CPU they run
+    /// slower), `on`, `off`.
+    #[arg(long, value_enum, default_value_t = Toggle::Auto, help_heading = "Splats")]
+    pub fp16: Toggle,
+
+    /// A bundle's pose anchors: `auto` (as its file says; off by default, seed 000), `on`, `off`.
+    #[arg(long, value_enum, default_value_t = Toggle::Auto, help_heading = "Splats")]
+    pub pose_anchors: Toggle,
+
     /// Surface lift: gaussians wanted over the whole character (at least one per triangle; fewer
     /// where textures are coarse). 1 to 16,777,216 [default: 100000].
     #[arg(
@@ -787,5 +796,27 @@ fn parse_xyz(s: &str) -> std::result::Result<[f64; 3], String> {
     match v.as_slice() {
         [x, y, z] if v.iter().all(|a| a.is_finite()) => Ok([*x, *y, *z]),
         _ => Err(format!("`{s}` is not three finite numbers X,Y,Z")),
+    }
+}
+
+/// `auto`, `on` or `off`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Toggle {
+    /// The default rule.
+    Auto,
+    /// On.
+    On,
+    /// Off.
+    Off,
+}
+
+impl Toggle {
+    /// `None` for auto.
+    pub fn get(self) -> Option<bool> {
+        match self {
+            Toggle::Auto => None,
+            Toggle::On => Some(true),
+            Toggle::Off => Some(false),
+        }
     }
 }

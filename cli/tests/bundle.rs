@@ -135,6 +135,50 @@ fn a_bundle_animates_from_live_link_and_reports_its_decoders_and_branches() {
         run.stderr
     );
 
+    // The fp16 siblings on request; --fp16 on a plain character is refused.
+    let out5 = dir.path().join("out5");
+    let mut c = command(&[
+        "animate",
+        "--quiet",
+        "--backend",
+        "cpu",
+        "--character",
+        manifest.to_str().unwrap(),
+        "--frames",
+        "1",
+        "--sheet",
+        "0",
+        "--fp16",
+        "on",
+        "--out",
+        out5.to_str().unwrap(),
+    ]);
+    c.env("ORT_DYLIB_PATH", &lib);
+    let run = finish(c);
+    assert!(run.ok(), "{}", run.stderr);
+    let run = mien(&[
+        "animate",
+        "--quiet",
+        "--backend",
+        "cpu",
+        "--frames",
+        "1",
+        "--sheet",
+        "0",
+        "--character",
+        "builtin",
+        "--fp16",
+        "on",
+        "--out",
+        dir.path().join("out6").to_str().unwrap(),
+    ]);
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("--fp16 applies to a character bundle"),
+        "{}",
+        run.stderr
+    );
+
     // Another lift's flags name the bundle's own lifts.
     let mut c = command(&[
         "animate",

@@ -53,10 +53,29 @@ pub struct Character {
 
 #[pymethods]
 impl Character {
-    /// Load a character from `path` (the kind by extension), or `builtin` / `builtin-body`.
+    /// Load a character from `path` (the kind by extension), or `builtin` / `builtin-body`. For a
+    /// character bundle: `prefer_fp16` (None: on the CUDA provider only), `pose_anchors` (None: as
+    /// the file says, default off), `decoder_threads` (ONNX Runtime's intra-op threads, 1 to 1024;
+    /// None: its default).
     #[staticmethod]
-    fn load(py: Python<'_>, path: PathBuf) -> PyResult<Character> {
-        py.detach(|| load_character(&path)).map_err(to_py)
+    #[pyo3(signature = (path, *, prefer_fp16=None, pose_anchors=None, decoder_threads=None))]
+    fn load(
+        py: Python<'_>,
+        path: PathBuf,
+        prefer_fp16: Option<bool>,
+        pose_anchors: Option<bool>,
+        decoder_threads: Option<usize>,
+    ) -> PyResult<Character> {
+        let options = mien_runtime::BundleOptions {
+            prefer_fp16,
+            pose_anchors,
+            decoder: mien_runtime::decoder::DecoderOptions {
+                threads: decoder_threads,
+                ..Default::default()
+            },
+        };
+        py.detach(|| load_character_with(&path, &options))
+            .map_err(to_py)
     }
 
     /// The built-in sample head (ARKit-52 morph targets).
@@ -168,6 +187,14 @@ impl Character {
 
 /// [`Character::load`] without the interpreter.
 pub(crate) fn load_character(path: &std::path::Path) -> mien_runtime::Result<Character> {
+    load_character_with(path, &mien_runtime::BundleOptions::default())
+}
+
+/// [`load_character`] with a bundle's options.
+pub(crate) fn load_character_with(
+    path: &std::path::Path,
+    options: &mien_runtime::BundleOptions,
+) -> mien_runtime::Result<Character> {
     use mien_runtime::character::{BUILTIN_BODY, BUILTIN_HEAD, CharacterDef};
     let name = path.to_string_lossy().to_ascii_lowercase();
     if path == std::path::Path::new(BUILTIN_HEAD) {
@@ -181,7 +208,7 @@ pub(crate) fn load_character(path: &std::path::Path) -> mien_runtime::Result<Cha
         let loaded = if path == std::path::Path::new(BUILTIN_BODY) {
             CharacterDef::builtin_body()?
         } else {
-            CharacterDef::load(path)?
+            CharacterDef::load_with(path, options)?
         };
         return Ok(Character {
             asset: Arc::new(loaded.asset.clone()),

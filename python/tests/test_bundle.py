@@ -71,3 +71,16 @@ def test_eye_colours_are_onnxruntime_outputs_for_the_same_inputs():
     assert np.abs(got - want).max() <= 1
     # The glint is there: some gaussians brighter than the albedo's 0.92.
     assert (got[:, 0] > round(0.92 * 255) + 2).any()
+
+
+def test_bundle_options_from_python():
+    c = mien.Character.load(manifest(), prefer_fp16=True, decoder_threads=1, pose_anchors=False)
+    rt = mien.Runtime(c)
+    rt.set_camera([0.0, 0.0, 0.6], [0.0, 0.0, 0.0])
+    rt.update(0.0)
+    assert rt.appearance_stats()["decodes"] == 2
+    with pytest.raises(mien.Error, match="threads"):
+        mien.Character.load(manifest(), decoder_threads=0)
+    # A plain lift replaces the branches: no decoders, no camera needed.
+    rt = mien.Runtime(manifest(), lift="surface")
+    assert not rt.needs_camera and rt.appearance_stats() is None and rt.branches == []

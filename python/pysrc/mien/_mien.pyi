@@ -62,9 +62,17 @@ class Character:
     """A loaded character, immutable and shared by any number of runtimes and bakes."""
 
     @staticmethod
-    def load(path: _Path) -> Character:
+    def load(
+        path: _Path,
+        *,
+        prefer_fp16: bool | None = None,
+        pose_anchors: bool | None = None,
+        decoder_threads: int | None = None,
+    ) -> Character:
         """Load `.glb`/`.gltf`/`.vrm`, `.aosrig`, `.dna` (LOD 0), `*.character.json`, or the names
-        `builtin` / `builtin-body`. Raises IoError, FormatError, InvalidError."""
+        `builtin` / `builtin-body`. A bundle's options: prefer_fp16 (None: CUDA provider only),
+        pose_anchors (None: as the file says, default off), decoder_threads (1-1024).
+        Raises IoError, FormatError, InvalidError."""
     @staticmethod
     def builtin() -> Character:
         """The built-in sample head (52 ARKit morph targets)."""
