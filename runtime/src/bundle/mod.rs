@@ -13,6 +13,7 @@
 mod def;
 pub(crate) mod lift;
 mod mesh;
+pub(crate) mod model;
 mod space;
 
 use std::collections::BTreeMap;

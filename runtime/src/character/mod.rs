@@ -417,70 +417,8 @@ impl CharacterDef {
             problems.push(format!("/version: {} (mien reads 1)", self.version));
         }
         let at = |p: &str| dir.join(p);
-        let mut rig_file = None;
-        let model = match (&self.rig, self.model.as_str()) {
-            (Some(r), m) if r.backend != "none" || m.is_empty() => {
-                crate::bundle::rig_model(r, m, dir, &mut problems).map(|(a, f)| {
-                    rig_file = f;
-                    a
-                })
-            }
-            (_, "") => {
-                problems
-                    .push("/model: missing (or give a `rig` block naming a pack or DNA)".into());
-                None
-            }
-            (_, m) => {
-                let model = match m {
-                    BUILTIN_HEAD => Ok(Asset::builtin()),
-                    BUILTIN_BODY => Ok(Asset::builtin_body()),
-                    m => Asset::load(at(m)),
-                };
-                match model {
-                    Ok(a) => Some(a),
-                    Err(e) => {
-                        problems.push(format!("/model: {}", e.chain_text()));
-                        None
-                    }
-                }
-            }
-        };
-        // The bundle blocks, checked against the rig (every problem pushed).
-        let defs = crate::bundle::BundleDefs {
-            rig: self.rig.as_ref(),
-            space: self.expression_space.as_ref(),
-            branches: &self.branches,
-            decoders: self.decoders.as_ref(),
-            arkit_to_rig: self.arkit_to_rig.as_ref(),
-            pose_anchors: self.pose_anchors.as_ref(),
-        };
-        let is_bundle = defs.rig.is_some()
-            || defs.space.is_some()
-            || !defs.branches.is_empty()
-            || defs.decoders.is_some()
-            || defs.arkit_to_rig.is_some()
-            || defs.pose_anchors.is_some();
-        let mut bundle = None;
-        let model = match (model, is_bundle) {
-            (Some(a), true) => {
-                match crate::bundle::build(
-                    &defs,
-                    &a,
-                    rig_file.as_deref(),
-                    dir,
-                    file,
-                    options,
-                    &mut problems,
-                ) {
-                    Some((a, b)) => {
-                        bundle = Some(b);
-                        Some(a)
-                    }
-                    None => Some(a),
-                }
-            }
-            (m, _) => m,
-        };
+        // The model (or the rig block's pack or DNA), then the bundle blocks checked against it.
+        let (model, bundle) = crate::bundle::model::load(self, dir, file, options, &mut problems);
         let mut asset = model;
         // Cloth before the clips: a generated cape adds a node to the character.
         if let (Some(c), Some(a)) = (&self.cloth, &asset) {
