@@ -215,7 +215,7 @@ impl Contract {
                 problems.push(format!(
                     "output `{}` is {} (the contract reads (N, {width}))",
                     p.name,
-                    shape_text(&dims)
+                    shape_text(dims)
                 ));
                 continue;
             }
@@ -235,12 +235,14 @@ impl Contract {
             }
         }
         // Outputs are per gaussian: a model with neither features nor view_dir has no N to give.
-        if features.is_none() && !view_dir && inputs.iter().any(|p| p.name == "controls") {
-            if let Some((Dim::Dynamic(_), _)) = &n {
-                problems.push(
+        if features.is_none()
+            && !view_dir
+            && inputs.iter().any(|p| p.name == "controls")
+            && let Some((Dim::Dynamic(_), _)) = &n
+        {
+            problems.push(
                     "the model takes only `controls`, so its outputs' N must be fixed (the gaussians it colours)".into(),
                 );
-            }
         }
         if problems.is_empty() {
             Ok(Contract {

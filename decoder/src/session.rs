@@ -200,13 +200,13 @@ impl Decoder {
             input: input.into(),
             reason,
         };
-        if let Some(f) = c.fixed_n {
-            if f != n {
-                return Err(bad(
-                    "N",
-                    format!("the model is fixed to {f} gaussians and was given {n}"),
-                ));
-            }
+        if let Some(f) = c.fixed_n
+            && f != n
+        {
+            return Err(bad(
+                "N",
+                format!("the model is fixed to {f} gaussians and was given {n}"),
+            ));
         }
         let half = |name: &str| c.half.iter().any(|h| h == name);
         // Half-precision copies live for the run.

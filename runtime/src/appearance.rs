@@ -194,6 +194,7 @@ pub(crate) struct Appearance {
 impl Appearance {
     /// The state for `instances` instances of `bundle`, lifted as `base` `(G,)` over `triangles`
     /// with branch `ranges`, on the rest positions `rest_pos` `(V,3)` and normals `rest_nrm`.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn new(
         bundle: Arc<Bundle>,
         base: Arc<Vec<BoundGaussian>>,
@@ -471,7 +472,8 @@ impl Appearance {
             if let Some(d) = rot {
                 let q = d.rotation[j];
                 let l = q.iter().map(|x| x * x).sum::<f32>().sqrt();
-                if !(l > 1e-12) {
+                // Also refuses a NaN length (decoders' outputs are finite, but never assume it).
+                if l.is_nan() || l <= 1e-12 {
                     return Err(Error::invalid(
                         format!(
                             "{}: branch `{}` output `rotation` row {j}",

@@ -288,7 +288,7 @@ pub(crate) fn attach(
     n: u32,
     host_device: Option<(&str, u64)>,
 ) -> Result<LiftInfo> {
-    let edge = median_edge(asset.triangles(), &rest_pos);
+    let edge = median_edge(asset.triangles(), rest_pos);
     let sigma = l
         .sigma
         .unwrap_or(DEFAULT_SIGMA_EDGES * edge.unwrap_or(NO_EDGE_M));

@@ -10,18 +10,21 @@ use mien_core::sink::SlotRange;
 use super::{Branch, BranchLift, Bundle};
 use crate::error::{Context, Result};
 
+/// What [`bundle_lift`] builds.
+pub(crate) type BranchesLift = (
+    Vec<BoundGaussian>,
+    Vec<[u32; 3]>,
+    BoundReport,
+    Vec<SlotRange>,
+);
+
 /// The branches' gaussians `(G,)` (triangle indices into the returned triangles), the triangles
 /// `(T,3)` in rig-vertex indices, the merged report and each branch's slot range.
 pub(crate) fn bundle_lift(
     b: &Bundle,
     rest_pos: &[[f32; 3]],
     rest_nrm: &[[f32; 3]],
-) -> Result<(
-    Vec<BoundGaussian>,
-    Vec<[u32; 3]>,
-    BoundReport,
-    Vec<SlotRange>,
-)> {
+) -> Result<BranchesLift> {
     let mut gaussians = Vec::new();
     let mut triangles: Vec<[u32; 3]> = Vec::new();
     let mut ranges = Vec::new();

@@ -146,14 +146,14 @@ pub(crate) fn branch(
         .iter()
         .map(|s| (s.0, err_at(s.1)))
         .min_by(|a, b| a.1.0.total_cmp(&b.1.0));
-    if let Some((u, (e, i))) = best {
-        if e.is_nan() || e > tol {
-            problems.push(format!(
+    if let Some((u, (e, i))) = best
+        && (e.is_nan() || e > tol)
+    {
+        problems.push(format!(
                 "{field}/mesh: {} does not lie on the rig's rest over [{first}, {end}): vertex {i} is {:.3} mm away (units {u}; tolerance 0.1 mm)",
                 path.display(),
                 e * 1000.0
             ));
-        }
     }
     // Polygons fanned into triangles, in rig-vertex indices; texture coordinates per corner.
     let mut triangles = Vec::new();

@@ -29,7 +29,7 @@ pub use space::{BundleSpace, POSE_ANCHOR_NEIGHBOURS, PoseAnchors};
 use crate::asset::{Asset, Model};
 
 /// How a bundle is loaded.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct BundleOptions {
     /// Use a decoder's fp16 sibling where the bundle ships one (seed 000 `preferFp16`). `None`
     /// (the default): on a GPU execution provider (CUDA), where half precision is fast; not on
@@ -41,16 +41,6 @@ pub struct BundleOptions {
     /// Apply the bundle's pose anchors when it ships them, whatever the file says (`None`: as the
     /// file says, which defaults to off).
     pub pose_anchors: Option<bool>,
-}
-
-impl Default for BundleOptions {
-    fn default() -> Self {
-        BundleOptions {
-            prefer_fp16: None,
-            decoder: mien_decoder::DecoderOptions::default(),
-            pose_anchors: None,
-        }
-    }
 }
 
 /// How a branch's gaussians sit on its surface.
@@ -325,11 +315,9 @@ pub(crate) fn build(
             };
             // The file the bundle names first is checked even when its sibling runs, and the two
             // must take and give the same.
-            if fp16 {
-                if let Err(p) = siblings(o, dir, &d.file, &chosen, &options.decoder) {
-                    problems.push(format!("{field}/{p}"));
-                    continue;
-                }
+            if fp16 && let Err(p) = siblings(o, dir, &d.file, &chosen, &options.decoder) {
+                problems.push(format!("{field}/{p}"));
+                continue;
             }
             let loaded = match mien_decoder::Decoder::load(o, &dir.join(&chosen), &options.decoder)
             {
@@ -343,13 +331,13 @@ pub(crate) fn build(
                 }
             };
             files.insert(chosen.clone(), loaded.byte_len());
-            if let Some(c) = loaded.contract().controls {
-                if c != control_names.len() {
-                    problems.push(format!(
-                        "{field}: the model takes {c} controls but the rig has {}",
-                        control_names.len()
-                    ));
-                }
+            if let Some(c) = loaded.contract().controls
+                && c != control_names.len()
+            {
+                problems.push(format!(
+                    "{field}: the model takes {c} controls but the rig has {}",
+                    control_names.len()
+                ));
             }
             let (features, fbytes) = match (&d.features, loaded.contract().features) {
                 (Some(f), Some(w)) => match mesh::read_features(&dir.join(f), w) {
@@ -446,13 +434,13 @@ pub(crate) fn build(
             };
             *used = true;
             let c = d.decoder.contract();
-            if let (Some(f), Some(w)) = (&d.features, c.features) {
-                if f.len() != verts * w {
-                    problems.push(format!(
+            if let (Some(f), Some(w)) = (&d.features, c.features)
+                && f.len() != verts * w
+            {
+                problems.push(format!(
                         "{field}/decoders/{di}: `{dn}`'s features hold {} rows but the branch has {verts} vertices",
                         f.len() / w.max(1)
                     ));
-                }
             }
             let g = c.geometry;
             let outs = [

@@ -63,14 +63,14 @@ pub(crate) fn resolve(
             }
         },
     };
-    if let Some(w) = width {
-        if s.dim != w {
-            problems.push(format!(
-                "/expression_space/dim: {} but the rig's {} vector has {w} slots",
-                s.dim,
-                kind.name()
-            ));
-        }
+    if let Some(w) = width
+        && s.dim != w
+    {
+        problems.push(format!(
+            "/expression_space/dim: {} but the rig's {} vector has {w} slots",
+            s.dim,
+            kind.name()
+        ));
     }
     if !s.names.is_empty() && s.names.len() != s.dim {
         problems.push(format!(
@@ -97,8 +97,8 @@ pub(crate) fn resolve(
             ));
             continue;
         }
-        for k in g.start..g.start + g.count {
-            taken[k] = Some(i);
+        for t in &mut taken[g.start..g.start + g.count] {
+            *t = Some(i);
         }
         segments.push((g.name.clone(), g.start, g.count));
     }
