@@ -80,9 +80,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
 #[test]
 fn the_test_bundle_animates_with_a_moving_camera() {
-    let ort = std::env::var_os("ORT_DYLIB_PATH")
-        .map(PathBuf::from)
-        .or_else(mien::runtime::decoder::pip_library);
+    let ort = mien::runtime::decoder::library_path();
     let Some(lib) = ort else {
         assert!(
             std::env::var("MIEN_REQUIRE_ORT").as_deref() != Ok("1"),

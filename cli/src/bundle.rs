@@ -14,17 +14,9 @@ const FOV_Y: f64 = 0.6;
 /// # Errors
 /// An eye at the centre itself.
 pub fn camera(rt: &Runtime, eye: Option<[f64; 3]>) -> Result<Camera> {
-    let rest = rt.rest_positions();
-    let (mut lo, mut hi) = ([f64::MAX; 3], [f64::MIN; 3]);
-    for p in rest {
-        for k in 0..3 {
-            lo[k] = lo[k].min(f64::from(p[k]));
-            hi[k] = hi[k].max(f64::from(p[k]));
-        }
-    }
-    let centre = [0, 1, 2].map(|k| 0.5 * (lo[k] + hi[k]));
-    let height = (hi[1] - lo[1]).max(0.01);
-    let eye = eye.unwrap_or([centre[0], centre[1], centre[2] + 3.0 * height]);
+    let Some(eye) = eye else {
+        return Ok(Camera::in_front_of(rt.rest_positions(), FOV_Y)?);
+    };
     if eye.iter().any(|x| x.abs() > 1e6) {
         anyhow::bail!(
             "--camera {},{},{}: beyond ±10⁶ m (the camera is in the character's space, metres)",
@@ -33,10 +25,12 @@ pub fn camera(rt: &Runtime, eye: Option<[f64; 3]>) -> Result<Camera> {
             eye[2]
         );
     }
-    Camera::look_at(eye, centre, FOV_Y).map_err(|e| {
+    Camera::toward(eye, rt.rest_positions(), FOV_Y).map_err(|e| {
         anyhow::anyhow!(
-            "--camera {},{},{}: {} (the camera looks at the rest pose's centre {:.3},{:.3},{:.3}; put it elsewhere)",
-            eye[0], eye[1], eye[2], e, centre[0], centre[1], centre[2]
+            "--camera {},{},{}: {e} (the camera looks at the centre of the rest pose)",
+            eye[0],
+            eye[1],
+            eye[2]
         )
     })
 }

@@ -11,9 +11,7 @@ mod common;
 use common::{command, data, finish, mien, report};
 
 fn ort_library() -> Option<PathBuf> {
-    let lib = std::env::var_os("ORT_DYLIB_PATH")
-        .map(PathBuf::from)
-        .or_else(mien_runtime::decoder::pip_library);
+    let lib = mien_runtime::decoder::library_path();
     let py = std::process::Command::new("python3")
         .args(["-c", "import numpy, onnx, onnxruntime"])
         .status()

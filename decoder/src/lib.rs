@@ -33,5 +33,5 @@ mod session;
 
 pub use contract::{Contract, Dim, Elem, GeometryOutputs, INPUTS, OUTPUTS, Port};
 pub use error::{Error, ORT_DYLIB_PATH, Result};
-pub use ort_env::{MIN_MINOR, Ort, pip_library};
+pub use ort_env::{MIN_MINOR, Ort, library_path, pip_library};
 pub use session::{DecodeInputs, Decoded, Decoder, DecoderOptions, MAX_THREADS, Provider};

@@ -199,6 +199,15 @@ pub fn pip_library() -> Option<PathBuf> {
     p.is_file().then_some(p)
 }
 
+/// The library `ORT_DYLIB_PATH` names, else [`pip_library`]: what mien's tests, examples and
+/// benchmarks load (the library itself, [`Ort::load`], reads only the variable).
+pub fn library_path() -> Option<PathBuf> {
+    std::env::var_os(ORT_DYLIB_PATH)
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .or_else(pip_library)
+}
+
 /// The error a failed `ort::init_from` becomes.
 pub(crate) fn load_error(e: ort::LoadDynamicError, var: &'static str, path: &Path) -> Error {
     match e {

@@ -13,9 +13,7 @@ fn data(rel: &str) -> PathBuf {
 }
 
 fn ort() -> Option<Ort> {
-    let path = std::env::var_os("ORT_DYLIB_PATH")
-        .map(PathBuf::from)
-        .or_else(mien_decoder::pip_library);
+    let path = mien_decoder::library_path();
     match path {
         Some(p) => Some(Ort::load_from(&p).unwrap_or_else(|e| panic!("{e}"))),
         None if std::env::var("MIEN_REQUIRE_ORT").as_deref() == Ok("1") => {

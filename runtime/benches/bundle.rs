@@ -47,9 +47,7 @@ fn bundle_dir() -> PathBuf {
 }
 
 fn ort() -> Ort {
-    let lib = std::env::var_os("ORT_DYLIB_PATH")
-        .map(PathBuf::from)
-        .or_else(mien_runtime::decoder::pip_library)
+    let lib = mien_runtime::decoder::library_path()
         .expect("ONNX Runtime: set ORT_DYLIB_PATH or pip install onnxruntime");
     Ort::load_from(lib).unwrap()
 }

@@ -96,6 +96,38 @@ impl Camera {
         Ok(())
     }
 
+    /// The camera `mien animate` uses when none is given: in front of the points `rest` `(V,3)`
+    /// (+Z, the glTF front) at three times their height, looking at the centre of their box,
+    /// vertical field of view `fov_y` radians.
+    ///
+    /// # Errors
+    /// As [`Camera::look_at`] (no points gives a camera at +3 cm looking at the origin).
+    ///
+    /// ```
+    /// use mien_runtime::Camera;
+    /// // A box 0.25 m tall centred at (0, 0.125, 0): the camera 0.75 m in front of its centre.
+    /// let c = Camera::in_front_of(&[[0.0, 0.0, 0.0], [0.0, 0.25, 0.0]], 0.6).unwrap();
+    /// assert_eq!(c.position, [0.0, 0.125, 0.75]);
+    /// assert_eq!(c.forward, [0.0, 0.0, -1.0]);
+    /// ```
+    pub fn in_front_of(rest: &[[f32; 3]], fov_y: f64) -> Result<Camera> {
+        let (centre, height) = framing(rest);
+        Camera::look_at(
+            [centre[0], centre[1], centre[2] + 3.0 * height],
+            centre,
+            fov_y,
+        )
+    }
+
+    /// A camera at `eye` looking at the centre of the box of the points `rest` `(V,3)` (what
+    /// `mien animate --camera X,Y,Z` sets).
+    ///
+    /// # Errors
+    /// As [`Camera::look_at`]; `eye` at that centre.
+    pub fn toward(eye: [f64; 3], rest: &[[f32; 3]], fov_y: f64) -> Result<Camera> {
+        Camera::look_at(eye, framing(rest).0, fov_y)
+    }
+
     /// This camera seen through the affine `m` (its position as a point, its forward as a
     /// direction, renormalised).
     pub fn in_frame(&self, m: &glam::DMat4) -> Camera {
@@ -130,6 +162,24 @@ impl Camera {
         let zoom = 0.5 * (self.fov_y - last.fov_y).abs();
         dp > CAMERA_EPSILON_M || dist * (turn + zoom) > CAMERA_EPSILON_M
     }
+}
+
+/// The centre of the box of `points` and its height (at least 1 cm); the origin for none.
+fn framing(points: &[[f32; 3]]) -> ([f64; 3], f64) {
+    if points.is_empty() {
+        return ([0.0; 3], 0.01);
+    }
+    let (mut lo, mut hi) = ([f64::MAX; 3], [f64::MIN; 3]);
+    for p in points {
+        for k in 0..3 {
+            lo[k] = lo[k].min(f64::from(p[k]));
+            hi[k] = hi[k].max(f64::from(p[k]));
+        }
+    }
+    (
+        [0, 1, 2].map(|k| 0.5 * (lo[k] + hi[k])),
+        (hi[1] - lo[1]).max(0.01),
+    )
 }
 
 /// What the decoders did.

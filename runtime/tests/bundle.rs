@@ -37,9 +37,7 @@ fn fixture() -> Option<&'static Fixture> {
 fn build() -> Option<Fixture> {
     // ONNX Runtime: the variable, else the pip wheel's library (loaded once for the process, so
     // the bundle loader's `Ort::load` finds it).
-    let lib = std::env::var_os("ORT_DYLIB_PATH")
-        .map(PathBuf::from)
-        .or_else(mien_runtime::decoder::pip_library);
+    let lib = mien_runtime::decoder::library_path();
     let py = std::process::Command::new("python3")
         .args(["-c", "import numpy, onnx, onnxruntime"])
         .status()

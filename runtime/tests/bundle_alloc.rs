@@ -62,9 +62,7 @@ fn allocations_per_update(manifest: &Path) -> (u64, u64) {
 
 #[test]
 fn a_steady_frame_allocates_nothing_for_the_decoders() {
-    let lib = std::env::var_os("ORT_DYLIB_PATH")
-        .map(PathBuf::from)
-        .or_else(mien_runtime::decoder::pip_library);
+    let lib = mien_runtime::decoder::library_path();
     let Some(lib) = lib else {
         assert!(
             std::env::var("MIEN_REQUIRE_ORT").as_deref() != Ok("1"),

@@ -127,9 +127,7 @@ fn reference(dir: &Path) {
 /// mien's test bundle (docs/bundles/make_test_bundle.py around the ICT pack) in `dir/bundle`, and
 /// the ONNX Runtime library, when python3 has onnx and onnxruntime.
 fn test_bundle(dir: &Path) -> Option<(std::path::PathBuf, std::path::PathBuf)> {
-    let lib = std::env::var_os("ORT_DYLIB_PATH")
-        .map(std::path::PathBuf::from)
-        .or_else(mien_runtime::decoder::pip_library)?;
+    let lib = mien_runtime::decoder::library_path()?;
     let ok = Command::new(python())
         .args(["-c", "import numpy, onnx, onnxruntime"])
         .status()
